@@ -1,0 +1,45 @@
+import {Flags} from '@oclif/core'
+import {password as askPassword} from '@inquirer/prompts'
+import {addMember, type MemberView} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {memberRecord} from './client-output.js'
+
+export default class AddMember extends BaseCommand<typeof AddMember> {
+  static override description = 'Add a verified physician member who can sign in'
+  static override examples = [
+    '<%= config.bin %> add-member --email ana@clinic.example --password "s3cret-pass" --first-name Ana --last-name Ruiz --country US --specialty Oncology --npi 1234567893',
+  ]
+
+  static override flags = {
+    email: Flags.string({description: 'sign-in e-mail'}),
+    password: Flags.string({description: 'sign-in password (at least 8 characters)'}),
+    'first-name': Flags.string({description: 'first name'}),
+    'last-name': Flags.string({description: 'last name'}),
+    country: Flags.string({description: 'country of practice, ISO 3166-1 alpha-2 (US)'}),
+    specialty: Flags.string({description: 'primary specialty'}),
+    npi: Flags.string({description: 'US National Provider Identifier (10 digits, check digit verified)'}),
+    me: Flags.string({description: 'AMA ME number'}),
+  }
+
+  async run(): Promise<MemberView> {
+    const f = this.flags
+    const email = await this.need(f.email, 'email', 'E-mail')
+    const password = f.password ?? (this.canPrompt() ? await askPassword({message: 'Password', mask: true}) : await this.need(undefined, 'password', ''))
+    const member = await addMember(
+      (await this.openStore()).db,
+      {
+        email,
+        password,
+        first_name: await this.need(f['first-name'], 'first-name', 'First name'),
+        last_name: await this.need(f['last-name'], 'last-name', 'Last name'),
+        country: await this.need(f.country, 'country', 'Country of practice (ISO alpha-2)'),
+        specialty: await this.need(f.specialty, 'specialty', 'Primary specialty'),
+        npi: f.npi ?? null,
+        me: f.me ?? null,
+      },
+      this.clock.now(),
+    )
+    this.say(memberRecord(member))
+    return member
+  }
+}

@@ -1,0 +1,92 @@
+import {Command, Flags, type Interfaces} from '@oclif/core'
+import {input} from '@inquirer/prompts'
+import {AppError} from '../src/errors.js'
+import {systemClock, type Clock} from '../src/lib/clock.js'
+import {openStore, type Store} from '../src/store/db.js'
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+
+/**
+ * What every medpanel command shares: `--db` / `--database-url` / `--json`, a lazily opened and
+ * migrated store, prompts only where a person can answer them, and failures printed as one
+ * `Error:` line with exit code 1.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override enableJsonFlag = true
+
+  static override baseFlags = {
+    db: Flags.string({
+      description: 'SQLite store file',
+      env: 'MEDPANEL_DB',
+      default: './medpanel.db',
+      helpGroup: 'STORE',
+    }),
+    'database-url': Flags.string({
+      description: 'database URL instead of --db (sqlite:PATH; postgres://… is reserved for PostgreSQL)',
+      env: 'MEDPANEL_DATABASE_URL',
+      helpGroup: 'STORE',
+    }),
+  }
+
+  protected flags!: CommandFlags<T>
+  protected args!: CommandArgs<T>
+  protected clock: Clock = systemClock
+  private store: Store | undefined
+
+  override async init(): Promise<void> {
+    await super.init()
+    const ctor = this.ctor as typeof BaseCommand
+    const {args, flags} = await this.parse({
+      flags: ctor.flags,
+      baseFlags: ctor.baseFlags,
+      args: ctor.args,
+      enableJsonFlag: ctor.enableJsonFlag,
+      strict: ctor.strict,
+    })
+    this.flags = flags as CommandFlags<T>
+    this.args = args as CommandArgs<T>
+  }
+
+  /** The store, opened and migrated on first use and closed when the command ends. */
+  protected async openStore(): Promise<Store> {
+    if (!this.store) {
+      const flags = this.flags as {db: string; 'database-url'?: string}
+      this.store = await openStore(flags['database-url'] ? {url: flags['database-url']} : {file: flags.db})
+    }
+    return this.store
+  }
+
+  /** True when a person can answer a prompt: stdin is a terminal and no --json was asked for. */
+  protected canPrompt(): boolean {
+    return Boolean(process.stdin.isTTY) && !this.jsonEnabled()
+  }
+
+  /** A value from its flag, else from a prompt on a TTY, else an error naming the flag. */
+  protected async need(value: string | undefined, flag: string, message: string, validate?: (v: string) => true | string): Promise<string> {
+    if (value !== undefined && value !== '') return value
+    if (!this.canPrompt()) throw new AppError('bad_request', `missing required flag --${flag}`)
+    return input({message, required: true, validate: validate ?? ((v) => (v.trim() ? true : 'required'))})
+  }
+
+  /** Human output; silent under --json (the returned value is printed instead). */
+  protected say(text: string): void {
+    if (!this.jsonEnabled()) this.log(text)
+  }
+
+  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
+    // oclif's own exits (help, version) carry their code; pass them through untouched.
+    if (error.oclif?.exit === 0) return
+    const first = (error.message || String(error)).split('\n').find((line) => line.trim()) ?? 'failed'
+    const message = error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : first.replace(/^Error:\s*/, '')
+    process.stderr.write(`Error: ${message}\n`)
+    if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
+    process.exitCode = 1
+  }
+
+  protected override async finally(error: Error | undefined): Promise<void> {
+    await this.store?.close()
+    this.store = undefined
+    await super.finally(error)
+  }
+}

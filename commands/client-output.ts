@@ -1,0 +1,34 @@
+import type {ClientView} from '../src/registry/service.js'
+import type {MemberView} from '../src/registry/service.js'
+import {formatRecord, formatTable} from '../src/lib/table.js'
+
+/** Human renderings shared by the client and member commands. */
+export function clientRecord(client: ClientView & {client_secret?: string}): string {
+  return formatRecord({...client})
+}
+
+export function clientTable(clients: ClientView[]): string {
+  return formatTable(clients, [
+    {header: 'client_id', get: (c) => c.client_id},
+    {header: 'name', get: (c) => c.name},
+    {header: 'grants', get: (c) => c.grants.join(',')},
+    {header: 'token_ttl', get: (c) => c.token_ttl ?? 'none', align: 'right'},
+    {header: 'expired', get: (c) => (c.expired ? 'yes' : 'no')},
+  ])
+}
+
+export function memberRecord(member: MemberView): string {
+  return formatRecord({...member})
+}
+
+export function memberTable(members: MemberView[]): string {
+  return formatTable(members, [
+    {header: 'user_id', get: (m) => m.user_id, align: 'right'},
+    {header: 'email', get: (m) => m.email},
+    {header: 'name', get: (m) => `${m.first_name} ${m.last_name}`},
+    {header: 'country', get: (m) => m.country_of_practice},
+    {header: 'specialty', get: (m) => m.primary_specialty},
+    {header: 'npi', get: (m) => m.npi},
+    {header: 'active', get: (m) => (m.active ? 'yes' : 'no')},
+  ])
+}

@@ -1,0 +1,33 @@
+/**
+ * Every command, listed explicitly (oclif's "explicit" strategy) so one bundle holds them all.
+ * Add a command: create commands/NAME.ts and add it here under the name operators type.
+ */
+import AddMember from './add-member.js'
+import Demo from './demo.js'
+import IssueToken from './issue-token.js'
+import ListClients from './list-clients.js'
+import ListMembers from './list-members.js'
+import RegisterClient from './register-client.js'
+import RevokeConsent from './revoke-consent.js'
+import RotateClientSecret from './rotate-client-secret.js'
+import Serve from './serve.js'
+import ShowClient from './show-client.js'
+import ShowMember from './show-member.js'
+import UpdateClient from './update-client.js'
+import UpdateMember from './update-member.js'
+
+export const COMMANDS = {
+  'add-member': AddMember,
+  demo: Demo,
+  'issue-token': IssueToken,
+  'list-clients': ListClients,
+  'list-members': ListMembers,
+  'register-client': RegisterClient,
+  'revoke-consent': RevokeConsent,
+  'rotate-client-secret': RotateClientSecret,
+  serve: Serve,
+  'show-client': ShowClient,
+  'show-member': ShowMember,
+  'update-client': UpdateClient,
+  'update-member': UpdateMember,
+}

@@ -1,0 +1,13 @@
+import {listMembers, type MemberView} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {memberTable} from './client-output.js'
+
+export default class ListMembers extends BaseCommand<typeof ListMembers> {
+  static override description = 'List members'
+
+  async run(): Promise<MemberView[]> {
+    const members = await listMembers((await this.openStore()).db)
+    this.say(members.length ? memberTable(members) : 'No members yet. Add one with add-member.')
+    return members
+  }
+}

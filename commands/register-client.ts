@@ -1,0 +1,59 @@
+import {Flags} from '@oclif/core'
+import {input} from '@inquirer/prompts'
+import {GRANTS, type Grant} from '../src/registry/schema.js'
+import {registerClient, type RegisteredClient} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {clientRecord} from './client-output.js'
+
+export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
+  static override description = 'Register a partner company as a client; prints its client_id and client_secret (shown only once)'
+  static override examples = [
+    '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
+    '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
+  ]
+
+  static override flags = {
+    name: Flags.string({description: 'company name shown on the consent page'}),
+    url: Flags.string({description: 'company URL'}),
+    'logo-url': Flags.string({description: 'company logo URL'}),
+    'redirect-uri': Flags.string({description: 'allowed redirect URI, matched exactly (repeat or comma-separate)', multiple: true, delimiter: ','}),
+    'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
+    grant: Flags.string({description: 'grants (repeat or comma-separate)', options: [...GRANTS], multiple: true, delimiter: ','}),
+    admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
+    'partner-url': Flags.string({description: 'partner base URL, without /v1 (partner grant)'}),
+    'partner-username': Flags.string({description: 'HTTP Basic username medpanel sends to the partner'}),
+    'partner-password': Flags.string({description: 'HTTP Basic password medpanel sends to the partner'}),
+    'signing-secret': Flags.string({description: 'secret for X-Medpanel-Signature on pushes to this partner'}),
+  }
+
+  async run(): Promise<RegisteredClient> {
+    const flags = this.flags
+    const grants = (flags.grant ?? ['signon']) as Grant[]
+    const name = await this.need(flags.name, 'name', 'Company name')
+    const url = await this.need(flags.url, 'url', 'Company URL')
+    const logoUrl = await this.need(flags['logo-url'], 'logo-url', 'Logo URL')
+    let redirectUris = flags['redirect-uri'] ?? []
+    if (grants.includes('signon') && redirectUris.length === 0 && this.canPrompt()) {
+      redirectUris = (await input({message: 'Redirect URI(s), comma-separated', required: true})).split(',').map((s) => s.trim())
+    }
+    const client = await registerClient(
+      (await this.openStore()).db,
+      {
+        name,
+        url,
+        logo_url: logoUrl,
+        redirect_uris: redirectUris,
+        grants,
+        admin: flags.admin,
+        token_ttl: flags['token-ttl'] ?? null,
+        partner_url: flags['partner-url'] ?? null,
+        partner_username: flags['partner-username'] ?? null,
+        partner_password: flags['partner-password'] ?? null,
+        signing_secret: flags['signing-secret'] ?? null,
+      },
+      this.clock.now(),
+    )
+    this.say(clientRecord(client) + '\n\nStore the client_secret now: it is not shown again.')
+    return client
+  }
+}

@@ -1,0 +1,16 @@
+import {Args, Flags} from '@oclif/core'
+import {parseMemberId, revokeConsent} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class RevokeConsent extends BaseCommand<typeof RevokeConsent> {
+  static override description = 'Withdraw a member\'s consent for a client: its tokens for that member die and pending codes expire'
+  static override examples = ['<%= config.bin %> revoke-consent 7 --client 3f2a…']
+  static override args = {member: Args.string({description: 'user_id of the member', required: true})}
+  static override flags = {client: Flags.string({description: 'client_id', required: true})}
+
+  async run(): Promise<{member_id: number; client_id: string; revoked_tokens: number}> {
+    const result = await revokeConsent((await this.openStore()).db, parseMemberId(this.args.member), this.flags.client, this.clock.now())
+    this.say(`Revoked ${result.revoked_tokens} token(s) of member ${result.member_id} for client ${result.client_id}.`)
+    return result
+  }
+}

@@ -1,0 +1,14 @@
+import {Args} from '@oclif/core'
+import {rotateClientSecret} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class RotateClientSecret extends BaseCommand<typeof RotateClientSecret> {
+  static override description = 'Issue a new client_secret; the old one stops working at once'
+  static override args = {id: Args.string({description: 'client_id', required: true})}
+
+  async run(): Promise<{client_id: string; client_secret: string}> {
+    const result = await rotateClientSecret((await this.openStore()).db, this.args.id, this.clock.now())
+    this.say(`client_id      ${result.client_id}\nclient_secret  ${result.client_secret}\n\nStore the secret now: it is not shown again.`)
+    return result
+  }
+}

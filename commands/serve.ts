@@ -1,0 +1,35 @@
+import {Flags} from '@oclif/core'
+import {createApp} from '../src/app.js'
+import {describeDemo, seedDemo} from '../src/demo.js'
+import {startServer, untilSignal} from '../src/server.js'
+import {BaseCommand} from './base-command.js'
+
+export default class Serve extends BaseCommand<typeof Serve> {
+  static override description = 'Serve the sign-on interface (and the other interfaces) over HTTP'
+  static override examples = ['<%= config.bin %> serve', '<%= config.bin %> serve --demo --port 8080', '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com']
+
+  static override flags = {
+    port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
+    host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
+    'base-url': Flags.string({description: 'public address of the service, for printed links (default http://HOST:PORT)'}),
+    demo: Flags.boolean({description: 'seed the demo data set first and print its credentials', default: false}),
+  }
+
+  async run(): Promise<void> {
+    const {db} = await this.openStore()
+    const flags = this.flags
+    const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo})
+    const server = await startServer(app, {port: flags.port, host: flags.host})
+    const baseUrl = flags['base-url'] ?? server.url
+    const demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now()) : undefined
+    if (this.jsonEnabled()) {
+      this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
+    } else {
+      if (demo) this.log(describeDemo(demo) + '\n')
+      this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
+    }
+    const signal = await untilSignal()
+    process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
+    await server.close()
+  }
+}

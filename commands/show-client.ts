@@ -1,0 +1,15 @@
+import {Args} from '@oclif/core'
+import {getClient, type ClientView} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {clientRecord} from './client-output.js'
+
+export default class ShowClient extends BaseCommand<typeof ShowClient> {
+  static override description = 'Show one client (never its secret)'
+  static override args = {id: Args.string({description: 'client_id', required: true})}
+
+  async run(): Promise<ClientView> {
+    const client = await getClient((await this.openStore()).db, this.args.id)
+    this.say(clientRecord(client))
+    return client
+  }
+}

@@ -1,0 +1,15 @@
+import {Args} from '@oclif/core'
+import {getMember, parseMemberId, type MemberView} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {memberRecord} from './client-output.js'
+
+export default class ShowMember extends BaseCommand<typeof ShowMember> {
+  static override description = 'Show one member'
+  static override args = {id: Args.string({description: 'user_id', required: true})}
+
+  async run(): Promise<MemberView> {
+    const member = await getMember((await this.openStore()).db, parseMemberId(this.args.id))
+    this.say(memberRecord(member))
+    return member
+  }
+}

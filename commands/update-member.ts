@@ -1,0 +1,29 @@
+import {Args, Flags} from '@oclif/core'
+import {parseMemberId, updateMember, type MemberView} from '../src/registry/service.js'
+import {BaseCommand} from './base-command.js'
+import {memberRecord} from './client-output.js'
+
+export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
+  static override description = 'Change a member\'s password or active state. Both end every token the member holds.'
+  static override examples = ['<%= config.bin %> update-member 7 --password "new-pass-123"', '<%= config.bin %> update-member 7 --deactivate']
+  static override args = {id: Args.string({description: 'user_id', required: true})}
+
+  static override flags = {
+    password: Flags.string({description: 'new password (revokes the member\'s tokens)'}),
+    deactivate: Flags.boolean({description: 'mark the member inactive (revokes tokens)', exclusive: ['activate']}),
+    activate: Flags.boolean({description: 'mark the member active again'}),
+  }
+
+  async run(): Promise<MemberView & {revoked_tokens: number}> {
+    const f = this.flags
+    if (f.password === undefined && !f.deactivate && !f.activate) this.error('nothing to change: give --password, --deactivate or --activate')
+    const member = await updateMember(
+      (await this.openStore()).db,
+      parseMemberId(this.args.id),
+      {password: f.password, active: f.deactivate ? false : f.activate ? true : undefined},
+      this.clock.now(),
+    )
+    this.say(memberRecord(member))
+    return member
+  }
+}

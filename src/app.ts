@@ -1,0 +1,53 @@
+import {OpenAPIHono} from '@hono/zod-openapi'
+import {requestId} from 'hono/request-id'
+import type {AppDeps} from './deps.js'
+import {AppError} from './errors.js'
+import {accessLog} from './http/access-log.js'
+import {renderMessage, toAppError} from './http/error-shape.js'
+import {rejectInvalid} from './http/validation.js'
+import {signonRoutes} from './interfaces/signon/routes.js'
+import {docsPage} from './http/docs.js'
+
+export const SERVICE_VERSION = '0.1.0'
+
+/**
+ * The whole HTTP service: middleware, one route group per interface, and the single place where
+ * errors become responses.
+ */
+export function createApp(deps: AppDeps): OpenAPIHono {
+  const log = deps.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+
+  app.use(requestId())
+  app.use(accessLog(log))
+
+  app.get('/healthz', async (c) => {
+    await deps.db.selectFrom('settings').select('key').limit(1).execute()
+    return c.json({status: 'ok', version: SERVICE_VERSION})
+  })
+
+  app.route('/', signonRoutes(deps))
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {title: 'medpanel', version: SERVICE_VERSION, description: 'Sign-on (A), balances (C), pulse export (D) and conversation search (E).'},
+  })
+  app.get('/docs', (c) => c.html(docsPage(app.getOpenAPI31Document({openapi: '3.1.0', info: {title: 'medpanel', version: SERVICE_VERSION}}))))
+
+  app.notFound((c) => {
+    const render = c.get('renderError') ?? renderMessage
+    return render(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`))
+  })
+
+  app.onError((error, c) => {
+    const appError = toAppError(error)
+    if (appError.status >= 500) {
+      const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+      log(`error id=${c.get('requestId') ?? '-'} ${c.req.method} ${c.req.path}: ${detail}`)
+    }
+    const render = c.get('renderError') ?? renderMessage
+    return render(c, appError)
+  })
+
+  return app
+}

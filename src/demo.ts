@@ -1,0 +1,95 @@
+import type {Kysely} from 'kysely'
+import {findClient, findMemberByEmail} from './registry/repository.js'
+import {addMember, getClient, memberView, registerClient, updateClient, type MemberView} from './registry/service.js'
+import type {Database} from './store/database.js'
+
+export const DEMO_CLIENT_ID = 'demo-client'
+/** Demo only: a fixed, published secret so the printed curl lines work on every run. */
+export const DEMO_CLIENT_SECRET = 'demo-client-secret'
+export const DEMO_MEMBER = {email: 'demo.doctor@medpanel.test', password: 'demo-password'}
+
+export interface DemoInfo {
+  base_url: string
+  client: {client_id: string; client_secret: string; name: string; redirect_uri: string; grants: string[]}
+  member: MemberView & {password: string}
+  authorize_url: string
+  curl: string[]
+}
+
+/**
+ * Seeds the demo data set and returns what a person needs to try it. Idempotent: a second run
+ * finds what the first made (and adds the callback of a new base URL to the client's redirects).
+ */
+export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date): Promise<DemoInfo> {
+  const redirectUri = `${baseUrl}/demo/callback`
+  const existing = await findClient(db, DEMO_CLIENT_ID)
+  if (!existing) {
+    await registerClient(
+      db,
+      {
+        name: 'Demo Research Partner',
+        url: 'https://partner.example.com',
+        logo_url: 'https://partner.example.com/logo.png',
+        redirect_uris: [redirectUri],
+        grants: ['signon', 'balance', 'pulses', 'conversations'],
+        admin: false,
+        token_ttl: 7200,
+      },
+      now,
+      {id: DEMO_CLIENT_ID, secret: DEMO_CLIENT_SECRET},
+    )
+  } else {
+    const uris = JSON.parse(existing.redirect_uris) as string[]
+    if (!uris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
+  }
+  const client = await getClient(db, DEMO_CLIENT_ID)
+
+  let memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
+  if (!memberRow) {
+    await addMember(
+      db,
+      {
+        email: DEMO_MEMBER.email,
+        password: DEMO_MEMBER.password,
+        first_name: 'Dana',
+        last_name: 'Whitfield',
+        country: 'US',
+        specialty: 'Cardiology',
+        npi: '1234567893',
+        me: '03512345671',
+      },
+      now,
+    )
+    memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
+  }
+  const member = memberView(memberRow!)
+
+  const authorize = new URL('/oauth/authorize', baseUrl)
+  authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: redirectUri, response_type: 'code', state: 'demo-state'}).toString()
+
+  return {
+    base_url: baseUrl,
+    client: {client_id: client.client_id, client_secret: DEMO_CLIENT_SECRET, name: client.name, redirect_uri: redirectUri, grants: client.grants},
+    member: {...member, password: DEMO_MEMBER.password},
+    authorize_url: authorize.toString(),
+    curl: [
+      `curl -s -X POST ${baseUrl}/oauth/token -d grant_type=authorization_code -d client_id=${DEMO_CLIENT_ID} -d client_secret=${DEMO_CLIENT_SECRET} --data-urlencode redirect_uri=${redirectUri} -d code=CODE_FROM_REDIRECT`,
+      `curl -s ${baseUrl}/user/oauth/token/info -H "Authorization: Bearer ACCESS_TOKEN"`,
+      `curl -s ${baseUrl}/user/oauth/user/info -H "Authorization: Bearer ACCESS_TOKEN"`,
+    ],
+  }
+}
+
+/** The demo as a person reads it. */
+export function describeDemo(info: DemoInfo): string {
+  return [
+    `Demo client   ${info.client.client_id} / ${info.client.client_secret}  (${info.client.name})`,
+    `Demo member   ${info.member.email} / ${info.member.password}  (user_id ${info.member.user_id})`,
+    '',
+    'Sign in and allow, in a browser:',
+    `  ${info.authorize_url}`,
+    '',
+    'Then, with the code from the redirect:',
+    ...info.curl.map((line) => `  ${line}`),
+  ].join('\n')
+}

@@ -1,0 +1,15 @@
+import type {Kysely} from 'kysely'
+import type {Clock} from './lib/clock.js'
+import type {Database} from './store/database.js'
+
+/** What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink). */
+export interface AppDeps {
+  db: Kysely<Database>
+  clock: Clock
+  /** Where the service is reachable, for absolute links on pages; defaults to the request's origin. */
+  baseUrl?: string
+  /** Receives access-log lines and 5xx details. Omit to write them to stderr. */
+  log?: (line: string) => void
+  /** Set by `serve --demo`: mounts the demo callback page. */
+  demo?: boolean
+}

@@ -1,0 +1,57 @@
+import type {Context, MiddlewareHandler} from 'hono'
+import {HTTPException} from 'hono/http-exception'
+import {AppError, type ErrorCode} from '../errors.js'
+
+/** Turns an error into a response in one interface's own body shape. */
+export type ErrorRenderer = (c: Context, error: AppError) => Response | Promise<Response>
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    renderError: ErrorRenderer
+  }
+}
+
+/** Marks every route below it as answering errors with `render`. */
+export function errorShape(render: ErrorRenderer): MiddlewareHandler {
+  return async function setErrorShape(c, next) {
+    c.set('renderError', render)
+    await next()
+  }
+}
+
+const STATUS_TO_CODE: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable',
+  429: 'too_many_requests',
+  503: 'unavailable',
+}
+
+/**
+ * Any thrown value as an AppError. Unknown failures become a bare 500 whose message says nothing
+ * about internals; the caller logs the original with the request id.
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error
+  if (error instanceof HTTPException) {
+    const code = STATUS_TO_CODE[error.status] ?? (error.status >= 500 ? 'internal' : 'bad_request')
+    return new AppError(code, error.message || 'request rejected', {status: error.status as 400})
+  }
+  if (isBusy(error)) return new AppError('unavailable', 'the store is busy; try again shortly', {headers: {'Retry-After': '1'}})
+  return new AppError('internal', 'internal server error')
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as {code?: unknown} | null)?.code
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED'
+}
+
+/** `{"message": …}`: interface C's shape, and the default for routes that name none. */
+export const renderMessage: ErrorRenderer = (c, error) =>
+  c.json({message: error.message}, error.status as 400, error.headers)

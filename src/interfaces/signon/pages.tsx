@@ -1,0 +1,109 @@
+/** Server-rendered pages of the sign-on flow. Plain HTML forms: they work without JavaScript. */
+import type {Child, FC} from 'hono/jsx'
+
+const STYLE = `
+  body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;background:#f4f6f8;color:#1d2733;margin:0}
+  main{max-width:26rem;margin:4rem auto;background:#fff;border-radius:10px;padding:2rem;box-shadow:0 2px 12px #0001}
+  h1{font-size:1.3rem;margin-top:0} label{display:block;margin:.8rem 0 .3rem;font-weight:600}
+  input[type=email],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #b7c0cc;border-radius:6px;font-size:1rem}
+  button{padding:.6rem 1.2rem;border-radius:6px;border:1px solid #1f5fbf;font-size:1rem;cursor:pointer;margin-top:1.2rem}
+  .primary{background:#1f5fbf;color:#fff} .secondary{background:#fff;color:#1f5fbf} .row{display:flex;gap:.8rem}
+  .error{background:#fdecea;color:#8a1c12;padding:.6rem .8rem;border-radius:6px} .client{display:flex;gap:1rem;align-items:center}
+  .client img{width:48px;height:48px;object-fit:contain} .muted{color:#5b6878;font-size:.9rem}`
+
+const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
+  <html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="referrer" content="no-referrer" />
+      <title>{title} · medpanel</title>
+      <style>{STYLE}</style>
+    </head>
+    <body>
+      <main>{children}</main>
+    </body>
+  </html>
+)
+
+/** The authorize parameters ride along in every form so no server-side flow state is needed. */
+const Hidden: FC<{params: Record<string, string | undefined>}> = ({params}) => (
+  <>
+    {Object.entries(params).map(([name, value]) => (value === undefined ? null : <input type="hidden" name={name} value={value} />))}
+  </>
+)
+
+export interface ClientCard {
+  name: string
+  url: string
+  logo_url: string
+}
+
+export const SignInPage: FC<{client: ClientCard; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({client, params, csrf, error}) => (
+  <Layout title="Sign in">
+    <h1>Sign in to continue to {client.name}</h1>
+    {error ? <p class="error" role="alert">{error}</p> : null}
+    <form method="post" action="/oauth/session">
+      <Hidden params={params} />
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <label for="email">E-mail</label>
+      <input id="email" type="email" name="email" autocomplete="username" required />
+      <label for="password">Password</label>
+      <input id="password" type="password" name="password" autocomplete="current-password" required />
+      <button class="primary" type="submit">Sign in</button>
+    </form>
+  </Layout>
+)
+
+export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: string[]; params: Record<string, string | undefined>; csrf: string}> = ({
+  client,
+  memberName,
+  scopes,
+  params,
+  csrf,
+}) => (
+  <Layout title="Allow access">
+    <div class="client">
+      <img src={client.logo_url} alt="" />
+      <div>
+        <h1>{client.name}</h1>
+        <a href={client.url} rel="noopener noreferrer" target="_blank">{client.url}</a>
+      </div>
+    </div>
+    <p>
+      {memberName}, <strong>{client.name}</strong> asks to confirm your membership and read your
+      {scopes.includes('profile') ? ' name, country of practice and primary specialty' : ' membership'}.
+    </p>
+    <form method="post" action="/oauth/authorize">
+      <Hidden params={params} />
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <div class="row">
+        <button class="primary" type="submit" name="decision" value="allow">Allow</button>
+        <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+      </div>
+    </form>
+    <p class="muted">You can withdraw this access at any time.</p>
+  </Layout>
+)
+
+export const ErrorPage: FC<{title: string; message: string}> = ({title, message}) => (
+  <Layout title={title}>
+    <h1>{title}</h1>
+    <p class="error" role="alert">{message}</p>
+    <p class="muted">No information was sent to the application.</p>
+  </Layout>
+)
+
+/** `serve --demo` only: where the demo client's redirect lands, showing the code to exchange. */
+export const DemoCallbackPage: FC<{query: Record<string, string>; curl: string | null}> = ({query, curl}) => (
+  <Layout title="Demo callback">
+    <h1>Demo client callback</h1>
+    <pre>{JSON.stringify(query, null, 2)}</pre>
+    {curl ? (
+      <>
+        <p>Exchange the code (valid ten minutes, once):</p>
+        <pre style="white-space:pre-wrap">{curl}</pre>
+      </>
+    ) : null}
+  </Layout>
+)

@@ -1,0 +1,94 @@
+import type {Db} from '../../store/database.js'
+import type {AuthorizationCodeRow} from './tables.js'
+
+export async function insertCode(db: Db, row: Omit<AuthorizationCodeRow, 'used_at' | 'superseded_at'>): Promise<void> {
+  await db.insertInto('authorization_codes').values(row).execute()
+}
+
+export async function findCode(db: Db, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
+  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst()
+}
+
+/** Marks the code used; false when another exchange got there first. */
+export async function consumeCode(db: Db, codeHash: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('authorization_codes')
+    .set({used_at: now})
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst()
+  return result.numUpdatedRows === 1n
+}
+
+/** Expires every still-unused code of a member for a client (a new allow, or a revoked consent). */
+export async function supersedeCodes(db: Db, memberId: number, clientId: string, now: string): Promise<void> {
+  await db
+    .updateTable('authorization_codes')
+    .set({superseded_at: now})
+    .where('member_id', '=', memberId)
+    .where('client_id', '=', clientId)
+    .where('used_at', 'is', null)
+    .where('superseded_at', 'is', null)
+    .execute()
+}
+
+export interface NewToken {
+  token_hash: string
+  client_id: string
+  member_id: number | null
+  code_hash: string | null
+  scopes: string
+  expires_at: string | null
+  created_at: string
+}
+
+export async function insertToken(db: Db, row: NewToken): Promise<void> {
+  await db.insertInto('access_tokens').values(row).execute()
+}
+
+export interface TokenScope {
+  clientId?: string
+  memberId?: number
+  codeHash?: string
+}
+
+/** Revokes every live token matching all given fields; returns how many died. */
+export async function revokeTokens(db: Db, scope: TokenScope, now: string): Promise<number> {
+  if (scope.clientId === undefined && scope.memberId === undefined && scope.codeHash === undefined) {
+    throw new Error('revokeTokens needs at least one field to match')
+  }
+  let query = db.updateTable('access_tokens').set({revoked_at: now}).where('revoked_at', 'is', null)
+  if (scope.clientId !== undefined) query = query.where('client_id', '=', scope.clientId)
+  if (scope.memberId !== undefined) query = query.where('member_id', '=', scope.memberId)
+  if (scope.codeHash !== undefined) query = query.where('code_hash', '=', scope.codeHash)
+  const result = await query.executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}
+
+/** One indexed lookup that brings the token with its client and member. */
+export async function findTokenWithOwners(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('access_tokens as t')
+    .innerJoin('clients as c', 'c.id', 't.client_id')
+    .leftJoin('members as m', 'm.id', 't.member_id')
+    .select([
+      't.id',
+      't.client_id',
+      't.member_id',
+      't.scopes',
+      't.expires_at',
+      't.revoked_at',
+      't.created_at',
+      'c.expired_at as client_expired_at',
+      'c.grants as client_grants',
+      'c.admin as client_admin',
+      'c.name as client_name',
+      'm.active as member_active',
+      'm.first_name',
+      'm.last_name',
+      'm.country',
+      'm.specialty',
+    ])
+    .where('t.token_hash', '=', tokenHash)
+    .executeTakeFirst()
+}

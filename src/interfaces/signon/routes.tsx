@@ -1,0 +1,287 @@
+import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
+import type {Context} from 'hono'
+import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
+import {bodyLimit} from 'hono/body-limit'
+import {csrf as checkOrigin} from 'hono/csrf'
+import type {AppDeps} from '../../deps.js'
+import {AppError} from '../../errors.js'
+import {bearerAuth} from '../../http/bearer-auth.js'
+import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
+import {rejectInvalid} from '../../http/validation.js'
+import {randomToken} from '../../lib/ids.js'
+import {ensureSetting} from '../../registry/repository.js'
+import {ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
+import {authorizeQuery, consentForm, memberInfoResponse, oauthError, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
+import * as signon from './service.js'
+import {checkCsrf, csrfToken, readSession, startSession} from './session.js'
+
+/** OAuth error bodies: `{error, error_description}`, never cached (RFC 6749 §5.1). */
+export const renderOAuthError: ErrorRenderer = (c, error) => {
+  const code = error.code in OAUTH_CODES ? error.code : error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : 'invalid_request'
+  return c.json({error: code, error_description: error.message}, error.status as 400, {
+    ...error.headers,
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+  })
+}
+const OAUTH_CODES: Record<string, true> = {
+  invalid_request: true,
+  invalid_client: true,
+  invalid_grant: true,
+  unauthorized_client: true,
+  unsupported_grant_type: true,
+  unsupported_response_type: true,
+  invalid_scope: true,
+  access_denied: true,
+  invalid_token: true,
+  insufficient_scope: true,
+}
+
+/** Browser-facing errors: redirect back to the client when that is safe, else an HTML page. */
+const renderPage: ErrorRenderer = (c, error) => {
+  if (error.location) return c.redirect(error.location, 302)
+  const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
+  c.header('Cache-Control', 'no-store')
+  return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400)
+}
+
+const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
+
+const authorizePage = createRoute({
+  method: 'get',
+  path: '/oauth/authorize',
+  summary: 'Start sign-on: shows the sign-in form, then the consent page',
+  tags: ['A. Sign-on'],
+  request: {query: authorizeQuery},
+  responses: {
+    200: {description: 'HTML sign-in or consent page'},
+    302: {description: 'Redirect to the client with error (after client and redirect URI are verified)'},
+    400: {description: 'HTML error page: unknown client, unregistered redirect URI, malformed request'},
+  },
+})
+
+const decide = createRoute({
+  method: 'post',
+  path: '/oauth/authorize',
+  summary: 'The member allows or denies; redirects to the client with code or error',
+  tags: ['A. Sign-on'],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: consentForm}}}},
+  responses: {
+    302: {description: 'Redirect to the redirect URI with code and state, or error=access_denied'},
+    400: {description: 'HTML error page'},
+    403: {description: 'HTML error page: the form expired (CSRF check failed)'},
+  },
+})
+
+const createSession = createRoute({
+  method: 'post',
+  path: '/oauth/session',
+  summary: 'Member sign-in with e-mail and password (the consent page\'s first form)',
+  tags: ['A. Sign-on'],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: signInForm}}}},
+  responses: {
+    303: {description: 'Signed in; back to the consent page'},
+    401: {description: 'HTML sign-in page with an error'},
+  },
+})
+
+const token = createRoute({
+  method: 'post',
+  path: '/oauth/token',
+  summary: 'Exchange an authorization code (or client credentials) for an access token',
+  tags: ['A. Sign-on'],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: tokenForm}}}},
+  responses: {
+    200: {description: 'Access token', content: {'application/json': {schema: tokenResponse}}},
+    400: {description: 'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope', content: {'application/json': {schema: oauthError}}},
+    401: {description: 'invalid_client', content: {'application/json': {schema: oauthError}}},
+  },
+})
+
+const infoRoute = (path: string, kind: 'token' | 'member') =>
+  createRoute({
+    method: 'get',
+    path,
+    summary: kind === 'token' ? 'Check an access token (member still active and consenting)' : 'Member information',
+    tags: ['A. Sign-on'],
+    security: [{bearer: []}],
+    responses: {
+      200: {
+        description: kind === 'token' ? 'Token info' : 'Member information',
+        content: {'application/json': {schema: kind === 'token' ? tokenInfoResponse : memberInfoResponse}},
+      },
+      401: {description: kind === 'token' ? 'invalid_request: unknown, expired or revoked token, or inactive member' : 'invalid_token', content: {'application/json': {schema: oauthError}}},
+    },
+  })
+
+function formParams(form: Record<string, string | undefined>): Record<string, string | undefined> {
+  const {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method} = form
+  return {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method}
+}
+
+function authorizeRequest(form: Record<string, string | undefined>): signon.AuthorizeRequest {
+  return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? ''}
+}
+
+/** Client authentication at the token endpoint: HTTP Basic or form fields, not both (RFC 6749 §2.3.1). */
+function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): signon.ClientCredentials {
+  const header = c.req.header('authorization')
+  if (header !== undefined) {
+    const basic = parseBasicAuth(c.req.raw)
+    if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic', {headers: {'WWW-Authenticate': 'Basic realm="medpanel"'}})
+    if (form.client_secret !== undefined) throw new AppError('invalid_request', 'send client credentials in the Authorization header or the body, not both')
+    const decode = (v: string) => {
+      try {
+        return decodeURIComponent(v.replace(/\+/g, ' '))
+      } catch {
+        return v
+      }
+    }
+    const clientId = decode(basic.username)
+    if (form.client_id !== undefined && form.client_id !== clientId) throw new AppError('invalid_request', 'client_id in the body differs from the Authorization header')
+    return {clientId, clientSecret: decode(basic.password)}
+  }
+  if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret')
+  if (form.client_secret === undefined) throw new AppError('invalid_client', 'client_secret is required')
+  return {clientId: form.client_id, clientSecret: form.client_secret}
+}
+
+export function signonRoutes(deps: AppDeps): OpenAPIHono {
+  const {db, clock} = deps
+  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  let secretPromise: Promise<string> | undefined
+  const cookieSecret = () => (secretPromise ??= ensureSetting(db, 'cookie_secret', randomToken(32)))
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
+
+  for (const path of ['/oauth/authorize', '/oauth/session']) {
+    app.use(path, errorShape(renderPage), bodyLimit({maxSize: 16 * 1024, onError: () => {
+      throw new AppError('payload_too_large', 'the form is too large')
+    }}), checkOrigin())
+  }
+  app.use('/oauth/token', errorShape(renderOAuthError), bodyLimit({maxSize: 16 * 1024, onError: () => {
+    throw new AppError('invalid_request', 'the request body is too large', {status: 413})
+  }}))
+  for (const path of ['/user/oauth/*', '/oauth/token/info', '/oauth/user/info']) {
+    app.use(path, errorShape(renderOAuthError), async (c, next) => {
+      await next()
+      c.header('Cache-Control', 'no-store')
+      c.header('Pragma', 'no-cache')
+    })
+  }
+
+  const sessionMember = async (c: Context) => {
+    const session = await readSession(c, await cookieSecret())
+    return session ? signon.sessionMember(db, session, clock.now()) : undefined
+  }
+
+  app.openapi(authorizePage, async (c) => {
+    const query = c.req.valid('query')
+    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(query))
+    const csrf = await csrfToken(c, await cookieSecret())
+    const member = await sessionMember(c)
+    const params = formParams(query)
+    c.header('Cache-Control', 'no-store')
+    c.header('X-Frame-Options', 'DENY')
+    if (!member) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} />)
+    return c.html(<ConsentPage client={checked.client} memberName={member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
+  })
+
+  app.openapi(createSession, async (c) => {
+    const form = c.req.valid('form')
+    const secret = await cookieSecret()
+    if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Go back to the application and start again.')
+    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const params = formParams(form)
+    try {
+      const member = await signon.signIn(db, form.email ?? '', form.password ?? '')
+      await startSession(c, secret, member.id, clock.now())
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'access_denied') throw error
+      const csrf = await csrfToken(c, secret)
+      return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} error={error.message} />, error.status as 401)
+    }
+    const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
+    return c.redirect(`/oauth/authorize?${query}`, 303)
+  })
+
+  app.openapi(decide, async (c) => {
+    const form = c.req.valid('form')
+    const secret = await cookieSecret()
+    if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Go back to the application and start again.')
+    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const member = await sessionMember(c)
+    if (!member) {
+      return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await csrfToken(c, secret)} error="Please sign in again." />, 401)
+    }
+    if (form.decision === 'allow') return c.redirect(await signon.allow(db, checked, member.id, clock.now()), 302)
+    if (form.decision === 'deny') return c.redirect(signon.deny(checked), 302)
+    throw new AppError('invalid_request', 'decision must be allow or deny')
+  })
+
+  app.openapi(token, async (c) => {
+    const type = c.req.header('content-type') ?? ''
+    if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
+      throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
+    }
+    const form = c.req.valid('form')
+    const now = clock.now()
+    let issued: signon.TokenResponse
+    switch (form.grant_type) {
+      case undefined:
+      case '':
+        throw new AppError('invalid_request', 'grant_type is required')
+      case 'authorization_code': {
+        if (!form.code) throw new AppError('invalid_request', 'code is required')
+        if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
+        issued = await signon.exchangeCode(db, clientCredentials(c, form), {code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier}, now)
+        break
+      }
+      case 'client_credentials':
+        issued = await signon.exchangeClientCredentials(db, clientCredentials(c, form), form.scope, now)
+        break
+      default:
+        throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
+    }
+    return c.json(issued, 200, NO_STORE)
+  })
+
+  const tokenDead = (reason: string, challenge: string) => new AppError('invalid_request', reason, {status: 401, headers: {'WWW-Authenticate': challenge}})
+  const memberDead = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
+
+  for (const path of ['/user/oauth/token/info', '/oauth/token/info']) {
+    app.use(path, bearerAuth({deps, reject: tokenDead}))
+    app.openapi(infoRoute(path, 'token'), (c) => c.json(signon.tokenInfo(c.get('token')), 200))
+  }
+  for (const path of ['/user/oauth/user/info', '/oauth/user/info']) {
+    app.use(path, bearerAuth({deps, reject: memberDead}))
+    app.openapi(infoRoute(path, 'member'), (c) => c.json(signon.memberInfo(c.get('token')), 200))
+  }
+
+  const allowed: Record<string, string> = {
+    '/oauth/authorize': 'GET, POST',
+    '/oauth/session': 'POST',
+    '/oauth/token': 'POST',
+    '/user/oauth/token/info': 'GET',
+    '/oauth/token/info': 'GET',
+    '/user/oauth/user/info': 'GET',
+    '/oauth/user/info': 'GET',
+  }
+  for (const [path, methods] of Object.entries(allowed)) {
+    app.all(path, (c) => {
+      throw new AppError('invalid_request', `${c.req.method} is not allowed here; use ${methods}`, {status: 405, headers: {Allow: methods}})
+    })
+  }
+
+  if (deps.demo) {
+    app.get('/demo/callback', (c) => {
+      const query = c.req.query()
+      const base = deps.baseUrl ?? new URL(c.req.url).origin
+      const curl = query.code
+        ? `curl -s -X POST ${base}/oauth/token -d grant_type=authorization_code -d client_id=demo-client -d client_secret=demo-client-secret -d redirect_uri=${encodeURIComponent(base + '/demo/callback')} -d code=${query.code}`
+        : null
+      return c.html(<DemoCallbackPage query={query} curl={curl} />)
+    })
+  }
+  return app
+}

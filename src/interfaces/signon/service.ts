@@ -1,0 +1,308 @@
+import type {Kysely} from 'kysely'
+import {AppError} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {sha256, verifyPassword} from '../../lib/hashing.js'
+import {randomToken} from '../../lib/ids.js'
+import {findClient, findMember, findMemberByEmail} from '../../registry/repository.js'
+import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
+import type {ClientRow, MemberRow} from '../../registry/tables.js'
+import {writeTransaction} from '../../store/db.js'
+import type {Database, Db} from '../../store/database.js'
+import {isValidChallenge, isValidVerifier, verifierMatches} from './pkce.js'
+import * as repo from './repository.js'
+
+/** Authorization codes live ten minutes (DESIGN.md), and only until first use. */
+export const CODE_TTL_SECONDS = 600
+/** A sign-in on the consent page lasts a working day. */
+export const SESSION_SECONDS = 12 * 3600
+export const MEMBER_SCOPES = ['profile'] as const
+export const CLIENT_SCOPES = ['pulses'] as const
+
+const invalidGrant = (why: string) => new AppError('invalid_grant', why)
+const invalidRequest = (why: string) => new AppError('invalid_request', why)
+
+/** The query of GET /oauth/authorize (also posted back by the consent form). */
+export interface AuthorizeRequest {
+  client_id: string
+  redirect_uri: string
+  response_type?: string | undefined
+  state?: string | undefined
+  scope?: string | undefined
+  code_challenge?: string | undefined
+  code_challenge_method?: string | undefined
+}
+
+export interface CheckedAuthorizeRequest {
+  client: ClientRow
+  redirectUri: string
+  state: string | undefined
+  scopes: string[]
+  codeChallenge: string | null
+}
+
+/** Appends OAuth parameters to a redirect URI, keeping its own query intact. */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri)
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(key, value)
+  return url.toString()
+}
+
+/**
+ * Checks an authorize request. Until client and redirect URI are proven, failures are errors for
+ * the user's eyes (never a redirect: RFC 6749 §4.1.2.1); after that, failures go back to the
+ * client as a redirect carrying `error`, `error_description` and `state`.
+ */
+export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Promise<CheckedAuthorizeRequest> {
+  const client = req.client_id ? await findClient(db, req.client_id) : undefined
+  if (!client) throw invalidRequest('unknown client_id: this application is not registered')
+  if (client.expired_at !== null) throw new AppError('unauthorized_client', 'this application\'s account has expired')
+  const registered = JSON.parse(client.redirect_uris) as string[]
+  // Exact, byte-for-byte comparison: no prefix, pattern or normalisation.
+  if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
+    throw invalidRequest('redirect_uri does not match any URI registered for this application')
+  }
+  const back = (error: 'unauthorized_client' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_request', description: string) =>
+    new AppError(error, description, {location: redirectWith(req.redirect_uri, {error, error_description: description, state: req.state})})
+
+  if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
+  if (req.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code')
+  const scopes = req.scope ? req.scope.split(' ').filter(Boolean) : [...MEMBER_SCOPES]
+  const unknown = scopes.filter((s) => !(MEMBER_SCOPES as readonly string[]).includes(s))
+  if (unknown.length > 0) throw back('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
+  let codeChallenge: string | null = null
+  if (req.code_challenge !== undefined || req.code_challenge_method !== undefined) {
+    if (req.code_challenge_method !== 'S256') throw back('invalid_request', 'code_challenge_method must be S256')
+    if (!req.code_challenge || !isValidChallenge(req.code_challenge)) throw back('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)')
+    codeChallenge = req.code_challenge
+  }
+  return {client, redirectUri: req.redirect_uri, state: req.state, scopes: [...new Set(scopes)], codeChallenge}
+}
+
+/** Checks a member's e-mail and password; inactive members cannot sign in. */
+export async function signIn(db: Db, email: string, password: string): Promise<MemberRow> {
+  const member = await findMemberByEmail(db, email)
+  // Verify against a dummy hash when the member is unknown, so timing does not reveal e-mails.
+  const ok = await verifyPassword(password, member?.password_hash ?? DUMMY_HASH)
+  if (!member || !ok) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+  return member
+}
+/** The member behind a sign-in cookie, unless it aged out, or the member changed password or left. */
+export async function sessionMember(db: Db, session: {memberId: number; issuedAt: number}, now: Date): Promise<MemberRow | undefined> {
+  if (now.getTime() - session.issuedAt > SESSION_SECONDS * 1000) return undefined
+  const member = await findMember(db, session.memberId)
+  if (!member || member.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
+  return member
+}
+
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
+
+/**
+ * The member allowed access: a new single-use code replaces any unused code the pair still had.
+ * Returns where to send the browser.
+ */
+export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeRequest, memberId: number, now: Date): Promise<string> {
+  const code = randomToken(32)
+  const stamp = iso(now)
+  await writeTransaction(db, async (trx) => {
+    const member = await getMemberRow(trx, memberId)
+    if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+    await repo.supersedeCodes(trx, memberId, checked.client.id, stamp)
+    await repo.insertCode(trx, {
+      code_hash: sha256(code),
+      client_id: checked.client.id,
+      member_id: memberId,
+      redirect_uri: checked.redirectUri,
+      scopes: checked.scopes.join(' '),
+      code_challenge: checked.codeChallenge,
+      expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
+      created_at: stamp,
+    })
+  })
+  return redirectWith(checked.redirectUri, {code, state: checked.state})
+}
+
+export function deny(checked: CheckedAuthorizeRequest): string {
+  return redirectWith(checked.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The member denied access to their account',
+    state: checked.state,
+  })
+}
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'bearer'
+  expires_in: number | null
+  scope: string
+  created_at: number
+}
+
+async function mintToken(db: Db, client: ClientRow, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
+  const token = randomToken(32)
+  const expiresAt = client.token_ttl === null ? null : iso(new Date(now.getTime() + client.token_ttl * 1000))
+  await repo.insertToken(db, {
+    token_hash: sha256(token),
+    client_id: client.id,
+    member_id: memberId,
+    code_hash: codeHash,
+    scopes,
+    expires_at: expiresAt,
+    created_at: iso(now),
+  })
+  return {access_token: token, token_type: 'bearer', expires_in: client.token_ttl, scope: scopes, created_at: Math.floor(now.getTime() / 1000)}
+}
+
+export interface ClientCredentials {
+  clientId: string
+  clientSecret: string
+}
+
+async function requireClient(db: Db, credentials: ClientCredentials): Promise<ClientRow> {
+  const client = await authenticateClient(db, credentials.clientId, credentials.clientSecret)
+  if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
+  if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
+  return client
+}
+
+export interface CodeExchange {
+  code: string
+  redirectUri: string
+  codeVerifier?: string | undefined
+}
+
+/**
+ * authorization_code grant, checked in this order: client → code → owner → expiry → redirect URI
+ * → PKCE → consume. The code is consumed before any token exists; presenting a used code again
+ * revokes what it issued (RFC 6749 §4.1.2).
+ */
+export async function exchangeCode(db: Kysely<Database>, credentials: ClientCredentials, grant: CodeExchange, now: Date): Promise<TokenResponse> {
+  if (grant.codeVerifier !== undefined && !isValidVerifier(grant.codeVerifier)) {
+    throw invalidRequest('code_verifier must be 43 to 128 unreserved characters')
+  }
+  const client = await requireClient(db, credentials)
+  if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the authorization_code grant')
+  const codeHash = sha256(grant.code)
+  const stamp = iso(now)
+  const outcome = await writeTransaction(db, async (trx) => {
+    const code = await repo.findCode(trx, codeHash)
+    if (!code || code.client_id !== client.id) return invalidGrant('authorization code is invalid or was issued to another client')
+    if (code.used_at !== null) {
+      await repo.revokeTokens(trx, {codeHash}, stamp)
+      return invalidGrant('authorization code has already been used; tokens issued from it are now revoked')
+    }
+    if (code.superseded_at !== null) return invalidGrant('authorization code was replaced by a newer one or revoked')
+    if (code.expires_at <= stamp) return invalidGrant('authorization code has expired')
+    if (code.redirect_uri !== grant.redirectUri) return invalidGrant('redirect_uri does not match the one used to obtain the code')
+    if (code.code_challenge !== null) {
+      if (grant.codeVerifier === undefined) return invalidGrant('code_verifier is required for this code')
+      if (!verifierMatches(grant.codeVerifier, code.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge')
+    } else if (grant.codeVerifier !== undefined) {
+      return invalidGrant('code_verifier sent for a code that was issued without a code_challenge')
+    }
+    if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
+    const member = await getMemberRow(trx, code.member_id)
+    if (member.active !== 1) return invalidGrant('the member is no longer active')
+    return mintToken(trx, client, code.member_id, code.scopes, codeHash, now)
+  })
+  // Errors are returned, not thrown, so the replay revocation above commits.
+  if (outcome instanceof AppError) throw outcome
+  return outcome
+}
+
+/** client_credentials grant: a token acting for the client itself, for clients that own pulses. */
+export async function exchangeClientCredentials(db: Db, credentials: ClientCredentials, scope: string | undefined, now: Date): Promise<TokenResponse> {
+  const client = await requireClient(db, credentials)
+  if (!hasGrant(client, 'pulses')) throw new AppError('unauthorized_client', 'client_credentials is only for clients with the pulses grant')
+  const scopes = scope ? scope.split(' ').filter(Boolean) : [...CLIENT_SCOPES]
+  const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))
+  if (unknown.length > 0) throw new AppError('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
+  return mintToken(db, client, null, [...new Set(scopes)].join(' '), null, now)
+}
+
+/** An operator mints a member token directly (test scripts), as if the member had allowed. */
+export async function issueToken(db: Db, memberId: number, clientId: string, now: Date): Promise<TokenResponse> {
+  const client = await getClientRow(db, clientId)
+  if (client.expired_at !== null) throw new AppError('bad_request', `client ${clientId} has expired`)
+  const member = await getMemberRow(db, memberId)
+  if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
+  return mintToken(db, client, memberId, MEMBER_SCOPES.join(' '), null, now)
+}
+
+export interface LiveToken {
+  clientId: string
+  clientName: string
+  clientAdmin: boolean
+  clientGrants: string[]
+  memberId: number | null
+  scopes: string[]
+  expiresInSeconds: number | null
+  createdAt: number
+  member: {first_name: string; last_name: string; country: string; specialty: string} | null
+}
+
+/**
+ * Resolves a presented bearer token to a live grant, or says why it is dead. "Live" is the spec's
+ * "active": known, unexpired, unrevoked, its client not expired, its member (if any) active.
+ */
+export async function resolveToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
+  if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
+  const row = await repo.findTokenWithOwners(db, sha256(token))
+  if (!row) return {dead: 'The access token is invalid'}
+  if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
+  const stamp = iso(now)
+  if (row.expires_at !== null && row.expires_at <= stamp) return {dead: 'The access token expired'}
+  if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
+  if (row.member_id !== null && row.member_active !== 1) return {dead: 'The member is not active'}
+  const expiresIn = row.expires_at === null ? null : Math.max(0, Math.ceil((Date.parse(row.expires_at) - now.getTime()) / 1000))
+  return {
+    clientId: row.client_id,
+    clientName: row.client_name,
+    clientAdmin: row.client_admin === 1,
+    clientGrants: JSON.parse(row.client_grants) as string[],
+    memberId: row.member_id,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    expiresInSeconds: expiresIn,
+    createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+    member:
+      row.member_id === null
+        ? null
+        : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+  }
+}
+
+export interface TokenInfo {
+  resource_owner_id: number | null
+  scopes: string[]
+  expires_in_seconds: number | null
+  application: {uid: string}
+  created_at: number
+}
+
+export function tokenInfo(token: LiveToken): TokenInfo {
+  return {
+    resource_owner_id: token.memberId,
+    scopes: token.scopes,
+    expires_in_seconds: token.expiresInSeconds,
+    application: {uid: token.clientId},
+    created_at: token.createdAt,
+  }
+}
+
+export interface MemberInfo {
+  first_name: string
+  last_name: string
+  country_of_practice: string
+  primary_specialty: string
+}
+
+export function memberInfo(token: LiveToken): MemberInfo {
+  if (!token.member) throw new AppError('invalid_token', 'The access token does not act for a member')
+  if (!token.scopes.includes('profile')) throw new AppError('insufficient_scope', 'The access token lacks the profile scope')
+  return {
+    first_name: token.member.first_name,
+    last_name: token.member.last_name,
+    country_of_practice: token.member.country,
+    primary_specialty: token.member.specialty,
+  }
+}

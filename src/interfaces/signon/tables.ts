@@ -1,0 +1,38 @@
+import type {Generated, Selectable} from 'kysely'
+
+export interface AuthorizationCodeTable {
+  /** SHA-256 of the code; the code itself is never stored. */
+  code_hash: string
+  client_id: string
+  member_id: number
+  redirect_uri: string
+  scopes: string
+  code_challenge: string | null
+  expires_at: string
+  /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
+  used_at: string | null
+  /** Set when a newer allow for the same member and client supersedes this code. */
+  superseded_at: string | null
+  created_at: string
+}
+
+export interface AccessTokenTable {
+  id: Generated<number>
+  token_hash: string
+  client_id: string
+  /** Null for client_credentials tokens, which act for the client itself. */
+  member_id: number | null
+  code_hash: string | null
+  scopes: string
+  expires_at: string | null
+  revoked_at: string | null
+  created_at: string
+}
+
+export interface SignonTables {
+  authorization_codes: AuthorizationCodeTable
+  access_tokens: AccessTokenTable
+}
+
+export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
+export type AccessTokenRow = Selectable<AccessTokenTable>

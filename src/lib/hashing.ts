@@ -1,0 +1,40 @@
+import {createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions} from 'node:crypto'
+
+function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scryptCb(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key)))
+  })
+}
+
+/** SHA-256 hex digest: how tokens, codes and client secrets are stored (they are high-entropy). */
+export function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('hex')
+}
+
+/** Compares two strings in time that does not depend on where they differ. */
+export function safeEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest()
+  const right = createHash('sha256').update(b).digest()
+  return timingSafeEqual(left, right) && a.length === b.length
+}
+
+const SCRYPT = {N: 16384, r: 8, p: 1, keylen: 32}
+
+/** Hashes a member password with scrypt; the result carries its own parameters and salt. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16)
+  const key = await scrypt(password, salt, SCRYPT.keylen, {N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p})
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, key] = stored.split('$')
+  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false
+  const expected = Buffer.from(key, 'base64')
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  })
+  return timingSafeEqual(actual, expected)
+}

@@ -1,0 +1,32 @@
+/** Column spec for `formatTable`: a header, how to read the cell, and its alignment. */
+export interface Column<T> {
+  header: string
+  get: (row: T) => string | number | boolean | null | undefined
+  align?: 'left' | 'right'
+}
+
+/** Renders rows as an aligned plain-text table (two spaces between columns). */
+export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+  const cells = rows.map((row) => columns.map((col) => cellText(col.get(row))))
+  const widths = columns.map((col, i) => Math.max(col.header.length, ...cells.map((r) => r[i]!.length)))
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (columns[i]!.align === 'right' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+  return [line(columns.map((c) => c.header)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')
+}
+
+/** Renders one record as aligned `key  value` lines. */
+export function formatRecord(record: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(record).map((k) => k.length))
+  return Object.entries(record)
+    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? JSON.stringify(v) : cellText(v as string)}`)
+    .join('\n')
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '-'
+  if (Array.isArray(value)) return value.join(',')
+  return String(value)
+}

@@ -1,0 +1,111 @@
+import {z} from 'zod'
+import {isValidNpi} from '../lib/npi.js'
+
+export const GRANTS = ['signon', 'balance', 'pulses', 'conversations', 'partner'] as const
+export type Grant = (typeof GRANTS)[number]
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+function isLoopback(url: URL): boolean {
+  return LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname)
+}
+
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2048, 'must be at most 2048 characters')
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+
+/**
+ * A redirect URI is compared byte for byte at authorize time, so it must be absolute, carry no
+ * fragment (RFC 6749 §3.1.2) and use https — plain http is allowed only on loopback hosts.
+ */
+export const redirectUri = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .refine((v) => URL.canParse(v), 'must be an absolute URL')
+  .refine((v) => !v.includes('#'), 'must not contain a fragment')
+  .refine((v) => {
+    const url = new URL(v)
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url))
+  }, 'must use https (http is allowed only for loopback hosts)')
+
+const tokenTtl = z.number().int('must be a whole number of seconds').positive('must be positive').max(10 * 365 * 86400).nullable()
+
+const name = z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters')
+
+export const newClientSchema = z
+  .object({
+    name,
+    url: httpUrl,
+    logo_url: httpUrl,
+    redirect_uris: z.array(redirectUri).max(20, 'at most 20 redirect URIs').default([]),
+    grants: z.array(z.enum(GRANTS)).min(1, 'at least one grant').default(['signon']),
+    admin: z.boolean().default(false),
+    token_ttl: tokenTtl.default(null),
+    partner_url: httpUrl.nullable().default(null),
+    partner_username: z.string().min(1).max(200).nullable().default(null),
+    partner_password: z.string().min(1).max(500).nullable().default(null),
+    signing_secret: z.string().min(16, 'must be at least 16 characters').max(500).nullable().default(null),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.grants.includes('signon') && c.redirect_uris.length === 0) {
+      ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: 'a signon client needs at least one redirect URI'})
+    }
+    if (c.grants.includes('partner')) {
+      for (const field of ['partner_url', 'partner_username', 'partner_password'] as const) {
+        if (!c[field]) ctx.addIssue({code: 'custom', path: [field], message: 'is required for a partner client'})
+      }
+    }
+  })
+export type NewClientInput = z.input<typeof newClientSchema>
+
+export const clientPatchSchema = z
+  .object({
+    name: name.optional(),
+    url: httpUrl.optional(),
+    logo_url: httpUrl.optional(),
+    redirect_uris: z.array(redirectUri).min(1, 'at least one redirect URI').max(20).optional(),
+    grants: z.array(z.enum(GRANTS)).min(1, 'at least one grant').optional(),
+    admin: z.boolean().optional(),
+    token_ttl: tokenTtl.optional(),
+    expire: z.boolean().optional(),
+    partner_url: httpUrl.nullable().optional(),
+    partner_username: z.string().min(1).max(200).nullable().optional(),
+    partner_password: z.string().min(1).max(500).nullable().optional(),
+    signing_secret: z.string().min(16, 'must be at least 16 characters').max(500).nullable().optional(),
+  })
+  .strict()
+export type ClientPatch = z.input<typeof clientPatchSchema>
+
+export const newMemberSchema = z
+  .object({
+    email: z.string().trim().toLowerCase().max(254).pipe(z.email('must be an e-mail address')),
+    password: z.string().min(8, 'must be at least 8 characters').max(1024),
+    first_name: name,
+    last_name: name,
+    country: z
+      .string()
+      .trim()
+      .toUpperCase()
+      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
+    specialty: name,
+    npi: z.string().trim().refine(isValidNpi, 'must be a valid 10-digit NPI').nullable().default(null),
+    me: z
+      .string()
+      .trim()
+      .regex(/^\d{10,11}$/, 'must be an AMA ME number (10 or 11 digits)')
+      .nullable()
+      .default(null),
+  })
+  .strict()
+export type NewMemberInput = z.input<typeof newMemberSchema>
+
+export const memberPatchSchema = z
+  .object({
+    password: z.string().min(8, 'must be at least 8 characters').max(1024).optional(),
+    active: z.boolean().optional(),
+  })
+  .strict()
+export type MemberPatch = z.input<typeof memberPatchSchema>

@@ -1,0 +1,285 @@
+import {AppError, notFound} from '../errors.js'
+import {iso} from '../lib/clock.js'
+import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
+import {newClientId, randomToken} from '../lib/ids.js'
+import {parseInput} from '../lib/validate.js'
+import {writeTransaction} from '../store/db.js'
+import type {Db} from '../store/database.js'
+import type {Kysely} from 'kysely'
+import type {Database} from '../store/database.js'
+import {revokeTokens, supersedeCodes} from '../interfaces/signon/repository.js'
+import * as repo from './repository.js'
+import {
+  clientPatchSchema,
+  memberPatchSchema,
+  newClientSchema,
+  newMemberSchema,
+  type ClientPatch,
+  type Grant,
+  type MemberPatch,
+  type NewClientInput,
+  type NewMemberInput,
+} from './schema.js'
+import type {ClientRow, MemberRow} from './tables.js'
+
+/** What operators and callers may see of a client: everything but secrets. */
+export interface ClientView {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  redirect_uris: string[]
+  grants: Grant[]
+  admin: boolean
+  token_ttl: number | null
+  expired: boolean
+  expired_at: string | null
+  partner_url: string | null
+  partner_username: string | null
+  signs_deliveries: boolean
+  created_at: string
+  updated_at: string
+}
+
+export function clientView(row: ClientRow): ClientView {
+  return {
+    client_id: row.id,
+    name: row.name,
+    url: row.url,
+    logo_url: row.logo_url,
+    redirect_uris: JSON.parse(row.redirect_uris) as string[],
+    grants: JSON.parse(row.grants) as Grant[],
+    admin: row.admin === 1,
+    token_ttl: row.token_ttl,
+    expired: row.expired_at !== null,
+    expired_at: row.expired_at,
+    partner_url: row.partner_url,
+    partner_username: row.partner_username,
+    signs_deliveries: row.signing_secret !== null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+export function hasGrant(row: Pick<ClientRow, 'grants'>, grant: Grant): boolean {
+  return (JSON.parse(row.grants) as string[]).includes(grant)
+}
+
+export interface RegisteredClient extends ClientView {
+  /** Shown once, at registration or rotation; only its hash is kept. */
+  client_secret: string
+}
+
+export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
+  const client = parseInput(newClientSchema, input)
+  const id = fixed?.id ?? newClientId()
+  const secret = fixed?.secret ?? randomToken(32)
+  const stamp = iso(now)
+  await repo.insertClient(db, {
+    id,
+    secret_hash: sha256(secret),
+    name: client.name,
+    url: client.url,
+    logo_url: client.logo_url,
+    redirect_uris: JSON.stringify(client.redirect_uris),
+    grants: JSON.stringify([...new Set(client.grants)]),
+    admin: client.admin ? 1 : 0,
+    token_ttl: client.token_ttl,
+    expired_at: null,
+    partner_url: client.partner_url?.replace(/\/+$/, '') ?? null,
+    partner_username: client.partner_username,
+    partner_password: client.partner_password,
+    signing_secret: client.signing_secret,
+    created_at: stamp,
+    updated_at: stamp,
+  })
+  return {...clientView(await getClientRow(db, id)), client_secret: secret}
+}
+
+export async function getClientRow(db: Db, id: string): Promise<ClientRow> {
+  const row = await repo.findClient(db, id)
+  if (!row) throw notFound(`no client with id "${id}"`)
+  return row
+}
+
+export async function getClient(db: Db, id: string): Promise<ClientView> {
+  return clientView(await getClientRow(db, id))
+}
+
+export async function listClients(db: Db): Promise<ClientView[]> {
+  return (await repo.listClientRows(db)).map(clientView)
+}
+
+/**
+ * Applies an operator's change. Expiring a client, or altering its agreed token lifetime, kills
+ * every token it holds (the spec's token-life table), in the same transaction as the change.
+ */
+export async function updateClient(db: Kysely<Database>, id: string, input: ClientPatch, now: Date): Promise<ClientView & {revoked_tokens: number}> {
+  const patch = parseInput(clientPatchSchema, input)
+  return writeTransaction(db, async (trx) => {
+    const row = await getClientRow(trx, id)
+    const stamp = iso(now)
+    const grants = patch.grants ? [...new Set(patch.grants)] : (JSON.parse(row.grants) as Grant[])
+    const redirectUris = patch.redirect_uris ?? (JSON.parse(row.redirect_uris) as string[])
+    if (grants.includes('signon') && redirectUris.length === 0) {
+      throw new AppError('bad_request', 'redirect_uris: a signon client needs at least one redirect URI')
+    }
+    const next = {
+      name: patch.name ?? row.name,
+      url: patch.url ?? row.url,
+      logo_url: patch.logo_url ?? row.logo_url,
+      redirect_uris: JSON.stringify(redirectUris),
+      grants: JSON.stringify(grants),
+      admin: patch.admin === undefined ? row.admin : patch.admin ? 1 : 0,
+      token_ttl: patch.token_ttl === undefined ? row.token_ttl : patch.token_ttl,
+      expired_at: patch.expire === undefined ? row.expired_at : patch.expire ? (row.expired_at ?? stamp) : null,
+      partner_url: patch.partner_url === undefined ? row.partner_url : (patch.partner_url?.replace(/\/+$/, '') ?? null),
+      partner_username: patch.partner_username === undefined ? row.partner_username : patch.partner_username,
+      partner_password: patch.partner_password === undefined ? row.partner_password : patch.partner_password,
+      signing_secret: patch.signing_secret === undefined ? row.signing_secret : patch.signing_secret,
+      updated_at: stamp,
+    }
+    if (grants.includes('partner')) {
+      for (const field of ['partner_url', 'partner_username', 'partner_password'] as const) {
+        if (!next[field]) throw new AppError('bad_request', `${field}: is required for a partner client`)
+      }
+    }
+    await repo.updateClientRow(trx, id, next)
+    const ttlChanged = patch.token_ttl !== undefined && patch.token_ttl !== row.token_ttl
+    const expiredNow = patch.expire === true && row.expired_at === null
+    const revoked = ttlChanged || expiredNow ? await revokeTokens(trx, {clientId: id}, stamp) : 0
+    return {...clientView(await getClientRow(trx, id)), revoked_tokens: revoked}
+  })
+}
+
+export async function rotateClientSecret(db: Db, id: string, now: Date): Promise<{client_id: string; client_secret: string}> {
+  await getClientRow(db, id)
+  const secret = randomToken(32)
+  await repo.updateClientRow(db, id, {secret_hash: sha256(secret), updated_at: iso(now)})
+  return {client_id: id, client_secret: secret}
+}
+
+/** The client when id and secret match (compared in constant time), otherwise undefined. */
+export async function authenticateClient(db: Db, id: string, secret: string): Promise<ClientRow | undefined> {
+  const row = await repo.findClient(db, id)
+  // Hash even when the client is unknown so the timing does not tell which ids exist.
+  const presented = sha256(secret)
+  if (!row) {
+    safeEqual(presented, presented)
+    return undefined
+  }
+  return safeEqual(presented, row.secret_hash) ? row : undefined
+}
+
+export interface MemberView {
+  user_id: number
+  email: string
+  first_name: string
+  last_name: string
+  country_of_practice: string
+  primary_specialty: string
+  npi: string | null
+  me: string | null
+  active: boolean
+  created_at: string
+  updated_at: string
+}
+
+export function memberView(row: MemberRow): MemberView {
+  return {
+    user_id: row.id,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    country_of_practice: row.country,
+    primary_specialty: row.specialty,
+    npi: row.npi,
+    me: row.me,
+    active: row.active === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+export async function addMember(db: Db, input: NewMemberInput, now: Date): Promise<MemberView> {
+  const member = parseInput(newMemberSchema, input)
+  for (const [column, value] of [['email', member.email], ['npi', member.npi], ['me', member.me]] as const) {
+    if (value !== null && (await repo.findMemberBy(db, column, value))) {
+      throw new AppError('conflict', `${column}: a member with ${column} ${value} already exists`)
+    }
+  }
+  const stamp = iso(now)
+  const id = await repo.insertMember(db, {
+    email: member.email,
+    password_hash: await hashPassword(member.password),
+    first_name: member.first_name,
+    last_name: member.last_name,
+    country: member.country,
+    specialty: member.specialty,
+    npi: member.npi,
+    me: member.me,
+    active: 1,
+    password_changed_at: stamp,
+    created_at: stamp,
+    updated_at: stamp,
+  })
+  return getMember(db, id)
+}
+
+/** Parses an operator-typed member id ("42"); anything else is a clear error. */
+export function parseMemberId(value: string | number): number {
+  const id = typeof value === 'number' ? value : /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('bad_request', `member id must be a positive integer, got "${value}"`)
+  return id
+}
+
+export async function getMemberRow(db: Db, id: number): Promise<MemberRow> {
+  const row = await repo.findMember(db, id)
+  if (!row) throw notFound(`no member with user_id ${id}`)
+  return row
+}
+
+export async function getMember(db: Db, id: number): Promise<MemberView> {
+  return memberView(await getMemberRow(db, id))
+}
+
+export async function listMembers(db: Db): Promise<MemberView[]> {
+  return (await repo.listMemberRows(db)).map(memberView)
+}
+
+/**
+ * A password change or a deactivation kills every token the member holds, in the same
+ * transaction. Reactivation does not bring tokens back.
+ */
+export async function updateMember(db: Kysely<Database>, id: number, input: MemberPatch, now: Date): Promise<MemberView & {revoked_tokens: number}> {
+  const patch = parseInput(memberPatchSchema, input)
+  const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password)
+  return writeTransaction(db, async (trx) => {
+    const row = await getMemberRow(trx, id)
+    const stamp = iso(now)
+    let revoked = 0
+    const change: Parameters<typeof repo.updateMemberRow>[2] = {updated_at: stamp}
+    if (passwordHash !== undefined) {
+      change.password_hash = passwordHash
+      change.password_changed_at = stamp
+    }
+    if (patch.active !== undefined) change.active = patch.active ? 1 : 0
+    await repo.updateMemberRow(trx, id, change)
+    if (passwordHash !== undefined || (patch.active === false && row.active === 1)) {
+      revoked = await revokeTokens(trx, {memberId: id}, stamp)
+    }
+    return {...(await getMember(trx, id)), revoked_tokens: revoked}
+  })
+}
+
+/** The member withdraws a client's access: its tokens die and its pending codes expire. */
+export async function revokeConsent(db: Kysely<Database>, memberId: number, clientId: string, now: Date): Promise<{member_id: number; client_id: string; revoked_tokens: number}> {
+  return writeTransaction(db, async (trx) => {
+    await getMemberRow(trx, memberId)
+    await getClientRow(trx, clientId)
+    const stamp = iso(now)
+    await supersedeCodes(trx, memberId, clientId, stamp)
+    const revoked = await revokeTokens(trx, {memberId, clientId}, stamp)
+    return {member_id: memberId, client_id: clientId, revoked_tokens: revoked}
+  })
+}

@@ -1,0 +1,59 @@
+import type {Generated, Insertable, Selectable, Updateable} from 'kysely'
+
+/** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
+export interface ClientTable {
+  id: string
+  secret_hash: string
+  name: string
+  url: string
+  logo_url: string
+  redirect_uris: string
+  grants: string
+  admin: number
+  /** Agreed access-token lifetime in seconds; null means tokens never expire. */
+  token_ttl: number | null
+  expired_at: string | null
+  partner_url: string | null
+  partner_username: string | null
+  /** Sent to the partner as HTTP Basic, so it is kept as given (it is the partner's credential). */
+  partner_password: string | null
+  signing_secret: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface MemberTable {
+  id: Generated<number>
+  email: string
+  password_hash: string
+  first_name: string
+  last_name: string
+  country: string
+  specialty: string
+  npi: string | null
+  me: string | null
+  active: number
+  /** Sign-in sessions older than this are void. */
+  password_changed_at: string
+  created_at: string
+  updated_at: string
+}
+
+/** Process-wide secrets and switches that must survive restarts (e.g. the cookie signing key). */
+export interface SettingTable {
+  key: string
+  value: string
+}
+
+export interface RegistryTables {
+  clients: ClientTable
+  members: MemberTable
+  settings: SettingTable
+}
+
+export type ClientRow = Selectable<ClientTable>
+export type NewClientRow = Insertable<ClientTable>
+export type ClientUpdate = Updateable<ClientTable>
+export type MemberRow = Selectable<MemberTable>
+export type NewMemberRow = Insertable<MemberTable>
+export type MemberUpdate = Updateable<MemberTable>

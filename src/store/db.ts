@@ -1,0 +1,79 @@
+import {Kysely, SqliteDialect, sql, type Dialect} from 'kysely'
+import type {Database} from './database.js'
+import {migrateToLatest} from './migrate.js'
+
+export type StoreKind = 'sqlite' | 'postgres'
+
+export interface StoreOptions {
+  /** SQLite file path; ':memory:' for a private in-memory store (tests). */
+  file?: string
+  /** A database URL; `postgres://` selects PostgreSQL, `sqlite:` / `file:` a SQLite file. */
+  url?: string
+}
+
+export interface Store {
+  db: Kysely<Database>
+  kind: StoreKind
+  close(): Promise<void>
+}
+
+/**
+ * The single place that picks a driver. SQLite runs on better-sqlite3 (synchronous, in-process,
+ * ~4 µs point lookups); other drivers (Deno's node:sqlite, PostgreSQL) plug in here.
+ */
+async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind}> {
+  const url = options.url
+  if (url && /^postgres(ql)?:\/\//i.test(url)) {
+    throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
+  }
+  let file = options.file ?? ':memory:'
+  if (url) {
+    const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
+    if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
+    file = match[1]
+  }
+  const {default: SqliteDatabase} = await import('better-sqlite3')
+  let sqlite
+  try {
+    sqlite = new SqliteDatabase(file)
+  } catch (error) {
+    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
+  }
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  return {dialect: new SqliteDialect({database: sqlite}), kind: 'sqlite'}
+}
+
+/** Opens (and migrates) a store. */
+export async function openStore(options: StoreOptions = {}): Promise<Store> {
+  const {dialect, kind} = await createDialect(options)
+  const db = new Kysely<Database>({dialect})
+  try {
+    await migrateToLatest(db)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return {db, kind, close: () => db.destroy()}
+}
+
+/**
+ * Runs `fn` in a write transaction that takes the write lock up front (SQLite BEGIN IMMEDIATE),
+ * so a read-check-write sequence can never interleave with another writer, in this process or
+ * another one on the same file.
+ */
+export async function writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn)
+    try {
+      const result = await fn(conn)
+      await sql`commit`.execute(conn)
+      return result
+    } catch (error) {
+      await sql`rollback`.execute(conn)
+      throw error
+    }
+  })
+}

@@ -1,0 +1,10 @@
+import type {Migration} from 'kysely'
+import * as registrySignon from './2026112201_registry_signon.js'
+
+/**
+ * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
+ * they run: a timestamp, then a name. Append new ones; never edit one that has shipped.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026112201_registry_signon': registrySignon,
+}

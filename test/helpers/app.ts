@@ -1,0 +1,27 @@
+import {createApp} from '../../src/app.js'
+import {ManualClock} from '../../src/lib/clock.js'
+import {openStore, type Store} from '../../src/store/db.js'
+
+export interface TestContext {
+  store: Store
+  db: Store['db']
+  clock: ManualClock
+  app: ReturnType<typeof createApp>
+  logs: string[]
+}
+
+/** A fresh in-memory store, migrated, with an app on a manual clock. Close it with `ctx.store.close()`. */
+export async function freshApp(options: {demo?: boolean} = {}): Promise<TestContext> {
+  const store = await openStore({file: ':memory:'})
+  const clock = new ManualClock()
+  const logs: string[] = []
+  const app = createApp({db: store.db, clock, log: (line) => logs.push(line), demo: options.demo})
+  return {store, db: store.db, clock, app, logs}
+}
+
+/** A form body as application/x-www-form-urlencoded request init. */
+export function form(fields: Record<string, string | string[]>, headers: Record<string, string> = {}): RequestInit {
+  const body = new URLSearchParams()
+  for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(key, v)
+  return {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded', ...headers}}
+}
