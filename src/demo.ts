@@ -8,12 +8,27 @@ export const DEMO_CLIENT_ID = 'demo-client'
 export const DEMO_CLIENT_SECRET = 'demo-client-secret'
 export const DEMO_MEMBER = {email: 'demo.doctor@medpanel.test', password: 'demo-password'}
 
+/**
+ * Each interface adds its slice of the demo data set as one part: it seeds idempotently and
+ * returns what a person needs (a JSON-able summary and ready-to-paste lines).
+ */
+export interface DemoPart {
+  name: string
+  seed(db: Kysely<Database>, ctx: {baseUrl: string; now: Date; clientId: string; memberId: number}): Promise<{info: unknown; lines: string[]}>
+}
+
+/** Register interface demo parts here (one import and one entry each). */
+export const DEMO_PARTS: DemoPart[] = []
+
 export interface DemoInfo {
   base_url: string
   client: {client_id: string; client_secret: string; name: string; redirect_uri: string; grants: string[]}
   member: MemberView & {password: string}
   authorize_url: string
   curl: string[]
+  /** What each interface's demo part seeded, by part name. */
+  parts: Record<string, unknown>
+  part_lines: Record<string, string[]>
 }
 
 /**
@@ -67,6 +82,14 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date)
   const authorize = new URL('/oauth/authorize', baseUrl)
   authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: redirectUri, response_type: 'code', state: 'demo-state'}).toString()
 
+  const parts: Record<string, unknown> = {}
+  const partLines: Record<string, string[]> = {}
+  for (const part of DEMO_PARTS) {
+    const seeded = await part.seed(db, {baseUrl, now, clientId: DEMO_CLIENT_ID, memberId: member.user_id})
+    parts[part.name] = seeded.info
+    partLines[part.name] = seeded.lines
+  }
+
   return {
     base_url: baseUrl,
     client: {client_id: client.client_id, client_secret: DEMO_CLIENT_SECRET, name: client.name, redirect_uri: redirectUri, grants: client.grants},
@@ -77,6 +100,8 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date)
       `curl -s ${baseUrl}/user/oauth/token/info -H "Authorization: Bearer ACCESS_TOKEN"`,
       `curl -s ${baseUrl}/user/oauth/user/info -H "Authorization: Bearer ACCESS_TOKEN"`,
     ],
+    parts,
+    part_lines: partLines,
   }
 }
 
@@ -91,5 +116,6 @@ export function describeDemo(info: DemoInfo): string {
     '',
     'Then, with the code from the redirect:',
     ...info.curl.map((line) => `  ${line}`),
+    ...Object.entries(info.part_lines).flatMap(([name, lines]) => ['', `${name}:`, ...lines.map((line) => `  ${line}`)]),
   ].join('\n')
 }

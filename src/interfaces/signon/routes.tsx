@@ -7,6 +7,7 @@ import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerAuth} from '../../http/bearer-auth.js'
 import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
+import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {randomToken} from '../../lib/ids.js'
 import {ensureSetting} from '../../registry/repository.js'
@@ -14,28 +15,6 @@ import {ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
 import {authorizeQuery, consentForm, memberInfoResponse, oauthError, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
 import {checkCsrf, csrfToken, readSession, startSession} from './session.js'
-
-/** OAuth error bodies: `{error, error_description}`, never cached (RFC 6749 §5.1). */
-export const renderOAuthError: ErrorRenderer = (c, error) => {
-  const code = error.code in OAUTH_CODES ? error.code : error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : 'invalid_request'
-  return c.json({error: code, error_description: error.message}, error.status as 400, {
-    ...error.headers,
-    'Cache-Control': 'no-store',
-    Pragma: 'no-cache',
-  })
-}
-const OAUTH_CODES: Record<string, true> = {
-  invalid_request: true,
-  invalid_client: true,
-  invalid_grant: true,
-  unauthorized_client: true,
-  unsupported_grant_type: true,
-  unsupported_response_type: true,
-  invalid_scope: true,
-  access_denied: true,
-  invalid_token: true,
-  insufficient_scope: true,
-}
 
 /** Browser-facing errors: redirect back to the client when that is safe, else an HTML page. */
 const renderPage: ErrorRenderer = (c, error) => {
