@@ -136,11 +136,19 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   for (const path of ['/oauth/authorize', '/oauth/session']) {
     app.use(path, errorShape(renderPage), bodyLimit({maxSize: 16 * 1024, onError: () => {
       throw new AppError('payload_too_large', 'the form is too large')
-    }}), checkOrigin())
+    }}))
+    // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
+    app.on('POST', path, checkOrigin())
   }
   app.use('/oauth/token', errorShape(renderOAuthError), bodyLimit({maxSize: 16 * 1024, onError: () => {
     throw new AppError('invalid_request', 'the request body is too large', {status: 413})
   }}))
+  app.on('POST', '/oauth/token', async (c, next) => {
+    if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) {
+      throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
+    }
+    await next()
+  })
   for (const path of ['/user/oauth/*', '/oauth/token/info', '/oauth/user/info']) {
     app.use(path, errorShape(renderOAuthError), async (c, next) => {
       await next()
@@ -199,10 +207,6 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   })
 
   app.openapi(token, async (c) => {
-    const type = c.req.header('content-type') ?? ''
-    if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
-      throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
-    }
     const form = c.req.valid('form')
     const now = clock.now()
     let issued: signon.TokenResponse
