@@ -77,6 +77,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     // oclif's own exits (help, version) carry their code; pass them through untouched.
     if (error.oclif?.exit === 0) return
+    // A failed parse still counts as parsed: oclif would otherwise add a second warning line.
+    this.parsed = true
     const first = (error.message || String(error)).split('\n').find((line) => line.trim()) ?? 'failed'
     const message = error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : first.replace(/^Error:\s*/, '')
     process.stderr.write(`Error: ${message}\n`)

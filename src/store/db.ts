@@ -1,4 +1,4 @@
-import {Kysely, SqliteDialect, sql, type Dialect} from 'kysely'
+import {Kysely, SqliteDialect, sql, type Dialect, type SqliteDatabase} from 'kysely'
 import type {Database} from './database.js'
 import {migrateToLatest} from './migrate.js'
 
@@ -43,7 +43,28 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  return {dialect: new SqliteDialect({database: sqlite}), kind: 'sqlite'}
+  return {dialect: new SqliteDialect({database: withStatementCache(sqlite)}), kind: 'sqlite'}
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a point lookup. Queries
+ * are built with parameters, so the set of distinct SQL texts is small and their statements can
+ * be kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
+ */
+function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase {
+  const cache = new Map<string, ReturnType<typeof sqlite.prepare>>()
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let statement = cache.get(text)
+      if (!statement) {
+        if (cache.size >= limit) cache.clear()
+        statement = sqlite.prepare(text)
+        cache.set(text, statement)
+      }
+      return statement
+    },
+  }
 }
 
 /** Opens (and migrates) a store. */

@@ -1,3 +1,4 @@
+import type {CompiledQuery, InferResult} from 'kysely'
 import type {Db} from '../../store/database.js'
 import type {AuthorizationCodeRow} from './tables.js'
 
@@ -65,8 +66,7 @@ export async function revokeTokens(db: Db, scope: TokenScope, now: string): Prom
   return Number(result.numUpdatedRows)
 }
 
-/** One indexed lookup that brings the token with its client and member. */
-export async function findTokenWithOwners(db: Db, tokenHash: string) {
+function tokenWithOwnersQuery(db: Db, tokenHash: string) {
   return db
     .selectFrom('access_tokens as t')
     .innerJoin('clients as c', 'c.id', 't.client_id')
@@ -90,5 +90,21 @@ export async function findTokenWithOwners(db: Db, tokenHash: string) {
       'm.specialty',
     ])
     .where('t.token_hash', '=', tokenHash)
-    .executeTakeFirst()
+}
+
+type TokenWithOwners = InferResult<ReturnType<typeof tokenWithOwnersQuery>>[number]
+const compiledLookups = new WeakMap<Db, CompiledQuery<TokenWithOwners>>()
+
+/**
+ * One indexed lookup that brings the token with its client and member. It runs on every
+ * authenticated request, so the SQL is compiled once per database and reused with the new hash.
+ */
+export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWithOwners | undefined> {
+  let compiled = compiledLookups.get(db)
+  if (!compiled) {
+    compiled = tokenWithOwnersQuery(db, '').compile()
+    compiledLookups.set(db, compiled)
+  }
+  const {rows} = await db.executeQuery<TokenWithOwners>({...compiled, parameters: [tokenHash]})
+  return rows[0]
 }

@@ -150,10 +150,11 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     await next()
   })
   for (const path of ['/user/oauth/*', '/oauth/token/info', '/oauth/user/info']) {
-    app.use(path, errorShape(renderOAuthError), async (c, next) => {
-      await next()
+    // Set before the handler runs: headers added afterwards would force Hono to rebuild the response.
+    app.use(path, errorShape(renderOAuthError), async function noStore(c, next) {
       c.header('Cache-Control', 'no-store')
       c.header('Pragma', 'no-cache')
+      await next()
     })
   }
 

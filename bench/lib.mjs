@@ -1,0 +1,58 @@
+// Shared helpers for the benchmark scripts: start the built CLI, run autocannon, print results.
+import autocannon from 'autocannon'
+import {spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
+
+export function tempDb(name) {
+  return join(mkdtempSync(join(tmpdir(), 'medpanel-bench-')), name)
+}
+
+/** Runs a CLI command with --json and returns the parsed output. */
+export function cliJson(args) {
+  const result = spawnSync(process.execPath, [BIN, ...args, '--json'], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']})
+  if (result.status !== 0) throw new Error(`medpanel ${args.join(' ')}: ${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+/** Starts a long-running command printing one JSON document with `url`; resolves {url, child, stop}. */
+export function startJsonServer(command, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {stdio: ['ignore', 'pipe', 'ignore']})
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      try {
+        const info = JSON.parse(out)
+        resolve({url: info.url, child, stop: () => new Promise((done) => (child.once('exit', done), child.kill('SIGTERM')))})
+      } catch {}
+    })
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
+  })
+}
+
+/** The ceiling: a bare node:http server answering a small JSON body, in its own process. */
+export function startBareServer(body = '{"ok":true}') {
+  const source = `
+    const http = require('node:http')
+    const body = ${JSON.stringify(body)}
+    const server = http.createServer((req, res) => { res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)}); res.end(body) })
+    server.keepAliveTimeout = 65000
+    server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({url: 'http://127.0.0.1:' + server.address().port})))`
+  return startJsonServer(process.execPath, ['-e', source])
+}
+
+/** autocannon with the given options; resolves its result. */
+export function cannon(options) {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
+  })
+}
+
+export function fmt(n, digits = 0) {
+  return Number(n).toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+}

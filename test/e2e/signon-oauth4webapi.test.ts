@@ -1,0 +1,135 @@
+import * as oauth from 'oauth4webapi'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+
+/**
+ * The real CLI and server, driven by a real OAuth client library. The browser's part (sign in,
+ * press Allow) is done with fetch and a cookie header, as a user agent would.
+ */
+describe('sign-on end to end with oauth4webapi', () => {
+  const db = join(tempDir(), 'signon.db')
+  let server: RunningCli
+  let as: oauth.AuthorizationServer
+  let client: {client_id: string; client_secret: string}
+  let member: {user_id: number}
+  let redirectUri: string
+  const insecure = {[oauth.allowInsecureRequests]: true}
+
+  beforeAll(async () => {
+    server = await startCli(['serve', '--port', '0', '--db', db])
+    redirectUri = `${server.url}/app/callback`
+    client = cliJson(['register-client', '--db', db, '--name', 'E2E Partner', '--url', 'https://e2e.example', '--logo-url', 'https://e2e.example/logo.png', '--redirect-uri', redirectUri, '--token-ttl', '900', '--grant', 'signon,pulses'])
+    member = cliJson(['add-member', '--db', db, '--email', 'e2e@clinic.example', '--password', 'e2e-password-1', '--first-name', 'Eve', '--last-name', 'Ito', '--country', 'CA', '--specialty', 'Neurology'])
+    as = {issuer: server.url, authorization_endpoint: `${server.url}/oauth/authorize`, token_endpoint: `${server.url}/oauth/token`}
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  /** The browser: sign in on the consent page and press Allow; returns the redirect URL. */
+  async function consent(authorizeUrl: URL): Promise<URL> {
+    const cookies = new Map<string, string>()
+    const remember = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';')
+        const eq = pair!.indexOf('=')
+        cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1))
+      }
+      return res
+    }
+    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+    const fields = (html: string) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, '&')]))
+    const page = remember(await fetch(authorizeUrl))
+    const signInFields = fields(await page.text())
+    const signedIn = remember(
+      await fetch(`${server.url}/oauth/session`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {cookie: cookie(), origin: server.url},
+        body: new URLSearchParams({...signInFields, email: 'e2e@clinic.example', password: 'e2e-password-1'}),
+      }),
+    )
+    expect(signedIn.status).toBe(303)
+    const consentPage = remember(await fetch(new URL(signedIn.headers.get('location')!, server.url), {headers: {cookie: cookie()}}))
+    const consentFields = fields(await consentPage.text())
+    const decided = await fetch(`${server.url}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {cookie: cookie(), origin: server.url},
+      body: new URLSearchParams({...consentFields, decision: 'allow'}),
+    })
+    expect(decided.status).toBe(302)
+    return new URL(decided.headers.get('location')!)
+  }
+
+  it('authorization code + PKCE, token info, member info, then the replay revokes', async () => {
+    const verifier = oauth.generateRandomCodeVerifier()
+    const state = oauth.generateRandomState()
+    const url = new URL(as.authorization_endpoint!)
+    url.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'profile',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
+
+    const callback = await consent(url)
+    const params = oauth.validateAuthResponse(as, {client_id: client.client_id}, callback, state)
+    const response = await oauth.authorizationCodeGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretBasic(client.client_secret), params, redirectUri, verifier, insecure)
+    const tokens = await oauth.processAuthorizationCodeResponse(as, {client_id: client.client_id}, response)
+    expect(tokens.token_type).toBe('bearer')
+    expect(tokens.expires_in).toBe(900)
+
+    const info = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${server.url}/user/oauth/token/info`), undefined, undefined, insecure)
+    expect(await info.json()).toMatchObject({resource_owner_id: member.user_id, scopes: ['profile'], application: {uid: client.client_id}})
+    const me = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${server.url}/oauth/user/info`), undefined, undefined, insecure)
+    expect(await me.json()).toEqual({first_name: 'Eve', last_name: 'Ito', country_of_practice: 'CA', primary_specialty: 'Neurology'})
+
+    const replay = await oauth.authorizationCodeGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretBasic(client.client_secret), params, redirectUri, verifier, insecure)
+    await expect(oauth.processAuthorizationCodeResponse(as, {client_id: client.client_id}, replay)).rejects.toMatchObject({error: 'invalid_grant'})
+    const after = await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${tokens.access_token}`}})
+    expect(after.status).toBe(401)
+  })
+
+  it('client_credentials for a pulses client', async () => {
+    const response = await oauth.clientCredentialsGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretPost(client.client_secret), new URLSearchParams(), insecure)
+    const tokens = await oauth.processClientCredentialsResponse(as, {client_id: client.client_id}, response)
+    expect(tokens.scope).toBe('pulses')
+  })
+
+  it('operator commands kill live tokens: update-member --password, then revoke-consent', async () => {
+    const first = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+    const check = (token: string) => fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${token}`}}).then((r) => r.status)
+    expect(await check(first.access_token)).toBe(200)
+    expect(cliJson(['update-member', String(member.user_id), '--db', db, '--password', 'e2e-password-2'])).toMatchObject({revoked_tokens: 1})
+    expect(await check(first.access_token)).toBe(401)
+
+    const second = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({member_id: member.user_id, client_id: client.client_id, revoked_tokens: 1})
+    expect(await check(second.access_token)).toBe(401)
+
+    const third = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+    // Also kills the client_credentials token of the test above: 2 in all.
+    expect(cliJson(['update-client', client.client_id, '--db', db, '--token-ttl', '60'])).toMatchObject({token_ttl: 60, revoked_tokens: 2})
+    expect(await check(third.access_token)).toBe(401)
+
+    const fourth = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+    expect(cli(['update-member', String(member.user_id), '--db', db, '--deactivate']).status).toBe(0)
+    expect(await check(fourth.access_token)).toBe(401)
+    expect(cli(['update-member', String(member.user_id), '--db', db, '--activate']).status).toBe(0)
+
+    const fifth = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+    expect(cliJson(['update-client', client.client_id, '--db', db, '--expire'])).toMatchObject({expired: true, revoked_tokens: 1})
+    expect(await check(fifth.access_token)).toBe(401)
+  })
+
+  it('serve stops cleanly on SIGTERM', async () => {
+    const other = await startCli(['serve', '--port', '0', '--db', join(tempDir(), 'stop.db')])
+    expect((await fetch(`${other.url}/healthz`)).status).toBe(200)
+    expect(await other.stop('SIGTERM')).toBe(0)
+  })
+})
