@@ -16,6 +16,14 @@ import ShowMember from './show-member.js'
 import UpdateClient from './update-client.js'
 import UpdateMember from './update-member.js'
 
+import ShowBalance from './show-balance.js'
+import ListTransactions from './list-transactions.js'
+import Credit from './credit.js'
+import Debit from './debit.js'
+import Withdraw from './withdraw.js'
+import UpdateTransaction from './update-transaction.js'
+import ListWithdrawalTypes from './list-withdrawal-types.js'
+import RestrictWithdrawalType from './restrict-withdrawal-type.js'
 export const COMMANDS = {
   'add-member': AddMember,
   demo: Demo,
@@ -30,4 +38,12 @@ export const COMMANDS = {
   'show-member': ShowMember,
   'update-client': UpdateClient,
   'update-member': UpdateMember,
+  'show-balance': ShowBalance,
+  'list-transactions': ListTransactions,
+  credit: Credit,
+  debit: Debit,
+  withdraw: Withdraw,
+  'update-transaction': UpdateTransaction,
+  'list-withdrawal-types': ListWithdrawalTypes,
+  'restrict-withdrawal-type': RestrictWithdrawalType,
 }

@@ -1,13 +1,14 @@
 import type {Kysely} from 'kysely'
 import type {RegistryTables} from '../registry/tables.js'
 import type {SignonTables} from '../interfaces/signon/tables.js'
+import type {BalanceTables} from '../interfaces/balance/tables.js'
 
 /**
  * The whole schema as Kysely sees it. Each interface declares its own tables in its folder's
  * tables.ts; this type joins them. Add a new interface's tables here and a migration in
  * migrations/index.ts.
  */
-export interface Database extends RegistryTables, SignonTables {}
+export interface Database extends RegistryTables, SignonTables, BalanceTables {}
 
 /** A database handle or an open transaction: services accept either. */
 export type Db = Kysely<Database>

@@ -1,5 +1,6 @@
 import type {Migration} from 'kysely'
 import * as registrySignon from './2026112201_registry_signon.js'
+import * as balance from './2026112203_balance.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -7,4 +8,5 @@ import * as registrySignon from './2026112201_registry_signon.js'
  */
 export const migrations: Record<string, Migration> = {
   '2026112201_registry_signon': registrySignon,
+  '2026112203_balance': balance,
 }

@@ -1,0 +1,139 @@
+// Interface C under load: 50 connections post withdrawals across 1,000 funded accounts for 10 s
+// while 10 more read the same accounts' summaries, against `serve` in a child process. Then every
+// account is checked: balance = credits − debits, both in the store and over HTTP. The ceiling is a
+// bare node:http server taking the same POSTs, measured in the same run.
+// Usage: npm run build && node bench/balance.mjs [--duration 10] [--connections 50] [--accounts 1000]
+import {register} from 'tsx/esm/api'
+import {Decimal} from 'decimal.js'
+import {parseArgs} from 'node:util'
+import {cannon, fmt, startBareServer, startJsonServer, tempDb, BIN} from './lib.mjs'
+
+const {values} = parseArgs({
+  options: {
+    duration: {type: 'string', default: '10'},
+    connections: {type: 'string', default: '50'},
+    readers: {type: 'string', default: '10'},
+    accounts: {type: 'string', default: '1000'},
+  },
+})
+const duration = Number(values.duration)
+const connections = Number(values.connections)
+const readers = Number(values.readers)
+const accountCount = Number(values.accounts)
+
+// Seed through the real service functions (TypeScript, loaded by tsx) so the fixture is a ledger
+// the service itself wrote. Members are inserted directly: hashing 1,000 passwords is not the point.
+register()
+const {openStore} = await import('../src/store/db.ts')
+const {registerClient} = await import('../src/registry/service.ts')
+const {insertMember, findMemberBy} = await import('../src/registry/repository.ts')
+const {postCredit} = await import('../src/interfaces/balance/service.ts')
+
+const db = tempDb('balance.db')
+const client = {id: 'bench-client', secret: 'bench-client-secret'}
+const FUNDING = '1000.00'
+{
+  const store = await openStore({file: db})
+  const now = new Date()
+  const stamp = now.toISOString()
+  await registerClient(store.db, {name: 'Bench', url: 'https://bench.example.com', logo_url: 'https://bench.example.com/l.png', grants: ['balance']}, now, client)
+  for (let i = 1; i <= accountCount; i++) {
+    const id = await insertMember(store.db, {
+      email: `bench${i}@example.com`, password_hash: 'unused', first_name: 'Bench', last_name: `Doctor ${i}`, country: 'US', specialty: 'Cardiology',
+      npi: null, me: null, active: 1, password_changed_at: stamp, created_at: stamp, updated_at: stamp,
+    })
+    await postCredit(store.db, (await findMemberBy(store.db, 'id', id)), {type: 'HONORARIUM', amount: FUNDING, survey_id: 'BENCH'}, now)
+  }
+  await store.close()
+}
+
+const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`
+const details = {
+  CHARITY: {first_name: 'Bench', last_name: 'Doctor', email: 'bench@example.com'},
+  CHECK: {first_name: 'Bench', last_name: 'Doctor', address_line1: '1 Main St', city: 'Springfield', region: 'US-IL', postal_code: '62701', country: 'US'},
+}
+// Four in five are fee-free; one in five is a CHECK, which posts a 2.50 fee transaction too.
+const bodies = [
+  JSON.stringify({type: 'CHARITY', amount: 1.25, member_details: details.CHARITY}),
+  JSON.stringify({type: 'CHARITY', amount: 0.1, member_details: details.CHARITY}),
+  JSON.stringify({type: 'CHARITY', amount: 2, member_details: details.CHARITY}),
+  JSON.stringify({type: 'CHARITY', amount: 0.01, member_details: details.CHARITY}),
+  JSON.stringify({type: 'CHECK', amount: 3.3, member_details: details.CHECK}),
+]
+const pick = (n) => Math.floor(Math.random() * n)
+const account = () => 1 + pick(accountCount)
+
+const service = await startJsonServer(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--json'])
+const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
+try {
+  const headers = {authorization: auth, 'content-type': 'application/json'}
+  const withdrawals = (url, seconds, setPath = true) => ({
+    url,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    headers,
+    requests: [
+      {
+        setupRequest: (req) => ({...req, ...(setPath ? {path: `/balance/user_id/${account()}/withdrawals`} : {}), body: bodies[pick(bodies.length)]}),
+      },
+    ],
+  })
+  const summaries = (seconds) => ({
+    url: service.url,
+    connections: readers,
+    duration: seconds,
+    headers: {authorization: auth},
+    requests: [{setupRequest: (req) => ({...req, path: `/balance/user_id/${account()}/summary`})}],
+  })
+
+  // Warm-up (counted in the verification like everything else).
+  await Promise.all([cannon(withdrawals(service.url, 2)), cannon(summaries(2)), cannon(withdrawals(bare.url, 2, false))])
+
+  const [w, s] = await Promise.all([cannon(withdrawals(service.url, duration)), cannon(summaries(duration))])
+  const b = await cannon(withdrawals(bare.url, duration, false))
+  if (w.non2xx || w.errors || s.non2xx || s.errors) throw new Error(`non-2xx: withdrawals ${w.non2xx} (errors ${w.errors}), summaries ${s.non2xx} (errors ${s.errors})`)
+
+  // Verification, over HTTP: every account's available funds equals its credits minus its
+  // counted debits, folded here from its own transaction list.
+  let checked = 0
+  let withdrawalsSeen = 0
+  const problems = []
+  for (let id = 1; id <= accountCount; id++) {
+    const [summary, list] = await Promise.all(
+      ['summary', 'transactions'].map((p) => fetch(`${service.url}/balance/user_id/${id}/${p}`, {headers: {authorization: auth}}).then((r) => r.text())),
+    )
+    // Exact decimals: read the numbers as text, never as floats.
+    const available = new Decimal(/"available_funds":(-?[\d.]+)/.exec(summary)[1])
+    let credits = new Decimal(0)
+    let debits = new Decimal(0)
+    for (const m of list.matchAll(/"amount":(-?[\d.]+),.*?"type":"(\w+)",.*?"status":"(\w+)"/g)) {
+      const amount = new Decimal(m[1])
+      if (amount.isPositive() && m[3] === 'Completed') credits = credits.plus(amount)
+      if (amount.isNegative() && ['Processing', 'OnHold', 'Completed'].includes(m[3])) debits = debits.plus(amount.neg())
+      if (m[2] === 'WITHDRAWAL') withdrawalsSeen += 1
+    }
+    if (!available.eq(credits.minus(debits)) || available.isNegative()) problems.push(`user_id ${id}: available ${available} != ${credits} - ${debits}`)
+    checked += 1
+  }
+  const created = w.requests.total // every answer was 2xx (checked above), so each request made one withdrawal
+  const seconds = duration
+  const wps = w.requests.total / seconds
+  const sps = s.requests.total / seconds
+  const ceiling = b.requests.total / seconds
+  const verified = problems.length === 0
+  console.log(`withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${w.latency.p99} ms  (${connections} connections, ${duration} s, ${accountCount} accounts)`)
+  console.log(`summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${s.latency.p99} ms  (${readers} connections, same run)`)
+  console.log(`bare node:http (ceiling, same POSTs): ${fmt(ceiling)} /s  p99 ${b.latency.p99} ms`)
+  console.log(`ratio withdrawals/ceiling ${fmt(wps / ceiling, 2)}  goal >= 1,000 withdrawals/s: ${wps >= 1000 ? 'MET' : 'NOT MET'}`)
+  console.log(
+    `verification: ${verified ? 'OK' : 'FAILED'} — ${checked} accounts, balance = credits − debits for every one; ${withdrawalsSeen} withdrawals in the ledger (${created} in the measured run, plus warm-up)`,
+  )
+  if (!verified) {
+    console.log(problems.slice(0, 10).join('\n'))
+    process.exitCode = 1
+  }
+} finally {
+  await service.stop()
+  await bare.stop()
+}

@@ -1,0 +1,40 @@
+import {Args, Flags} from '@oclif/core'
+import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
+import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class Credit extends BaseCommand<typeof Credit> {
+  static override description = 'Credit a balance account (Completed at once, so available immediately)'
+  static override examples = [
+    '<%= config.bin %> credit user_id 1 --amount 150.50 --type HONORARIUM --survey-id P-1001',
+    '<%= config.bin %> credit npi 1234567893 --amount 5 --type CREDIT_ADJUSTMENT --property reason=goodwill',
+  ]
+  static override args = {
+    key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
+    id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
+  }
+  static override flags = {
+    amount: Flags.string({description: 'decimal amount in the account currency, e.g. 150.25', required: true}),
+    type: Flags.string({description: 'transaction type', options: [...CREDIT_TYPES], default: 'HONORARIUM'}),
+    'survey-id': Flags.string({description: 'project the credit pays for'}),
+    property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
+  }
+
+  protected override logJson(json: unknown): void {
+    process.stdout.write(jsonText(json))
+  }
+
+  async run(): Promise<TransactionView> {
+    const {db} = await this.openStore()
+    const member = await resolveAccountHolder(db, this.args.key, this.args.id)
+    const tx = await postCredit(
+      db,
+      member,
+      {type: this.flags.type, amount: this.flags.amount, survey_id: this.flags['survey-id'], properties: keyValues(this.flags.property, 'property')},
+      this.clock.now(),
+    )
+    this.say(transactionText(tx))
+    return tx
+  }
+}

@@ -1,0 +1,30 @@
+import {Args, Flags} from '@oclif/core'
+import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
+import {postDebit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class Debit extends BaseCommand<typeof Debit> {
+  static override description = 'Post a correcting debit (DEBIT_ADJUSTMENT); refused if it would overdraw the account'
+  static override examples = ['<%= config.bin %> debit user_id 1 --amount 12.00 --property reason="duplicate honorarium"']
+  static override args = {
+    key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
+    id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
+  }
+  static override flags = {
+    amount: Flags.string({description: 'decimal amount, e.g. 12.00', required: true}),
+    property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
+  }
+
+  protected override logJson(json: unknown): void {
+    process.stdout.write(jsonText(json))
+  }
+
+  async run(): Promise<TransactionView> {
+    const {db} = await this.openStore()
+    const member = await resolveAccountHolder(db, this.args.key, this.args.id)
+    const tx = await postDebit(db, member, {amount: this.flags.amount, properties: keyValues(this.flags.property, 'property')}, this.clock.now())
+    this.say(transactionText(tx))
+    return tx
+  }
+}

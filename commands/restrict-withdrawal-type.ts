@@ -1,0 +1,26 @@
+import {Args, Flags} from '@oclif/core'
+import {restrictionText} from '../src/interfaces/balance/cli-output.js'
+import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
+import {resolveAccountHolder, restrictWithdrawalType, type RestrictionResult} from '../src/interfaces/balance/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class RestrictWithdrawalType extends BaseCommand<typeof RestrictWithdrawalType> {
+  static override description = 'Bar a person from a withdrawal type (the API then answers 403 for it), or lift the bar with --lift'
+  static override examples = ['<%= config.bin %> restrict-withdrawal-type user_id 1 --type CHECK', '<%= config.bin %> restrict-withdrawal-type user_id 1 --type CHECK --lift']
+  static override args = {
+    key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
+    id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
+  }
+  static override flags = {
+    type: Flags.string({description: 'withdrawal type code, e.g. CHECK', required: true}),
+    lift: Flags.boolean({description: 'allow the type again', default: false}),
+  }
+
+  async run(): Promise<RestrictionResult> {
+    const {db} = await this.openStore()
+    const member = await resolveAccountHolder(db, this.args.key, this.args.id)
+    const result = await restrictWithdrawalType(db, member, this.flags.type, this.flags.lift, this.clock.now())
+    this.say(restrictionText(result))
+    return result
+  }
+}

@@ -1,0 +1,82 @@
+import type {Db} from '../../store/database.js'
+import type {AccountRow, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
+
+export async function findAccount(db: Db, memberId: number): Promise<AccountRow | undefined> {
+  return db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId).executeTakeFirst()
+}
+
+/** Creates the member's account unless it exists. */
+export async function ensureAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
+  await db
+    .insertInto('balance_accounts')
+    .values({member_id: memberId, currency, available_funds: '0', preferred_status: 0, created_at: now, updated_at: now})
+    .onConflict((oc) => oc.column('member_id').doNothing())
+    .execute()
+  return (await findAccount(db, memberId))!
+}
+
+export async function setAvailableFunds(db: Db, memberId: number, available: string, now: string): Promise<void> {
+  await db.updateTable('balance_accounts').set({available_funds: available, updated_at: now}).where('member_id', '=', memberId).execute()
+}
+
+export async function setPreferred(db: Db, memberId: number, preferred: boolean, now: string): Promise<void> {
+  await db.updateTable('balance_accounts').set({preferred_status: preferred ? 1 : 0, updated_at: now}).where('member_id', '=', memberId).execute()
+}
+
+export async function insertTransaction(db: Db, row: NewTransactionRow): Promise<void> {
+  await db.insertInto('balance_transactions').values(row).execute()
+}
+
+export async function findTransaction(db: Db, id: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('balance_transactions').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export async function findFee(db: Db, withdrawalId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('balance_transactions').selectAll().where('withdrawal_id', '=', withdrawalId).executeTakeFirst()
+}
+
+export async function listTransactionRows(db: Db, memberId: number): Promise<TransactionRow[]> {
+  return db.selectFrom('balance_transactions').selectAll().where('member_id', '=', memberId).orderBy('seq').execute()
+}
+
+export async function updateTransactionRow(db: Db, id: string, patch: TransactionUpdate): Promise<void> {
+  await db.updateTable('balance_transactions').set(patch).where('id', '=', id).execute()
+}
+
+export async function listWithdrawalTypeRows(db: Db): Promise<WithdrawalTypeRow[]> {
+  return db.selectFrom('withdrawal_types').selectAll().where('active', '=', 1).orderBy('position').execute()
+}
+
+export async function findWithdrawalType(db: Db, code: string): Promise<WithdrawalTypeRow | undefined> {
+  return db.selectFrom('withdrawal_types').selectAll().where('code', '=', code).where('active', '=', 1).executeTakeFirst()
+}
+
+export async function listRestrictions(db: Db, memberId: number): Promise<string[]> {
+  const rows = await db.selectFrom('withdrawal_restrictions').select('type').where('member_id', '=', memberId).orderBy('type').execute()
+  return rows.map((r) => r.type)
+}
+
+export async function isRestricted(db: Db, memberId: number, type: string): Promise<boolean> {
+  const row = await db.selectFrom('withdrawal_restrictions').select('type').where('member_id', '=', memberId).where('type', '=', type).executeTakeFirst()
+  return row !== undefined
+}
+
+export async function addRestriction(db: Db, memberId: number, type: string, now: string): Promise<void> {
+  await db
+    .insertInto('withdrawal_restrictions')
+    .values({member_id: memberId, type, created_at: now})
+    .onConflict((oc) => oc.columns(['member_id', 'type']).doNothing())
+    .execute()
+}
+
+export async function removeRestriction(db: Db, memberId: number, type: string): Promise<void> {
+  await db.deleteFrom('withdrawal_restrictions').where('member_id', '=', memberId).where('type', '=', type).execute()
+}
+
+export async function findIdempotent(db: Db, clientId: string, key: string) {
+  return db.selectFrom('balance_idempotency').selectAll().where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst()
+}
+
+export async function saveIdempotent(db: Db, row: {client_id: string; key: string; request_hash: string; status: number; body: string; created_at: string}): Promise<void> {
+  await db.insertInto('balance_idempotency').values(row).execute()
+}

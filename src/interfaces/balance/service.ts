@@ -1,0 +1,426 @@
+import type {Kysely} from 'kysely'
+import {AppError, notFound} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {sha256} from '../../lib/hashing.js'
+import {newUuid} from '../../lib/ids.js'
+import {isValidNpi} from '../../lib/npi.js'
+import {findMemberBy} from '../../registry/repository.js'
+import type {MemberRow} from '../../registry/tables.js'
+import type {Database, Db} from '../../store/database.js'
+import {writeTransaction} from '../../store/db.js'
+import {toJson} from './decimal-json.js'
+import {DEFAULT_CURRENCY, Money, ZERO, amountText, parseAmount} from './money.js'
+import * as repo from './repository.js'
+import {
+  ACCOUNT_KEYS,
+  CREDIT_TYPES,
+  STATUSES,
+  TRANSACTION_TYPES,
+  TRANSITIONS,
+  isCreditType,
+  parseProperties,
+  parseWithdrawalBody,
+  validateMemberDetails,
+  type CreditType,
+  type TransactionStatus,
+  type TransactionType,
+} from './schema.js'
+import type {TransactionRow, WithdrawalTypeRow} from './tables.js'
+
+type Decimal = InstanceType<typeof Money>
+
+export interface AccountSummary {
+  available_funds: Decimal
+  currency: string
+  preferred_status: boolean
+}
+
+export interface TransactionView {
+  id: string
+  /** Negative for debits. */
+  amount: Decimal
+  currency: string
+  type: TransactionType
+  type_description: string
+  status: TransactionStatus
+  survey_id: string | null
+  created_date: string
+  properties: Record<string, string>
+}
+
+export type TransactionListItem = Omit<TransactionView, 'created_date' | 'properties'> & {
+  current_balance: Decimal
+  created_date: string
+  properties: Record<string, string>
+}
+
+export interface MoneyObject {
+  amount: Decimal
+  currency: string
+}
+
+export interface WithdrawalTypeView {
+  type: string
+  description: string
+  fee: MoneyObject | null
+  minimum_balance_required: MoneyObject | null
+  required_fields: string[]
+  optional_fields: string[]
+}
+
+export interface WithdrawalCreated {
+  transaction_id: string
+  uri: string
+}
+
+/** The path of one transaction, as a withdrawal's `uri` gives it. */
+export function transactionPath(id: string): string {
+  return `/balance/transactions/${id}`
+}
+
+/**
+ * Finds the person behind `{key}/{id}`. Every way of failing (an unsupported key such as
+ * partner_id, a malformed identifier, nobody with it) is the spec's 404 "account not found".
+ */
+export async function resolveAccountHolder(db: Db, key: string, id: string): Promise<MemberRow> {
+  if (!(ACCOUNT_KEYS as readonly string[]).includes(key)) throw notFound(`"${key}" is not an account key; use user_id, npi or me`)
+  const value = id.trim()
+  let row: MemberRow | undefined
+  if (key === 'user_id') {
+    if (!/^\d{1,15}$/.test(value) || Number(value) <= 0) throw notFound(`no account for user_id "${id}": a user_id is a positive integer`)
+    row = await findMemberBy(db, 'id', Number(value))
+  } else if (key === 'npi') {
+    if (!isValidNpi(value)) throw notFound(`no account for npi "${id}": not a valid NPI (10 digits ending in a Luhn check digit)`)
+    row = await findMemberBy(db, 'npi', value)
+  } else {
+    if (!/^\d{10,11}$/.test(value)) throw notFound(`no account for me "${id}": an AMA ME number is 10 or 11 digits`)
+    row = await findMemberBy(db, 'me', value)
+  }
+  if (!row) throw notFound(`no account for ${key} ${value}`)
+  return row
+}
+
+/**
+ * What a transaction contributes to available funds: a credit counts once Completed; a debit
+ * holds its money while Processing or OnHold and keeps it once Completed. Cancelled and Reversed
+ * count for nothing.
+ */
+export function effect(type: string, status: string, amount: Decimal): Decimal {
+  if (isCreditType(type)) return status === 'Completed' ? amount : ZERO
+  return status === 'Processing' || status === 'OnHold' || status === 'Completed' ? amount.neg() : ZERO
+}
+
+function transactionView(row: TransactionRow): TransactionView {
+  const amount = new Money(row.amount)
+  return {
+    id: row.id,
+    amount: isCreditType(row.type) ? amount : amount.neg(),
+    currency: row.currency,
+    type: row.type as TransactionType,
+    type_description: TRANSACTION_TYPES[row.type as TransactionType] ?? row.type,
+    status: row.status as TransactionStatus,
+    survey_id: row.survey_id,
+    created_date: row.created_at,
+    properties: JSON.parse(row.properties) as Record<string, string>,
+  }
+}
+
+export async function getSummary(db: Db, member: MemberRow): Promise<AccountSummary> {
+  const account = await repo.findAccount(db, member.id)
+  return {
+    available_funds: new Money(account?.available_funds ?? '0'),
+    currency: account?.currency ?? DEFAULT_CURRENCY,
+    preferred_status: account?.preferred_status === 1,
+  }
+}
+
+/** Oldest first, each with the balance up to and including it. */
+export async function listTransactions(db: Db, member: MemberRow): Promise<TransactionListItem[]> {
+  let running = ZERO
+  return (await repo.listTransactionRows(db, member.id)).map((row) => {
+    running = running.plus(effect(row.type, row.status, new Money(row.amount)))
+    const {created_date, properties, ...rest} = transactionView(row)
+    return {...rest, current_balance: running, created_date, properties}
+  })
+}
+
+export async function getTransaction(db: Db, id: string): Promise<TransactionView> {
+  const row = await repo.findTransaction(db, id.trim().toLowerCase())
+  if (!row) throw notFound(`no transaction with id "${id}"`)
+  return transactionView(row)
+}
+
+function moneyObject(amount: string | null, currency: string | null): MoneyObject | null {
+  return amount === null ? null : {amount: new Money(amount), currency: currency ?? DEFAULT_CURRENCY}
+}
+
+function withdrawalTypeView(row: WithdrawalTypeRow): WithdrawalTypeView {
+  return {
+    type: row.code,
+    description: row.description,
+    fee: moneyObject(row.fee_amount, row.fee_currency),
+    minimum_balance_required: moneyObject(row.minimum_amount, row.minimum_currency),
+    required_fields: JSON.parse(row.required_fields) as string[],
+    optional_fields: JSON.parse(row.optional_fields) as string[],
+  }
+}
+
+/** Why a type is not offered to this person, or undefined when it is. */
+function unavailableReason(row: WithdrawalTypeRow, member: MemberRow, restricted: readonly string[]): string | undefined {
+  if (restricted.includes(row.code)) return `withdrawal type ${row.code} is restricted for this person`
+  const countries = row.countries ? (JSON.parse(row.countries) as string[]) : null
+  if (countries && !countries.includes(member.country)) return `withdrawal type ${row.code} is not offered to members practising in ${member.country}`
+  return undefined
+}
+
+/** Every type when no member is given; otherwise the types this person may use. */
+export async function listWithdrawalTypes(db: Db, member?: MemberRow): Promise<WithdrawalTypeView[]> {
+  const rows = await repo.listWithdrawalTypeRows(db)
+  if (!member) return rows.map(withdrawalTypeView)
+  const restricted = await repo.listRestrictions(db, member.id)
+  return rows.filter((row) => !unavailableReason(row, member, restricted)).map(withdrawalTypeView)
+}
+
+export interface CreditInput {
+  type: string
+  amount: unknown
+  survey_id?: string | null | undefined
+  properties?: Record<string, unknown> | undefined
+}
+
+function parseSurveyId(value: string | null | undefined): string | null {
+  if (value === undefined || value === null) return null
+  const trimmed = value.trim()
+  if (!trimmed || trimmed.length > 100) throw new AppError('bad_request', 'survey_id: must be 1 to 100 characters')
+  return trimmed
+}
+
+/** Posts a Completed credit (available at once) and returns it. */
+export async function postCredit(db: Kysely<Database>, member: MemberRow, input: CreditInput, now: Date): Promise<TransactionView> {
+  if (!(CREDIT_TYPES as readonly string[]).includes(input.type)) throw new AppError('bad_request', `type: must be one of ${CREDIT_TYPES.join(', ')}`)
+  const properties = parseProperties(input.properties)
+  const surveyId = parseSurveyId(input.survey_id)
+  return writeTransaction(db, async (trx) => {
+    const stamp = iso(now)
+    const account = await repo.ensureAccount(trx, member.id, DEFAULT_CURRENCY, stamp)
+    const amount = parseAmount(input.amount, account.currency)
+    const id = newUuid()
+    await repo.insertTransaction(trx, {
+      id,
+      member_id: member.id,
+      type: input.type as CreditType,
+      amount: amountText(amount),
+      currency: account.currency,
+      status: 'Completed',
+      survey_id: surveyId,
+      properties: JSON.stringify(properties),
+      withdrawal_id: null,
+      withdrawal_type: null,
+      member_details: null,
+      client_id: null,
+      created_at: stamp,
+      updated_at: stamp,
+    })
+    await repo.setAvailableFunds(trx, member.id, amountText(new Money(account.available_funds).plus(amount)), stamp)
+    return transactionView((await repo.findTransaction(trx, id))!)
+  })
+}
+
+/** Posts a Completed DEBIT_ADJUSTMENT; refused when it would take the account below zero. */
+export async function postDebit(db: Kysely<Database>, member: MemberRow, input: {amount: unknown; properties?: Record<string, unknown> | undefined}, now: Date): Promise<TransactionView> {
+  const properties = parseProperties(input.properties)
+  return writeTransaction(db, async (trx) => {
+    const stamp = iso(now)
+    const account = await repo.findAccount(trx, member.id)
+    const currency = account?.currency ?? DEFAULT_CURRENCY
+    const amount = parseAmount(input.amount, currency)
+    const available = new Money(account?.available_funds ?? '0')
+    if (amount.gt(available)) throw new AppError('unprocessable', `insufficient funds: a debit of ${amountText(amount)} exceeds available funds of ${amountText(available)} ${currency}`)
+    if (!account) await repo.ensureAccount(trx, member.id, currency, stamp)
+    const id = newUuid()
+    await repo.insertTransaction(trx, {
+      id,
+      member_id: member.id,
+      type: 'DEBIT_ADJUSTMENT',
+      amount: amountText(amount),
+      currency,
+      status: 'Completed',
+      survey_id: null,
+      properties: JSON.stringify(properties),
+      withdrawal_id: null,
+      withdrawal_type: null,
+      member_details: null,
+      client_id: null,
+      created_at: stamp,
+      updated_at: stamp,
+    })
+    await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount)), stamp)
+    return transactionView((await repo.findTransaction(trx, id))!)
+  })
+}
+
+export interface WithdrawalOptions {
+  now: Date
+  /** The balance client asking (null for an operator at the CLI). */
+  clientId?: string | null
+  idempotencyKey?: string | undefined
+}
+
+export interface WithdrawalResult {
+  created: WithdrawalCreated
+  /** True when an earlier request with the same Idempotency-Key produced this answer. */
+  replayed: boolean
+}
+
+/** Key-order-independent JSON, so the same body sent twice hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+/**
+ * Creates a withdrawal and its fee. Everything from the idempotency check to the debit happens in
+ * one write transaction (BEGIN IMMEDIATE), so concurrent requests see each other's debits and no
+ * combination of them can overdraw the account.
+ */
+export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, body: unknown, options: WithdrawalOptions): Promise<WithdrawalResult> {
+  const request = parseWithdrawalBody(body)
+  const clientId = options.clientId ?? null
+  const idem = options.idempotencyKey !== undefined && clientId !== null ? {clientId, key: options.idempotencyKey} : undefined
+  const requestHash = idem ? sha256(`${member.id}\n${canonical(request)}`) : ''
+  return writeTransaction(db, async (trx) => {
+    const stamp = iso(options.now)
+    if (idem) {
+      const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
+      if (prior) {
+        if (prior.request_hash !== requestHash) throw new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request')
+        return {created: JSON.parse(prior.body) as WithdrawalCreated, replayed: true}
+      }
+    }
+    if (member.active !== 1) throw new AppError('forbidden', 'this person\'s membership is inactive; withdrawals are closed')
+    const typeRow = await repo.findWithdrawalType(trx, request.type)
+    if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
+    const denied = unavailableReason(typeRow, member, (await repo.isRestricted(trx, member.id, typeRow.code)) ? [typeRow.code] : [])
+    if (denied) throw new AppError('forbidden', denied)
+    const type = withdrawalTypeView(typeRow)
+    const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
+
+    const account = await repo.findAccount(trx, member.id)
+    const currency = account?.currency ?? DEFAULT_CURRENCY
+    const amount = parseAmount(request.amount, currency)
+    const available = new Money(account?.available_funds ?? '0')
+    const fee = type.fee?.amount ?? ZERO
+    const minimum = type.minimum_balance_required?.amount ?? ZERO
+    if (available.lt(minimum)) {
+      throw new AppError('unprocessable', `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`)
+    }
+    if (amount.plus(fee).gt(available)) {
+      const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
+      throw new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`)
+    }
+
+    if (!account) await repo.ensureAccount(trx, member.id, currency, stamp)
+    const id = newUuid()
+    const base = {member_id: member.id, currency, survey_id: null, withdrawal_type: type.type, client_id: clientId, created_at: stamp, updated_at: stamp}
+    await repo.insertTransaction(trx, {
+      ...base,
+      id,
+      type: 'WITHDRAWAL',
+      amount: amountText(amount),
+      status: 'Processing',
+      properties: JSON.stringify({withdrawal_type: type.type, vendor: type.description}),
+      withdrawal_id: null,
+      member_details: JSON.stringify(details),
+    })
+    if (!fee.isZero()) {
+      await repo.insertTransaction(trx, {
+        ...base,
+        id: newUuid(),
+        type: 'WITHDRAWAL_FEE',
+        amount: amountText(fee),
+        status: 'Processing',
+        properties: JSON.stringify({withdrawal_type: type.type, withdrawal_id: id}),
+        withdrawal_id: id,
+        member_details: null,
+      })
+    }
+    await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount).minus(fee)), stamp)
+    const created = {transaction_id: id, uri: transactionPath(id)}
+    if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJson(created), created_at: stamp})
+    return {created, replayed: false}
+  })
+}
+
+/**
+ * Moves a transaction along DESIGN.md's status graph. A withdrawal's fee moves with it (so a
+ * cancelled or reversed withdrawal refunds its fee); a change that would leave the account
+ * below zero (reversing a credit already spent) is refused.
+ */
+export async function updateTransactionStatus(db: Kysely<Database>, id: string, status: string, now: Date): Promise<TransactionView> {
+  if (!(STATUSES as readonly string[]).includes(status)) throw new AppError('bad_request', `status: must be one of ${STATUSES.join(', ')}`)
+  const next = status as TransactionStatus
+  return writeTransaction(db, async (trx) => {
+    const row = await repo.findTransaction(trx, id.trim().toLowerCase())
+    if (!row) throw notFound(`no transaction with id "${id}"`)
+    if (row.type === 'WITHDRAWAL_FEE') throw new AppError('unprocessable', `a withdrawal fee follows its withdrawal; change ${row.withdrawal_id} instead`)
+    const current = row.status as TransactionStatus
+    if (!TRANSITIONS[current].includes(next)) {
+      const allowed = TRANSITIONS[current]
+      throw new AppError('unprocessable', `a ${current} transaction cannot become ${next}${allowed.length ? ` (it can become ${allowed.join(' or ')})` : ' (that status is final)'}`)
+    }
+    const moving = [row]
+    const fee = row.type === 'WITHDRAWAL' ? await repo.findFee(trx, row.id) : undefined
+    if (fee) moving.push(fee)
+    let delta = ZERO
+    for (const r of moving) {
+      const amount = new Money(r.amount)
+      delta = delta.plus(effect(r.type, next, amount)).minus(effect(r.type, r.status, amount))
+    }
+    const stamp = iso(now)
+    const account = await repo.ensureAccount(trx, row.member_id, row.currency, stamp)
+    const available = new Money(account.available_funds).plus(delta)
+    if (available.lt(0)) {
+      throw new AppError('unprocessable', `this would take available funds to ${amountText(available)} ${account.currency}; the account may not go below zero`)
+    }
+    for (const r of moving) await repo.updateTransactionRow(trx, r.id, {status: next, updated_at: stamp})
+    await repo.setAvailableFunds(trx, row.member_id, amountText(available), stamp)
+    return transactionView((await repo.findTransaction(trx, row.id))!)
+  })
+}
+
+export interface RestrictionResult {
+  user_id: number
+  type: string
+  restricted: boolean
+  restricted_types: string[]
+}
+
+/** Bars (or, with lift, re-allows) a withdrawal type for one person. */
+export async function restrictWithdrawalType(db: Kysely<Database>, member: MemberRow, type: string, lift: boolean, now: Date): Promise<RestrictionResult> {
+  const code = type.trim().toUpperCase()
+  return writeTransaction(db, async (trx) => {
+    if (!(await repo.findWithdrawalType(trx, code))) {
+      const known = (await repo.listWithdrawalTypeRows(trx)).map((r) => r.code)
+      throw new AppError('bad_request', `type: "${type}" is not a withdrawal type (one of ${known.join(', ')})`)
+    }
+    if (lift) await repo.removeRestriction(trx, member.id, code)
+    else await repo.addRestriction(trx, member.id, code, iso(now))
+    return {user_id: member.id, type: code, restricted: !lift, restricted_types: await repo.listRestrictions(trx, member.id)}
+  })
+}
+
+/** Marks whether the person gets preferred treatment in survey invitations. */
+export async function setPreferredStatus(db: Kysely<Database>, member: MemberRow, preferred: boolean, now: Date): Promise<AccountSummary> {
+  return writeTransaction(db, async (trx) => {
+    const stamp = iso(now)
+    await repo.ensureAccount(trx, member.id, DEFAULT_CURRENCY, stamp)
+    await repo.setPreferred(trx, member.id, preferred, stamp)
+    return getSummary(trx, member)
+  })
+}

@@ -1,0 +1,46 @@
+import {registerClient, addMember} from '../../../src/registry/service.js'
+import {npiFromBase} from '../../../src/lib/npi.js'
+import type {Db} from '../../../src/store/database.js'
+
+export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
+export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+export const AUTH = {authorization: basic(CLIENT.id, CLIENT.secret)}
+
+/** A client with the balance grant and one without; returns nothing, ids are fixed. */
+export async function seedClients(db: Db, now: Date): Promise<void> {
+  const base = {url: 'https://partner.example.com', logo_url: 'https://partner.example.com/logo.png', redirect_uris: ['https://partner.example.com/cb']}
+  await registerClient(db, {...base, name: 'Balance partner', grants: ['balance']}, now, CLIENT)
+  await registerClient(db, {...base, name: 'Sign-on only', grants: ['signon']}, now, {id: 'signon-client', secret: 'signon-client-secret'})
+}
+
+let counter = 0
+/** A member with a fresh email, NPI and ME number. */
+export async function seedMember(db: Db, now: Date, overrides: {country?: string} = {}) {
+  counter += 1
+  const n = String(100000000 + counter * 7919).slice(0, 9)
+  return addMember(
+    db,
+    {
+      email: `doc${counter}-${Date.now()}@example.com`,
+      password: 'correct horse battery',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      country: overrides.country ?? 'US',
+      specialty: 'Cardiology',
+      npi: npiFromBase(n),
+      me: `0${n}1`,
+    },
+    now,
+  )
+}
+
+export const PAYPAL_DETAILS = {first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com'}
+export const CHECK_DETAILS = {
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  address_line1: '1 Main St',
+  city: 'Springfield',
+  region: 'US-IL',
+  postal_code: '62701',
+  country: 'US',
+}
