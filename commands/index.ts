@@ -15,6 +15,16 @@ import ShowClient from './show-client.js'
 import ShowMember from './show-member.js'
 import UpdateClient from './update-client.js'
 import UpdateMember from './update-member.js'
+import PushProject from './push-project.js'
+import PushQuota from './push-quota.js'
+import PushMembers from './push-members.js'
+import RemoveMember from './remove-member.js'
+import PushEvent from './push-event.js'
+import CloseProject from './close-project.js'
+import ListDeliveries from './list-deliveries.js'
+import RetryDeliveries from './retry-deliveries.js'
+import PartnerServe from './partner-serve.js'
+import VerifyPartner from './verify-partner.js'
 
 import ShowBalance from './show-balance.js'
 import ListTransactions from './list-transactions.js'
@@ -38,6 +48,16 @@ export const COMMANDS = {
   'show-member': ShowMember,
   'update-client': UpdateClient,
   'update-member': UpdateMember,
+  'push-project': PushProject,
+  'push-quota': PushQuota,
+  'push-members': PushMembers,
+  'remove-member': RemoveMember,
+  'push-event': PushEvent,
+  'close-project': CloseProject,
+  'list-deliveries': ListDeliveries,
+  'retry-deliveries': RetryDeliveries,
+  'partner-serve': PartnerServe,
+  'verify-partner': VerifyPartner,
   'show-balance': ShowBalance,
   'list-transactions': ListTransactions,
   credit: Credit,

@@ -2,6 +2,8 @@ import {Flags} from '@oclif/core'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
+import {fetchTransport} from '../src/interfaces/partner/transport.js'
+import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -13,6 +15,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     'base-url': Flags.string({description: 'public address of the service, for printed links (default http://HOST:PORT)'}),
     demo: Flags.boolean({description: 'seed the demo data set first and print its credentials', default: false}),
+    worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
   }
 
   async run(): Promise<void> {
@@ -28,8 +31,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
       if (demo) this.log(describeDemo(demo) + '\n')
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
+    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: (line) => process.stderr.write(line + '\n')}) : undefined
+    worker?.start()
     const signal = await untilSignal()
     process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
+    // The worker finishes and records its sends in flight before the store closes under it.
+    await worker?.stop()
     await server.close()
   }
 }

@@ -1,0 +1,27 @@
+import {Args, Flags} from '@oclif/core'
+import {queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {closeProject, type CloseProjectResult} from '../src/interfaces/partner/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class CloseProject extends BaseCommand<typeof CloseProject> {
+  static override description = 'Close every open quota of a project, then the project, queueing those PUTs in that order'
+  static override examples = ['<%= config.bin %> close-project P-100 --wait']
+
+  static override args = {
+    project: Args.string({description: 'project id', required: true}),
+  }
+
+  static override flags = {
+    wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+  }
+
+  async run(): Promise<CloseProjectResult & {wait: WaitSummary | null}> {
+    const {db} = await this.openStore()
+    const result = await closeProject(db, this.args.project, this.clock.now())
+    if (result.already_closed) this.say(`Project ${this.args.project} is already closed; nothing to push.`)
+    else this.say(`Closed ${result.closed_quotas.length ? `quotas ${result.closed_quotas.join(', ')} and ` : ''}project ${this.args.project}.`)
+    this.say(queuedLine(result.deliveries, result.partners))
+    const wait = await waitIfAsked(this.flags.wait, db, this.clock, [this.args.project], result.deliveries, (t) => this.say(t))
+    return {...result, wait}
+  }
+}

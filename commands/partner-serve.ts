@@ -1,0 +1,43 @@
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {receiverApp} from '../src/interfaces/partner/receiver/routes.js'
+import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'
+import {startServer, untilSignal} from '../src/server.js'
+import {BaseCommand} from './base-command.js'
+
+export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
+  static override description = 'Run a reference partner: every interface B endpoint under /v1, storing what it receives in its own SQLite file'
+  static override examples = ['<%= config.bin %> partner-serve --username acme --password s3cret', '<%= config.bin %> partner-serve --port 0 --username u --password p --db /tmp/partner.db --json']
+
+  // The partner plays another company's system: it keeps its own file, never medpanel's store.
+  static override baseFlags = {
+    ...BaseCommand.baseFlags,
+    db: Flags.string({description: 'the partner\'s own SQLite file', default: './partner.db', helpGroup: 'STORE'}),
+  }
+
+  static override flags = {
+    port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 9090, min: 0, max: 65535}),
+    host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
+    username: Flags.string({description: 'HTTP Basic username medpanel must send'}),
+    password: Flags.string({description: 'HTTP Basic password medpanel must send'}),
+  }
+
+  async run(): Promise<void> {
+    const flags = this.flags
+    if (flags['database-url']) throw new AppError('bad_request', 'partner-serve keeps its own SQLite file; give it with --db PATH')
+    const username = await this.need(flags.username, 'username', 'Basic username partners must send')
+    const password = await this.need(flags.password, 'password', 'Basic password partners must send')
+    const store = await openReceiverStore(flags.db)
+    try {
+      const app = receiverApp({db: store.db, username, password, clock: this.clock})
+      const server = await startServer(app, {port: flags.port, host: flags.host})
+      if (this.jsonEnabled()) this.logJson({url: server.url, base_url: server.url, db: flags.db})
+      else this.log(`reference partner listening on ${server.url} (interface B under ${server.url}/v1; Ctrl-C to stop)`)
+      const signal = await untilSignal()
+      process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
+      await server.close()
+    } finally {
+      await store.close()
+    }
+  }
+}

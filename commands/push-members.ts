@@ -1,0 +1,58 @@
+import {Flags} from '@oclif/core'
+import {SingleBar, Presets} from 'cli-progress'
+import {readMembersFile, queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class PushMembers extends BaseCommand<typeof PushMembers> {
+  static override description = 'Replace (PUT, then POST chunks) or append (POST chunks) a quota\'s member list, from JSON or CSV'
+  static override examples = [
+    '<%= config.bin %> push-members --project-id P-100 --quota-id Q-1 --file members.csv --wait',
+    '<%= config.bin %> push-members --project-id P-100 --quota-id Q-1 --file more.json --append --chunk 500',
+  ]
+
+  static override flags = {
+    'project-id': Flags.string({description: 'project id'}),
+    'quota-id': Flags.string({description: 'quota id'}),
+    file: Flags.string({description: 'members as JSON (array of {npi, honoraria, url}) or CSV with header npi,honoraria,url'}),
+    append: Flags.boolean({description: 'append to the current list (POST) instead of replacing it', default: false}),
+    chunk: Flags.integer({description: 'members per request', default: DEFAULT_CHUNK, min: 1, max: 100_000}),
+    wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+  }
+
+  async run(): Promise<PushMembersResult & {wait: WaitSummary | null}> {
+    const flags = this.flags
+    const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
+    const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
+    const file = await this.need(flags.file, 'file', 'Members file (.json or .csv)')
+    const {members, label} = await readMembersFile(file)
+    const {db} = await this.openStore()
+    // Progress goes to stderr and only for people: never under --json.
+    const bar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: false}, Presets.shades_classic)
+    bar?.start(members.length, 0, {phase: 'storing members   '})
+    let result: PushMembersResult
+    try {
+      result = await pushMembers(db, {projectId, quotaId, members, append: flags.append, chunk: flags.chunk, label, onProgress: (done) => bar?.update(done)}, this.clock.now())
+    } finally {
+      bar?.stop()
+    }
+    this.say(`${result.mode === 'append' ? 'Appended' : 'Stored'} ${result.members} members (list now ${result.total}) as ${result.requests} request${result.requests === 1 ? '' : 's'}.`)
+    this.say(queuedLine(result.deliveries, result.partners))
+    let wait: WaitSummary | null = null
+    if (flags.wait) {
+      const sendBar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true}, Presets.shades_classic)
+      sendBar?.start(result.deliveries.length, 0, {phase: 'delivering chunks '})
+      const ours = new Set(result.deliveries)
+      const lines: string[] = []
+      try {
+        wait = await waitIfAsked(true, db, this.clock, [projectId], result.deliveries, (t) => lines.push(t), (row) => {
+          if (ours.has(row.id)) sendBar?.increment()
+        })
+      } finally {
+        sendBar?.stop()
+      }
+      for (const line of lines) this.say(line)
+    }
+    return {...result, wait}
+  }
+}

@@ -1,0 +1,55 @@
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {formatRecord} from '../src/lib/table.js'
+import {queuedLine, readJsonFile, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {PROJECT_STATUSES, PROJECT_TYPES, type ProjectInput} from '../src/interfaces/partner/schema.js'
+import {pushProject, type PushProjectResult} from '../src/interfaces/partner/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class PushProject extends BaseCommand<typeof PushProject> {
+  static override description = 'Create or replace a research project and queue its PUT to the partners (interface B)'
+  static override examples = [
+    '<%= config.bin %> push-project --file project.json --wait',
+    '<%= config.bin %> push-project --project-id P-100 --name "Cardiology attitudes" --duration 20 --status active --type custom --partner 3f9c…',
+  ]
+
+  static override flags = {
+    file: Flags.string({description: 'project JSON (the spec\'s Project fields; created_at/updated_at optional)', exclusive: ['project-id']}),
+    'project-id': Flags.string({description: 'project id (instead of --file)'}),
+    name: Flags.string({description: 'project name shown to participants'}),
+    duration: Flags.string({description: 'approximate survey length in minutes'}),
+    status: Flags.string({description: 'project status', options: [...PROJECT_STATUSES]}),
+    type: Flags.string({description: 'project type', options: [...PROJECT_TYPES]}),
+    'custom-text': Flags.string({description: 'extra text or instructions for participants'}),
+    partner: Flags.string({description: 'partner client ids that receive the project (repeat or comma-separate; default: every partner client)', multiple: true, delimiter: ','}),
+    wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+  }
+
+  async run(): Promise<PushProjectResult & {wait: WaitSummary | null}> {
+    const flags = this.flags
+    let input: ProjectInput
+    if (flags.file) {
+      for (const flag of ['name', 'duration', 'status', 'type', 'custom-text'] as const) {
+        if (flags[flag] !== undefined) throw new AppError('bad_request', `--${flag} cannot be combined with --file; put it in the file`)
+      }
+      input = (await readJsonFile(flags.file)) as ProjectInput
+    } else {
+      const duration = await this.need(flags.duration, 'duration', 'Duration (minutes)')
+      input = {
+        project_id: await this.need(flags['project-id'], 'project-id', 'Project id'),
+        name: await this.need(flags.name, 'name', 'Project name'),
+        duration: /^\s*\d+(\.\d+)?\s*$/.test(duration) ? Number(duration) : (duration as unknown as number),
+        status: (await this.need(flags.status, 'status', 'Status (onhold, active, closed)')) as ProjectInput['status'],
+        project_type: (await this.need(flags.type, 'type', 'Type (custom, real-time)')) as ProjectInput['project_type'],
+        ...(flags['custom-text'] === undefined ? {} : {custom_text: flags['custom-text']}),
+      }
+    }
+    const {db} = await this.openStore()
+    const result = await pushProject(db, input, {partners: flags.partner}, this.clock.now())
+    this.say(formatRecord(result.project as unknown as Record<string, unknown>))
+    if (result.closed_quotas.length) this.say(`Closed quotas: ${result.closed_quotas.join(', ')}`)
+    this.say(queuedLine(result.deliveries, result.partners))
+    const wait = await waitIfAsked(flags.wait, db, this.clock, [result.project.project_id], result.deliveries, (t) => this.say(t))
+    return {...result, wait}
+  }
+}

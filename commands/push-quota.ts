@@ -1,0 +1,41 @@
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {formatRecord} from '../src/lib/table.js'
+import {queuedLine, readJsonFile, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {QUOTA_STATUSES, type QuotaInput} from '../src/interfaces/partner/schema.js'
+import {pushQuota, setQuotaStatus, type PushQuotaResult} from '../src/interfaces/partner/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class PushQuota extends BaseCommand<typeof PushQuota> {
+  static override description = 'Create or replace a quota of a project and queue its PUT; pushing it open reopens a closed quota'
+  static override examples = [
+    '<%= config.bin %> push-quota --project-id P-100 --file quota.json --wait',
+    '<%= config.bin %> push-quota --project-id P-100 --quota-id Q-1 --status open',
+  ]
+
+  static override flags = {
+    'project-id': Flags.string({description: 'owning project'}),
+    file: Flags.string({description: 'quota JSON (the spec\'s Quota fields; project_id, created_at, updated_at optional)'}),
+    'quota-id': Flags.string({description: 'with --status and no --file: change only the status of an existing quota'}),
+    status: Flags.string({description: 'with --quota-id: open (reopen) or closed', options: [...QUOTA_STATUSES]}),
+    wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+  }
+
+  async run(): Promise<PushQuotaResult & {wait: WaitSummary | null}> {
+    const flags = this.flags
+    const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
+    const {db} = await this.openStore()
+    let result: PushQuotaResult
+    if (flags.file) {
+      if (flags['quota-id'] || flags.status) throw new AppError('bad_request', '--quota-id/--status cannot be combined with --file; put them in the file')
+      result = await pushQuota(db, projectId, (await readJsonFile(flags.file)) as QuotaInput, this.clock.now())
+    } else {
+      if (!flags['quota-id'] || !flags.status) throw new AppError('bad_request', 'missing required flag --file (or --quota-id with --status)')
+      result = await setQuotaStatus(db, projectId, flags['quota-id'], flags.status as 'open' | 'closed', this.clock.now())
+    }
+    this.say(formatRecord({...result.quota, completes: result.completes} as unknown as Record<string, unknown>))
+    this.say(queuedLine(result.deliveries, result.partners))
+    const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
+    return {...result, wait}
+  }
+}

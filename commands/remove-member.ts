@@ -1,0 +1,29 @@
+import {Flags} from '@oclif/core'
+import {queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
+import {BaseCommand} from './base-command.js'
+
+export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
+  static override description = 'Remove one member from a quota\'s list and queue the DELETE'
+  static override examples = ['<%= config.bin %> remove-member --project-id P-100 --quota-id Q-1 --npi 1234567893 --wait']
+
+  static override flags = {
+    'project-id': Flags.string({description: 'project id'}),
+    'quota-id': Flags.string({description: 'quota id'}),
+    npi: Flags.string({description: 'NPI of the member to remove'}),
+    wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+  }
+
+  async run(): Promise<RemoveMemberResult & {wait: WaitSummary | null}> {
+    const flags = this.flags
+    const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
+    const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
+    const npi = await this.need(flags.npi, 'npi', 'NPI')
+    const {db} = await this.openStore()
+    const result = await removeMember(db, projectId, quotaId, npi, this.clock.now())
+    this.say(`Removed ${npi} from quota ${quotaId} (list now ${result.total}).`)
+    this.say(queuedLine(result.deliveries, result.partners))
+    const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
+    return {...result, wait}
+  }
+}

@@ -1,0 +1,35 @@
+import {Flags} from '@oclif/core'
+import {formatTable} from '../src/lib/table.js'
+import {verifyPartner, type VerifyReport} from '../src/interfaces/partner/verify.js'
+import {BaseCommand} from './base-command.js'
+
+export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
+  static override description = 'Check a partner\'s interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails'
+  static override examples = ['<%= config.bin %> verify-partner --url https://partner.example.com --username medpanel --password s3cret']
+
+  static override flags = {
+    url: Flags.string({description: 'partner base URL, without /v1'}),
+    username: Flags.string({description: 'HTTP Basic username'}),
+    password: Flags.string({description: 'HTTP Basic password'}),
+  }
+
+  async run(): Promise<VerifyReport> {
+    const flags = this.flags
+    const url = await this.need(flags.url, 'url', 'Partner base URL (without /v1)')
+    const username = await this.need(flags.username, 'username', 'Basic username')
+    const password = await this.need(flags.password, 'password', 'Basic password')
+    const report = await verifyPartner({url, username, password})
+    this.say(formatTable(report.checks, [
+      {header: 'RESULT', get: (c) => (c.ok ? 'pass' : 'FAIL')},
+      {header: 'CHECK', get: (c) => c.name},
+      {header: 'DETAIL', get: (c) => (c.ok ? '' : c.detail)},
+    ]))
+    this.say(`\n${report.passed} passed, ${report.failed} failed (project ${report.project_id} at ${report.url}).`)
+    if (!report.ok) {
+      const failing = report.checks.filter((c) => !c.ok).map((c) => c.name)
+      process.stderr.write(`Error: ${report.failed} check${report.failed === 1 ? '' : 's'} failed: ${failing.join('; ')}\n`)
+      process.exitCode = 1
+    }
+    return report
+  }
+}

@@ -1,0 +1,150 @@
+import {readFile} from 'node:fs/promises'
+import {parse as parseCsv} from 'csv-parse/sync'
+import {AppError} from '../../errors.js'
+import type {Clock} from '../../lib/clock.js'
+import {formatTable} from '../../lib/table.js'
+import type {Db} from '../../store/database.js'
+import type {DeliveryView} from './outbox.js'
+import * as repo from './repository.js'
+import type {DeliveryRow} from './tables.js'
+import {fetchTransport, type Transport} from './transport.js'
+import {DeliveryWorker} from './worker.js'
+
+/** Helpers the B commands share: reading input files, `--wait`, and human output. */
+
+export async function readJsonFile(file: string): Promise<unknown> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new AppError('bad_request', `file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new AppError('bad_request', `file: ${file} is not valid JSON (${(error as Error).message})`)
+  }
+}
+
+export interface MemberFile {
+  members: unknown[]
+  /** Names a member by where it sits in the file. */
+  label: (index: number) => string
+}
+
+/**
+ * A member list from JSON (an array, or `{"members": [...]}`) or CSV with a header row naming
+ * npi, honoraria and url (columns in any order; other columns are an error).
+ */
+export async function readMembersFile(file: string): Promise<MemberFile> {
+  if (/\.csv$/i.test(file)) {
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      throw new AppError('bad_request', `file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    }
+    let rows: Record<string, string>[]
+    try {
+      rows = parseCsv(text, {columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true, bom: true}) as Record<string, string>[]
+    } catch (error) {
+      throw new AppError('bad_request', `file: ${file} is not valid CSV (${(error as Error).message})`)
+    }
+    const first = rows[0]
+    if (first) {
+      for (const column of Object.keys(first)) {
+        if (!['npi', 'honoraria', 'url'].includes(column)) throw new AppError('bad_request', `file: unexpected CSV column "${column}" (expected npi, honoraria, url)`)
+      }
+    }
+    // Header is line 1, so row i is on line i + 2 when no blank lines intervene.
+    return {members: rows, label: (i) => `${file} row ${i + 1}`}
+  }
+  const data = await readJsonFile(file)
+  const members = Array.isArray(data) ? data : data && typeof data === 'object' && Array.isArray((data as {members?: unknown}).members) ? (data as {members: unknown[]}).members : undefined
+  if (!members) throw new AppError('bad_request', `file: ${file} must hold an array of quota members (or {"members": [...]})`)
+  return {members, label: (i) => `members[${i}]`}
+}
+
+export interface WaitSummary {
+  delivered: number
+  pending: number
+  failed: number
+  superseded: number
+  /** Wall time of the sending, in seconds. */
+  seconds: number
+  problems: {id: string; method: string; path: string; partner: string; last_error: string | null}[]
+}
+
+/**
+ * `--wait`: sends every pending delivery of the projects now, in order, one attempt each, from
+ * this process; then reports how the deliveries of this change ended.
+ */
+export async function deliverNow(
+  db: Db,
+  clock: Clock,
+  projectIds: string[],
+  deliveryIds: string[],
+  options: {transport?: Transport; onAttempt?: (row: DeliveryRow, ok: boolean) => void} = {},
+): Promise<WaitSummary> {
+  const worker = new DeliveryWorker({db, clock, transport: options.transport ?? fetchTransport, onAttempt: options.onAttempt})
+  const started = performance.now()
+  await worker.drain({projectIds, now: true})
+  const seconds = Number(((performance.now() - started) / 1000).toFixed(3))
+  const rows = await repo.listDeliveries(db, {ids: deliveryIds})
+  const summary: WaitSummary = {delivered: 0, pending: 0, failed: 0, superseded: 0, seconds, problems: []}
+  for (const row of rows) {
+    summary[row.status]++
+    if (row.status === 'pending' || row.status === 'failed') {
+      summary.problems.push({id: row.id, method: row.method, path: row.path, partner: row.client_id, last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null)})
+    }
+  }
+  return summary
+}
+
+/** The stderr line for a `--wait` that did not deliver everything. */
+export function waitFailureLine(summary: WaitSummary): string {
+  const first = summary.problems[0]
+  const notDone = summary.pending + summary.failed
+  return `${notDone} ${notDone === 1 ? 'delivery was' : 'deliveries were'} not delivered${first ? ` (first: ${first.method} ${first.path}: ${first.last_error ?? 'failed'})` : ''}; pending ones stay queued and the serve worker retries them`
+}
+
+export function deliveriesTable(rows: DeliveryView[]): string {
+  if (rows.length === 0) return 'No deliveries.'
+  return formatTable(rows, [
+    {header: 'ID', get: (r) => r.id},
+    {header: 'STATUS', get: (r) => r.status},
+    {header: 'PARTNER', get: (r) => r.partner},
+    {header: 'REQUEST', get: (r) => `${r.method} ${r.path}`},
+    {header: 'ATTEMPTS', get: (r) => r.attempts, align: 'right'},
+    {header: 'NEXT ATTEMPT', get: (r) => r.next_attempt_at},
+    {header: 'LAST ERROR', get: (r) => (r.last_error && r.last_error.length > 60 ? r.last_error.slice(0, 59) + '…' : r.last_error)},
+  ])
+}
+
+export function queuedLine(deliveries: string[], partners: string[]): string {
+  if (partners.length === 0) return 'No partner clients receive this project, so nothing was queued.'
+  return `Queued ${deliveries.length} ${deliveries.length === 1 ? 'delivery' : 'deliveries'} for ${partners.length} partner${partners.length === 1 ? '' : 's'} (${partners.join(', ')}).`
+}
+
+/**
+ * Runs `--wait` when asked: delivers, reports on stderr, and marks the process as failed (exit 1)
+ * when something of this change was not delivered. Returns the summary for the --json output.
+ */
+export async function waitIfAsked(
+  wait: boolean,
+  db: Db,
+  clock: Clock,
+  projectIds: string[],
+  deliveryIds: string[],
+  say: (text: string) => void,
+  onAttempt?: (row: DeliveryRow, ok: boolean) => void,
+): Promise<WaitSummary | null> {
+  if (!wait) return null
+  const summary = await deliverNow(db, clock, projectIds, deliveryIds, {onAttempt})
+  say(`Delivered ${summary.delivered} of ${deliveryIds.length}${summary.superseded ? ` (${summary.superseded} superseded by newer pushes)` : ''}.`)
+  if (summary.pending + summary.failed > 0) {
+    process.stderr.write(`Error: ${waitFailureLine(summary)}\n`)
+    process.exitCode = 1
+  }
+  return summary
+}

@@ -1,0 +1,173 @@
+import {AppError} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {newUuid} from '../../lib/ids.js'
+import {getClientRow, hasGrant} from '../../registry/service.js'
+import {findClient} from '../../registry/repository.js'
+import type {Db} from '../../store/database.js'
+import * as repo from './repository.js'
+import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
+
+/**
+ * The outbox: every change to a pushed resource writes its delivery rows here inside the same
+ * transaction as the change, so a change is never stored without its push, nor pushed without
+ * being stored. The worker (worker.ts) drains it.
+ */
+
+/** Waits after the 1st, 2nd, … failed attempt; then every 6 hours until 3 days have passed. */
+export const RETRY_SCHEDULE_SECONDS = [5, 30, 120, 600, 3600, 3 * 3600] as const
+export const RETRY_EVERY_SECONDS = 6 * 3600
+export const GIVE_UP_AFTER_SECONDS = 3 * 86400
+
+/** The delay before the next attempt after `attempts` failed ones, or null when it is time to give up. */
+export function nextAttemptDelay(attempts: number, firstAttemptAt: Date, now: Date): number | null {
+  const delay = RETRY_SCHEDULE_SECONDS[attempts - 1] ?? RETRY_EVERY_SECONDS
+  const at = now.getTime() + delay * 1000
+  return at - firstAttemptAt.getTime() > GIVE_UP_AFTER_SECONDS * 1000 ? null : delay
+}
+
+export function encodeId(value: string): string {
+  return encodeURIComponent(value)
+}
+
+export const paths = {
+  project: (p: string) => `/v1/projects/${encodeId(p)}`,
+  quota: (p: string, q: string) => `/v1/projects/${encodeId(p)}/quotas/${encodeId(q)}`,
+  members: (p: string, q: string) => `/v1/projects/${encodeId(p)}/quotas/${encodeId(q)}/members`,
+  // The spec spells the single-member path with a singular "quota" segment; partners expect that.
+  member: (p: string, q: string, npi: string) => `/v1/projects/${encodeId(p)}/quota/${encodeId(q)}/members/${encodeId(npi)}`,
+  events: (p: string) => `/v1/projects/${encodeId(p)}/events`,
+}
+
+export interface Push {
+  kind: ResourceKind
+  method: 'PUT' | 'POST' | 'DELETE'
+  path: string
+  quotaId: string | null
+  body: string | null
+}
+
+/**
+ * True when `later` needs the resource of `earlier` to exist at the partner first: everything in
+ * a project needs the project; a quota's members and every event need the quota; a single member
+ * needs its list.
+ */
+function needs(later: Pick<Push, 'kind' | 'quotaId'>, earlier: Pick<Push, 'kind' | 'quotaId'>): boolean {
+  if (earlier.kind === 'project') return later.kind !== 'project'
+  if (earlier.kind === 'quota') return later.kind === 'event' || ((later.kind === 'members' || later.kind === 'member') && later.quotaId === earlier.quotaId)
+  if (earlier.kind === 'members') return later.kind === 'member' && later.quotaId === earlier.quotaId
+  return false
+}
+
+/**
+ * Drops queued requests that a new PUT of the same resource makes pointless. Walks back from the
+ * newest pending row of the partner's project: rows for the same resource (its PUTs, and for a
+ * member list the POST chunks that followed its PUT) are dropped; the walk stops at the first row
+ * that needs the resource to exist (dropping the older PUT would send that row too early) or that
+ * is being sent right now.
+ */
+async function supersede(db: Db, clientId: string, projectId: string, push: Push, now: Date): Promise<void> {
+  const pending = await repo.pendingOfProject(db, clientId, projectId)
+  const drop: number[] = []
+  const stamp = iso(now)
+  for (let i = pending.length - 1; i >= 0; i--) {
+    const row = pending[i]!
+    if (row.lease_until !== null && row.lease_until >= stamp) break
+    const rowPush = {kind: row.kind, quotaId: row.quota_id}
+    if (row.path === push.path && (row.method === 'PUT' || (push.kind === 'members' && row.method === 'POST'))) {
+      drop.push(row.seq)
+      continue
+    }
+    if (needs(rowPush, push)) break
+  }
+  await repo.setStatus(db, drop, 'superseded', stamp)
+}
+
+/** The partner clients that receive a project: given ones, else every current partner client. */
+export async function resolvePartners(db: Db, requested: string[] | undefined): Promise<string[]> {
+  if (requested && requested.length) {
+    for (const clientId of requested) {
+      const row = await getClientRow(db, clientId)
+      if (!hasGrant(row, 'partner') || !row.partner_url) throw new AppError('bad_request', `partner: client "${clientId}" has no partner grant and URL`)
+    }
+    return [...new Set(requested)]
+  }
+  const rows = await db.selectFrom('clients').select(['id', 'grants', 'partner_url', 'expired_at']).orderBy('created_at').execute()
+  return rows.filter((r) => hasGrant(r, 'partner') && r.partner_url && r.expired_at === null).map((r) => r.id)
+}
+
+/** Queues `pushes`, in order, for every partner of the project. Call inside the change's transaction. */
+export async function enqueue(db: Db, projectId: string, partnerIds: string[], pushes: Push[], now: Date): Promise<string[]> {
+  const stamp = iso(now)
+  const ids: string[] = []
+  for (const clientId of partnerIds) {
+    // An expired partner still gets its rows: the worker marks them failed, list-deliveries shows
+    // why, and retry-deliveries sends them once the client is reinstated.
+    if (!(await findClient(db, clientId))) continue
+    let batch: (NewDeliveryRow & {body: string | null})[] = []
+    for (const push of pushes) {
+      if (push.method === 'PUT' && push.kind !== 'member') {
+        await repo.insertDeliveries(db, batch)
+        batch = []
+        await supersede(db, clientId, projectId, push, now)
+      }
+      const id = newUuid()
+      ids.push(id)
+      batch.push({
+        id,
+        client_id: clientId,
+        project_id: projectId,
+        quota_id: push.quotaId,
+        kind: push.kind,
+        method: push.method,
+        path: push.path,
+        body: push.body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: stamp,
+        first_attempt_at: null,
+        last_error: null,
+        last_status: null,
+        lease_owner: null,
+        lease_until: null,
+        created_at: stamp,
+        delivered_at: null,
+        updated_at: stamp,
+      })
+    }
+    await repo.insertDeliveries(db, batch)
+  }
+  return ids
+}
+
+/** What operators see of a delivery. */
+export interface DeliveryView {
+  id: string
+  partner: string
+  project_id: string
+  method: string
+  path: string
+  status: DeliveryStatus
+  attempts: number
+  next_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  created_at: string
+  delivered_at: string | null
+}
+
+export function deliveryView(row: DeliveryRow): DeliveryView {
+  return {
+    id: row.id,
+    partner: row.client_id,
+    project_id: row.project_id,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    attempts: row.attempts,
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
+    last_status: row.last_status,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    delivered_at: row.delivered_at,
+  }
+}

@@ -1,0 +1,79 @@
+import {Hono, type Context, type MiddlewareHandler} from 'hono'
+import type {Kysely} from 'kysely'
+import {AppError} from '../../../errors.js'
+import {accessLog} from '../../../http/access-log.js'
+import {toAppError} from '../../../http/error-shape.js'
+import {safeEqual} from '../../../lib/hashing.js'
+import type {Clock} from '../../../lib/clock.js'
+import * as svc from './service.js'
+import type {ReceiverDatabase} from './tables.js'
+
+export interface ReceiverOptions {
+  db: Kysely<ReceiverDatabase>
+  username: string
+  password: string
+  clock: Clock
+  log?: (line: string) => void
+}
+
+/** HTTP Basic with the agreed pair; anything else is 401 (the spec's one fixed partner rule). */
+export function partnerBasicAuth(username: string, password: string): MiddlewareHandler {
+  const expected = `${username}:${password}`
+  return async function checkBasic(c, next) {
+    const header = c.req.header('authorization') ?? ''
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
+    const given = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : undefined
+    if (given === undefined || !safeEqual(given, expected)) {
+      return c.json({message: 'valid HTTP Basic credentials are required'}, 401, {'WWW-Authenticate': 'Basic realm="partner", charset="UTF-8"'})
+    }
+    await next()
+  }
+}
+
+async function jsonBody(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json()
+  } catch {
+    throw new AppError('bad_request', 'body: must be JSON')
+  }
+}
+
+/**
+ * The reference partner: every endpoint of interface B under /v1. Quota-scoped paths accept both
+ * the plural `quotas` and the singular `quota` segment, since the spec uses both.
+ */
+export function receiverApp(options: ReceiverOptions): Hono {
+  const {db, clock} = options
+  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const app = new Hono()
+  const now = () => clock.now().toISOString()
+  const delivery = (c: Context) => c.req.header('x-medpanel-delivery') || undefined
+
+  app.use(accessLog(log))
+  app.get('/healthz', (c) => c.json({status: 'ok'}))
+  app.use('/v1/*', partnerBasicAuth(options.username, options.password))
+
+  const project = '/v1/projects/:p'
+  const quota = `${project}/:seg{quotas?}/:q`
+  app.get(project, async (c) => c.json(await svc.getProject(db, c.req.param('p'))))
+  app.put(project, async (c) => c.json(await svc.putProject(db, c.req.param('p'), await jsonBody(c), delivery(c), now())))
+  app.get(`${project}/quotas`, async (c) => c.json(await svc.listQuotas(db, c.req.param('p'))))
+  app.get(quota, async (c) => c.json(await svc.getQuota(db, c.req.param('p'), c.req.param('q'))))
+  app.put(quota, async (c) => c.json(await svc.putQuota(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), delivery(c), now())))
+  app.get(`${quota}/members`, async (c) => c.json(await svc.listMembers(db, c.req.param('p'), c.req.param('q'))))
+  app.put(`${quota}/members`, async (c) => c.json(await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'replace', delivery(c), now())))
+  app.post(`${quota}/members`, async (c) => c.json(await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'append', delivery(c), now())))
+  app.get(`${quota}/members/:npi`, async (c) => c.json(await svc.getMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'))))
+  app.put(`${quota}/members/:npi`, async (c) => c.json(await svc.putMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), await jsonBody(c), delivery(c), now())))
+  app.delete(`${quota}/members/:npi`, async (c) => c.json(await svc.deleteMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), delivery(c), now())))
+  app.get(`${project}/events`, async (c) => c.json(await svc.listEvents(db, c.req.param('p'))))
+  app.post(`${project}/events`, async (c) => c.json(await svc.postEvent(db, c.req.param('p'), await jsonBody(c), delivery(c), now())))
+
+  app.notFound((c) => c.json({message: `no route for ${c.req.method} ${c.req.path}`}, 404))
+  app.onError((error, c) => {
+    const appError = toAppError(error)
+    if (appError.status >= 500) log(`error ${c.req.method} ${c.req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400)
+  })
+  return app
+}

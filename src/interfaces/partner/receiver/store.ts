@@ -1,0 +1,94 @@
+import {Kysely, Migrator, SqliteDialect, sql, type Migration} from 'kysely'
+import type {ReceiverDatabase} from './tables.js'
+
+/**
+ * The reference partner keeps its own SQLite file (`partner-serve --db`), apart from medpanel's
+ * store: it plays another company's system, so it shares no tables with the service that pushes
+ * to it. Its schema has its own migration list.
+ */
+const migrations: Record<string, Migration> = {
+  '2026112202_received': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('received_projects')
+        .addColumn('project_id', 'text', (c) => c.primaryKey())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('received_quotas')
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('quota_id', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('received_quotas_pk', ['project_id', 'quota_id'])
+        .execute()
+      await db.schema
+        .createTable('received_members')
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('quota_id', 'text', (c) => c.notNull())
+        .addColumn('npi', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('received_members_pk', ['project_id', 'quota_id', 'npi'])
+        .execute()
+      await db.schema.createIndex('received_members_order').on('received_members').columns(['project_id', 'quota_id', 'position']).execute()
+      await db.schema
+        .createTable('received_events')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('delivery_id', 'text')
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema
+        .createTable('seen_deliveries')
+        .addColumn('delivery_id', 'text', (c) => c.primaryKey())
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['seen_deliveries', 'received_events', 'received_members', 'received_quotas', 'received_projects']) await db.schema.dropTable(table).execute()
+    },
+  },
+}
+
+export interface ReceiverStore {
+  db: Kysely<ReceiverDatabase>
+  close(): Promise<void>
+}
+
+export async function openReceiverStore(file: string): Promise<ReceiverStore> {
+  const {default: SqliteDatabase} = await import('better-sqlite3')
+  let sqlite
+  try {
+    sqlite = new SqliteDatabase(file)
+  } catch (error) {
+    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
+  }
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = new Kysely<ReceiverDatabase>({dialect: new SqliteDialect({database: sqlite})})
+  const {error} = await new Migrator({db, provider: {getMigrations: async () => migrations}, migrationTableName: 'partner_migrations', migrationLockTableName: 'partner_migrations_lock'}).migrateToLatest()
+  if (error) {
+    await db.destroy()
+    throw new Error(`partner store migration failed: ${(error as Error).message}`)
+  }
+  return {db, close: () => db.destroy()}
+}
+
+/** BEGIN IMMEDIATE, as in medpanel's own store: one writer at a time. */
+export async function receiverTransaction<T>(db: Kysely<ReceiverDatabase>, fn: (trx: Kysely<ReceiverDatabase>) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn)
+    try {
+      const result = await fn(conn)
+      await sql`commit`.execute(conn)
+      return result
+    } catch (error) {
+      await sql`rollback`.execute(conn)
+      throw error
+    }
+  })
+}

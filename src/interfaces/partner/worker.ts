@@ -1,0 +1,234 @@
+import {hostname} from 'node:os'
+import {iso, type Clock} from '../../lib/clock.js'
+import {randomToken} from '../../lib/ids.js'
+import {findClient} from '../../registry/repository.js'
+import {hasGrant} from '../../registry/service.js'
+import {writeTransaction} from '../../store/db.js'
+import type {Db} from '../../store/database.js'
+import {nextAttemptDelay} from './outbox.js'
+import * as repo from './repository.js'
+import type {DeliveryRow} from './tables.js'
+import {basicAuthorization, signature, type Transport} from './transport.js'
+
+export const REQUEST_TIMEOUT_MS = 10_000
+/** How long a claimed row stays reserved for its sender: the request timeout plus slack. */
+const LEASE_MS = REQUEST_TIMEOUT_MS + 20_000
+const USER_AGENT = 'medpanel-delivery/0.1.0'
+
+export interface WorkerOptions {
+  db: Db
+  clock: Clock
+  transport: Transport
+  /** Projects sent side by side; each project's own deliveries always go one at a time. */
+  concurrency?: number
+  timeoutMs?: number
+  log?: (line: string) => void
+  /** Called after each attempt, e.g. to move a progress bar. */
+  onAttempt?: (row: DeliveryRow, ok: boolean) => void
+}
+
+export interface DrainOptions {
+  projectIds?: string[]
+  /** Send pending rows of these projects now, ignoring their backoff, each at most once per drain. */
+  now?: boolean
+}
+
+export interface DrainResult {
+  attempted: number
+  delivered: number
+  failedAttempts: number
+}
+
+/**
+ * Sends the outbox. Claims the head of each partner's project queue (see repository `claimable`),
+ * leases it so no other process sends it at the same time, sends it, and records the outcome.
+ * A process that dies mid-send leaves its rows pending: they are sent again after a restart
+ * (the X-Medpanel-Delivery id lets the partner drop the duplicate).
+ */
+export class DeliveryWorker {
+  readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`
+  private readonly db: Db
+  private readonly clock: Clock
+  private readonly transport: Transport
+  private readonly concurrency: number
+  private readonly timeoutMs: number
+  private readonly log: (line: string) => void
+  private readonly onAttempt: WorkerOptions['onAttempt']
+  private running = false
+  private loop: Promise<void> | undefined
+  private wake: (() => void) | undefined
+
+  constructor(options: WorkerOptions) {
+    this.db = options.db
+    this.clock = options.clock
+    this.transport = options.transport
+    this.concurrency = options.concurrency ?? 8
+    this.timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
+    this.log = options.log ?? (() => {})
+    this.onAttempt = options.onAttempt
+  }
+
+  /**
+   * Sends everything that is due (or, with `now`, everything pending of the given projects once),
+   * round after round until nothing more can go. Returns what happened.
+   */
+  async drain(options: DrainOptions = {}): Promise<DrainResult> {
+    await this.releaseDeadLeases()
+    const result: DrainResult = {attempted: 0, delivered: 0, failedAttempts: 0}
+    const tried: number[] = []
+    const giveUpAt = Date.now() + LEASE_MS
+    for (;;) {
+      const rows = await this.claim(options, tried)
+      if (rows.length === 0) {
+        // A `--wait` run whose project is mid-send in another process (serve's worker) waits for
+        // that send to finish rather than reporting its own rows as stuck behind it.
+        if (options.now && Date.now() < giveUpAt && (await this.othersSending(options.projectIds))) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          continue
+        }
+        return result
+      }
+      const outcomes = await Promise.all(rows.map((row) => this.deliver(row)))
+      for (const [i, ok] of outcomes.entries()) {
+        tried.push(rows[i]!.seq)
+        result.attempted++
+        if (ok) result.delivered++
+        else result.failedAttempts++
+      }
+      if (!options.now) tried.length = 0
+    }
+  }
+
+  /** Runs in the background: drains, then sleeps until the next row is due or `pollMs` passes. */
+  start(pollMs = 500): void {
+    if (this.running) return
+    this.running = true
+    this.loop = (async () => {
+      while (this.running) {
+        try {
+          await this.drain()
+        } catch (error) {
+          this.log(`delivery worker: ${(error as Error).message}`)
+        }
+        if (!this.running) break
+        const due = await repo.nextDue(this.db, iso(this.clock.now())).catch(() => undefined)
+        const untilDue = due ? Date.parse(due) - this.clock.now().getTime() : pollMs
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.max(20, Math.min(pollMs, untilDue)))
+          this.wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        this.wake = undefined
+      }
+    })()
+  }
+
+  /** Stops claiming new rows and waits for the sends in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    this.running = false
+    this.wake?.()
+    await this.loop
+  }
+
+  private async claim(options: DrainOptions, tried: number[]): Promise<DeliveryRow[]> {
+    const now = this.clock.now()
+    return writeTransaction(this.db, async (trx) => {
+      const rows = await repo.claimable(trx, {
+        now: iso(now),
+        projectIds: options.projectIds,
+        ignoreSchedule: options.now,
+        exclude: tried,
+        limit: this.concurrency,
+      })
+      await repo.lease(
+        trx,
+        rows.map((r) => r.seq),
+        this.owner,
+        iso(new Date(now.getTime() + LEASE_MS)),
+      )
+      return rows
+    })
+  }
+
+  /** One attempt; true when the partner answered 2xx. */
+  private async deliver(row: DeliveryRow): Promise<boolean> {
+    const client = await findClient(this.db, row.client_id)
+    if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
+      await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
+      return false
+    }
+    const stored = await repo.deliveryBody(this.db, row.seq)
+    const body = stored ?? ''
+    const headers: Record<string, string> = {
+      authorization: basicAuthorization(client.partner_username, client.partner_password),
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': USER_AGENT,
+      'x-medpanel-delivery': row.id,
+    }
+    if (client.signing_secret) headers['x-medpanel-signature'] = signature(client.signing_secret, Math.floor(this.clock.now().getTime() / 1000), body)
+    const url = client.partner_url.replace(/\/+$/, '') + row.path
+    let outcome: {ok: boolean; status?: number; error?: string}
+    try {
+      const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs)
+      const ok = response.status >= 200 && response.status < 300
+      outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? ': ' + response.body.replace(/\s+/g, ' ').slice(0, 200) : ''}`}
+    } catch (error) {
+      const e = error as Error & {cause?: {code?: string; message?: string}}
+      const reason = e.name === 'TimeoutError' ? `timed out after ${this.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
+      outcome = {ok: false, error: `network error: ${reason}`}
+    }
+    await this.finish(row, outcome)
+    this.log(`delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`)
+    this.onAttempt?.(row, outcome.ok)
+    return outcome.ok
+  }
+
+  private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<void> {
+    const now = this.clock.now()
+    const stamp = iso(now)
+    const attempts = row.attempts + 1
+    const firstAttemptAt = row.first_attempt_at ?? stamp
+    const common = {attempts, first_attempt_at: firstAttemptAt, last_status: outcome.status ?? null, lease_owner: null, lease_until: null, updated_at: stamp}
+    if (outcome.ok) {
+      await repo.updateDelivery(this.db, row.seq, {...common, status: 'delivered', delivered_at: stamp, last_error: null})
+      return
+    }
+    const delay = outcome.permanent ? null : nextAttemptDelay(attempts, new Date(firstAttemptAt), now)
+    await repo.updateDelivery(this.db, row.seq, {
+      ...common,
+      last_error: outcome.error ?? 'failed',
+      status: delay === null ? 'failed' : 'pending',
+      next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
+    })
+  }
+
+  private async othersSending(projectIds: string[] | undefined): Promise<boolean> {
+    const stamp = iso(this.clock.now())
+    return (await repo.leasedRows(this.db)).some((row) => row.lease_owner !== this.owner && row.lease_until !== null && row.lease_until >= stamp && (!projectIds || projectIds.includes(row.project_id)))
+  }
+
+  /** Frees rows leased by a process of this host that no longer exists (killed mid-send). */
+  private async releaseDeadLeases(): Promise<void> {
+    const host = hostname()
+    const dead: number[] = []
+    for (const row of await repo.leasedRows(this.db)) {
+      const [ownerHost, pid] = (row.lease_owner ?? '').split(':')
+      if (ownerHost !== host || row.lease_owner === this.owner) continue
+      if (!isAlive(Number(pid))) dead.push(row.seq)
+    }
+    if (dead.length) await repo.releaseLeases(this.db, dead)
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -1,0 +1,171 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cli, cliJson, startCli, tempDir, type RunningCli} from '../../helpers/cli.js'
+import {npiFromBase} from '../../../src/lib/npi.js'
+import {NPI} from './helpers.js'
+
+/** End to end: the built CLI pushing to `partner-serve` on loopback. */
+describe('interface B commands against partner-serve', () => {
+  const dir = tempDir('medpanel-partner-')
+  const db = ['--db', join(dir, 'medpanel.db')]
+  let partner: RunningCli
+  let clientId: string
+  const auth = {authorization: `Basic ${Buffer.from('acme:s3cret').toString('base64')}`}
+  const get = async (path: string): Promise<any> => {
+    const res = await fetch(partner.url + path, {headers: auth})
+    return res.status === 200 ? res.json() : res.status
+  }
+  const file = (name: string, content: unknown) => {
+    const path = join(dir, name)
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
+    return path
+  }
+  const quota = {quota_id: 'Q1', status: 'open', limit: 2, incidence_rate: 0.35, type: 'specialty', matching_specialties: ['Cardiology'], matching_regions: ['CA', 'NY', 'PR'], cost_per_complete: '140.00', honoraria: 90.5, url: 'https://survey.example/s/P1?npi=<npi>', closes_at: '2026-12-31T23:00:00Z'}
+
+  beforeAll(async () => {
+    partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
+    const client = cliJson(['register-client', ...db, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'acme', '--partner-password', 's3cret', '--signing-secret', 'a-long-signing-secret'])
+    clientId = client.client_id
+  })
+  afterAll(async () => {
+    await partner?.stop()
+  })
+
+  it('pushes a whole project lifecycle with --wait and the partner ends equal to medpanel', async () => {
+    const project = cliJson(['push-project', ...db, '--file', file('project.json', {project_id: 'P1', name: 'Heart failure therapies', duration: 25, status: 'active', project_type: 'custom', custom_text: 'Thank you'}), '--wait'])
+    expect(project.wait).toMatchObject({delivered: 1, pending: 0, failed: 0})
+    expect(await get('/v1/projects/P1')).toEqual(project.project)
+
+    const q = cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', file('quota.json', quota), '--wait'])
+    expect(await get('/v1/projects/P1/quotas/Q1')).toEqual({...q.quota, cost_per_complete: 140, honoraria: 90.5})
+
+    const csv = ['npi,honoraria,url', ...NPI.slice(0, 5).map((n) => `${n},90.50,https://survey.example/s/P1?npi=${n}`)].join('\n')
+    const replaced = cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file('members.csv', csv), '--chunk', '2', '--wait', '--json'])
+    expect(replaced.status).toBe(0)
+    expect(replaced.stderr).toBe('')
+    expect(JSON.parse(replaced.stdout)).toMatchObject({mode: 'replace', members: 5, requests: 3, wait: {delivered: 3}})
+    const appended = cliJson(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file('more.json', [{npi: NPI[9], honoraria: 100, url: 'https://survey.example/x'}]), '--append', '--wait'])
+    expect(appended).toMatchObject({mode: 'append', total: 6})
+    cliJson(['remove-member', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[1]!, '--wait'])
+    const list = (await get('/v1/projects/P1/quotas/Q1/members')) as {npi: string; honoraria: number}[]
+    expect(list.map((m) => m.npi)).toEqual([NPI[0], NPI[2], NPI[3], NPI[4], NPI[9]])
+    expect(list[0]!.honoraria).toBe(90.5)
+
+    cliJson(['push-event', ...db, '--project-id', 'P1', '--npi', NPI[0]!, '--state', 'start', '--at', '2026-03-01T10:00:00Z', '--wait'])
+    cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[0]!, '--state', 'complete', '--wait'])
+    const filled = cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[2]!, '--state', 'complete', '--wait'])
+    expect(filled.quota).toMatchObject({status: 'closed', closed_now: true})
+    expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('closed')
+    const late = cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[3]!, '--state', 'start', '--wait'])
+    expect(late.event.state).toBe('quotafull')
+    const events = (await get('/v1/projects/P1/events')) as {state: string; event_at: string}[]
+    expect(events.map((e) => e.state)).toEqual(['start', 'complete', 'complete', 'quotafull'])
+    expect(events[0]!.event_at).toBe('2026-03-01T10:00:00Z')
+
+    cliJson(['push-quota', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--status', 'open', '--wait'])
+    expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('open')
+
+    const closed = cliJson(['close-project', 'P1', ...db, '--wait'])
+    expect(closed.closed_quotas).toEqual(['Q1'])
+    expect((await get('/v1/projects/P1')).status).toBe('closed')
+    expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('closed')
+
+    const deliveries = cliJson(['list-deliveries', ...db, '--project-id', 'P1'])
+    expect(deliveries.length).toBeGreaterThanOrEqual(14)
+    expect(deliveries.every((d: {status: string; partner: string}) => d.status === 'delivered' && d.partner === clientId)).toBe(true)
+    const table = cli(['list-deliveries', ...db, '--project-id', 'P1'])
+    expect(table.stdout).toMatch(/STATUS\s+PARTNER\s+REQUEST\s+ATTEMPTS/)
+    expect(table.stdout).toMatch(/delivered .* PUT \/v1\/projects\/P1\s/)
+  })
+
+  it('rejects bad input with one Error line naming the field and queues nothing', () => {
+    const before = cliJson(['list-deliveries', ...db]).length
+    const bad = cli(['push-quota', ...db, '--project-id', 'P1', '--file', file('bad.json', {...quota, quota_id: 'Q2', matching_regions: ['NY', 'QC']}), '--json'])
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toMatch(/^Error: matching_regions\[1\]: must be a two-letter US state or territory postal abbreviation/)
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1)
+    expect(bad.stdout).toBe('')
+    const csv = cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file('bad.csv', 'npi,honoraria,url\n1234567893,abc,https://x.example\n')])
+    expect(csv.status).toBe(1)
+    expect(csv.stderr).toMatch(/^Error: .*bad\.csv row 1\.honoraria: must be a non-negative decimal/)
+    const noQuota = cli(['push-event', ...db, '--project-id', 'P1', '--npi', NPI[0]!, '--state', 'screenout'])
+    expect(noQuota.stderr).toMatch(/^Error: quota_id: is required for a screenout event/)
+    expect(cliJson(['list-deliveries', ...db]).length).toBe(before)
+  })
+
+  it('marks deliveries failed for an expired partner, and retry-deliveries sends them once reinstated', async () => {
+    const other = cliJson(['register-client', ...db, '--name', 'Beta', '--url', 'https://beta.example', '--logo-url', 'https://beta.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'acme', '--partner-password', 's3cret'])
+    cliJson(['push-project', ...db, '--project-id', 'P3', '--name', 'Oncology', '--duration', '10', '--status', 'onhold', '--type', 'real-time', '--partner', other.client_id])
+    cliJson(['update-client', other.client_id, ...db, '--expire'])
+    const waited = cli(['push-quota', ...db, '--project-id', 'P3', '--file', file('q3.json', {...quota, quota_id: 'Q3'}), '--wait', '--json'])
+    expect(waited.status).toBe(1)
+    expect(waited.stderr).toMatch(/^Error: 1 delivery was not delivered \(first: PUT \/v1\/projects\/P3\/quotas\/Q3: partner client .* expired/m)
+    expect(JSON.parse(waited.stdout).wait).toMatchObject({delivered: 0, failed: 1})
+    const failed = cliJson(['list-deliveries', ...db, '--status', 'failed'])
+    expect(failed.map((d: {path: string}) => d.path)).toEqual(['/v1/projects/P3', '/v1/projects/P3/quotas/Q3'])
+    expect(cli(['retry-deliveries', ...db]).stderr).toMatch(/^Error: missing required flag --id or --failed/)
+    cliJson(['update-client', other.client_id, ...db, '--unexpire'])
+    const retried = cliJson(['retry-deliveries', ...db, '--id', failed[0].id, '--id', failed[1].id])
+    expect(retried.requeued).toHaveLength(2)
+    cliJson(['close-project', 'P3', ...db, '--wait'])
+    expect(await get('/v1/projects/P3')).toMatchObject({status: 'closed', project_type: 'real-time'})
+    expect(cliJson(['list-deliveries', ...db, '--status', 'pending'])).toEqual([])
+  })
+
+  it('verify-partner passes against partner-serve', () => {
+    const report = cliJson(['verify-partner', '--url', partner.url, '--username', 'acme', '--password', 's3cret'])
+    expect(report).toMatchObject({ok: true, failed: 0})
+  })
+
+  it('serve delivers the outbox in the background and loses nothing when SIGKILLed mid-way', async () => {
+    const all = Array.from({length: 300}, (_, i) => {
+      const npi = npiFromBase(String(200000000 + i))
+      return {npi, honoraria: 10 + i, url: `https://survey.example/s?npi=${npi}`}
+    })
+    cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Crash test', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', clientId])
+    cliJson(['push-quota', ...db, '--project-id', 'P2', '--file', file('q2.json', {...quota, limit: 100})])
+    // One member per request: hundreds of small deliveries, so the kill lands while many are pending.
+    cliJson(['push-members', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--file', file('all.json', all), '--chunk', '1'])
+
+    const idle = await startCli(['serve', ...db, '--port', '0', '--no-worker'])
+    await new Promise((r) => setTimeout(r, 800))
+    expect(await get('/v1/projects/P2')).toBe(404)
+    expect(await idle.stop('SIGTERM')).toBe(0)
+
+    const first = await startCli(['serve', ...db, '--port', '0'])
+    for (let i = 0; i < 400; i++) {
+      const members = await get('/v1/projects/P2/quotas/Q1/members')
+      if (Array.isArray(members) && members.length > 0) break
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    first.child.kill('SIGKILL')
+    await new Promise((r) => first.child.once('exit', r))
+    const pendingAfterKill = cliJson(['list-deliveries', ...db, '--status', 'pending', '--project-id', 'P2'])
+    expect(pendingAfterKill.length).toBeGreaterThan(0)
+
+    const second = await startCli(['serve', ...db, '--port', '0'])
+    try {
+      let members: unknown = []
+      for (let i = 0; i < 300; i++) {
+        members = await get('/v1/projects/P2/quotas/Q1/members')
+        if (Array.isArray(members) && members.length === all.length) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(members).toEqual(all)
+      // A push from another process while serve runs is picked up by its worker.
+      cliJson(['push-event', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--npi', all[0]!.npi, '--state', 'screenout'])
+      let events: unknown = []
+      for (let i = 0; i < 100; i++) {
+        events = await get('/v1/projects/P2/events')
+        if (Array.isArray(events) && events.length) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(events).toMatchObject([{npi: all[0]!.npi, state: 'screenout'}])
+      expect(cliJson(['list-deliveries', ...db, '--status', 'pending'])).toEqual([])
+    } finally {
+      expect(await second.stop('SIGTERM')).toBe(0)
+    }
+    expect(second.stderr()).toMatch(/delivery .* POST \/v1\/projects\/P2\/events -> delivered \(200\)/)
+  })
+})
