@@ -1,6 +1,6 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type SqliteDatabase} from 'kysely'
 import type {Database} from './database.js'
-import {migrateToLatest} from './migrate.js'
+import {migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -11,8 +11,8 @@ export interface StoreOptions {
   url?: string
 }
 
-export interface Store {
-  db: Kysely<Database>
+export interface Store<DB = Database> {
+  db: Kysely<DB>
   kind: StoreKind
   close(): Promise<void>
 }
@@ -67,12 +67,15 @@ function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1
   }
 }
 
-/** Opens (and migrates) a store. */
-export async function openStore(options: StoreOptions = {}): Promise<Store> {
+/**
+ * Opens (and migrates) a store: medpanel's own schema by default, or another one (the reference
+ * partner keeps its own tables in its own file).
+ */
+export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
   const {dialect, kind} = await createDialect(options)
-  const db = new Kysely<Database>({dialect})
+  const db = new Kysely<DB>({dialect})
   try {
-    await migrateToLatest(db)
+    await migrateToLatest(db, schema)
   } catch (error) {
     await db.destroy()
     throw error
@@ -85,7 +88,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
  * so a read-check-write sequence can never interleave with another writer, in this process or
  * another one on the same file.
  */
-export async function writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+export async function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn)
     try {

@@ -1,11 +1,23 @@
-import {Migrator, type Kysely, type MigrationProvider} from 'kysely'
-import {migrations} from './migrations/index.js'
+import {Migrator, type Kysely, type Migration} from 'kysely'
+import {migrations as serviceMigrations} from './migrations/index.js'
 
-const provider: MigrationProvider = {getMigrations: async () => migrations}
+/** A schema's migrations and the table that records which ran (one per schema in a file). */
+export interface Schema {
+  migrations: Record<string, Migration>
+  migrationTableName?: string
+}
+
+export const SERVICE_SCHEMA: Schema = {migrations: serviceMigrations}
 
 /** Brings the store up to the newest schema. Safe to run on every start. */
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({db, provider})
+export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: {getMigrations: async () => schema.migrations},
+    ...(schema.migrationTableName
+      ? {migrationTableName: schema.migrationTableName, migrationLockTableName: `${schema.migrationTableName}_lock`}
+      : {}),
+  })
   const {error, results} = await migrator.migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')

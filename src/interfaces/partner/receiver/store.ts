@@ -1,4 +1,6 @@
-import {Kysely, Migrator, SqliteDialect, sql, type Migration} from 'kysely'
+import type {Kysely, Migration} from 'kysely'
+import {openStore, writeTransaction, type Store} from '../../../store/db.js'
+import type {Schema} from '../../../store/migrate.js'
 import type {ReceiverDatabase} from './tables.js'
 
 /**
@@ -53,42 +55,15 @@ const migrations: Record<string, Migration> = {
   },
 }
 
-export interface ReceiverStore {
-  db: Kysely<ReceiverDatabase>
-  close(): Promise<void>
-}
+export type ReceiverStore = Store<ReceiverDatabase>
+
+const RECEIVER_SCHEMA: Schema = {migrations, migrationTableName: 'partner_migrations'}
 
 export async function openReceiverStore(file: string): Promise<ReceiverStore> {
-  const {default: SqliteDatabase} = await import('better-sqlite3')
-  let sqlite
-  try {
-    sqlite = new SqliteDatabase(file)
-  } catch (error) {
-    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
-  }
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = NORMAL')
-  sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<ReceiverDatabase>({dialect: new SqliteDialect({database: sqlite})})
-  const {error} = await new Migrator({db, provider: {getMigrations: async () => migrations}, migrationTableName: 'partner_migrations', migrationLockTableName: 'partner_migrations_lock'}).migrateToLatest()
-  if (error) {
-    await db.destroy()
-    throw new Error(`partner store migration failed: ${(error as Error).message}`)
-  }
-  return {db, close: () => db.destroy()}
+  return openStore<ReceiverDatabase>({file}, RECEIVER_SCHEMA)
 }
 
 /** BEGIN IMMEDIATE, as in medpanel's own store: one writer at a time. */
-export async function receiverTransaction<T>(db: Kysely<ReceiverDatabase>, fn: (trx: Kysely<ReceiverDatabase>) => Promise<T>): Promise<T> {
-  return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn)
-    try {
-      const result = await fn(conn)
-      await sql`commit`.execute(conn)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(conn)
-      throw error
-    }
-  })
+export function receiverTransaction<T>(db: Kysely<ReceiverDatabase>, fn: (trx: Kysely<ReceiverDatabase>) => Promise<T>): Promise<T> {
+  return writeTransaction(db, fn)
 }
