@@ -25,6 +25,10 @@ import ListDeliveries from './list-deliveries.js'
 import RetryDeliveries from './retry-deliveries.js'
 import PartnerServe from './partner-serve.js'
 import VerifyPartner from './verify-partner.js'
+import ImportPosts from './import-posts.js'
+import IssueApiKey from './issue-api-key.js'
+import SeedPosts from './seed-posts.js'
+import UpdateApiKey from './update-api-key.js'
 
 import ShowBalance from './show-balance.js'
 import ListTransactions from './list-transactions.js'
@@ -58,6 +62,10 @@ export const COMMANDS = {
   'retry-deliveries': RetryDeliveries,
   'partner-serve': PartnerServe,
   'verify-partner': VerifyPartner,
+  'import-posts': ImportPosts,
+  'issue-api-key': IssueApiKey,
+  'seed-posts': SeedPosts,
+  'update-api-key': UpdateApiKey,
   'show-balance': ShowBalance,
   'list-transactions': ListTransactions,
   credit: Credit,

@@ -1,5 +1,6 @@
 import type {Migration} from 'kysely'
 import * as registrySignon from './2026112201_registry_signon.js'
+import * as conversations from './2026112205_conversations.js'
 import * as partner from './2026112202_partner.js'
 import * as balance from './2026112203_balance.js'
 
@@ -9,6 +10,7 @@ import * as balance from './2026112203_balance.js'
  */
 export const migrations: Record<string, Migration> = {
   '2026112201_registry_signon': registrySignon,
+  '2026112205_conversations': conversations,
   '2026112202_partner': partner,
   '2026112203_balance': balance,
 }

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// Interface E benchmark: a 3-term summary over one year of a 200,000-post, ~1,000,000-comment
+// store, timed three ways on the same file:
+//   http  — GET /conversations/summary against `medpanel serve` (what a caller sees),
+//   shell — the very statement the service runs, in Debian's sqlite3 shell (the ceiling),
+//   like  — the same counts by LIKE scans over the window (what FTS5 saves us from).
+// Prints all three and the ratios. Usage:
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep]
+import {spawn, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {tsImport} from 'tsx/esm/api'
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i > 0 ? Number(process.argv[i + 1]) : fallback
+}
+const POSTS = arg('posts', 200_000)
+const COMMENTS = arg('comments', 5)
+const RUNS = arg('runs', 15)
+const KEEP = process.argv.includes('--keep')
+const termsAt = process.argv.indexOf('--terms')
+const TERMS = termsAt > 0 ? process.argv[termsAt + 1].split(',').map((t) => t.trim()) : ['metformin', 'atrial fibrillation', 'chest pain']
+if (TERMS.some((t) => !/^[a-z0-9 ]+$/i.test(t))) throw new Error('--terms: letters, digits and spaces only (the shell and LIKE statements embed them)')
+const START = '2024-01-01T00:00:00Z'
+const END = '2024-12-31T23:59:59Z'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const bin = join(root, 'bin/run.js')
+const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-'))
+const db = join(dir, 'bench.db')
+const log = (line) => process.stderr.write(line + '\n')
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+function medpanel(args) {
+  const result = spawnSync(process.execPath, [bin, ...args, '--db', db, '--json'], {encoding: 'utf8', maxBuffer: 1 << 26})
+  if (result.status !== 0) throw new Error(`medpanel ${args[0]} failed: ${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+/** Runs statements in the sqlite3 shell with .timer on; returns output rows and per-statement times. */
+function shell(statements) {
+  const script = ['.timer on', ...statements.map((s) => s.trim().replace(/;?$/, ';'))].join('\n')
+  const result = spawnSync('sqlite3', ['-bail', db], {input: script, encoding: 'utf8', maxBuffer: 1 << 26})
+  if (result.status !== 0) throw new Error(`sqlite3 failed: ${result.stderr}`)
+  const times = []
+  const blocks = [[]]
+  for (const line of result.stdout.split('\n')) {
+    const time = /^Run Time: real ([0-9.]+)/.exec(line)
+    if (time) {
+      times.push(Number(time[1]) * 1000)
+      blocks.push([])
+    } else if (line.trim()) blocks.at(-1).push(line)
+  }
+  return {times, blocks}
+}
+
+let server
+try {
+  if (!existsSync(join(root, 'dist/commands/index.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
+  const sqliteVersion = spawnSync('sqlite3', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[0]
+
+  log(`seeding ${POSTS} posts with ~${COMMENTS} comments each into ${db} …`)
+  let started = performance.now()
+  const seeded = medpanel(['seed-posts', '--count', String(POSTS), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'])
+  const seedSeconds = (performance.now() - started) / 1000
+  const client = medpanel(['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'])
+  const {api_key: apiKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
+
+  // --- the service over HTTP (one process, as `serve` runs)
+  server = spawn(process.execPath, [bin, 'serve', '--db', db, '--port', '0', '--json'], {stdio: ['ignore', 'pipe', 'ignore']})
+  const url = await new Promise((resolve, reject) => {
+    let out = ''
+    server.stdout.on('data', (d) => {
+      out += d
+      try {
+        resolve(JSON.parse(out).url)
+      } catch {}
+    })
+    server.once('exit', (code) => reject(new Error(`serve exited ${code}`)))
+  })
+  const params = new URLSearchParams()
+  for (const term of TERMS) params.append('terms[]', term)
+  params.set('start', START)
+  params.set('end', END)
+  const call = async () => {
+    const t0 = performance.now()
+    const res = await fetch(`${url}/conversations/summary?${params}`, {headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': apiKey}})
+    const body = await res.json()
+    if (res.status !== 200) throw new Error(`summary answered ${res.status}: ${JSON.stringify(body)}`)
+    return {ms: performance.now() - t0, body}
+  }
+  // --- the same statement in the sqlite3 shell, interleaved with the HTTP calls so both see the
+  // same machine load; each shell run executes the statement twice and the warm second run counts.
+  const repo = await tsImport('../src/interfaces/conversations/repository.ts', import.meta.url)
+  const tokens = TERMS.map((t) => t.toLowerCase().match(/[a-z0-9]+/g))
+  const statement = repo.inlineSql(repo.summarySql({tokens, start: new Date(START).toISOString(), end: new Date(END).toISOString()}))
+  for (let i = 0; i < 3; i++) await call()
+  const httpTimes = []
+  const shellTimes = []
+  let answer
+  let ceiling
+  for (let i = 0; i < RUNS; i++) {
+    const {ms, body} = await call()
+    httpTimes.push(ms)
+    answer = body
+    ceiling = shell([statement, statement])
+    shellTimes.push(ceiling.times[1])
+  }
+  const shellCounts = {}
+  for (const line of ceiling.blocks[0]) {
+    const [t, kind, docs, matches] = line.split('|')
+    shellCounts[`${t}:${kind}`] = {docs: Number(docs), matches: Number(matches)}
+  }
+  const agree =
+    answer.summary.terms.every((term, t) => {
+      const p = shellCounts[`${t}:post`] ?? {docs: 0, matches: 0}
+      const c = shellCounts[`${t}:comment`] ?? {docs: 0, matches: 0}
+      return term.posts === p.docs && term.comments === c.docs && term.matches === p.matches + c.matches
+    }) &&
+    answer.summary.uniques.posts === (shellCounts['-1:post']?.docs ?? 0) &&
+    answer.summary.uniques.comments === (shellCounts['-1:comment']?.docs ?? 0)
+
+  // --- LIKE scans over the window: substring counts per term, one pass per table
+  const window = `published_at between '${new Date(START).toISOString()}' and '${new Date(END).toISOString()}'`
+  const likeStatement = (table, text) => {
+    const counts = TERMS.map((t, i) => `(length(x) - length(replace(x, '${t.toLowerCase()}', ''))) / ${t.length} as m${i}`).join(', ')
+    const sums = TERMS.map((_, i) => `sum(m${i} > 0), sum(m${i})`).join(', ')
+    const any = TERMS.map((_, i) => `m${i} > 0`).join(' or ')
+    const filter = TERMS.map((t) => text.map((col) => `${col} like '%${t}%'`).join(' or ')).join(' or ')
+    return `select ${sums}, sum(${any}) from (select ${counts} from (select lower(${text.join(" || ' ' || ")}) as x from ${table} where ${window} and (${filter})))`
+  }
+  const likeRuns = Math.max(3, Math.ceil(RUNS / 3))
+  const scans = shell(Array.from({length: likeRuns}, () => [likeStatement('conversation_posts', ['title', 'content']), likeStatement('conversation_comments', ['content'])]).flat())
+  const likeTimes = Array.from({length: likeRuns}, (_, i) => scans.times[2 * i] + scans.times[2 * i + 1])
+
+  const http = median(httpTimes)
+  const ceilingMs = median(shellTimes)
+  const like = median(likeTimes)
+  const fmt = (ms) => `${ms.toFixed(1)} ms`
+  console.log(`conversations bench: ${seeded.posts} posts, ${seeded.comments} comments (seeded in ${seedSeconds.toFixed(1)} s); summary of ${TERMS.map((t) => JSON.stringify(t)).join(', ')} over ${START} .. ${END}`)
+  console.log(`  http   GET /conversations/summary, median of ${RUNS}:        ${fmt(http)}`)
+  console.log(`  shell  sqlite3 ${sqliteVersion}, same statement, median of ${RUNS}:  ${fmt(ceilingMs)}`)
+  console.log(`  like   LIKE scans in sqlite3, median of ${likeRuns}:             ${fmt(like)}`)
+  console.log(`  http / shell = ${(http / ceilingMs).toFixed(2)}x (goal <= 1.5x: ${http / ceilingMs <= 1.5 ? 'met' : 'missed'})`)
+  console.log(`  like / http  = ${(like / http).toFixed(1)}x (goal >= 100x: ${like / http >= 100 ? 'met' : 'missed'})`)
+  console.log(`  counts: http and shell ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`)
+  if (!agree) process.exitCode = 1
+} finally {
+  server?.kill('SIGTERM')
+  if (KEEP) log(`kept ${db}`)
+  else rmSync(dir, {recursive: true, force: true})
+}

@@ -1,0 +1,41 @@
+import {Flags} from '@oclif/core'
+import {readFile} from 'node:fs/promises'
+import {AppError} from '../src/errors.js'
+import {importPosts, type LoadResult} from '../src/interfaces/conversations/service.js'
+import {formatRecord} from '../src/lib/table.js'
+import {BaseCommand} from './base-command.js'
+
+export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
+  static override description =
+    'Load posts with their comments from a data-call document (as GET /conversations/data returns) or its conversations array. The file is validated whole; posts already stored are replaced.'
+  static override examples = ['<%= config.bin %> import-posts --file conversations.json', 'curl -s … /conversations/data | <%= config.bin %> import-posts --file -']
+
+  static override flags = {
+    file: Flags.string({description: 'JSON file to load ("-" reads standard input)'}),
+  }
+
+  async run(): Promise<LoadResult> {
+    const file = await this.need(this.flags.file, 'file', 'JSON file to load')
+    let text: string
+    try {
+      text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
+    } catch (error) {
+      throw new AppError('bad_request', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    }
+    let document: unknown
+    try {
+      document = JSON.parse(text)
+    } catch (error) {
+      throw new AppError('bad_request', `${file} is not JSON: ${(error as Error).message}`)
+    }
+    const result = await importPosts((await this.openStore()).db, document)
+    this.say(formatRecord({...result}))
+    return result
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}

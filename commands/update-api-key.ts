@@ -1,0 +1,42 @@
+import {Args, Flags} from '@oclif/core'
+import {METHODS, type ApiKeyPatch, type Method} from '../src/interfaces/conversations/schema.js'
+import {updateApiKey, type ApiKeyView} from '../src/interfaces/conversations/service.js'
+import {formatRecord} from '../src/lib/table.js'
+import {BaseCommand} from './base-command.js'
+
+export default class UpdateApiKey extends BaseCommand<typeof UpdateApiKey> {
+  static override description = 'Change an interface E API key: allowance, subscription end, methods; --data-calls starts a fresh allowance'
+  static override examples = [
+    '<%= config.bin %> update-api-key key_0123456789abcdef0123 --data-calls 100',
+    '<%= config.bin %> update-api-key mpk_… --subscription-ends 2027-06-30T23:59:59Z',
+    '<%= config.bin %> update-api-key key_0123456789abcdef0123 --revoke',
+  ]
+  static override args = {key: Args.string({description: 'the API key itself, or its id (key_…)', required: true})}
+
+  static override flags = {
+    'data-calls': Flags.integer({description: 'new data-call allowance, starting now', min: 0}),
+    'subscription-ends': Flags.string({description: 'new subscription end (ISO 8601)', exclusive: ['no-subscription-end']}),
+    'no-subscription-end': Flags.boolean({description: 'the subscription no longer ends'}),
+    methods: Flags.string({description: 'replace the allowed methods', options: [...METHODS], multiple: true, delimiter: ','}),
+    'renew-days': Flags.integer({description: 'restore the allowance every N days', min: 1, exclusive: ['no-renew']}),
+    'no-renew': Flags.boolean({description: 'the allowance no longer renews'}),
+    revoke: Flags.boolean({description: 'revoke the key: calls with it get 401', exclusive: ['unrevoke']}),
+    unrevoke: Flags.boolean({description: 'reinstate a revoked key'}),
+  }
+
+  async run(): Promise<ApiKeyView> {
+    const f = this.flags
+    const patch: ApiKeyPatch = {
+      data_calls: f['data-calls'],
+      subscription_ends: f['no-subscription-end'] ? null : f['subscription-ends'],
+      methods: f.methods as Method[] | undefined,
+      renew_days: f['no-renew'] ? null : f['renew-days'],
+      revoke: f.revoke ? true : f.unrevoke ? false : undefined,
+    }
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ApiKeyPatch
+    if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
+    const key = await updateApiKey((await this.openStore()).db, this.args.key, defined, this.clock.now())
+    this.say(formatRecord({...key}))
+    return key
+  }
+}

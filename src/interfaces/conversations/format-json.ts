@@ -1,0 +1,46 @@
+import type {Author, Conversation, DataResult, SummaryResult} from './service.js'
+
+/**
+ * The JSON form, field for field as the spec names it. Ratings are written as numbers made from
+ * their exact decimal text (at most four decimal places, so the number round-trips exactly).
+ */
+export function toJson(result: SummaryResult | DataResult): unknown {
+  const base = {
+    id: result.id,
+    data_calls_remaining: result.data_calls_remaining,
+    query: {start: result.query.start, end: result.query.end, terms: result.query.terms},
+    summary: {
+      terms: result.summary.terms.map((t) => ({term: t.term, matches: t.matches, posts: t.posts, comments: t.comments})),
+      uniques: {posts: result.summary.uniques.posts, comments: result.summary.uniques.comments},
+    },
+  }
+  if (!('conversations' in result)) return base
+  return {...base, conversations: result.conversations.map(conversationJson)}
+}
+
+function authorJson(a: Author) {
+  return {id: a.id, specialty: a.specialty, country_of_practice: a.country_of_practice, zipcode: a.zipcode, post_badge: a.post_badge, comment_badge: a.comment_badge}
+}
+
+function conversationJson({matched_terms, post}: Conversation) {
+  return {
+    matched_terms,
+    post: {
+      id: post.id,
+      author: authorJson(post.author),
+      published_at: post.published_at,
+      rating: Number(post.rating),
+      iconsult: post.iconsult,
+      solved_at: post.solved_at,
+      title: post.title,
+      content: post.content,
+      comments: post.comments.map((c) => ({
+        id: c.id,
+        author: authorJson(c.author),
+        published_at: c.published_at,
+        content: c.content,
+        helpful_count: c.helpful_count,
+      })),
+    },
+  }
+}

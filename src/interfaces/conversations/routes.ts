@@ -1,0 +1,118 @@
+import {OpenAPIHono, z} from '@hono/zod-openapi'
+import type {Context} from 'hono'
+import type {AppDeps} from '../../deps.js'
+import {AppError} from '../../errors.js'
+import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
+import {rejectInvalid} from '../../http/validation.js'
+import {toJson} from './format-json.js'
+import {errorXml, toXml} from './format-xml.js'
+import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
+import type {Method} from './schema.js'
+import {conversationCall} from './service.js'
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    conversationFormat: Format
+  }
+}
+
+export const API_KEY_HEADER = 'X-Service-Conversation-API-Key'
+const ALLOW = 'GET, HEAD'
+
+/**
+ * Interface E's error body, `{code, message, details}`, in the negotiated format; JSON when no
+ * format could be agreed (the 406 itself). 5xx answers say nothing about internals.
+ */
+export const renderConversationError: ErrorRenderer = (c, error) => {
+  const body = {
+    code: error.status,
+    message: error.status >= 500 ? (error.status === 503 ? 'service temporarily unavailable' : 'internal server error') : error.message,
+    details: error.status >= 500 ? (error.status === 503 ? 'Try again shortly.' : 'The failure was logged.') : (error.details ?? ''),
+  }
+  const headers = {...error.headers, Vary: 'Accept', 'Cache-Control': 'no-store'}
+  if (c.get('conversationFormat') === 'xml') {
+    return c.body(errorXml(body), error.status as 400, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
+  }
+  return c.body(JSON.stringify(body), error.status as 400, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
+}
+
+/** Failures of the store itself (closed, locked, unreadable) are 503s, not the caller's fault. */
+function storeFailure(error: unknown): boolean {
+  if (error instanceof AppError) return false
+  const code = (error as {code?: unknown} | null)?.code
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return true
+  const message = error instanceof Error ? error.message : ''
+  return /database connection is not open|driver has already been destroyed|database is locked/i.test(message)
+}
+
+const callQuery = z.object({
+  'terms[]': z.array(z.string()).openapi({description: 'A search term or phrase; repeat once per term (terms%5B%5D)'}),
+  start: z.string().openapi({description: 'Window start, ISO 8601 UTC, inclusive', example: '2025-01-01T00:00:00Z'}),
+  end: z.string().openapi({description: 'Window end, ISO 8601 UTC, inclusive', example: '2025-12-31T23:59:59Z'}),
+})
+
+export function conversationRoutes(deps: AppDeps): OpenAPIHono {
+  const {db, clock, log} = deps
+  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
+
+  app.use('/conversations/*', errorShape(renderConversationError), async function negotiateFormat(c, next) {
+    const format = negotiate(c.req.header('accept'))
+    if (!format) {
+      throw new AppError('not_acceptable', 'the Accept header names no format this interface serves', {
+        details: `Accept ${JSON_TYPE} or ${XML_TYPE}.`,
+      })
+    }
+    c.set('conversationFormat', format)
+    await next()
+    c.header('Vary', 'Accept')
+  })
+
+  const handle = (method: Method) => async (c: Context) => {
+    const terms = [...(c.req.queries('terms[]') ?? []), ...(c.req.queries('terms') ?? [])]
+    let result
+    try {
+      result = await conversationCall(
+        db,
+        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), headOnly: c.req.method === 'HEAD'},
+        clock.now(),
+      )
+    } catch (error) {
+      if (!storeFailure(error)) throw error
+      ;(log ?? ((line: string) => process.stderr.write(line + '\n')))(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
+      throw new AppError('unavailable', 'the store is unavailable', {headers: {'Retry-After': '5'}, cause: error})
+    }
+    const headers = {Vary: 'Accept', 'Cache-Control': 'no-store'}
+    if (c.get('conversationFormat') === 'xml') return c.body(toXml(result), 200, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
+    return c.body(JSON.stringify(toJson(result)), 200, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
+  }
+
+  for (const method of ['summary', 'data'] as const) {
+    const path = `/conversations/${method}`
+    app.openAPIRegistry.registerPath({
+      method: 'get',
+      path,
+      summary: method === 'summary' ? 'Counts of posts, comments and occurrences per term in a window' : 'Every matching conversation in a window, with all its comments (spends one data call)',
+      tags: ['E. Conversations'],
+      security: [{conversationApiKey: []}],
+      request: {query: callQuery},
+      responses: {
+        200: {description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`},
+        400: {description: 'terms[], start or end missing or malformed, or start after end'},
+        401: {description: 'missing, unknown or revoked API key, or expired client'},
+        402: {description: 'the subscription has lapsed'},
+        403: {description: 'this key may not call this method'},
+        405: {description: 'only GET and HEAD are allowed'},
+        406: {description: 'Accept names neither format (error body in JSON)'},
+        429: {description: 'no data calls left (Retry-After when the allowance renews)'},
+        503: {description: 'the store is unavailable'},
+      },
+    })
+    app.get(path, handle(method))
+    app.all(path, (c) => {
+      throw new AppError('method_not_allowed', `${c.req.method} is not supported here`, {headers: {Allow: ALLOW}, details: `Use ${ALLOW}.`})
+    })
+  }
+  return app
+}

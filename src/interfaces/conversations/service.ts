@@ -1,0 +1,451 @@
+import {AppError, badRequest, notFound} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {sha256} from '../../lib/hashing.js'
+import {newUuid, randomToken} from '../../lib/ids.js'
+import {parseInput} from '../../lib/validate.js'
+import {getClientRow, hasGrant} from '../../registry/service.js'
+import type {Db} from '../../store/database.js'
+import {writeTransaction} from '../../store/db.js'
+import * as repo from './repository.js'
+import {apiKeyPatchSchema, importDocument, isIsoDateTime, METHODS, newApiKeySchema, type ApiKeyPatch, type AuthorInput, type Method, type NewApiKeyInput} from './schema.js'
+import type {ApiKeyRow, AuthorRow, CommentRow, NewAuthorRow, PostRow} from './tables.js'
+
+export const MAX_TERMS = 20
+export const MAX_TERM_LENGTH = 200
+export const MAX_TERM_TOKENS = 12
+
+// ---------------------------------------------------------------------------------------------
+// Results, as the spec names their fields. Serialisers (JSON, XML) only rename and render.
+
+export interface Author {
+  id: string
+  specialty: string
+  country_of_practice: string
+  zipcode: string
+  post_badge: boolean
+  comment_badge: boolean
+}
+
+export interface Comment {
+  id: number
+  author: Author
+  published_at: string
+  content: string
+  helpful_count: number
+}
+
+export interface Post {
+  id: number
+  author: Author
+  published_at: string
+  /** Exact decimal text; the JSON form writes it as a number made from this text. */
+  rating: string
+  iconsult: boolean
+  solved_at: string | null
+  title: string
+  content: string
+  comments: Comment[]
+}
+
+export interface Conversation {
+  matched_terms: string[]
+  post: Post
+}
+
+export interface TermSummary {
+  term: string
+  matches: number
+  posts: number
+  comments: number
+}
+
+export interface SummaryResult {
+  id: string
+  data_calls_remaining: number
+  query: {start: string; end: string; terms: string[]}
+  summary: {terms: TermSummary[]; uniques: {posts: number; comments: number}}
+}
+
+export interface DataResult extends SummaryResult {
+  conversations: Conversation[]
+}
+
+/** A datetime as the spec writes it: whole seconds with Z, milliseconds only when there are some. */
+export function isoSeconds(stored: string): string {
+  return stored.replace(/\.000Z$/, 'Z')
+}
+
+/** Comment timestamps have the fixed form YYYY-MM-DDTHH:MM:SSZ. */
+function isoWholeSeconds(stored: string): string {
+  return stored.slice(0, 19) + 'Z'
+}
+
+// ---------------------------------------------------------------------------------------------
+// API keys
+
+export interface ApiKeyView {
+  id: string
+  client_id: string
+  methods: Method[]
+  data_call_allowance: number
+  data_calls_remaining: number
+  renew_days: number | null
+  /** When the allowance is next restored in full; null when it never renews. */
+  renews_at: string | null
+  subscription_ends_at: string | null
+  revoked: boolean
+  created_at: string
+  updated_at: string
+}
+
+const DAY_MS = 86_400_000
+
+/** The allowance period `now` falls in, and the calls already used in it. */
+function currentPeriod(row: ApiKeyRow, now: Date): {started: Date; used: number; renewsAt: Date | null} {
+  const started = new Date(row.period_started_at)
+  if (row.renew_days === null) return {started, used: row.data_calls_used, renewsAt: null}
+  const length = row.renew_days * DAY_MS
+  const elapsed = Math.floor((now.getTime() - started.getTime()) / length)
+  if (elapsed <= 0) return {started, used: row.data_calls_used, renewsAt: new Date(started.getTime() + length)}
+  const current = new Date(started.getTime() + elapsed * length)
+  return {started: current, used: 0, renewsAt: new Date(current.getTime() + length)}
+}
+
+export function apiKeyView(row: ApiKeyRow, now: Date): ApiKeyView {
+  const period = currentPeriod(row, now)
+  return {
+    id: row.id,
+    client_id: row.client_id,
+    methods: JSON.parse(row.methods) as Method[],
+    data_call_allowance: row.data_call_allowance,
+    data_calls_remaining: Math.max(0, row.data_call_allowance - period.used),
+    renew_days: row.renew_days,
+    renews_at: period.renewsAt ? iso(period.renewsAt) : null,
+    subscription_ends_at: row.subscription_ends_at,
+    revoked: row.revoked_at !== null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+/** Issues a key to a client holding the conversations grant. The key is returned only here. */
+export async function issueApiKey(db: Db, input: NewApiKeyInput, now: Date, fixedKey?: string): Promise<ApiKeyView & {api_key: string}> {
+  const parsed = parseInput(newApiKeySchema, input)
+  const client = await getClientRow(db, parsed.client_id)
+  if (!hasGrant(client, 'conversations')) throw badRequest(`client "${client.id}" does not hold the conversations grant (update-client ${client.id} --grant …,conversations)`)
+  const apiKey = fixedKey ?? `mpk_${randomToken(32)}`
+  const stamp = iso(now)
+  const row = {
+    id: `key_${newUuid().replace(/-/g, '').slice(0, 20)}`,
+    key_hash: sha256(apiKey),
+    client_id: client.id,
+    methods: JSON.stringify(METHODS.filter((m) => parsed.methods.includes(m))),
+    data_call_allowance: parsed.data_calls,
+    data_calls_used: 0,
+    renew_days: parsed.renew_days,
+    period_started_at: stamp,
+    subscription_ends_at: parsed.subscription_ends,
+    revoked_at: null,
+    created_at: stamp,
+    updated_at: stamp,
+  }
+  await repo.insertApiKey(db, row)
+  return {api_key: apiKey, ...apiKeyView(row, now)}
+}
+
+/** Finds a key by its id (key_…) or by the key itself. */
+export async function findApiKeyRow(db: Db, keyOrId: string): Promise<ApiKeyRow> {
+  const row = /^key_[0-9a-f]{20}$/.test(keyOrId) ? await repo.findApiKey(db, keyOrId) : await repo.findApiKeyByHash(db, sha256(keyOrId))
+  if (!row) throw notFound('no API key matches that key or id')
+  return row
+}
+
+/**
+ * Changes a key's settings. Setting `data_calls` starts a fresh allowance of that many calls,
+ * beginning now.
+ */
+export async function updateApiKey(db: Db, keyOrId: string, input: ApiKeyPatch, now: Date): Promise<ApiKeyView> {
+  const patch = parseInput(apiKeyPatchSchema, input)
+  return writeTransaction(db, async (trx) => {
+    const row = await findApiKeyRow(trx, keyOrId)
+    const stamp = iso(now)
+    const change: Parameters<typeof repo.updateApiKeyRow>[2] = {updated_at: stamp}
+    if (patch.methods) change.methods = JSON.stringify(METHODS.filter((m) => patch.methods!.includes(m)))
+    if (patch.data_calls !== undefined) {
+      change.data_call_allowance = patch.data_calls
+      change.data_calls_used = 0
+      change.period_started_at = stamp
+    }
+    if (patch.renew_days !== undefined) change.renew_days = patch.renew_days
+    if (patch.subscription_ends !== undefined) change.subscription_ends_at = patch.subscription_ends
+    if (patch.revoke !== undefined) change.revoked_at = patch.revoke ? (row.revoked_at ?? stamp) : null
+    await repo.updateApiKeyRow(trx, row.id, change)
+    return apiKeyView((await repo.findApiKey(trx, row.id))!, now)
+  })
+}
+
+/** Checks a presented key for one method: 401, 402 and 403 as the spec's error table names them. */
+async function authorize(trx: Db, presented: string | undefined, method: Method, now: Date): Promise<ApiKeyRow> {
+  if (presented === undefined || presented.trim() === '') {
+    throw new AppError('unauthorized', 'an API key is required', {details: 'Send the key in the X-Service-Conversation-API-Key header.'})
+  }
+  // Keys carry 256 random bits, so looking up their SHA-256 leaks nothing a timing attack could use.
+  const row = await repo.findApiKeyByHash(trx, sha256(presented.trim()))
+  if (!row) throw new AppError('unauthorized', 'the API key is not valid', {details: 'Check the X-Service-Conversation-API-Key header.'})
+  if (row.revoked_at !== null) throw new AppError('unauthorized', 'the API key has been revoked', {details: `Revoked at ${row.revoked_at}.`})
+  const client = await getClientRow(trx, row.client_id)
+  if (client.expired_at !== null) throw new AppError('unauthorized', "the API key's client account has expired", {details: `Expired at ${client.expired_at}.`})
+  if (!hasGrant(client, 'conversations')) throw new AppError('forbidden', "the API key's client may not use the conversation interface", {details: 'The client no longer holds the conversations grant.'})
+  if (row.subscription_ends_at !== null && now.getTime() >= new Date(row.subscription_ends_at).getTime()) {
+    throw new AppError('payment_required', 'the subscription has lapsed', {details: `The subscription of this API key ended at ${isoSeconds(row.subscription_ends_at)}.`})
+  }
+  const methods = JSON.parse(row.methods) as Method[]
+  if (!methods.includes(method)) {
+    throw new AppError('forbidden', `this API key may not call ${method}`, {details: `Allowed methods for this key: ${methods.join(', ')}.`})
+  }
+  return row
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+/** What a caller sent, before any checking. */
+export interface CallRequest {
+  method: Method
+  apiKey: string | undefined
+  terms: readonly string[]
+  start: string | undefined
+  end: string | undefined
+  /** A HEAD request: checked like a GET, but it neither spends the allowance nor searches. */
+  headOnly?: boolean
+}
+
+interface ParsedQuery {
+  terms: string[]
+  start: string
+  end: string
+}
+
+function parseQuery(request: CallRequest): ParsedQuery {
+  const details = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
+  if (request.terms.length === 0) throw new AppError('bad_request', 'terms[] is required', {details})
+  const terms: string[] = []
+  for (const [index, raw] of request.terms.entries()) {
+    const term = raw.trim()
+    if (term === '') throw new AppError('bad_request', `terms[${index}] is empty`, {details})
+    if (term.length > MAX_TERM_LENGTH) throw new AppError('bad_request', `terms[${index}] is longer than ${MAX_TERM_LENGTH} characters`, {details})
+    if (!terms.includes(term)) terms.push(term)
+  }
+  if (terms.length > MAX_TERMS) throw new AppError('bad_request', `at most ${MAX_TERMS} distinct terms may be sent in one call`, {details})
+  const instant = (name: 'start' | 'end', value: string | undefined): string => {
+    if (value === undefined || value.trim() === '') throw new AppError('bad_request', `${name} is required`, {details})
+    if (!isIsoDateTime(value.trim())) throw new AppError('bad_request', `${name} is not an ISO 8601 UTC datetime: ${JSON.stringify(value.slice(0, 64))}`, {details})
+    return new Date(value.trim()).toISOString()
+  }
+  const start = instant('start', request.start)
+  const end = instant('end', request.end)
+  if (start > end) throw new AppError('bad_request', 'start is after end', {details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is empty; swap start and end.`})
+  return {terms, start, end}
+}
+
+async function termTokens(trx: Db, terms: readonly string[]): Promise<string[][]> {
+  const tokens = await repo.tokenizeTerms(trx, terms)
+  tokens.forEach((list, index) => {
+    if (list.length === 0) throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {details: `Term ${JSON.stringify(terms[index])}: punctuation alone never matches a word.`})
+    if (list.length > MAX_TERM_TOKENS) throw new AppError('bad_request', `terms[${index}] has more than ${MAX_TERM_TOKENS} words`, {details: 'Shorten the phrase.'})
+  })
+  return tokens
+}
+
+/**
+ * One call of interface E, checked in the order a caller would fix things: key (401, 402, 403),
+ * query (400), allowance (429). A data call spends its allowance in a short write transaction
+ * (BEGIN IMMEDIATE), so two calls racing for the last one cannot both win; the search then runs
+ * in a read transaction, which holds no write lock, and a search that fails gives the call back.
+ */
+export async function conversationCall(db: Db, request: CallRequest, now: Date): Promise<SummaryResult | DataResult> {
+  const spends = request.method === 'data' && !request.headOnly
+  const checked = await (spends ? writeTransaction : repo.readTransaction)(db, async (trx) => {
+    const key = await authorize(trx, request.apiKey, request.method, now)
+    const query = parseQuery(request)
+    const period = currentPeriod(key, now)
+    let remaining = Math.max(0, key.data_call_allowance - period.used)
+    if (request.method === 'data') {
+      if (remaining === 0) {
+        const headers: Record<string, string> = {}
+        if (period.renewsAt) headers['Retry-After'] = String(Math.max(1, Math.ceil((period.renewsAt.getTime() - now.getTime()) / 1000)))
+        throw new AppError('too_many_requests', 'no data calls are left on this API key', {
+          headers,
+          details: period.renewsAt ? `The allowance of ${key.data_call_allowance} data calls renews at ${isoSeconds(iso(period.renewsAt))}.` : 'Ask for a larger allowance.',
+        })
+      }
+      if (spends) {
+        await repo.updateApiKeyRow(trx, key.id, {data_calls_used: period.used + 1, period_started_at: iso(period.started)})
+        remaining -= 1
+      }
+    }
+    const tokens = request.headOnly ? [] : await termTokens(trx, query.terms)
+    return {key, query, remaining, tokens, periodStarted: iso(period.started)}
+  })
+
+  const {key, query, remaining, tokens} = checked
+  const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
+  const id = newUuid()
+  if (request.headOnly) {
+    const empty = {id, data_calls_remaining: remaining, query: echo, summary: {terms: [], uniques: {posts: 0, comments: 0}}}
+    return request.method === 'data' ? {...empty, conversations: []} : empty
+  }
+  try {
+    const search = {tokens, start: query.start, end: query.end}
+    const result = await repo.readTransaction(db, async (trx): Promise<SummaryResult | DataResult> => {
+      const summary = summarize(query.terms, await repo.summaryCounts(trx, search))
+      const base: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary}
+      if (request.method === 'summary') return base
+      return {...base, conversations: await conversations(trx, query.terms, await repo.hits(trx, search))}
+    })
+    await repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
+    return result
+  } catch (error) {
+    if (spends) await repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
+    throw error
+  }
+}
+
+function summarize(terms: readonly string[], rows: readonly repo.SummaryRow[]): SummaryResult['summary'] {
+  const out: TermSummary[] = terms.map((term) => ({term, matches: 0, posts: 0, comments: 0}))
+  const uniques = {posts: 0, comments: 0}
+  for (const row of rows) {
+    if (row.t === -1) {
+      uniques[row.kind === 'post' ? 'posts' : 'comments'] = Number(row.docs)
+      continue
+    }
+    const entry = out[row.t]!
+    entry.matches += Number(row.matches)
+    entry[row.kind === 'post' ? 'posts' : 'comments'] = Number(row.docs)
+  }
+  return {terms: out, uniques}
+}
+
+function authorView(row: AuthorRow | undefined, id: string): Author {
+  if (!row) return {id, specialty: '', country_of_practice: '', zipcode: '', post_badge: false, comment_badge: false}
+  return {id: row.id, specialty: row.specialty, country_of_practice: row.country_of_practice, zipcode: row.zipcode, post_badge: row.post_badge === 1, comment_badge: row.comment_badge === 1}
+}
+
+/** Every post hit directly or through a comment, ordered by published_at, with all its comments. */
+async function conversations(trx: Db, terms: readonly string[], hits: readonly repo.HitRow[]): Promise<Conversation[]> {
+  const matched = new Map<number, Set<number>>()
+  for (const hit of hits) {
+    const set = matched.get(hit.post_id) ?? new Set<number>()
+    set.add(hit.t)
+    matched.set(hit.post_id, set)
+  }
+  const posts = await repo.postsByIds(trx, [...matched.keys()])
+  const comments = await repo.commentsOfPosts(trx, posts.map((p) => p.id))
+  const authors = await repo.authorsByIds(trx, [...posts.map((p) => p.author_id), ...comments.map((c) => c.author_id)])
+  const byPost = new Map<number, CommentRow[]>()
+  for (const comment of comments) {
+    const list = byPost.get(comment.post_id) ?? []
+    list.push(comment)
+    byPost.set(comment.post_id, list)
+  }
+  return posts.map((post) => ({
+    matched_terms: terms.filter((_, index) => matched.get(post.id)!.has(index)),
+    post: postView(post, byPost.get(post.id) ?? [], authors),
+  }))
+}
+
+function postView(post: PostRow, comments: readonly CommentRow[], authors: Map<string, AuthorRow>): Post {
+  return {
+    id: post.id,
+    author: authorView(authors.get(post.author_id), post.author_id),
+    published_at: isoSeconds(post.published_at),
+    rating: post.rating,
+    iconsult: post.iconsult === 1,
+    solved_at: post.solved_at === null ? null : isoSeconds(post.solved_at),
+    title: post.title,
+    content: post.content,
+    comments: comments.map((c) => ({
+      id: c.id,
+      author: authorView(authors.get(c.author_id), c.author_id),
+      published_at: isoWholeSeconds(c.published_at),
+      content: c.content,
+      helpful_count: c.helpful_count,
+    })),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading posts
+
+export interface LoadResult {
+  posts: number
+  comments: number
+  authors: number
+  replaced_posts: number
+}
+
+function authorRow(author: AuthorInput): NewAuthorRow {
+  return {
+    id: author.id,
+    specialty: author.specialty,
+    country_of_practice: author.country_of_practice,
+    zipcode: author.zipcode,
+    post_badge: author.post_badge ? 1 : 0,
+    comment_badge: author.comment_badge ? 1 : 0,
+  }
+}
+
+/**
+ * Loads a data-call document (or its conversations array). Validated whole before anything is
+ * written: one bad field rejects the file and names its path. A post already in the store is
+ * replaced with its comments, so loading the same file twice leaves the same state.
+ */
+export async function importPosts(db: Db, document: unknown): Promise<LoadResult> {
+  const parsed = parseInput(importDocument, Array.isArray(document) ? {conversations: document} : document)
+  const postIds = new Set<number>()
+  const commentIds = new Map<number, number>()
+  for (const [index, {post}] of parsed.conversations.entries()) {
+    if (postIds.has(post.id)) throw badRequest(`conversations[${index}].post.id: post ${post.id} appears twice in the file`)
+    postIds.add(post.id)
+    for (const [j, comment] of post.comments.entries()) {
+      if (commentIds.has(comment.id)) throw badRequest(`conversations[${index}].post.comments[${j}].id: comment ${comment.id} appears twice in the file`)
+      commentIds.set(comment.id, post.id)
+    }
+  }
+  return writeTransaction(db, async (trx) => {
+    const owners = await repo.commentOwners(trx, [...commentIds.keys()])
+    for (const [commentId, owner] of owners) {
+      if (owner !== commentIds.get(commentId) && !postIds.has(owner)) {
+        throw badRequest(`comment ${commentId} already belongs to post ${owner}, which this file does not replace`)
+      }
+    }
+    const existing = await repo.postsByIds(trx, [...postIds])
+    await repo.deletePosts(trx, existing.map((p) => p.id))
+    const authors = new Map<string, NewAuthorRow>()
+    for (const {post} of parsed.conversations) {
+      authors.set(post.author.id, authorRow(post.author))
+      for (const comment of post.comments) authors.set(comment.author.id, authorRow(comment.author))
+    }
+    await repo.upsertAuthors(trx, [...authors.values()])
+    await repo.insertPosts(
+      trx,
+      parsed.conversations.map(({post}) => ({
+        id: post.id,
+        author_id: post.author.id,
+        published_at: post.published_at,
+        rating: post.rating,
+        iconsult: post.iconsult ? 1 : 0,
+        solved_at: post.solved_at,
+        title: post.title,
+        content: post.content,
+      })),
+    )
+    await repo.insertComments(
+      trx,
+      parsed.conversations.flatMap(({post}) =>
+        post.comments.map((c) => ({id: c.id, post_id: post.id, author_id: c.author.id, published_at: c.published_at, content: c.content, helpful_count: c.helpful_count})),
+      ),
+    )
+    return {posts: postIds.size, comments: commentIds.size, authors: authors.size, replaced_posts: existing.length}
+  })
+}

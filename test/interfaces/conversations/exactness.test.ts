@@ -1,0 +1,140 @@
+import fc from 'fast-check'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
+import {importPosts} from '../../../src/interfaces/conversations/service.js'
+import {freshApp, type TestContext} from '../../helpers/app.js'
+import {clientWithKey, JSON_TYPE, query} from './helpers.js'
+
+/** The reference: whole-word, case-insensitive, counted by brute force over ASCII text. */
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[a-z0-9]+/g) ?? []
+}
+function occurrences(text: string, term: string): number {
+  const hay = words(text)
+  const needle = words(term)
+  let n = 0
+  for (let i = 0; i + needle.length <= hay.length; i++) if (needle.every((w, j) => hay[i + j] === w)) n++
+  return n
+}
+
+interface Doc {
+  kind: 'post' | 'comment'
+  id: number
+  postId: number
+  published: string
+  fields: string[]
+}
+
+function reference(docs: Doc[], terms: string[], start: string, end: string) {
+  const inWindow = docs.filter((d) => d.published >= start && d.published <= end)
+  const hitPosts = new Set<number>()
+  const hitComments = new Set<number>()
+  const matched = new Map<number, Set<string>>()
+  const summary = terms.map((term) => {
+    const row = {term, matches: 0, posts: 0, comments: 0}
+    for (const doc of inWindow) {
+      const n = doc.fields.reduce((sum, field) => sum + occurrences(field, term), 0)
+      if (n === 0) continue
+      row.matches += n
+      row[doc.kind === 'post' ? 'posts' : 'comments'] += 1
+      ;(doc.kind === 'post' ? hitPosts : hitComments).add(doc.id)
+      matched.set(doc.postId, (matched.get(doc.postId) ?? new Set()).add(term))
+    }
+    return row
+  })
+  return {summary: {terms: summary, uniques: {posts: hitPosts.size, comments: hitComments.size}}, matched}
+}
+
+describe('counts agree with a brute-force reference', () => {
+  let ctx: TestContext
+  let apiKey: string
+  beforeEach(async () => {
+    ctx = await freshApp()
+    apiKey = (await clientWithKey(ctx, {data_calls: 1000})).key.api_key
+  })
+  afterEach(async () => ctx.store.close())
+
+  const call = async (method: string, terms: string[], start: string, end: string) => {
+    const res = await ctx.app.request(`/conversations/${method}?${query(terms, start, end)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
+    expect(res.status).toBe(200)
+    return res.json()
+  }
+
+  it('on seeded community text, for words, phrases and punctuated terms', async () => {
+    await seedPosts(ctx.db, {count: 400, comments: 3, from: '2024-01-01T00:00:00Z', to: '2025-12-31T23:59:59Z', seed: 11})
+    const posts = await ctx.db.selectFrom('conversation_posts').selectAll().execute()
+    const comments = await ctx.db.selectFrom('conversation_comments').selectAll().execute()
+    // the seeded community looks like one: iConsult requests, some solved, and only those
+    expect(posts.filter((p) => p.iconsult === 1).every((p) => p.title.startsWith('iConsult: '))).toBe(true)
+    expect(posts.filter((p) => p.iconsult === 0).every((p) => p.solved_at === null && !p.title.startsWith('iConsult'))).toBe(true)
+    expect(posts.some((p) => p.solved_at !== null && p.solved_at >= p.published_at)).toBe(true)
+    expect(comments.every((c) => c.published_at >= posts.find((p) => p.id === c.post_id)!.published_at.slice(0, 19))).toBe(true)
+    const docs: Doc[] = [
+      ...posts.map((p) => ({kind: 'post' as const, id: p.id, postId: p.id, published: p.published_at, fields: [p.title, p.content]})),
+      ...comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: c.post_id, published: c.published_at, fields: [c.content]})),
+    ]
+    const terms = ['metformin', 'Atrial Fibrillation', 'chest pain', 'TSH', 'the', 'sacubitril/valsartan', 'heart failure with reduced ejection fraction', 'CHA2DS2-VASc score', 'a', 'pain']
+    const start = '2024-06-01T00:00:00.000Z'
+    const end = '2025-05-31T23:59:59.000Z'
+    const expected = reference(docs, terms, start, end)
+    expect(expected.summary.terms.every((t) => t.matches > 0)).toBe(true)
+    const summary = await call('summary', terms, start, end)
+    expect(summary.summary).toEqual(expected.summary)
+    const data = await call('data', terms, start, end)
+    expect(data.summary).toEqual(expected.summary)
+    const got = new Map<number, string[]>(data.conversations.map((c: {post: {id: number}; matched_terms: string[]}) => [c.post.id, c.matched_terms]))
+    expect([...got.keys()].sort((a, b) => a - b)).toEqual([...expected.matched.keys()].sort((a, b) => a - b))
+    for (const [postId, set] of expected.matched) expect(got.get(postId)).toEqual(terms.filter((t) => set.has(t)))
+    const published = data.conversations.map((c: {post: {published_at: string}}) => c.post.published_at)
+    expect(published).toEqual([...published].sort())
+    for (const c of data.conversations) {
+      expect(c.post.comments.map((m: {id: number}) => m.id)).toEqual(comments.filter((m) => m.post_id === c.post.id).map((m) => m.id))
+    }
+  })
+
+  it('on random text, including repeated and overlapping phrases', async () => {
+    const vocabulary = ['pain', 'Pain', 'PAIN', 'chest', 'painful', 'a', 'b', 'x-ray', 'a.b', 'OR', 'NOT', '"q"', '(p)', 'star*']
+    const text = fc.array(fc.constantFrom(...vocabulary), {maxLength: 14}).map((w) => w.join(' '))
+    const stamp = fc.constantFrom('2025-01-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z')
+    const term = fc.array(fc.constantFrom(...vocabulary), {minLength: 1, maxLength: 3}).map((w) => w.join(' '))
+    const a = {id: 'x', specialty: 's', country_of_practice: 'US', zipcode: '1', post_badge: false, comment_badge: false}
+    let run = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({title: text, content: text, published: stamp, comments: fc.array(fc.record({content: text, published: stamp}), {maxLength: 3})}), {minLength: 1, maxLength: 5}),
+        fc.uniqueArray(term, {minLength: 1, maxLength: 3}),
+        async (posts, terms) => {
+          run += 1
+          const base = run * 100
+          const conversations = posts.map((p, i) => ({
+            post: {
+              id: base + i,
+              author: a,
+              published_at: p.published,
+              rating: 1,
+              iconsult: false,
+              solved_at: null,
+              title: p.title,
+              content: p.content,
+              comments: p.comments.map((c, j) => ({id: base * 10 + i * 5 + j, author: a, published_at: c.published, content: c.content, helpful_count: 0})),
+            },
+          }))
+          await ctx.db.deleteFrom('conversation_comments').execute()
+          await ctx.db.deleteFrom('conversation_posts').execute()
+          await importPosts(ctx.db, conversations)
+          const docs: Doc[] = conversations.flatMap(({post}) => [
+            {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
+            ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
+          ])
+          const start = '2025-01-01T00:00:00.000Z'
+          const end = '2025-12-31T23:59:59.000Z'
+          const searchable = terms.filter((t) => words(t).length > 0)
+          if (searchable.length === 0) return
+          const body = await call('summary', searchable, start, end)
+          expect(body.summary).toEqual(reference(docs, searchable, start, end).summary)
+        },
+      ),
+      {numRuns: 60, seed: 20261122},
+    )
+  })
+})

@@ -1,0 +1,81 @@
+import {XMLParser} from 'fast-xml-parser'
+import {expect} from 'vitest'
+import {registerClient} from '../../../src/registry/service.js'
+import {issueApiKey} from '../../../src/interfaces/conversations/service.js'
+import type {TestContext} from '../../helpers/app.js'
+
+export const JSON_TYPE = 'application/vnd.service-v1+json'
+export const XML_TYPE = 'application/vnd.service-v1+xml'
+
+/** Registers a client with the conversations grant and issues it a key. */
+export async function clientWithKey(ctx: TestContext, options: Parameters<typeof issueApiKey>[1] extends infer T ? Partial<T> : never = {}) {
+  const client = await registerClient(
+    ctx.db,
+    {name: 'Insight Co', url: 'https://insight.example', logo_url: 'https://insight.example/logo.png', redirect_uris: [], grants: ['conversations'], admin: false, token_ttl: null},
+    ctx.clock.now(),
+  )
+  const key = await issueApiKey(ctx.db, {client_id: client.client_id, ...options}, ctx.clock.now())
+  return {client, key}
+}
+
+export function query(terms: string[], start: string, end: string, name = 'terms[]'): string {
+  const params = new URLSearchParams()
+  for (const term of terms) params.append(name, term)
+  params.set('start', start)
+  params.set('end', end)
+  return params.toString()
+}
+
+const LISTS = new Set(['query-term', 'summary-term', 'conversation', 'matched-term', 'comment'])
+const parser = new XMLParser({cdataPropName: '#cdata', parseTagValue: false, ignoreDeclaration: true, isArray: (name) => LISTS.has(name), trimValues: false})
+
+const NUMBERS = new Set(['data_calls_remaining', 'matches', 'posts', 'comments', 'helpful_count', 'rating', 'code'])
+const BOOLEANS = new Set(['iconsult', 'post_badge', 'comment_badge'])
+const WRAPPERS: Record<string, string> = {query_terms: 'query_term', summary_terms: 'summary_term', matched_terms: 'matched_term', conversations: 'conversation', comments: 'comment'}
+const RENAMED: Record<string, string> = {query_terms: 'terms', summary_terms: 'terms'}
+
+/**
+ * Parses an XML answer back and turns it into the JSON form (hyphens to underscores, wrapper
+ * elements to arrays, typed leaves), so a test can compare it field for field with the JSON answer.
+ */
+export function xmlAsJson(xml: string): any {
+  expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true)
+  const parsed = parser.parse(xml) as Record<string, unknown>
+  const [root] = Object.keys(parsed)
+  return {root, value: convert(parsed[root!], root!)}
+}
+
+function convert(node: unknown, name: string): unknown {
+  if (node === '' || node === undefined) {
+    if (name === 'solved_at') return null
+    return ''
+  }
+  if (typeof node === 'string') {
+    if (NUMBERS.has(name)) return Number(node)
+    if (BOOLEANS.has(name)) {
+      expect(['true', 'false']).toContain(node)
+      return node === 'true'
+    }
+    return node
+  }
+  const object = node as Record<string, unknown>
+  if ('#cdata' in object) {
+    const cdata = object['#cdata']
+    return Array.isArray(cdata) ? cdata.join('') : String(cdata)
+  }
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(object)) {
+    const field = key.replace(/-/g, '_')
+    const isList = field in WRAPPERS && !(field === 'comments' && name !== 'post')
+    const numericId = field === 'id' && (name === 'post' || name === 'comment')
+    out[RENAMED[field] ?? field] = isList ? wrapper(value, WRAPPERS[field]!) : numericId ? Number(value) : convert(value, field)
+  }
+  return out
+}
+
+function wrapper(value: unknown, item: string): unknown[] {
+  if (value === '' || value === undefined) return []
+  const items = (value as Record<string, unknown>)[item.replace(/_/g, '-')] as unknown[]
+  return items.map((entry) => convert(entry, item.replace(/^query_term$|^matched_term$/, 'term')))
+}
+
