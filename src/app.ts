@@ -2,7 +2,7 @@ import {OpenAPIHono} from '@hono/zod-openapi'
 import {requestId} from 'hono/request-id'
 import type {AppDeps} from './deps.js'
 import {AppError} from './errors.js'
-import {accessLog} from './http/access-log.js'
+import {accessLog, stderrLog} from './http/access-log.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {rejectInvalid} from './http/validation.js'
 import {signonRoutes} from './interfaces/signon/routes.js'
@@ -17,7 +17,7 @@ export const SERVICE_VERSION = '0.1.0'
  * errors become responses.
  */
 export function createApp(deps: AppDeps): OpenAPIHono {
-  const log = deps.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const log = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
 
   app.use(requestId())
