@@ -29,6 +29,9 @@ import ImportPosts from './import-posts.js'
 import IssueApiKey from './issue-api-key.js'
 import SeedPosts from './seed-posts.js'
 import UpdateApiKey from './update-api-key.js'
+import SeedPulses from './seed-pulses.js'
+import ImportPulse from './import-pulse.js'
+import ListPulses from './list-pulses.js'
 
 import ShowBalance from './show-balance.js'
 import ListTransactions from './list-transactions.js'
@@ -66,6 +69,9 @@ export const COMMANDS = {
   'issue-api-key': IssueApiKey,
   'seed-posts': SeedPosts,
   'update-api-key': UpdateApiKey,
+  'seed-pulses': SeedPulses,
+  'import-pulse': ImportPulse,
+  'list-pulses': ListPulses,
   'show-balance': ShowBalance,
   'list-transactions': ListTransactions,
   credit: Credit,

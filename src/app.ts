@@ -8,6 +8,7 @@ import {rejectInvalid} from './http/validation.js'
 import {signonRoutes} from './interfaces/signon/routes.js'
 import {balanceRoutes} from './interfaces/balance/routes.js'
 import {conversationRoutes} from './interfaces/conversations/routes.js'
+import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {docsPage} from './http/docs.js'
 
 export const SERVICE_VERSION = '0.1.0'
@@ -31,6 +32,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   app.route('/', signonRoutes(deps))
   app.route('/', balanceRoutes(deps))
   app.route('/', conversationRoutes(deps))
+  app.route('/', pulseRoutes(deps))
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -3,6 +3,7 @@ import {findClient, findMemberByEmail} from './registry/repository.js'
 import {addMember, getClient, memberView, registerClient, updateClient, type MemberView} from './registry/service.js'
 import type {Database} from './store/database.js'
 import {conversationDemo} from './interfaces/conversations/demo.js'
+import {pulseDemo} from './interfaces/pulse/demo.js'
 import {balanceDemoPart} from './interfaces/balance/demo.js'
 
 export const DEMO_CLIENT_ID = 'demo-client'
@@ -20,7 +21,7 @@ export interface DemoPart {
 }
 
 /** Register interface demo parts here (one import and one entry each). */
-export const DEMO_PARTS: DemoPart[] = [conversationDemo, balanceDemoPart]
+export const DEMO_PARTS: DemoPart[] = [conversationDemo, pulseDemo, balanceDemoPart]
 
 export interface DemoInfo {
   base_url: string

@@ -3,6 +3,7 @@ import * as registrySignon from './2026112201_registry_signon.js'
 import * as conversations from './2026112205_conversations.js'
 import * as partner from './2026112202_partner.js'
 import * as balance from './2026112203_balance.js'
+import * as pulses from './2026112204_pulses.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026112205_conversations': conversations,
   '2026112202_partner': partner,
   '2026112203_balance': balance,
+  '2026112204_pulses': pulses,
 }

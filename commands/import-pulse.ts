@@ -1,0 +1,45 @@
+import {readFile} from 'node:fs/promises'
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {importPulse, type StoredPulse} from '../src/interfaces/pulse/service.js'
+import {PULSE_STATUSES} from '../src/interfaces/pulse/schema.js'
+import {formatRecord} from '../src/lib/table.js'
+import {BaseCommand} from './base-command.js'
+
+export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
+  static override description =
+    'Load a pulse from a file in the export shape (as GET /projects/{id}/export returns it). The whole file is checked first; one bad value rejects all of it, naming its path.'
+  static override examples = [
+    '<%= config.bin %> import-pulse --client 3f2a… --file export.json',
+    '<%= config.bin %> import-pulse --client 3f2a… --file export.json --project-id 6b0f5a52-1f0e-4d8e-9b43-0c1d2e3f4a5b --status Completed --json',
+  ]
+
+  static override flags = {
+    client: Flags.string({description: 'client_id of the new owner (needs the pulses grant)'}),
+    file: Flags.string({description: 'path of the export JSON document'}),
+    'project-id': Flags.string({description: 'store under this GUID instead of the file\'s Project.ProjectId'}),
+    status: Flags.string({description: 'pulse status (default: from the dates: Completed after EndDate, Launched after StartDate, Queued before it, else Draft)', options: [...PULSE_STATUSES]}),
+  }
+
+  async run(): Promise<StoredPulse> {
+    const f = this.flags
+    const clientId = await this.need(f.client, 'client', 'Owner client_id')
+    const file = await this.need(f.file, 'file', 'Export JSON file')
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      throw new AppError('bad_request', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    }
+    let input: unknown
+    try {
+      input = JSON.parse(text)
+    } catch (error) {
+      throw new AppError('bad_request', `${file} is not valid JSON: ${(error as Error).message}`)
+    }
+    const {db} = await this.openStore()
+    const stored = await importPulse(db, clientId, input, {projectId: f['project-id'], status: f.status}, this.clock.now())
+    this.say(formatRecord({...stored}))
+    return stored
+  }
+}

@@ -1,0 +1,42 @@
+import {Flags} from '@oclif/core'
+import {seedPulses, type SeedPulsesResult} from '../src/interfaces/pulse/seed.js'
+import {formatTable} from '../src/lib/table.js'
+import {BaseCommand} from './base-command.js'
+
+export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
+  static override description =
+    'Generate realistic physician pulses (interface D) owned by a client, deterministic from --seed. Pulse i gets status i mod 7 (Launched, Completed, Held, Draft, Queued, PendingMasterApproval, Pending); fielded pulses get --respondents each. Re-running skips pulses that already exist.'
+  static override examples = [
+    '<%= config.bin %> seed-pulses --client 3f2a…',
+    '<%= config.bin %> seed-pulses --client 3f2a… --count 7 --respondents 500 --seed 42 --json',
+  ]
+
+  static override flags = {
+    client: Flags.string({description: 'client_id of the owner (needs the pulses grant)'}),
+    count: Flags.integer({description: 'pulses to generate (3 or more covers every question type and respondent status; 7 every pulse status)', default: 3, min: 1, max: 1000}),
+    respondents: Flags.integer({description: 'respondents per fielded pulse', default: 200, min: 0, max: 100_000}),
+    seed: Flags.string({description: 'random seed: the same seed and client give the same pulses', default: '1'}),
+  }
+
+  async run(): Promise<SeedPulsesResult> {
+    const f = this.flags
+    const clientId = await this.need(f.client, 'client', 'Owner client_id')
+    const {db} = await this.openStore()
+    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done, total) => {
+      if (f.respondents * total >= 10_000) process.stderr.write(`seed-pulses: ${done}/${total} pulses\n`)
+    })
+    if (result.created.length > 0) {
+      this.say(
+        formatTable(result.created, [
+          {header: 'PROJECT ID', get: (p) => p.project_id},
+          {header: 'STATUS', get: (p) => p.status},
+          {header: 'QUESTIONS', get: (p) => p.questions, align: 'right'},
+          {header: 'RESPONDENTS', get: (p) => p.respondents, align: 'right'},
+          {header: 'TITLE', get: (p) => p.title},
+        ]),
+      )
+    }
+    this.say(`${result.created.length} pulse(s) created${result.skipped.length ? `, ${result.skipped.length} already present (skipped)` : ''}`)
+    return result
+  }
+}

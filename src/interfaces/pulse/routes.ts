@@ -1,0 +1,131 @@
+import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
+import type {Context, TypedResponse} from 'hono'
+import type {AppDeps} from '../../deps.js'
+import {AppError} from '../../errors.js'
+import {bearerAuth} from '../../http/bearer-auth.js'
+import {errorShape} from '../../http/error-shape.js'
+import {renderOAuthError} from '../../http/oauth-error.js'
+import {rejectInvalid} from '../../http/validation.js'
+import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
+import * as pulses from './service.js'
+
+const TAG = 'D. Pulse export'
+const errors = {
+  401: {description: 'Missing, invalid, expired or revoked access token (with WWW-Authenticate: Bearer)', content: {'application/json': {schema: oauthErrorBody}}},
+  403: {description: 'insufficient_scope: the token\'s client does not hold the pulses grant', content: {'application/json': {schema: oauthErrorBody}}},
+}
+
+const exportRoute = createRoute({
+  method: 'get',
+  path: '/projects/{projectId}/export',
+  summary: 'Export a pulse: definition, respondents and answers (streamed)',
+  tags: [TAG],
+  security: [{bearer: []}],
+  request: {params: projectIdParam},
+  responses: {
+    200: {description: 'The project export object', content: {'application/json': {schema: exportSchema}}},
+    ...errors,
+    404: {description: 'No such pulse among the caller\'s projects', content: {'application/json': {schema: oauthErrorBody}}},
+  },
+})
+
+const projectsInfoRoute = createRoute({
+  method: 'get',
+  path: '/clients/projectsInfo',
+  summary: 'Ids of the pulses the caller may export',
+  tags: [TAG],
+  security: [{bearer: []}],
+  responses: {200: {description: 'Client projects object', content: {'application/json': {schema: projectsInfoResponse}}}, ...errors},
+})
+
+const clientInfoRoute = createRoute({
+  method: 'get',
+  path: '/clients/info',
+  summary: 'Whether the caller is an admin, and its pulses with status and last status change',
+  tags: [TAG],
+  security: [{bearer: []}],
+  responses: {200: {description: 'Client info object', content: {'application/json': {schema: clientInfoResponse}}}, ...errors},
+})
+
+const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
+
+function challenge(error: string, description: string): string {
+  return `Bearer realm="medpanel", error="${error}", error_description="${description.replace(/["\\]/g, '')}"`
+}
+
+/** The token's client must hold the pulses grant; admins need it too (they see every pulse). */
+async function requirePulsesGrant(c: Context, next: () => Promise<void>) {
+  const token = c.get('token')
+  if (!token.clientGrants.includes('pulses')) {
+    const reason = 'This client does not have the pulses grant'
+    throw new AppError('insufficient_scope', reason, {headers: {'WWW-Authenticate': challenge('insufficient_scope', reason)}})
+  }
+  await next()
+}
+
+function viewer(c: Context): pulses.Viewer {
+  const token = c.get('token')
+  return {clientId: token.clientId, admin: token.clientAdmin}
+}
+
+/**
+ * Pulls one chunk from the generator each time the socket wants more, so a slow reader holds the
+ * export back instead of it piling up in memory.
+ */
+function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onError: (error: unknown) => void): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await chunks.next()
+          if (next.done) controller.close()
+          else controller.enqueue(next.value)
+        } catch (error) {
+          onError(error)
+          controller.error(error)
+        }
+      },
+      async cancel() {
+        await chunks.return(undefined)
+      },
+    },
+    {highWaterMark: 1},
+  )
+}
+
+export function pulseRoutes(deps: AppDeps): OpenAPIHono {
+  const {db} = deps
+  const log = deps.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  // The body's error code matches the one bearerAuth put in the challenge (RFC 6750 §3.1).
+  const unauthorized = (reason: string, wwwAuthenticate: string) =>
+    new AppError(/error="invalid_request"/.test(wwwAuthenticate) ? 'invalid_request' : 'invalid_token', reason, {status: 401, headers: {'WWW-Authenticate': wwwAuthenticate}})
+
+  const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
+  for (const path of paths) {
+    app.use(path, errorShape(renderOAuthError), bearerAuth({deps, reject: unauthorized}), requirePulsesGrant)
+  }
+
+  app.openapi(exportRoute, async (c) => {
+    const {projectId} = c.req.valid('param')
+    const prepared = await pulses.prepareExport(db, viewer(c), projectId)
+    const requestId = c.get('requestId') ?? '-'
+    const body = toByteStream(prepared.chunks(), (error) => {
+      const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+      log(`error id=${requestId} export of ${prepared.projectId} failed mid-stream: ${detail}`)
+    })
+    // Streamed, so it cannot go through c.json; the cast tells the route typing this is the export document.
+    const response = c.body(body, 200, {'Content-Type': 'application/json; charset=utf-8', ...NO_STORE})
+    return response as unknown as TypedResponse<PulseDocument, 200, 'json'>
+  })
+
+  app.openapi(projectsInfoRoute, async (c) => c.json(await pulses.clientProjects(db, viewer(c)), 200, NO_STORE))
+  app.openapi(clientInfoRoute, async (c) => c.json(await pulses.clientInfo(db, viewer(c)), 200, NO_STORE))
+
+  for (const path of paths) {
+    app.all(path, (c) => {
+      throw new AppError('invalid_request', `${c.req.method} is not allowed here; use GET`, {status: 405, headers: {Allow: 'GET'}})
+    })
+  }
+  return app
+}

@@ -1,0 +1,436 @@
+import {AppError} from '../../errors.js'
+import {writeTransaction} from '../../store/db.js'
+import type {Db} from '../../store/database.js'
+import {Rng} from './prng.js'
+import * as repo from './repository.js'
+import {isoUtc, type PulseProject, type PulseQuestion, type PulseRespondent, type PulseRowQuestion, type PulseStatus, type SurveyStatus} from './schema.js'
+import {requirePulseOwner, storePulse, type StoredPulse} from './service.js'
+import {DEMOGRAPHICS, FREE_TEXT, QUESTION_BANK, TOPICS, type ChoiceSource, type Topic} from './vocabulary.js'
+
+/**
+ * Generated pulses are anchored to a fixed date, not the clock, so the same seed always gives the
+ * same documents, byte for byte.
+ */
+const ANCHOR = Date.UTC(2026, 10, 1, 9, 0, 0)
+const HOUR = 3600_000
+const DAY = 24 * HOUR
+
+/** Pulse i gets status i mod 7: the first three are fielded, so any --count ≥ 3 has respondents of every status. */
+export const STATUS_CYCLE: readonly PulseStatus[] = ['Launched', 'Completed', 'Held', 'Draft', 'Queued', 'PendingMasterApproval', 'Pending']
+const FIELDED: readonly PulseStatus[] = ['Launched', 'Completed', 'Held']
+const FIELDING_TIMES = ['04:00', '08:00', '12:00', '24:00', '48:00', '72:00']
+/** The main body after the two screeners: 18 slots, so every pulse has 20 questions and all seven types. */
+const MAIN_SLOTS = ['single', 'followup', 'multi', 'rank', 'fixedsum', 'gridsingle', 'gridmulti', 'numeric', 'text', 'single', 'followup', 'multi', 'followup', 'gridsingle', 'rank', 'fixedsum', 'single', 'text'] as const
+type Slot = (typeof MAIN_SLOTS)[number]
+
+const FORCED_STATUSES: readonly SurveyStatus[] = ['Completed', 'ScreenedOut', 'Incomplete', 'ScreenedIn', 'QuotaFull']
+const STATUS_WEIGHTS: [SurveyStatus[], number[]] = [
+  ['Completed', 'ScreenedOut', 'Incomplete', 'ScreenedIn', 'QuotaFull'],
+  [62, 14, 10, 6, 8],
+]
+const OTHER_LABEL = 'Other (please specify)'
+
+/** How the generator answers one question; kept beside the public question, never exported. */
+interface Plan {
+  question: PulseQuestion
+  kind: Slot | 'specialty' | 'volume'
+  answer: (rng: Rng, who: Persona) => {code: string; values: string[]}[]
+  /** For follow-ups: asked only when the parent's answer contains one of these values. */
+  trigger?: {parent: string; values: Set<string>}
+}
+
+interface Persona {
+  specialty: string
+  setting: string
+}
+
+export interface GeneratedPulse {
+  project: PulseProject
+  status: PulseStatus
+  lastUpdated: string
+  respondentCount: number
+  /** Respondents are produced lazily (and identically on every call), so 10,000 never sit in memory. */
+  respondents: () => Generator<PulseRespondent>
+}
+
+export interface PulseSeedOptions {
+  seed: string | number
+  clientId: string
+  /** Which pulse of the client's seeded series (0-based): decides its status and its stream of randomness. */
+  index: number
+  /** Respondents for a fielded pulse (Launched, Completed, Held); pulses not yet fielded have none. */
+  respondents: number
+}
+
+function base(question: Partial<PulseQuestion> & Pick<PulseQuestion, 'QuestionCode' | 'Title' | 'Type'>): PulseQuestion {
+  return {
+    IsScreener: false,
+    Choices: [],
+    ParentCode: null,
+    OtherAvailable: false,
+    DisplayUnit: null,
+    FixedSumTotal: null,
+    AnswersRequired: 1,
+    FreetextLabels: null,
+    Rows: null,
+    ...question,
+  }
+}
+
+function fill(text: string, topic: Topic, drug: string): string {
+  return text.replaceAll('{condition}', topic.condition).replaceAll('{area}', topic.area).replaceAll('{drug}', drug)
+}
+
+function resolve(source: ChoiceSource, topic: Topic): string[] {
+  if (Array.isArray(source)) return source
+  if (source === '$drugs') return topic.drugs
+  if (source === '$classes') return topic.classes
+  if (source === '$settings') return DEMOGRAPHICS.practiceSettings
+  throw new Error(`unknown choice list ${source}`)
+}
+
+function pool(name: string, topic: Topic): string[] {
+  if (name === '$drugs') return topic.drugs
+  const list = FREE_TEXT[name.replace(/^\$/, '')]
+  if (!list) throw new Error(`unknown free-text pool ${name}`)
+  return list
+}
+
+/** `parts` non-negative integers adding up to exactly `total` (cuts of a stick, then the gaps). */
+function splitTotal(rng: Rng, total: number, parts: number): number[] {
+  const cuts = Array.from({length: parts - 1}, () => rng.int(0, total)).sort((a, b) => a - b)
+  const out: number[] = []
+  let last = 0
+  for (const cut of [...cuts, total]) {
+    out.push(cut - last)
+    last = cut
+  }
+  return out
+}
+
+/** One single- or multi-select answer that may use the open "other" choice. */
+function withOther(rng: Rng, picked: string[], other: boolean, probability: number): string[] {
+  return other && rng.chance(probability) ? [...picked, rng.pick(FREE_TEXT.other!)] : picked
+}
+
+function buildPlans(rng: Rng, topic: Topic): Plan[] {
+  const drug = rng.pick(topic.drugs)
+  const bank = QUESTION_BANK
+  const decks = {
+    single: rng.shuffle(bank.single),
+    multi: rng.shuffle(bank.multi),
+    rank: rng.shuffle(bank.rank),
+    fixedsum: rng.shuffle(bank.fixedsum),
+    numeric: rng.shuffle(bank.numeric),
+    gridsingle: rng.shuffle(bank.gridsingle),
+    gridmulti: rng.shuffle(bank.gridmulti),
+    text: rng.shuffle(bank.text),
+    followup: rng.shuffle(bank.followups),
+  }
+  const draw = <K extends keyof typeof decks>(kind: K): (typeof decks)[K][number] => {
+    const next = decks[kind].shift()
+    if (!next) throw new Error(`the question bank has too few ${kind} questions`)
+    return next
+  }
+
+  const plans: Plan[] = []
+  const specialtyChoices = [...topic.specialties, bank.screeners.specialty.disqualifier]
+  plans.push({
+    kind: 'specialty',
+    question: base({QuestionCode: 'S1', Title: bank.screeners.specialty.title, Type: 'SingleSelect', IsScreener: true, Choices: specialtyChoices}),
+    answer: (_r, who) => [{code: 'S1', values: [topic.specialties.includes(who.specialty) ? who.specialty : bank.screeners.specialty.disqualifier]}],
+  })
+  const volume = bank.screeners.volume
+  plans.push({
+    kind: 'volume',
+    question: base({QuestionCode: 'S2', Title: fill(volume.title, topic, drug), Type: 'Numeric', IsScreener: true, DisplayUnit: volume.unit}),
+    // Qualifying answers only; screened-out respondents get theirs in respondentAnswers.
+    answer: (r) => [{code: 'S2', values: [String(r.int(volume.qualifyingMin, Math.min(volume.max, volume.qualifyingMin + r.int(5, 120))))]}],
+  })
+
+  MAIN_SLOTS.forEach((slot, i) => {
+    const code = `Q${i + 1}`
+    switch (slot) {
+      case 'single': {
+        const t = draw('single')
+        const choices = resolve(t.choices, topic)
+        const other = t.other === true
+        const bySetting = t.choices === '$settings'
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'SingleSelect', Choices: choices, OtherAvailable: other, FreetextLabels: other ? [OTHER_LABEL] : null}),
+          answer: (r, who) => [{code, values: bySetting ? [who.setting] : other && r.chance(0.07) ? [r.pick(FREE_TEXT.other!)] : [r.pick(choices)]}],
+        })
+        break
+      }
+      case 'multi': {
+        const t = draw('multi')
+        const choices = resolve(t.choices, topic)
+        const other = t.other === true
+        const required = t.required ?? 1
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'MultiSelect', Choices: choices, OtherAvailable: other, AnswersRequired: required, FreetextLabels: other ? [OTHER_LABEL] : null}),
+          answer: (r) => [{code, values: withOther(r, r.sample(choices, r.int(required, Math.min(choices.length, required + 3))), other, 0.1)}],
+        })
+        break
+      }
+      case 'rank': {
+        const t = draw('rank')
+        const choices = resolve(t.choices, topic)
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Rank', Choices: choices, AnswersRequired: choices.length}),
+          answer: (r) => [{code, values: r.shuffle(choices)}],
+        })
+        break
+      }
+      case 'fixedsum': {
+        const t = draw('fixedsum')
+        const choices = resolve(t.choices, topic)
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Numeric', Choices: choices, DisplayUnit: t.unit, FixedSumTotal: t.total, AnswersRequired: choices.length}),
+          answer: (r) => [{code, values: splitTotal(r, t.total, choices.length).map(String)}],
+        })
+        break
+      }
+      case 'numeric': {
+        const t = draw('numeric')
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Numeric', DisplayUnit: t.unit}),
+          answer: (r) => [{code, values: [String(r.int(t.min, t.max))]}],
+        })
+        break
+      }
+      case 'gridsingle':
+      case 'gridmulti': {
+        const t = draw(slot)
+        const columns = resolve(t.choices, topic)
+        const single = slot === 'gridsingle'
+        const rows: PulseRowQuestion[] = resolve(t.rows, topic).map((title, j) => ({
+          ...base({QuestionCode: `${code}_${j + 1}`, Title: title, Type: single ? 'SingleSelect' : 'MultiSelect', Choices: columns}),
+          Rows: null,
+        }))
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: single ? 'GridSingleSelect' : 'GridMultiSelect', Choices: columns, AnswersRequired: rows.length, Rows: rows}),
+          answer: (r) => rows.map((row) => ({code: row.QuestionCode, values: single ? [r.pick(columns)] : r.sample(columns, r.int(1, Math.min(3, columns.length)))})),
+        })
+        break
+      }
+      case 'text': {
+        const t = draw('text')
+        const answers = pool(t.answers, topic)
+        plans.push({
+          kind: slot,
+          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Text', FreetextLabels: t.labels, AnswersRequired: t.labels.length}),
+          answer: (r) => [{code, values: t.labels.length > 1 ? r.shuffle(r.sample(answers, t.labels.length)) : [r.pick(answers)]}],
+        })
+        break
+      }
+      case 'followup': {
+        const t = draw('followup')
+        const parent = plans[plans.length - 1]!.question
+        // Asked of those who picked one of the parent's first choices (e.g. "Very unlikely", "Unlikely").
+        const trigger = {parent: parent.QuestionCode, values: new Set(parent.Choices.slice(0, Math.max(1, Math.ceil(parent.Choices.length / 2))))}
+        if (t.type === 'Text') {
+          const labels = t.labels ?? ['Your answer']
+          const answers = pool(t.answers ?? '$reasons', topic)
+          plans.push({
+            kind: slot,
+            trigger,
+            question: base({QuestionCode: code, Title: t.title, Type: 'Text', ParentCode: parent.QuestionCode, FreetextLabels: labels, AnswersRequired: labels.length}),
+            answer: (r) => [{code, values: labels.map(() => r.pick(answers))}],
+          })
+        } else {
+          const choices = t.choices ?? []
+          plans.push({
+            kind: slot,
+            trigger,
+            question: base({QuestionCode: code, Title: t.title, Type: 'SingleSelect', ParentCode: parent.QuestionCode, Choices: choices}),
+            answer: (r) => [{code, values: [r.pick(choices)]}],
+          })
+        }
+        break
+      }
+    }
+  })
+  return plans
+}
+
+function pulseTitle(rng: Rng, topic: Topic): {title: string; internal: string} {
+  const cap = topic.condition.charAt(0).toUpperCase() + topic.condition.slice(1)
+  const forms = [
+    {title: `Treatment choices in ${topic.condition}`, internal: 'treatment tracker'},
+    {title: `${cap}: what physicians prescribe today`, internal: 'prescribing pulse'},
+    {title: `A quick pulse on ${topic.area}`, internal: 'quick pulse'},
+    {title: `Barriers to care in ${topic.condition}`, internal: 'access barriers'},
+  ]
+  return rng.pick(forms)
+}
+
+function persona(rng: Rng, topic: Topic, qualifies: boolean): {who: Persona; profile: {Key: string; Value: string}[]} {
+  const others = DEMOGRAPHICS.specialties.filter((s) => !topic.specialties.includes(s))
+  const specialty = qualifies ? rng.pick(topic.specialties) : rng.pick(others)
+  const country = rng.weighted(
+    DEMOGRAPHICS.countries.map((c) => c.code),
+    DEMOGRAPHICS.countries.map((c) => c.weight),
+  )
+  const setting = rng.pick(DEMOGRAPHICS.practiceSettings)
+  const profile = [
+    {Key: 'Specialty', Value: specialty},
+    {Key: 'Country', Value: country},
+  ]
+  if (country === 'US') profile.push({Key: 'State', Value: rng.chance(0.6) ? rng.pick(DEMOGRAPHICS.populousStates) : rng.pick(DEMOGRAPHICS.usStates)})
+  if (country === 'CA') profile.push({Key: 'State', Value: rng.pick(DEMOGRAPHICS.caProvinces)})
+  profile.push({Key: 'PracticeSetting', Value: setting}, {Key: 'YearsInPractice', Value: String(rng.int(1, 38))})
+  return {who: {specialty, setting}, profile}
+}
+
+/**
+ * The answers one respondent gives, consistent with the status: screened-out respondents stop at
+ * the screener they fail, quota-full ones after passing the screeners, incomplete and screened-in
+ * ones part-way, completed ones answer everything that applies to them.
+ */
+function respondentAnswers(rng: Rng, plans: Plan[], status: SurveyStatus, who: Persona): {QuestionCode: string; Values: string[]}[] {
+  const out: {QuestionCode: string; Values: string[]}[] = []
+  const given = new Map<string, string[]>()
+  const ask = (plan: Plan) => {
+    for (const a of plan.answer(rng, who)) {
+      out.push({QuestionCode: a.code, Values: a.values})
+      given.set(a.code, a.values)
+    }
+  }
+  const [specialty, volume, ...main] = plans as [Plan, Plan, ...Plan[]]
+  ask(specialty)
+  if (status === 'ScreenedOut') {
+    // Failed the specialty screener already (persona outside the target), or fails the volume one.
+    if (out[0]!.Values[0] === QUESTION_BANK.screeners.specialty.disqualifier) return out
+    out.push({QuestionCode: 'S2', Values: [String(rng.int(0, QUESTION_BANK.screeners.volume.qualifyingMin - 1))]})
+    return out
+  }
+  if (status === 'Incomplete' && rng.chance(0.2)) return out
+  ask(volume)
+  if (status === 'QuotaFull') return out
+  const budget = status === 'Completed' ? Infinity : rng.int(0, main.length - 1)
+  let asked = 0
+  for (const plan of main) {
+    if (asked >= budget) break
+    if (plan.trigger) {
+      const parent = given.get(plan.trigger.parent)
+      if (!parent || !parent.some((v) => plan.trigger!.values.has(v))) continue
+    }
+    ask(plan)
+    asked++
+  }
+  return out
+}
+
+/** One deterministic pulse (project, status, and a lazy respondent stream) from seed, client and index. */
+export function generatePulse(options: PulseSeedOptions): GeneratedPulse {
+  const key = `${options.seed}:${options.clientId}:${options.index}`
+  const rng = new Rng(key)
+  const status = STATUS_CYCLE[options.index % STATUS_CYCLE.length]!
+  const topic = rng.pick(TOPICS)
+  const id = rng.uuid()
+  const {title, internal} = pulseTitle(rng, topic)
+  const fielding = rng.pick(FIELDING_TIMES)
+  const fieldingMs = Number(fielding.slice(0, 2)) * HOUR
+  const minutes = rng.pick([3, 5, 5, 7, 10])
+  const fielded = FIELDED.includes(status)
+
+  let start: number | null = null
+  let lastUpdated: number
+  if (status === 'Completed') {
+    start = ANCHOR - rng.int(10, 120) * DAY - rng.int(0, 23) * HOUR
+    lastUpdated = start + fieldingMs
+  } else if (status === 'Launched') {
+    start = ANCHOR - rng.int(1, Math.max(1, fieldingMs / HOUR - 1)) * HOUR
+    lastUpdated = start
+  } else if (status === 'Held') {
+    start = ANCHOR - rng.int(2, 20) * DAY
+    lastUpdated = start + rng.int(1, Math.max(1, fieldingMs / HOUR - 1)) * HOUR
+  } else if (status === 'Queued') {
+    start = ANCHOR + rng.int(1, 14) * DAY + rng.int(8, 17) * HOUR
+    lastUpdated = ANCHOR - rng.int(1, 48) * HOUR
+  } else {
+    lastUpdated = ANCHOR - rng.int(1, 30) * DAY
+  }
+  const month = isoUtc(new Date(start ?? lastUpdated)).slice(2, 7).replace('-', '')
+
+  const plans = buildPlans(rng, topic)
+  const project: PulseProject = {
+    ProjectId: id,
+    Title: title,
+    InternalTitle: `${topic.short}-${month}-${String(options.index + 1).padStart(2, '0')} ${internal}`,
+    Identifier: rng.chance(0.5) ? `MP-${new Date(start ?? lastUpdated).getUTCFullYear()}-${rng.int(1000, 9999)}` : null,
+    StartDate: start === null ? null : isoUtc(new Date(start)),
+    EndDate: start === null ? null : isoUtc(new Date(start + fieldingMs)),
+    FieldingTime: fielding,
+    ExternalIntroduction: `Thank you for joining this short pulse on ${topic.condition}. It takes about ${minutes} minutes and asks how you care for these patients today. Answers are confidential and reported only in aggregate.`,
+    Questions: plans.map((p) => p.question),
+  }
+
+  const count = fielded ? options.respondents : 0
+  const windowStart = start ?? ANCHOR
+  function* respondents(): Generator<PulseRespondent> {
+    const r = new Rng(`${key}:respondents`)
+    for (let i = 0; i < count; i++) {
+      const status = count >= FORCED_STATUSES.length && i < FORCED_STATUSES.length ? FORCED_STATUSES[i]! : r.weighted(...STATUS_WEIGHTS)
+      const failsSpecialty = status === 'ScreenedOut' && r.chance(0.5)
+      const {who, profile} = persona(r, topic, !failsSpecialty)
+      const respondentId = r.uuid()
+      const sermoId = r.int(100_000, 9_999_999)
+      const first = windowStart + r.int(0, Math.floor(fieldingMs / 1000) - 1) * 1000
+      const seconds = status === 'Completed' ? r.int(minutes * 40, minutes * 150) : r.int(20, minutes * 60)
+      const answers = respondentAnswers(r, plans, status, who)
+      yield {
+        RespondentId: respondentId,
+        SermoId: sermoId,
+        SurveyStatus: status,
+        Profile: profile,
+        Answers: answers,
+        FirstInteraction: isoUtc(new Date(first)),
+        LastInteraction: isoUtc(new Date(first + seconds * 1000)),
+      }
+    }
+  }
+  return {project, status, lastUpdated: isoUtc(new Date(lastUpdated)), respondentCount: count, respondents}
+}
+
+export interface SeedPulsesOptions {
+  clientId: string
+  count: number
+  respondents: number
+  seed: string | number
+}
+
+export interface SeedPulsesResult {
+  created: StoredPulse[]
+  /** Ids already in the store from an earlier run with the same seed: left as they are. */
+  skipped: string[]
+}
+
+/**
+ * Seeds a client's pulses 0 … count-1. Re-running with the same seed finds the same ids and skips
+ * them, so seeding is idempotent and a larger --count only adds the missing ones.
+ */
+export async function seedPulses(db: Db, options: SeedPulsesOptions, now: Date, onProgress?: (done: number, total: number) => void): Promise<SeedPulsesResult> {
+  if (!Number.isInteger(options.count) || options.count < 1 || options.count > 1000) throw new AppError('bad_request', '--count must be a whole number from 1 to 1000')
+  if (!Number.isInteger(options.respondents) || options.respondents < 0 || options.respondents > 100_000) throw new AppError('bad_request', '--respondents must be a whole number from 0 to 100000')
+  await requirePulseOwner(db, options.clientId)
+  const result: SeedPulsesResult = {created: [], skipped: []}
+  for (let index = 0; index < options.count; index++) {
+    const pulse = generatePulse({seed: options.seed, clientId: options.clientId, index, respondents: options.respondents})
+    const stored = await writeTransaction(db, async (trx) => {
+      if (await repo.pulseExists(trx, pulse.project.ProjectId)) return undefined
+      return storePulse(trx, options.clientId, pulse.project, pulse.respondents(), pulse.status, pulse.lastUpdated, now)
+    })
+    if (stored) result.created.push(stored)
+    else result.skipped.push(pulse.project.ProjectId)
+    onProgress?.(index + 1, options.count)
+  }
+  return result
+}
