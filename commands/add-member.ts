@@ -1,5 +1,4 @@
 import {Flags} from '@oclif/core'
-import {password as askPassword} from '@inquirer/prompts'
 import {addMember, type MemberView} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
 import {memberRecord} from './client-output.js'
@@ -24,7 +23,8 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
   async run(): Promise<MemberView> {
     const f = this.flags
     const email = await this.need(f.email, 'email', 'E-mail')
-    const password = f.password ?? (this.canPrompt() ? await askPassword({message: 'Password', mask: true}) : await this.need(undefined, 'password', ''))
+    const askPassword = async () => (await import('@inquirer/prompts')).password({message: 'Password', mask: true})
+    const password = f.password ?? (this.canPrompt() ? await askPassword() : await this.need(undefined, 'password', ''))
     const member = await addMember(
       (await this.openStore()).db,
       {

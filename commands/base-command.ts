@@ -1,5 +1,4 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
-import {input} from '@inquirer/prompts'
 import {AppError} from '../src/errors.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
@@ -66,6 +65,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async need(value: string | undefined, flag: string, message: string, validate?: (v: string) => true | string): Promise<string> {
     if (value !== undefined && value !== '') return value
     if (!this.canPrompt()) throw new AppError('bad_request', `missing required flag --${flag}`)
+    const {input} = await import('@inquirer/prompts')
     return input({message, required: true, validate: validate ?? ((v) => (v.trim() ? true : 'required'))})
   }
 

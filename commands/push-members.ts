@@ -1,5 +1,4 @@
 import {Flags} from '@oclif/core'
-import {SingleBar, Presets} from 'cli-progress'
 import {readMembersFile, queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
@@ -28,6 +27,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     const {members, label} = await readMembersFile(file)
     const {db} = await this.openStore()
     // Progress goes to stderr and only for people: never under --json.
+    const {SingleBar, Presets} = await import('cli-progress')
     const bar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: false}, Presets.shades_classic)
     bar?.start(members.length, 0, {phase: 'storing members   '})
     let result: PushMembersResult

@@ -1,5 +1,4 @@
 import {Flags} from '@oclif/core'
-import {input} from '@inquirer/prompts'
 import {GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
@@ -34,6 +33,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     const logoUrl = await this.need(flags['logo-url'], 'logo-url', 'Logo URL')
     let redirectUris = flags['redirect-uri'] ?? []
     if (grants.includes('signon') && redirectUris.length === 0 && this.canPrompt()) {
+      const {input} = await import('@inquirer/prompts')
       redirectUris = (await input({message: 'Redirect URI(s), comma-separated', required: true})).split(',').map((s) => s.trim())
     }
     const client = await registerClient(

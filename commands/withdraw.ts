@@ -1,6 +1,5 @@
 import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
-import {input, select} from '@inquirer/prompts'
 import {AppError} from '../src/errors.js'
 import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
 import {formatMoney} from '../src/interfaces/balance/money.js'
@@ -58,6 +57,7 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
       if (types.length === 0) throw new AppError('forbidden', 'no withdrawal type is available to this person')
       const summary = await getSummary(db, member)
       this.log(`Available funds: ${formatMoney(summary.available_funds, summary.currency)}`)
+      const {select} = await import('@inquirer/prompts')
       typeCode = await select({
         message: 'Withdrawal type',
         choices: types.map((t) => ({value: t.type, name: `${t.type} — ${t.description}`, description: describeCosts(t)})),
@@ -102,6 +102,8 @@ async function readDetails(file: string): Promise<Record<string, unknown>> {
 
 /** Asks for each required field not given yet; country and region are chosen from the ISO lists. */
 async function askMissing(type: WithdrawalTypeView, details: Record<string, unknown>): Promise<void> {
+  // Prompt libraries load only when someone is at a terminal to answer them.
+  const {input, select} = await import('@inquirer/prompts')
   const order = [...type.required_fields].sort((a, b) => (a === 'region' ? 1 : b === 'region' ? -1 : 0))
   for (const field of order) {
     if (typeof details[field] === 'string' && (details[field] as string).trim()) continue

@@ -14,7 +14,10 @@ await build({
   format: 'esm',
   target: 'node20',
   sourcemap: true,
-  external: [...Object.keys(pkg.dependencies)],
+  // Only what cannot be bundled stays outside: the native SQLite addon, and oclif, which reads its own
+  // files and our package.json at run time. Everything else is inlined, which also keeps start-up
+  // memory down (hundreds of small ESM modules cost more to load than one file).
+  external: ['better-sqlite3', '@oclif/core'],
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',

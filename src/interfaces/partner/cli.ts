@@ -1,5 +1,4 @@
 import {readFile} from 'node:fs/promises'
-import {parse as parseCsv} from 'csv-parse/sync'
 import {AppError} from '../../errors.js'
 import type {Clock} from '../../lib/clock.js'
 import {formatTable} from '../../lib/table.js'
@@ -44,6 +43,7 @@ export async function readMembersFile(file: string): Promise<MemberFile> {
     } catch (error) {
       throw new AppError('bad_request', `file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
     }
+    const {parse: parseCsv} = await import('csv-parse/sync')
     let rows: Record<string, string>[]
     try {
       rows = parseCsv(text, {columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true, bom: true}) as Record<string, string>[]
