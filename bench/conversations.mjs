@@ -5,7 +5,7 @@
 //   shell — the very statement the service runs, in Debian's sqlite3 shell (the ceiling),
 //   like  — the same counts by LIKE scans over the window (what FTS5 saves us from).
 // Prints all three and the ratios. Usage:
-//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep]
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE]
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -21,6 +21,9 @@ const POSTS = arg('posts', 200_000)
 const COMMENTS = arg('comments', 5)
 const RUNS = arg('runs', 15)
 const KEEP = process.argv.includes('--keep')
+// --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
+const storeAt = process.argv.indexOf('--store')
+const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
 const termsAt = process.argv.indexOf('--terms')
 const TERMS = termsAt > 0 ? process.argv[termsAt + 1].split(',').map((t) => t.trim()) : ['metformin', 'atrial fibrillation', 'chest pain']
 if (TERMS.some((t) => !/^[a-z0-9 ]+$/i.test(t))) throw new Error('--terms: letters, digits and spaces only (the shell and LIKE statements embed them)')
@@ -29,8 +32,8 @@ const END = '2024-12-31T23:59:59Z'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const bin = join(root, 'bin/run.js')
-const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-'))
-const db = join(dir, 'bench.db')
+const dir = STORE ? undefined : mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-'))
+const db = STORE ?? join(dir, 'bench.db')
 const log = (line) => process.stderr.write(line + '\n')
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
@@ -57,14 +60,22 @@ function shell(statements) {
   return {times, blocks}
 }
 
+/** Posts and comments already in a kept store. */
+function countRows() {
+  const [posts, comments] = shell(['select (select count(*) from conversation_posts), (select count(*) from conversation_comments)']).blocks[0][0].split('|').map(Number)
+  return {posts, comments}
+}
+
 let server
 try {
   if (!existsSync(join(root, 'dist/commands/index.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
   const sqliteVersion = spawnSync('sqlite3', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[0]
 
-  log(`seeding ${POSTS} posts with ~${COMMENTS} comments each into ${db} …`)
+  log(STORE ? `timing against the kept store ${db} …` : `seeding ${POSTS} posts with ~${COMMENTS} comments each into ${db} …`)
   let started = performance.now()
-  const seeded = medpanel(['seed-posts', '--count', String(POSTS), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'])
+  const seeded = STORE
+    ? countRows()
+    : medpanel(['seed-posts', '--count', String(POSTS), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'])
   const seedSeconds = (performance.now() - started) / 1000
   const client = medpanel(['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'])
   const {api_key: apiKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
@@ -96,7 +107,7 @@ try {
   // same machine load; each shell run executes the statement twice and the warm second run counts.
   const repo = await tsImport('../src/interfaces/conversations/repository.ts', import.meta.url)
   const tokens = TERMS.map((t) => t.toLowerCase().match(/[a-z0-9]+/g))
-  const statement = repo.inlineSql(repo.summarySql({tokens, start: new Date(START).toISOString(), end: new Date(END).toISOString()}))
+  const statement = repo.inlineSql(repo.summarySql({terms: TERMS, tokens, start: new Date(START).toISOString(), end: new Date(END).toISOString()}))
   for (let i = 0; i < 3; i++) await call()
   const httpTimes = []
   const shellTimes = []
@@ -140,7 +151,7 @@ try {
   const ceilingMs = median(shellTimes)
   const like = median(likeTimes)
   const fmt = (ms) => `${ms.toFixed(1)} ms`
-  console.log(`conversations bench: ${seeded.posts} posts, ${seeded.comments} comments (seeded in ${seedSeconds.toFixed(1)} s); summary of ${TERMS.map((t) => JSON.stringify(t)).join(', ')} over ${START} .. ${END}`)
+  console.log(`conversations bench: ${seeded.posts} posts, ${seeded.comments} comments (${STORE ? 'kept store' : `seeded in ${seedSeconds.toFixed(1)} s`}); summary of ${TERMS.map((t) => JSON.stringify(t)).join(', ')} over ${START} .. ${END}`)
   console.log(`  http   GET /conversations/summary, median of ${RUNS}:        ${fmt(http)}`)
   console.log(`  shell  sqlite3 ${sqliteVersion}, same statement, median of ${RUNS}:  ${fmt(ceilingMs)}`)
   console.log(`  like   LIKE scans in sqlite3, median of ${likeRuns}:             ${fmt(like)}`)
@@ -150,6 +161,6 @@ try {
   if (!agree) process.exitCode = 1
 } finally {
   server?.kill('SIGTERM')
-  if (KEEP) log(`kept ${db}`)
-  else rmSync(dir, {recursive: true, force: true})
+  if (KEEP || STORE) log(`kept ${db}`)
+  else if (dir) rmSync(dir, {recursive: true, force: true})
 }

@@ -25,8 +25,11 @@ export async function tokenizeTerms(trx: Db, terms: readonly string[]): Promise<
   return tokens
 }
 
-/** One search: each term as its FTS5 tokens, and the inclusive window of published_at. */
+/** One search: each term as sent and as its FTS5 tokens, and the inclusive window of published_at. */
 export interface SearchQuery {
+  /** The terms as the caller sent them (trimmed); phrase queries are made from this text. */
+  terms: readonly string[]
+  /** Each term split by the index's own tokenizer (see tokenizeTerms). */
   tokens: readonly (readonly string[])[]
   /** ISO 8601 UTC with milliseconds, as stored. */
   start: string
@@ -34,12 +37,14 @@ export interface SearchQuery {
 }
 
 const KINDS = {
-  post: {terms: 'conversation_post_terms', docs: 'conversation_posts'},
-  comment: {terms: 'conversation_comment_terms', docs: 'conversation_comments'},
+  post: {index: 'conversation_post_index', terms: 'conversation_post_terms', docs: 'conversation_posts'},
+  comment: {index: 'conversation_comment_index', terms: 'conversation_comment_terms', docs: 'conversation_comments'},
 } as const
+type Kind = keyof typeof KINDS
 
 const ID_BITS = 31n
 const LAST_SECOND = 2n ** 32n - 1n
+const ID_MASK = (2n ** ID_BITS - 1n).toString()
 
 function second(isoTime: string): bigint {
   const s = BigInt(Math.floor(new Date(isoTime).getTime() / 1000))
@@ -65,55 +70,84 @@ export function windowKeys(start: string, end: string): {lo: bigint; hi: bigint;
 type Parameter = string | bigint
 
 /**
- * The common table expressions that find every (term, kind, document, occurrences) hit in the
- * window. An occurrence is a position where the term's tokens appear consecutively in one field,
- * read from the index's own position lists (fts5vocab `instance`), so the count is exact and
- * agrees with what FTS5 would match; overlapping occurrences of a phrase each count. `doc` is the
- * document's search key.
+ * A term as one FTS5 phrase: its text inside double quotes, a quote doubled. Inside a string FTS5
+ * reads no operators (`OR`, `*`, `-`, `:`, parentheses are plain text), and it splits the string
+ * with the index's tokenizer, so the phrase is exactly the term's tokens in order, the same tokens
+ * tokenizeTerms reads back.
  */
-function hitsSql(query: SearchQuery): {text: string; parameters: Parameter[]} {
-  const ctes: string[] = []
-  const parts: string[] = []
-  const parameters: Parameter[] = []
-  const keys = windowKeys(query.start, query.end)
-  query.tokens.forEach((tokens, t) => {
-    for (const [kind, tables] of Object.entries(KINDS)) {
-      const name = `${kind[0]}${t}`
-      // Each token's positions in the window, shifted back by the token's place in the phrase: a
-      // phrase occurs where all its tokens share one (doc, field, start) — one sort, no joins.
-      const positions = tokens.map((token, i) => {
-        parameters.push(token, keys.lo, keys.hi, keys.loInner, keys.hiInner, query.start, query.end)
-        return (
-          `select doc, col, "offset" - ${i} as start from ${tables.terms} where term = ? and doc between ? and ? ` +
-          `and (doc between ? and ? or (select published_at from ${tables.docs} where search_key = doc) between ? and ?)`
-        )
-      })
-      const starts =
-        positions.length === 1
-          ? `select doc from (${positions[0]})`
-          : `select doc from (${positions.join(' union all ')}) group by doc, col, start having count(*) = ${positions.length}`
-      ctes.push(`${name} as (select doc, count(*) as n from (${starts}) group by doc)`)
-      parts.push(`select ${t} as t, '${kind}' as kind, doc, n from ${name}`)
-    }
-  })
-  ctes.push(`hits as materialized (${parts.join(' union all ')})`)
-  return {text: `with ${ctes.join(',\n')}`, parameters}
+export function phrase(term: string): string {
+  return `"${term.replace(/"/g, '""')}"`
+}
+
+/** Statement text with its parameters, built piece by piece in the order the `?`s appear. */
+class Statement {
+  readonly parameters: Parameter[] = []
+  private readonly query: SearchQuery
+  private readonly keys: ReturnType<typeof windowKeys>
+  constructor(query: SearchQuery) {
+    this.query = query
+    this.keys = windowKeys(query.start, query.end)
+  }
+
+  /**
+   * `column` (a search key) lies in the window: a key range (which FTS5 MATCH seeks to; the vocab
+   * table can only filter by it), and the exact time looked up only for keys in the window's
+   * first or last second.
+   */
+  inWindow(column: string, kind: Kind): string {
+    const {lo, hi, loInner, hiInner} = this.keys
+    this.parameters.push(lo, hi, loInner, hiInner, this.query.start, this.query.end)
+    return `${column} between ? and ? and (${column} between ? and ? or (select published_at from ${KINDS[kind].docs} where search_key = ${column}) between ? and ?)`
+  }
+
+  /**
+   * Search keys of the documents in the window that contain the FTS5 query `match`. The index is
+   * aliased so that `rowid` in the boundary lookup means the index row, not the content table's.
+   */
+  documents(kind: Kind, match: string): string {
+    const {index} = KINDS[kind]
+    this.parameters.push(match)
+    return `select f.rowid as doc from ${index} as f where f.${index} match ? and ${this.inWindow('f.rowid', kind)}`
+  }
+
+  /**
+   * Occurrences of a term in the window's documents of one kind, read from the index's own
+   * position lists (fts5vocab `instance`): each position of the first token that is followed, in
+   * the same field, by the term's other tokens in order. Overlapping occurrences each count
+   * (`very very` occurs twice in `very very very`).
+   */
+  occurrences(kind: Kind, tokens: readonly string[]): string {
+    const positions = tokens.map((token, i) => {
+      this.parameters.push(token)
+      return `select doc, col, "offset" - ${i} as start from ${KINDS[kind].terms} where term = ? and ${this.inWindow('doc', kind)}`
+    })
+    const [first, ...rest] = positions
+    const followed = rest.map((p) => `(doc, col, start) in (${p})`)
+    return `select count(*) from (${first})${followed.length > 0 ? ` where ${followed.join(' and ')}` : ''}`
+  }
 }
 
 /**
- * The whole summary as one statement: per term and kind the documents and occurrences, and per
- * kind the distinct documents hit by any term (t = -1). Exported for the benchmark, which hands
- * the same statement to the sqlite3 shell.
+ * The whole summary as one statement. Rows (t, kind, docs, matches): per term and kind the
+ * documents that contain it and its occurrences, and with t = -1 per kind the distinct documents
+ * that contain any term. Documents are found with FTS5 MATCH and a rowid range, which reads only
+ * the window's part of each doclist; occurrences need token positions, which SQL reaches only
+ * through fts5vocab `instance`. Exported for the benchmark, which hands the very same statement
+ * to the sqlite3 shell.
  */
 export function summarySql(query: SearchQuery): {text: string; parameters: Parameter[]} {
-  const hits = hitsSql(query)
-  return {
-    text:
-      `${hits.text}\n` +
-      `select t, kind, count(*) as docs, sum(n) as matches from hits group by t, kind\n` +
-      `union all select -1 as t, kind, count(distinct doc) as docs, 0 as matches from hits group by kind`,
-    parameters: hits.parameters,
-  }
+  const statement = new Statement(query)
+  const rows: string[] = []
+  query.terms.forEach((term, t) => {
+    for (const kind of Object.keys(KINDS) as Kind[]) {
+      const docs = statement.documents(kind, phrase(term))
+      const matches = statement.occurrences(kind, query.tokens[t]!)
+      rows.push(`select ${t} as t, '${kind}' as kind, (select count(*) from (${docs})) as docs, (${matches}) as matches`)
+    }
+  })
+  const any = query.terms.map(phrase).join(' OR ')
+  for (const kind of Object.keys(KINDS) as Kind[]) rows.push(`select -1, '${kind}', (select count(*) from (${statement.documents(kind, any)})), 0`)
+  return {text: rows.join('\nunion all '), parameters: statement.parameters}
 }
 
 /** A statement with its parameters written in as SQL literals, for the sqlite3 shell. */
@@ -133,7 +167,7 @@ export interface SummaryRow {
 }
 
 export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
-  if (query.tokens.length === 0) return []
+  if (query.terms.length === 0) return []
   const {text, parameters} = summarySql(query)
   return rawQuery<SummaryRow>(db, text, parameters)
 }
@@ -144,16 +178,17 @@ export interface HitRow {
   post_id: number
 }
 
-/** Every hit with the post it belongs to (the post itself, or the commented post). */
+/** Every (term, document) hit in the window with the post it belongs to (the post itself, or the commented post). */
 export async function hits(db: Db, query: SearchQuery): Promise<HitRow[]> {
-  if (query.tokens.length === 0) return []
-  const base = hitsSql(query)
-  const text =
-    `${base.text}\n` +
-    `select h.t, h.kind, coalesce(p.id, c.post_id) as post_id from hits h ` +
-    `left join conversation_posts p on h.kind = 'post' and p.search_key = h.doc ` +
-    `left join conversation_comments c on h.kind = 'comment' and c.search_key = h.doc`
-  return rawQuery<HitRow>(db, text, base.parameters)
+  if (query.terms.length === 0) return []
+  const statement = new Statement(query)
+  // A search key's low 31 bits are the document's id: a post needs no lookup at all, and a
+  // comment's post is one primary-key read away.
+  const parts = query.terms.flatMap((term, t) => [
+    `select ${t} as t, 'post' as kind, h.doc & ${ID_MASK} as post_id from (${statement.documents('post', phrase(term))}) h`,
+    `select ${t} as t, 'comment' as kind, c.post_id as post_id from (${statement.documents('comment', phrase(term))}) h join conversation_comments c on c.id = h.doc & ${ID_MASK}`,
+  ])
+  return rawQuery<HitRow>(db, parts.join('\nunion all '), statement.parameters)
 }
 
 async function rawQuery<T>(db: Db, text: string, parameters: readonly Parameter[]): Promise<T[]> {

@@ -296,7 +296,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
     return request.method === 'data' ? {...empty, conversations: []} : empty
   }
   try {
-    const search = {tokens, start: query.start, end: query.end}
+    const search = {terms: query.terms, tokens, start: query.start, end: query.end}
     const result = await repo.readTransaction(db, async (trx): Promise<SummaryResult | DataResult> => {
       const summary = summarize(query.terms, await repo.summaryCounts(trx, search))
       const base: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary}
