@@ -15,7 +15,7 @@ export default class Credit extends BaseCommand<typeof Credit> {
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
   static override flags = {
-    amount: Flags.string({description: 'decimal amount in the account currency, e.g. 150.25', required: true}),
+    amount: Flags.string({description: 'decimal amount in the account currency, e.g. 150.25'}),
     type: Flags.string({description: 'transaction type', options: [...CREDIT_TYPES], default: 'HONORARIUM'}),
     'survey-id': Flags.string({description: 'project the credit pays for'}),
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
@@ -26,12 +26,13 @@ export default class Credit extends BaseCommand<typeof Credit> {
   }
 
   async run(): Promise<TransactionView> {
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
     const tx = await postCredit(
       db,
       member,
-      {type: this.flags.type, amount: this.flags.amount, survey_id: this.flags['survey-id'], properties: keyValues(this.flags.property, 'property')},
+      {type: this.flags.type, amount, survey_id: this.flags['survey-id'], properties: keyValues(this.flags.property, 'property')},
       this.clock.now(),
     )
     this.say(transactionText(tx))

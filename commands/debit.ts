@@ -12,7 +12,7 @@ export default class Debit extends BaseCommand<typeof Debit> {
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
   static override flags = {
-    amount: Flags.string({description: 'decimal amount, e.g. 12.00', required: true}),
+    amount: Flags.string({description: 'decimal amount, e.g. 12.00'}),
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
   }
 
@@ -21,9 +21,10 @@ export default class Debit extends BaseCommand<typeof Debit> {
   }
 
   async run(): Promise<TransactionView> {
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
-    const tx = await postDebit(db, member, {amount: this.flags.amount, properties: keyValues(this.flags.property, 'property')}, this.clock.now())
+    const tx = await postDebit(db, member, {amount, properties: keyValues(this.flags.property, 'property')}, this.clock.now())
     this.say(transactionText(tx))
     return tx
   }

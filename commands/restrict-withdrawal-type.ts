@@ -12,14 +12,15 @@ export default class RestrictWithdrawalType extends BaseCommand<typeof RestrictW
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
   static override flags = {
-    type: Flags.string({description: 'withdrawal type code, e.g. CHECK', required: true}),
+    type: Flags.string({description: 'withdrawal type code, e.g. CHECK'}),
     lift: Flags.boolean({description: 'allow the type again', default: false}),
   }
 
   async run(): Promise<RestrictionResult> {
+    const type = await this.need(this.flags.type, 'type', 'Withdrawal type code (e.g. CHECK)')
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
-    const result = await restrictWithdrawalType(db, member, this.flags.type, this.flags.lift, this.clock.now())
+    const result = await restrictWithdrawalType(db, member, type, this.flags.lift, this.clock.now())
     this.say(restrictionText(result))
     return result
   }

@@ -9,14 +9,15 @@ export default class UpdateTransaction extends BaseCommand<typeof UpdateTransact
     'Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal\'s fee follows it.'
   static override examples = ['<%= config.bin %> update-transaction 6f1c… --status Completed', '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json']
   static override args = {id: Args.string({description: 'transaction id (GUID)', required: true})}
-  static override flags = {status: Flags.string({description: 'new status', options: [...STATUSES], required: true})}
+  static override flags = {status: Flags.string({description: 'new status', options: [...STATUSES]})}
 
   protected override logJson(json: unknown): void {
     process.stdout.write(jsonText(json))
   }
 
   async run(): Promise<TransactionView> {
-    const tx = await updateTransactionStatus((await this.openStore()).db, this.args.id, this.flags.status, this.clock.now())
+    const status = await this.need(this.flags.status, 'status', `New status (${STATUSES.join(', ')})`)
+    const tx = await updateTransactionStatus((await this.openStore()).db, this.args.id, status.trim(), this.clock.now())
     this.say(transactionText(tx))
     return tx
   }

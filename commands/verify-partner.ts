@@ -27,7 +27,8 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
     this.say(`\n${report.passed} passed, ${report.failed} failed (project ${report.project_id} at ${report.url}).`)
     if (!report.ok) {
       const failing = report.checks.filter((c) => !c.ok).map((c) => c.name)
-      process.stderr.write(`Error: ${report.failed} check${report.failed === 1 ? '' : 's'} failed: ${failing.join('; ')}\n`)
+      const named = failing.length > 5 ? `${failing.slice(0, 5).join('; ')}; and ${failing.length - 5} more` : failing.join('; ')
+      process.stderr.write(`Error: ${report.failed} check${report.failed === 1 ? '' : 's'} failed: ${named}\n`)
       process.exitCode = 1
     }
     return report

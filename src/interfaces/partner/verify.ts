@@ -1,4 +1,5 @@
 import {isDeepStrictEqual} from 'node:util'
+import {AppError} from '../../errors.js'
 import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {encodeId} from './outbox.js'
@@ -41,7 +42,10 @@ interface Answer {
 }
 
 export async function verifyPartner(options: VerifyOptions): Promise<VerifyReport> {
-  const base = options.url.replace(/\/+$/, '')
+  const base = options.url.trim().replace(/\/+$/, '')
+  if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
+    throw new AppError('bad_request', `url: "${options.url}" is not an http(s) URL; give the partner base URL without /v1, e.g. https://partner.example.com`)
+  }
   const transport = options.transport ?? fetchTransport
   const timeoutMs = options.timeoutMs ?? 10_000
   const good = basicAuthorization(options.username, options.password)
@@ -90,14 +94,16 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
     return {status: response.status, json, text: response.body}
   }
 
+  /** Set when a request could not reach the partner at all (refused, timed out, bad address). */
+  let unreachable = false
   async function check(name: string, run: () => Promise<string | true>): Promise<boolean> {
     try {
       const result = await run()
       checks.push({name, ok: result === true, detail: result === true ? 'ok' : result})
       return result === true
     } catch (error) {
-      const e = error as Error & {cause?: {code?: string}}
-      checks.push({name, ok: false, detail: `request failed: ${e.cause?.code ?? e.message}`})
+      unreachable = true
+      checks.push({name, ok: false, detail: `request failed: ${networkReason(error, timeoutMs)}`})
       return false
     }
   }
@@ -110,6 +116,8 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
   }
 
   await check('project PUT accepted', async () => ok2xx(await call('PUT', projectPath, project)))
+  // Nothing else can pass when the partner cannot be reached; stop rather than wait out every timeout.
+  if (unreachable) return {ok: false, url: base, project_id: p, passed: 0, failed: 1, checks}
   await check('project GET returns the PUT', async () => echoes(await call('GET', projectPath), project))
   await check('quota PUT accepted', async () => ok2xx(await call('PUT', quotaPath, quota)))
   await check('quota GET returns the PUT', async () => echoes(await call('GET', quotaPath), quota))
@@ -173,4 +181,10 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
 
   const failed = checks.filter((c) => !c.ok).length
   return {ok: failed === 0, url: base, project_id: p, passed: checks.length - failed, failed, checks}
+}
+
+function networkReason(error: unknown, timeoutMs: number): string {
+  const e = error as Error & {cause?: {code?: string; message?: string}}
+  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`
+  return e.cause?.code ?? e.cause?.message ?? e.message
 }

@@ -1,6 +1,6 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {findMemberBy} from '../../../src/registry/repository.js'
-import {updateClient, updateMember} from '../../../src/registry/service.js'
+import {registerClient, updateClient, updateMember} from '../../../src/registry/service.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {AUTH, CHECK_DETAILS, CLIENT, PAYPAL_DETAILS, basic, seedClients, seedMember} from './setup.js'
@@ -253,6 +253,26 @@ describe('interface C over HTTP', () => {
       expect(new Set(answers.map(([status]) => status))).toEqual(new Set([201]))
       expect(new Set(answers.map(([, text]) => text)).size).toBe(1)
       expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":93,')
+    })
+
+    it('scopes an Idempotency-Key to its client and account, and forgets refused requests', async () => {
+      await credit('100')
+      const body = {type: 'PAYPAL', amount: 10, member_details: PAYPAL_DETAILS}
+      const broke = await seedMember(ctx.db, ctx.clock.now())
+      // Refused (no funds): not remembered, so the key stays free for a corrected request.
+      expect((await withdraw(body, {'idempotency-key': 'k'}, `user_id/${broke.user_id}`)).status).toBe(422)
+      const first = await withdraw(body, {'idempotency-key': 'k'})
+      expect(first.status).toBe(201)
+      // The same key and body for another account is another request.
+      const otherAccount = await withdraw(body, {'idempotency-key': 'k'}, `user_id/${broke.user_id}`)
+      expect(otherAccount.status).toBe(422)
+      expect(((await otherAccount.json()) as {message: string}).message).toMatch(/Idempotency-Key/)
+      // Another client's key space is its own.
+      await registerClient(ctx.db, {name: 'Second payer', url: 'https://two.example.com', logo_url: 'https://two.example.com/l.png', redirect_uris: ['https://two.example.com/cb'], grants: ['balance']}, ctx.clock.now(), {id: 'second', secret: 'second-secret'})
+      const second = await withdraw(body, {'idempotency-key': 'k', authorization: basic('second', 'second-secret')})
+      expect(second.status).toBe(201)
+      expect(((await second.json()) as {transaction_id: string}).transaction_id).not.toBe(((await first.json()) as {transaction_id: string}).transaction_id)
+      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":80,')
     })
   })
 

@@ -36,6 +36,8 @@ describe('balance commands and a running server', () => {
     expect(overdraw.stderr).toMatch(/^Error: insufficient funds/)
     const noTty = cli(['withdraw', 'user_id', '1', '--amount', '0.01', ...store])
     expect(noTty.stderr).toMatch(/^Error: missing required flag --type/)
+    const noAmount = cli(['credit', 'user_id', '1', '--type', 'INCENTIVE', ...store])
+    expect([noAmount.status, noAmount.stderr]).toEqual([1, 'Error: missing required flag --amount\n'])
 
     const human = cli(['list-transactions', 'user_id', '1', ...store])
     expect(human.status).toBe(0)

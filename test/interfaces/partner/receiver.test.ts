@@ -1,3 +1,4 @@
+import {createServer, type AddressInfo} from 'node:net'
 import {Hono} from 'hono'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {verifyPartner} from '../../../src/interfaces/partner/verify.js'
@@ -110,6 +111,17 @@ describe('verify-partner', () => {
     expect(failing).toContain('401 without credentials: GET project')
     expect(failing).toContain('401 with wrong credentials: POST events')
     expect(failing).not.toContain('project GET returns the PUT')
+  })
+
+  it('stops at once, naming the failing check, when the partner cannot be reached; refuses a URL that is not http(s)', async () => {
+    const probe = createServer()
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+    const port = (probe.address() as AddressInfo).port
+    await new Promise((r) => probe.close(r))
+    const report = await verifyPartner({url: `http://127.0.0.1:${port}`, username: 'medpanel', password: 'pw-0'})
+    expect(report).toMatchObject({ok: false, passed: 0, failed: 1})
+    expect(report.checks).toEqual([{name: 'project PUT accepted', ok: false, detail: 'request failed: ECONNREFUSED'}])
+    await expect(verifyPartner({url: 'partner.example.com', username: 'u', password: 'p'})).rejects.toThrow(/^url: .* is not an http\(s\) URL/)
   })
 
   it('exits 1 from the CLI, naming the check, against a partner that drops POST appends', async () => {
