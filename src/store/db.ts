@@ -1,4 +1,4 @@
-import {Kysely, SqliteDialect, sql, type Dialect, type SqliteDatabase} from 'kysely'
+import {Kysely, SqliteDialect, sql, type Dialect, type SqliteDatabase, type SqliteStatement} from 'kysely'
 import type {Database} from './database.js'
 import {migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 
@@ -21,7 +21,7 @@ export interface Store<DB = Database> {
  * The single place that picks a driver. SQLite runs on better-sqlite3 (synchronous, in-process,
  * ~4 µs point lookups); other drivers (Deno's node:sqlite, PostgreSQL) plug in here.
  */
-async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind}> {
+async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; version?: () => string}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
@@ -46,23 +46,49 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
   // 4 MB of page cache per connection (better-sqlite3 builds with 16 MB): the OS keeps the file's
   // pages cached anyway, and a streamed 17 MB pulse export then stays within its memory budget.
   sqlite.pragma('cache_size = -4000')
-  return {dialect: new SqliteDialect({database: withStatementCache(sqlite)}), kind: 'sqlite'}
+  const database = withStatementCache(sqlite)
+  return {dialect: new SqliteDialect({database}), kind: 'sqlite', version: database.version}
 }
 
 /**
  * Kysely prepares every query anew; preparing costs more than running a point lookup. Queries
  * are built with parameters, so the set of distinct SQL texts is small and their statements can
  * be kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
+ *
+ * It also keeps the store's version: a count of statements run through it that may write
+ * (anything but a plain SELECT), joined with SQLite's `PRAGMA data_version`, which moves when
+ * another connection (another process) commits. Equal versions mean nothing changed in between.
  */
-function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase {
-  const cache = new Map<string, ReturnType<typeof sqlite.prepare>>()
+function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase & {version: () => string} {
+  const cache = new Map<string, SqliteStatement>()
+  const dataVersion = sqlite.prepare('pragma data_version').pluck()
+  let writes = 0
+  // Other connections' commits are looked up once per event-loop turn: a request in this turn
+  // sees the store as of the turn's start, as if it had been served a few microseconds earlier.
+  let external: number | undefined
+  const forget = () => (external = undefined)
   return {
     close: () => sqlite.close(),
+    version: () => {
+      if (external === undefined) {
+        external = dataVersion.get() as number
+        setImmediate(forget)
+      }
+      return `${writes}.${external}`
+    },
     prepare(text: string) {
       let statement = cache.get(text)
       if (!statement) {
         if (cache.size >= limit) cache.clear()
-        statement = sqlite.prepare(text)
+        const prepared = sqlite.prepare(text)
+        statement = /^\s*select\b/i.test(text)
+          ? prepared
+          : {
+              reader: prepared.reader,
+              all: (parameters) => (writes++, prepared.all(parameters)),
+              run: (parameters) => (writes++, prepared.run(parameters)),
+              iterate: (parameters) => (writes++, prepared.iterate(parameters)),
+            }
         cache.set(text, statement)
       }
       return statement
@@ -70,13 +96,25 @@ function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1
   }
 }
 
+const versions = new WeakMap<object, () => string>()
+
+/**
+ * A value that changes whenever the store's content may have changed (a write through this
+ * handle, or a commit by any other connection), for caches that must never serve stale rows.
+ * Undefined where the driver cannot tell; callers then do not cache.
+ */
+export function storeVersion(db: Kysely<any>): string | undefined {
+  return versions.get(db)?.()
+}
+
 /**
  * Opens (and migrates) a store: medpanel's own schema by default, or another one (the reference
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind} = await createDialect(options)
+  const {dialect, kind, version} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
+  if (version) versions.set(db, version)
   try {
     await migrateToLatest(db, schema)
   } catch (error) {

@@ -1,4 +1,5 @@
 import type {CompiledQuery, InferResult} from 'kysely'
+import {storeVersion} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
 import type {AuthorizationCodeRow} from './tables.js'
 
@@ -95,16 +96,36 @@ function tokenWithOwnersQuery(db: Db, tokenHash: string) {
 type TokenWithOwners = InferResult<ReturnType<typeof tokenWithOwnersQuery>>[number]
 const compiledLookups = new WeakMap<Db, CompiledQuery<TokenWithOwners>>()
 
+/** Recently looked-up tokens, each with the store version it was read at. */
+const recent = new WeakMap<Db, Map<string, {version: string; row: TokenWithOwners}>>()
+const RECENT_LIMIT = 10_000
+
 /**
  * One indexed lookup that brings the token with its client and member. It runs on every
- * authenticated request, so the SQL is compiled once per database and reused with the new hash.
+ * authenticated request, so the SQL is compiled once per database and reused with the new hash,
+ * and a row is reused while the store version is unchanged: any write — a revocation, a password
+ * change, a client expiry, in this process or another — changes the version, so a dead token is
+ * never served from memory. (Time-based expiry is checked by the caller on every use.)
  */
 export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWithOwners | undefined> {
+  // Read the version before the query: a write landing in between then only costs a re-read.
+  const version = storeVersion(db)
+  let cache = recent.get(db)
+  if (version !== undefined) {
+    const hit = cache?.get(tokenHash)
+    if (hit && hit.version === version) return hit.row
+  }
   let compiled = compiledLookups.get(db)
   if (!compiled) {
     compiled = tokenWithOwnersQuery(db, '').compile()
     compiledLookups.set(db, compiled)
   }
   const {rows} = await db.executeQuery<TokenWithOwners>({...compiled, parameters: [tokenHash]})
-  return rows[0]
+  const row = rows[0]
+  if (row && version !== undefined) {
+    if (!cache) recent.set(db, (cache = new Map()))
+    if (cache.size >= RECENT_LIMIT) cache.clear()
+    cache.set(tokenHash, {version, row})
+  }
+  return row
 }

@@ -15,6 +15,8 @@ describe('token death', () => {
     ctx = await freshApp()
     client = (await setupClientAndMember(ctx)).client
     token = await tokenFor(ctx, client)
+    // Served once before each trigger, so a remembered lookup must not outlive the change.
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
   })
   afterEach(async () => ctx.store.close())
 
