@@ -79,8 +79,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (error.oclif?.exit === 0) return
     // A failed parse still counts as parsed: oclif would otherwise add a second warning line.
     this.parsed = true
-    const first = (error.message || String(error)).split('\n').find((line) => line.trim()) ?? 'failed'
-    const message = error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : first.replace(/^Error:\s*/, '')
+    const text = oneLine(error.message || String(error))
+    const message = error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed'
     process.stderr.write(`Error: ${message}\n`)
     if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1
@@ -91,4 +91,25 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.store = undefined
     await super.finally(error)
   }
+}
+
+/**
+ * oclif spreads one parse error over several lines ("Missing 1 required arg:", "id  client_id",
+ * "See more help with --help", a "Note: …" paragraph); fold it into one line that keeps the facts.
+ */
+export function oneLine(message: string): string {
+  const lines = message.split('\n').map((line) => line.trim())
+  const note = lines.findIndex((line) => /^Note:/.test(line))
+  const kept = (note === -1 ? lines : lines.slice(0, note)).filter((line) => line && !/^See more help/.test(line))
+  const [first = '', ...rest] = kept
+  const head = /^Parsing --\S+$/.test(first) ? `${first}:` : first
+  const details = rest.map((line) => {
+    const [name, description] = line.split(/\s{2,}/, 2)
+    return description ? `${name} (${description})` : line
+  })
+  return [head, details.join(', ')]
+    .filter(Boolean)
+    .join(' ')
+    .replace(/^The following error occurred:\s*/, '')
+    .replace(/^Error:\s*/, '')
 }
