@@ -2,6 +2,8 @@ import type {MiddlewareHandler} from 'hono'
 import type {AppDeps} from '../deps.js'
 import {AppError} from '../errors.js'
 import {resolveToken, type LiveToken} from '../interfaces/signon/service.js'
+import {requestHeader} from './fast.js'
+import {guarded, type Guard} from './guards.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -25,9 +27,9 @@ function challenge(error: string, description: string): string {
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
  * string or a form body is refused, never read. Sets `token` for the handler.
  */
-export function bearerAuth({deps, reject}: BearerAuthOptions): MiddlewareHandler {
-  return async function requireBearer(c, next) {
-    const header = c.req.header('authorization')
+export function bearerGuard({deps, reject}: BearerAuthOptions): Guard {
+  return async function requireBearer(c) {
+    const header = requestHeader(c, 'authorization')
     if (header === undefined) {
       const elsewhere = c.req.query('access_token') !== undefined
       const reason = elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header'
@@ -41,7 +43,10 @@ export function bearerAuth({deps, reject}: BearerAuthOptions): MiddlewareHandler
     const token = await resolveToken(deps.db, match[1], deps.clock.now())
     if ('dead' in token) throw reject(token.dead, challenge('invalid_token', token.dead))
     c.set('token', token)
-    await next()
   }
 }
 
+/** The bearer check as a middleware of its own. */
+export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
+  return guarded(bearerGuard(options))
+}

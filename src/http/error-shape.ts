@@ -1,6 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
 import {AppError, type ErrorCode} from '../errors.js'
+import {guarded, type Guard} from './guards.js'
 
 /** Turns an error into a response in one interface's own body shape. */
 export type ErrorRenderer = (c: Context, error: AppError) => Response | Promise<Response>
@@ -13,9 +14,13 @@ declare module 'hono' {
 
 /** Marks every route below it as answering errors with `render`. */
 export function errorShape(render: ErrorRenderer): MiddlewareHandler {
-  return async function setErrorShape(c, next) {
+  return guarded(useErrorShape(render))
+}
+
+/** The same as a guard, to chain with a route's other checks in one middleware. */
+export function useErrorShape(render: ErrorRenderer): Guard {
+  return function setErrorShape(c) {
     c.set('renderError', render)
-    await next()
   }
 }
 

@@ -21,7 +21,7 @@ export interface Store<DB = Database> {
  * The single place that picks a driver. SQLite runs on better-sqlite3 (synchronous, in-process,
  * ~4 µs point lookups); other drivers (Deno's node:sqlite, PostgreSQL) plug in here.
  */
-async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; version?: () => string}> {
+async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; version?: () => number}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
@@ -55,26 +55,35 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
  * are built with parameters, so the set of distinct SQL texts is small and their statements can
  * be kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
  *
- * It also keeps the store's version: a count of statements run through it that may write
- * (anything but a plain SELECT), joined with SQLite's `PRAGMA data_version`, which moves when
- * another connection (another process) commits. Equal versions mean nothing changed in between.
+ * It also keeps the store's version, a number that changes whenever the content may have: on
+ * any statement through it that may write (anything but a plain SELECT), and when SQLite's
+ * `PRAGMA data_version` shows another connection (another process) committed.
  */
-function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase & {version: () => string} {
+function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase & {version: () => number} {
   const cache = new Map<string, SqliteStatement>()
   const dataVersion = sqlite.prepare('pragma data_version').pluck()
-  let writes = 0
-  // Other connections' commits are looked up once per event-loop turn: a request in this turn
-  // sees the store as of the turn's start, as if it had been served a few microseconds earlier.
-  let external: number | undefined
-  const forget = () => (external = undefined)
+  // The version moves on every statement that may write through this handle, and whenever
+  // another connection's commit moved SQLite's data_version. That is looked up once per
+  // event-loop turn: a request in this turn sees the store as of the turn's start, as if it had
+  // been served a few microseconds earlier.
+  let version = 0
+  let external = dataVersion.get() as number
+  let checked = false
+  const recheck = () => (checked = false)
+  const wrote = () => version++
   return {
     close: () => sqlite.close(),
     version: () => {
-      if (external === undefined) {
-        external = dataVersion.get() as number
-        setImmediate(forget)
+      if (!checked) {
+        checked = true
+        setImmediate(recheck)
+        const now = dataVersion.get() as number
+        if (now !== external) {
+          external = now
+          version++
+        }
       }
-      return `${writes}.${external}`
+      return version
     },
     prepare(text: string) {
       let statement = cache.get(text)
@@ -85,9 +94,9 @@ function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1
           ? prepared
           : {
               reader: prepared.reader,
-              all: (parameters) => (writes++, prepared.all(parameters)),
-              run: (parameters) => (writes++, prepared.run(parameters)),
-              iterate: (parameters) => (writes++, prepared.iterate(parameters)),
+              all: (parameters) => (wrote(), prepared.all(parameters)),
+              run: (parameters) => (wrote(), prepared.run(parameters)),
+              iterate: (parameters) => (wrote(), prepared.iterate(parameters)),
             }
         cache.set(text, statement)
       }
@@ -96,14 +105,14 @@ function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1
   }
 }
 
-const versions = new WeakMap<object, () => string>()
+const versions = new WeakMap<object, () => number>()
 
 /**
  * A value that changes whenever the store's content may have changed (a write through this
  * handle, or a commit by any other connection), for caches that must never serve stale rows.
  * Undefined where the driver cannot tell; callers then do not cache.
  */
-export function storeVersion(db: Kysely<any>): string | undefined {
+export function storeVersion(db: Kysely<any>): number | undefined {
   return versions.get(db)?.()
 }
 

@@ -97,7 +97,7 @@ type TokenWithOwners = InferResult<ReturnType<typeof tokenWithOwnersQuery>>[numb
 const compiledLookups = new WeakMap<Db, CompiledQuery<TokenWithOwners>>()
 
 /** Recently looked-up tokens, each with the store version it was read at. */
-const recent = new WeakMap<Db, Map<string, {version: string; row: TokenWithOwners}>>()
+const recent = new WeakMap<Db, Map<string, {version: number; row: TokenWithOwners}>>()
 const RECENT_LIMIT = 10_000
 
 /**

@@ -250,25 +250,41 @@ export async function resolveToken(db: Db, token: string, now: Date): Promise<Li
   const row = await repo.findTokenWithOwners(db, sha256(token))
   if (!row) return {dead: 'The access token is invalid'}
   if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
-  const stamp = iso(now)
-  if (row.expires_at !== null && row.expires_at <= stamp) return {dead: 'The access token expired'}
+  const grant = grantOf(row)
+  const remainingMs = grant.expiresAtMs === null ? null : grant.expiresAtMs - now.getTime()
+  if (remainingMs !== null && remainingMs <= 0) return {dead: 'The access token expired'}
   if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
   if (row.member_id !== null && row.member_active !== 1) return {dead: 'The member is not active'}
-  const expiresIn = row.expires_at === null ? null : Math.max(0, Math.ceil((Date.parse(row.expires_at) - now.getTime()) / 1000))
-  return {
-    clientId: row.client_id,
-    clientName: row.client_name,
-    clientAdmin: row.client_admin === 1,
-    clientGrants: JSON.parse(row.client_grants) as string[],
-    memberId: row.member_id,
-    scopes: row.scopes.split(' ').filter(Boolean),
-    expiresInSeconds: expiresIn,
-    createdAt: Math.floor(Date.parse(row.created_at) / 1000),
-    member:
-      row.member_id === null
-        ? null
-        : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+  return {...grant.live, expiresInSeconds: remainingMs === null ? null : Math.ceil(remainingMs / 1000)}
+}
+
+type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenWithOwners>>>
+
+/** What a token row says once parsed, kept per row object: a remembered row is parsed once. */
+const grants = new WeakMap<TokenRow, {live: Omit<LiveToken, 'expiresInSeconds'>; expiresAtMs: number | null}>()
+
+function grantOf(row: TokenRow) {
+  let grant = grants.get(row)
+  if (!grant) {
+    grant = {
+      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
+      live: {
+        clientId: row.client_id,
+        clientName: row.client_name,
+        clientAdmin: row.client_admin === 1,
+        clientGrants: JSON.parse(row.client_grants) as string[],
+        memberId: row.member_id,
+        scopes: row.scopes.split(' ').filter(Boolean),
+        createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+        member:
+          row.member_id === null
+            ? null
+            : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+      },
+    }
+    grants.set(row, grant)
   }
+  return grant
 }
 
 export interface TokenInfo {
