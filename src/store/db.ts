@@ -1,4 +1,4 @@
-import {Kysely, SqliteDialect, sql, type Dialect, type SqliteDatabase, type SqliteStatement} from 'kysely'
+import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder, type SqliteDatabase, type SqliteStatement} from 'kysely'
 import type {Database} from './database.js'
 import {migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 
@@ -138,9 +138,21 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
  * so a read-check-write sequence can never interleave with another writer, in this process or
  * another one on the same file.
  */
-export async function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return runTransaction(db, sql`begin immediate`, fn)
+}
+
+/**
+ * Runs `fn` in a deferred (read) transaction on one connection: one consistent snapshot for
+ * several statements, without taking the write lock.
+ */
+export function readTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return runTransaction(db, sql`begin`, fn)
+}
+
+async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn)
+    await begin.execute(conn)
     try {
       const result = await fn(conn)
       await sql`commit`.execute(conn)

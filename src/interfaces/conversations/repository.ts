@@ -304,24 +304,6 @@ export async function refundDataCall(db: Db, keyId: string, periodStartedAt: str
     .execute()
 }
 
-/**
- * Runs `fn` in a deferred (read) transaction on one connection: a consistent snapshot for several
- * statements without taking the write lock, and the scratch tokenizer table on the same connection.
- */
-export async function readTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
-  return db.connection().execute(async (conn) => {
-    await sql`begin`.execute(conn)
-    try {
-      const result = await fn(conn)
-      await sql`commit`.execute(conn)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(conn)
-      throw error
-    }
-  })
-}
-
 export async function insertCall(db: Db, row: {id: string; key_id: string; method: string; query: string; created_at: string}): Promise<void> {
   await db.insertInto('conversation_calls').values(row).execute()
 }

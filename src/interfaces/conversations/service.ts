@@ -5,7 +5,7 @@ import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'
-import {writeTransaction} from '../../store/db.js'
+import {readTransaction, writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import {apiKeyPatchSchema, importDocument, isIsoDateTime, METHODS, newApiKeySchema, type ApiKeyPatch, type AuthorInput, type Method, type NewApiKeyInput} from './schema.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewAuthorRow, PostRow} from './tables.js'
@@ -265,7 +265,7 @@ async function termTokens(trx: Db, terms: readonly string[]): Promise<string[][]
  */
 export async function conversationCall(db: Db, request: CallRequest, now: Date): Promise<SummaryResult | DataResult> {
   const spends = request.method === 'data' && !request.headOnly
-  const checked = await (spends ? writeTransaction : repo.readTransaction)(db, async (trx) => {
+  const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
     const key = await authorize(trx, request.apiKey, request.method, now)
     const query = parseQuery(request)
     const period = currentPeriod(key, now)
@@ -297,7 +297,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
   }
   try {
     const search = {terms: query.terms, tokens, start: query.start, end: query.end}
-    const result = await repo.readTransaction(db, async (trx): Promise<SummaryResult | DataResult> => {
+    const result = await readTransaction(db, async (trx): Promise<SummaryResult | DataResult> => {
       const summary = summarize(query.terms, await repo.summaryCounts(trx, search))
       const base: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary}
       if (request.method === 'summary') return base

@@ -1,6 +1,6 @@
-import {sql} from 'kysely'
-import type {Db} from '../../store/database.js'
-import type {DeliveryRow, DeliveryStatus, EventRow, NewDeliveryRow, ProjectRow, QuotaMemberRow, QuotaRow} from './tables.js'
+import {sql, type SelectQueryBuilder} from 'kysely'
+import type {Database, Db} from '../../store/database.js'
+import type {PartnerDeliveryTable, DeliveryRow, DeliveryStatus, EventRow, NewDeliveryRow, ProjectRow, QuotaMemberRow, QuotaRow} from './tables.js'
 
 export async function findProject(db: Db, projectId: string): Promise<ProjectRow | undefined> {
   return db.selectFrom('partner_projects').selectAll().where('project_id', '=', projectId).executeTakeFirst()
@@ -182,16 +182,16 @@ export interface ClaimFilter {
   limit: number
 }
 
+type DeliveryQuery<O> = SelectQueryBuilder<Database & {d: PartnerDeliveryTable}, 'd', O>
+
 /**
- * The deliveries that may be sent now: pending, due, not leased by a live sender, and first in
- * line for their partner and project (nothing older of the same project is still pending).
+ * Pending, not leased by a live sender, and first in line for its partner and project: nothing
+ * older of the same project to the same partner is still pending (per-project FIFO).
  */
-export async function claimable(db: Db, filter: ClaimFilter): Promise<DeliveryRow[]> {
-  let query = db
-    .selectFrom('partner_deliveries as d')
-    .selectAll('d')
+function readyAndFirstInLine<O>(query: DeliveryQuery<O>, now: string): DeliveryQuery<O> {
+  return query
     .where('d.status', '=', 'pending')
-    .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', filter.now)]))
+    .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
     .where(({not, exists, selectFrom}) =>
       not(
         exists(
@@ -204,6 +204,17 @@ export async function claimable(db: Db, filter: ClaimFilter): Promise<DeliveryRo
         ),
       ),
     )
+}
+
+/**
+ * The deliveries that may be sent now: pending, due, not leased by a live sender, and first in
+ * line for their partner and project (nothing older of the same project is still pending).
+ */
+export async function claimable(db: Db, filter: ClaimFilter): Promise<DeliveryRow[]> {
+  let query = db
+    .selectFrom('partner_deliveries as d')
+    .selectAll('d')
+    .$call((q) => readyAndFirstInLine(q, filter.now))
   if (!filter.ignoreSchedule) query = query.where('d.next_attempt_at', '<=', filter.now)
   if (filter.projectIds) query = query.where('d.project_id', 'in', filter.projectIds.length ? filter.projectIds : [''])
   if (filter.exclude?.length) query = query.where('d.seq', 'not in', filter.exclude)
@@ -239,20 +250,7 @@ export async function nextDue(db: Db, now: string): Promise<string | undefined> 
   const row = await db
     .selectFrom('partner_deliveries as d')
     .select((eb) => eb.fn.min('d.next_attempt_at').as('next'))
-    .where('d.status', '=', 'pending')
-    .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
-    .where(({not, exists, selectFrom}) =>
-      not(
-        exists(
-          selectFrom('partner_deliveries as e')
-            .select(sql.lit(1).as('one'))
-            .whereRef('e.client_id', '=', 'd.client_id')
-            .whereRef('e.project_id', '=', 'd.project_id')
-            .where('e.status', '=', 'pending')
-            .whereRef('e.seq', '<', 'd.seq'),
-        ),
-      ),
-    )
+    .$call((q) => readyAndFirstInLine(q, now))
     .executeTakeFirst()
   return (row?.next as string | null | undefined) ?? undefined
 }
