@@ -51,7 +51,8 @@ function startServer(command, commandArgs) {
 
 function stop(child) {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
+    // A child killed by a signal has exitCode null but signalCode set; waiting for its exit again would hang.
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
     child.removeAllListeners('exit')
     child.once('exit', () => resolve())
     child.kill('SIGTERM')

@@ -24,7 +24,14 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo})
     const server = await startServer(app, {port: flags.port, host: flags.host})
     const baseUrl = flags['base-url'] ?? server.url
-    const demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now()) : undefined
+    let demo
+    try {
+      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now()) : undefined
+    } catch (error) {
+      // Without this the listening socket would keep a process alive that already said Error.
+      await server.close()
+      throw error
+    }
     if (this.jsonEnabled()) {
       this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
     } else {

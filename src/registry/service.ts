@@ -7,7 +7,7 @@ import {writeTransaction} from '../store/db.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
-import {revokeTokens, supersedeCodes} from '../interfaces/signon/repository.js'
+import {revokeTokens, supersedeCodes, supersedeMemberCodes} from '../interfaces/signon/repository.js'
 import * as repo from './repository.js'
 import {
   clientPatchSchema,
@@ -248,8 +248,8 @@ export async function listMembers(db: Db): Promise<MemberView[]> {
 }
 
 /**
- * A password change or a deactivation kills every token the member holds, in the same
- * transaction. Reactivation does not bring tokens back.
+ * A password change or a deactivation kills every token the member holds and every code not yet
+ * exchanged, in the same transaction. Reactivation does not bring either back.
  */
 export async function updateMember(db: Kysely<Database>, id: number, input: MemberPatch, now: Date): Promise<MemberView & {revoked_tokens: number}> {
   const patch = parseInput(memberPatchSchema, input)
@@ -267,6 +267,8 @@ export async function updateMember(db: Kysely<Database>, id: number, input: Memb
     await repo.updateMemberRow(trx, id, change)
     if (passwordHash !== undefined || (patch.active === false && row.active === 1)) {
       revoked = await revokeTokens(trx, {memberId: id}, stamp)
+      // A code handed out before the change would otherwise still buy a fresh token.
+      await supersedeMemberCodes(trx, id, stamp)
     }
     return {...(await getMember(trx, id)), revoked_tokens: revoked}
   })

@@ -233,6 +233,8 @@ function parseQuery(request: CallRequest): ParsedQuery {
   for (const [index, raw] of request.terms.entries()) {
     const term = raw.trim()
     if (term === '') throw new AppError('bad_request', `terms[${index}] is empty`, {details})
+    // SQLite ends a query string at NUL, so such a term could never be searched as sent.
+    if (term.includes('\u0000')) throw new AppError('bad_request', `terms[${index}] contains a NUL character`, {details})
     if (term.length > MAX_TERM_LENGTH) throw new AppError('bad_request', `terms[${index}] is longer than ${MAX_TERM_LENGTH} characters`, {details})
     if (!terms.includes(term)) terms.push(term)
   }

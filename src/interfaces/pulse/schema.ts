@@ -137,7 +137,7 @@ export type PulseRespondent = z.output<typeof respondentSchema>
 export type PulseProject = z.output<typeof projectSchema>
 
 export const projectIdParam = z.object({
-  projectId: z.string().max(100).openapi({param: {name: 'projectId', in: 'path'}, example: '3f1c2a9e-7b4d-4e2a-9c1f-0a5b6d7e8f90'}),
+  projectId: z.string().openapi({param: {name: 'projectId', in: 'path'}, example: '3f1c2a9e-7b4d-4e2a-9c1f-0a5b6d7e8f90'}),
 })
 
 export const projectsInfoResponse = z.object({ProjectIds: z.array(z.string())}).openapi('ClientProjects')

@@ -34,6 +34,17 @@ export async function supersedeCodes(db: Db, memberId: number, clientId: string,
     .execute()
 }
 
+/** Expires every still-unused code of a member, whatever the client (password change, deactivation). */
+export async function supersedeMemberCodes(db: Db, memberId: number, now: string): Promise<void> {
+  await db
+    .updateTable('authorization_codes')
+    .set({superseded_at: now})
+    .where('member_id', '=', memberId)
+    .where('used_at', 'is', null)
+    .where('superseded_at', 'is', null)
+    .execute()
+}
+
 export interface NewToken {
   token_hash: string
   client_id: string

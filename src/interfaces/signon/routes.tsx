@@ -1,4 +1,4 @@
-import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
+import {OpenAPIHono, createRoute, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
 import {bodyLimit} from 'hono/body-limit'
@@ -134,6 +134,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
   let secretPromise: Promise<string> | undefined
   const cookieSecret = () => (secretPromise ??= ensureSetting(db, 'cookie_secret', randomToken(32)))
+  const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
@@ -162,7 +163,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   app.openapi(authorizePage, async (c) => {
     const query = c.req.valid('query')
     const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(query))
-    const csrf = await csrfToken(c, await cookieSecret())
+    const csrf = await csrfToken(c, await cookieSecret(), publicHttps)
     const member = await sessionMember(c)
     const params = formParams(query)
     c.header('Cache-Control', 'no-store')
@@ -179,10 +180,10 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const params = formParams(form)
     try {
       const member = await signon.signIn(db, form.email ?? '', form.password ?? '')
-      await startSession(c, secret, member.id, clock.now())
+      await startSession(c, secret, member.id, clock.now(), publicHttps)
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'access_denied') throw error
-      const csrf = await csrfToken(c, secret)
+      const csrf = await csrfToken(c, secret, publicHttps)
       return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} error={error.message} />, error.status as 401)
     }
     const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
@@ -196,7 +197,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
     const member = await sessionMember(c)
     if (!member) {
-      return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await csrfToken(c, secret)} error="Please sign in again." />, 401)
+      return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await csrfToken(c, secret, publicHttps)} error="Please sign in again." />, 401)
     }
     if (form.decision === 'allow') return c.redirect(await signon.allow(db, checked, member.id, clock.now()), 302)
     if (form.decision === 'deny') return c.redirect(signon.deny(checked), 302)
@@ -206,6 +207,18 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   app.openapi(token, async (c) => {
     const form = c.req.valid('form')
     const now = clock.now()
+    try {
+      return c.json(await grant(c, form, now), 200, NO_STORE)
+    } catch (error) {
+      // RFC 6749 §5.2: a client that authenticated with a scheme is told which one failed.
+      if (error instanceof AppError && error.code === 'invalid_client' && c.req.header('authorization') !== undefined && !error.headers['WWW-Authenticate']) {
+        throw new AppError('invalid_client', error.message, {headers: {'WWW-Authenticate': 'Basic realm="medpanel"'}})
+      }
+      throw error
+    }
+  })
+
+  const grant = async (c: Context, form: z.infer<typeof tokenForm>, now: Date): Promise<signon.TokenResponse> => {
     let issued: signon.TokenResponse
     switch (form.grant_type) {
       case undefined:
@@ -223,8 +236,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
       default:
         throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     }
-    return c.json(issued, 200, NO_STORE)
-  })
+    return issued
+  }
 
   const tokenDead = (reason: string, challenge: string) => new AppError('invalid_request', reason, {status: 401, headers: {'WWW-Authenticate': challenge}})
   const memberDead = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
@@ -269,7 +282,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     app.get('/demo/callback', (c) => {
       const query = c.req.query()
       const base = deps.baseUrl ?? new URL(c.req.url).origin
-      const curl = query.code
+      // The code is echoed into a shell line to paste: show it only when it looks like one of ours.
+      const curl = query.code && /^[A-Za-z0-9_-]{1,256}$/.test(query.code)
         ? `curl -s -X POST ${base}/oauth/token -d grant_type=authorization_code -d client_id=demo-client -d client_secret=demo-client-secret -d redirect_uri=${encodeURIComponent(base + '/demo/callback')} -d code=${query.code}`
         : null
       return c.html(<DemoCallbackPage query={query} curl={curl} />)

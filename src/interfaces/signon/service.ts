@@ -313,8 +313,17 @@ export interface MemberInfo {
 }
 
 export function memberInfo(token: LiveToken): MemberInfo {
-  if (!token.member) throw new AppError('invalid_token', 'The access token does not act for a member')
-  if (!token.scopes.includes('profile')) throw new AppError('insufficient_scope', 'The access token lacks the profile scope')
+  // RFC 6750 §3: every refusal of a bearer token names the problem in WWW-Authenticate too.
+  if (!token.member) {
+    throw new AppError('invalid_token', 'The access token does not act for a member', {
+      headers: {'WWW-Authenticate': 'Bearer realm="medpanel", error="invalid_token", error_description="The access token does not act for a member"'},
+    })
+  }
+  if (!token.scopes.includes('profile')) {
+    throw new AppError('insufficient_scope', 'The access token lacks the profile scope', {
+      headers: {'WWW-Authenticate': 'Bearer realm="medpanel", error="insufficient_scope", scope="profile", error_description="The access token lacks the profile scope"'},
+    })
+  }
   return {
     first_name: token.member.first_name,
     last_name: token.member.last_name,

@@ -7,11 +7,15 @@ import {SESSION_SECONDS} from './service.js'
 const SESSION = 'mp_session'
 const CSRF = 'mp_csrf'
 
-function cookieOptions(c: Context, maxAge: number) {
+/**
+ * `publicHttps`: the service's public base URL is https. Behind a proxy that ends TLS the request
+ * itself arrives over http, and the cookies must still be Secure.
+ */
+function cookieOptions(c: Context, maxAge: number, publicHttps: boolean) {
   return {
     httpOnly: true,
     sameSite: 'Lax' as const,
-    secure: new URL(c.req.url).protocol === 'https:',
+    secure: publicHttps || new URL(c.req.url).protocol === 'https:',
     path: '/oauth',
     maxAge,
   }
@@ -29,8 +33,8 @@ export async function readSession(c: Context, secret: string): Promise<Session |
   return {memberId: Number(match[1]), issuedAt: Number(match[2])}
 }
 
-export async function startSession(c: Context, secret: string, memberId: number, now: Date): Promise<void> {
-  await setSignedCookie(c, SESSION, `${memberId}.${now.getTime()}`, secret, cookieOptions(c, SESSION_SECONDS))
+export async function startSession(c: Context, secret: string, memberId: number, now: Date, publicHttps = false): Promise<void> {
+  await setSignedCookie(c, SESSION, `${memberId}.${now.getTime()}`, secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
 }
 
 export function endSession(c: Context): void {
@@ -41,11 +45,11 @@ export function endSession(c: Context): void {
  * Synchronizer token for the sign-in and consent forms: a random value kept in a signed HttpOnly
  * cookie and echoed in each form; a POST must carry both, equal.
  */
-export async function csrfToken(c: Context, secret: string): Promise<string> {
+export async function csrfToken(c: Context, secret: string, publicHttps = false): Promise<string> {
   const existing = await getSignedCookie(c, secret, CSRF)
   if (typeof existing === 'string' && existing.length >= 32) return existing
   const token = randomToken(24)
-  await setSignedCookie(c, CSRF, token, secret, cookieOptions(c, SESSION_SECONDS))
+  await setSignedCookie(c, CSRF, token, secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
   return token
 }
 

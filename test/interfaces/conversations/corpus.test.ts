@@ -198,6 +198,17 @@ describe('conversation search over a hand-counted corpus', () => {
     expect(new Set(logged.map((r) => r.id))).toEqual(ids)
   })
 
+  it('writes comment times as YYYY-MM-DDTHH:MM:SSZ even when stored with milliseconds, in both formats', async () => {
+    const post = structuredClone(CORPUS[2]!)
+    post.post.comments[1]!.published_at = '2025-02-02T00:00:00.750Z'
+    await importPosts(ctx.db, [post])
+    const json = await (await call('data', ['Great point'])).json()
+    expect(json.conversations[0].post.comments.map((c: {published_at: string}) => c.published_at)).toEqual(['2025-02-01T00:00:00Z', '2025-02-02T00:00:00Z'])
+    const xml = await (await call('data', ['Great point'], XML_TYPE)).text()
+    expect(xml).toContain('<published-at>2025-02-02T00:00:00Z</published-at>')
+    expect(xml).not.toContain('00:00:00.750Z')
+  })
+
   it('keeps the index in step when posts are replaced or removed', async () => {
     const changed = structuredClone(CORPUS[1]!)
     changed.post.content = 'Now it says metformin twice: metformin.'

@@ -46,6 +46,7 @@ describe.each([
   it.each([
     ['no terms', '?start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z', 'terms[] is required'],
     ['an empty term', `?${query(['  '], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, 'terms[0] is empty'],
+    ['a term with a NUL character', `?${query(['heart\u0000failure'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, 'terms[0] contains a NUL character'],
     ['a term of punctuation only', `?${query(['ok', '--*'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, 'terms[1] has no letters or digits to search for'],
     ['no start', '?terms[]=sepsis&end=2025-12-31T23:59:59Z', 'start is required'],
     ['no end', '?terms[]=sepsis&start=2025-01-01T00:00:00Z', 'end is required'],

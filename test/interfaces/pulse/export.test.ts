@@ -79,7 +79,7 @@ describe('interface D: pulse export over HTTP', () => {
 
   it('answers 404 for another client\'s pulse, an unknown id and a malformed id alike', async () => {
     const token = await tokenFor('owner')
-    for (const id of [rivalPulse, '00000000-0000-4000-8000-000000000000', 'not-a-guid']) {
+    for (const id of [rivalPulse, '00000000-0000-4000-8000-000000000000', 'not-a-guid', 'a'.repeat(300)]) {
       const res = await get(`/projects/${id}/export`, token)
       expect(res.status).toBe(404)
       const body = (await res.json()) as {error: string; error_description: string}

@@ -1,0 +1,142 @@
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {createApp} from '../../../src/app.js'
+import {issueToken, resolveToken} from '../../../src/interfaces/signon/service.js'
+import {revokeTokens} from '../../../src/interfaces/signon/repository.js'
+import {ManualClock} from '../../../src/lib/clock.js'
+import {addMember, registerClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {openStore, writeTransaction} from '../../../src/store/db.js'
+import {freshApp, type TestContext} from '../../helpers/app.js'
+import {tempDir} from '../../helpers/cli.js'
+import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, exchange, getCode, setupClientAndMember} from './flow.js'
+
+describe('sign-on hardening', () => {
+  let ctx: TestContext
+  let client: RegisteredClient
+  beforeEach(async () => {
+    ctx = await freshApp({demo: true})
+    client = (await setupClientAndMember(ctx)).client
+  })
+  afterEach(async () => ctx.store.close())
+
+  const grant = (code: string) => ({grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret})
+
+  async function expectInvalidGrant(res: Response) {
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as {error: string}).error).toBe('invalid_grant')
+  }
+
+  it('a password change expires codes not yet exchanged, so they buy no token', async () => {
+    const code = await getCode(ctx, client.client_id)
+    await updateMember(ctx.db, 1, {password: 'a brand new password'}, ctx.clock.now())
+    await expectInvalidGrant(await exchange(ctx, grant(code)))
+  })
+
+  it('a deactivation expires pending codes for good: reactivating does not revive them', async () => {
+    const code = await getCode(ctx, client.client_id)
+    await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
+    await updateMember(ctx.db, 1, {active: true}, ctx.clock.now())
+    await expectInvalidGrant(await exchange(ctx, grant(code)))
+  })
+
+  it('a failed HTTP Basic client authentication carries a Basic challenge', async () => {
+    const code = await getCode(ctx, client.client_id)
+    const basic = Buffer.from(`${client.client_id}:wrong-secret`).toString('base64')
+    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT}, {authorization: `Basic ${basic}`})
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toMatch(/^Basic /)
+    expect(((await res.json()) as {error: string}).error).toBe('invalid_client')
+  })
+
+  it('the demo callback never prints a shell line built from a code it did not make', async () => {
+    const hostile = await ctx.app.request(`/demo/callback?code=${encodeURIComponent('x; touch /tmp/pwned #')}`)
+    expect(await hostile.text()).not.toContain('curl')
+    const genuine = await ctx.app.request('/demo/callback?code=Abc_123-xyz')
+    expect(await genuine.text()).toContain('-d code=Abc_123-xyz')
+  })
+})
+
+describe('sign-on cookies behind a TLS-ending proxy', () => {
+  it('are Secure when the public base URL is https, though the request came over http', async () => {
+    const store = await openStore({file: ':memory:'})
+    try {
+      const clock = new ManualClock()
+      const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, clock.now())
+      const params = authorizeParams(client.client_id)
+      const behindProxy = createApp({db: store.db, clock, log: () => {}, baseUrl: 'https://panel.example'})
+      const secure = await behindProxy.request(authorizeUrl(params))
+      expect(secure.status).toBe(200)
+      expect(secure.headers.getSetCookie().join('\n')).toMatch(/mp_csrf=.*; Secure/)
+      const plain = await createApp({db: store.db, clock, log: () => {}}).request(authorizeUrl(params))
+      expect(plain.headers.getSetCookie().join('\n')).not.toMatch(/Secure/)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('remembered token lookups', () => {
+  it('see a revocation committed by another connection (another process) to the same file', async () => {
+    const file = join(tempDir(), 'cache.db')
+    const server = await openStore({file})
+    const operator = await openStore({file})
+    try {
+      const now = new Date()
+      const client = await registerClient(server.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, now)
+      await addMember(server.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
+      const {access_token} = await issueToken(server.db, 1, client.client_id, now)
+      expect(await resolveToken(server.db, access_token, now)).toMatchObject({memberId: 1})
+      expect(await resolveToken(server.db, access_token, now)).toMatchObject({memberId: 1})
+      await updateMember(operator.db, 1, {password: 'changed by the operator'}, now)
+      // The next request arrives in a later turn of the event loop, as requests do.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(await resolveToken(server.db, access_token, now)).toEqual({dead: 'The access token was revoked'})
+    } finally {
+      await operator.close()
+      await server.close()
+    }
+  })
+
+  it('never serve an uncommitted revocation as final, nor a rolled-back one as dead', async () => {
+    const store = await openStore({file: ':memory:'})
+    try {
+      const now = new Date()
+      const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, now)
+      await addMember(store.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
+      const {access_token} = await issueToken(store.db, 1, client.client_id, now)
+      expect(await resolveToken(store.db, access_token, now)).toMatchObject({memberId: 1})
+      let during: Promise<unknown> | undefined
+      await expect(
+        writeTransaction(store.db, async (trx) => {
+          await revokeTokens(trx, {memberId: 1}, now.toISOString())
+          // A request arriving while the revocation is open waits for the outcome.
+          during = resolveToken(store.db, access_token, now)
+          throw new Error('changed my mind')
+        }),
+      ).rejects.toThrow('changed my mind')
+      expect(await during).toMatchObject({memberId: 1})
+      expect(await resolveToken(store.db, access_token, now)).toMatchObject({memberId: 1})
+      await revokeTokens(store.db, {memberId: 1}, now.toISOString())
+      expect(await resolveToken(store.db, access_token, now)).toEqual({dead: 'The access token was revoked'})
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('member info refusals beyond a dead token', () => {
+  it('a client_credentials token (no member) is 401 invalid_token with a Bearer challenge', async () => {
+    const ctx = await freshApp()
+    try {
+      const client = await registerClient(ctx.db, {name: 'Pulses', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
+      const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
+      const {access_token} = (await res.json()) as {access_token: string}
+      const info = await ctx.app.request('/user/oauth/user/info', {headers: {authorization: `Bearer ${access_token}`}})
+      expect(info.status).toBe(401)
+      expect(info.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/)
+      expect(((await info.json()) as {error: string}).error).toBe('invalid_token')
+    } finally {
+      await ctx.store.close()
+    }
+  })
+})
