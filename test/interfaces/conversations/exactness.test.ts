@@ -3,19 +3,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
 import {importPosts} from '../../../src/interfaces/conversations/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {clientWithKey, JSON_TYPE, query} from './helpers.js'
+import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
 
-/** The reference: whole-word, case-insensitive, counted by brute force over ASCII text. */
-function words(text: string): string[] {
-  return text.toLowerCase().match(/[a-z0-9]+/g) ?? []
-}
-function occurrences(text: string, term: string): number {
-  const hay = words(text)
-  const needle = words(term)
-  let n = 0
-  for (let i = 0; i + needle.length <= hay.length; i++) if (needle.every((w, j) => hay[i + j] === w)) n++
-  return n
-}
 
 interface Doc {
   kind: 'post' | 'comment'

@@ -79,3 +79,17 @@ function wrapper(value: unknown, item: string): unknown[] {
   return items.map((entry) => convert(entry, item.replace(/^query_term$|^matched_term$/, 'term')))
 }
 
+
+/** The reference counter for tests: whole-word, case-insensitive, brute force over ASCII text. */
+export function words(text: string): string[] {
+  return text.toLowerCase().match(/[a-z0-9]+/g) ?? []
+}
+
+/** Occurrences of `term` (a word or phrase) in `text`, counted by the reference rules above. */
+export function occurrences(text: string, term: string): number {
+  const hay = words(text)
+  const needle = words(term)
+  let n = 0
+  for (let i = 0; i + needle.length <= hay.length; i++) if (needle.every((w, j) => hay[i + j] === w)) n++
+  return n
+}

@@ -4,7 +4,7 @@ import {phrase} from '../../../src/interfaces/conversations/repository.js'
 import {importPosts} from '../../../src/interfaces/conversations/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {author} from './fixtures.js'
-import {clientWithKey, JSON_TYPE, query} from './helpers.js'
+import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
 
 /*
  * The summary finds documents with FTS5 MATCH over each term as a quoted phrase and counts
@@ -15,16 +15,6 @@ import {clientWithKey, JSON_TYPE, query} from './helpers.js'
 
 const WINDOW = {start: '2025-01-01T00:00:00.000Z', end: '2025-12-31T23:59:59.000Z'}
 
-function words(text: string): string[] {
-  return text.toLowerCase().match(/[a-z0-9]+/g) ?? []
-}
-function occurrences(text: string, term: string): number {
-  const hay = words(text)
-  const needle = words(term)
-  let n = 0
-  for (let i = 0; i + needle.length <= hay.length; i++) if (needle.every((w, j) => hay[i + j] === w)) n++
-  return n
-}
 
 interface PostText {
   title: string
