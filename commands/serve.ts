@@ -5,6 +5,7 @@ import {startServer, untilSignal} from '../src/server.js'
 import {fetchTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
+import {stderrLog} from '../src/http/access-log.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
   static override description = 'Serve the sign-on interface (and the other interfaces) over HTTP'
@@ -38,7 +39,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       if (demo) this.log(describeDemo(demo) + '\n')
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
-    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: (line) => process.stderr.write(line + '\n')}) : undefined
+    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: stderrLog}) : undefined
     worker?.start()
     const signal = await untilSignal()
     process.stderr.write(`received ${signal}, finishing requests in flight…\n`)

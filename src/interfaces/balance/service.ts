@@ -204,26 +204,38 @@ export async function postCredit(db: Kysely<Database>, member: MemberRow, input:
     const stamp = iso(now)
     const account = await repo.ensureAccount(trx, member.id, DEFAULT_CURRENCY, stamp)
     const amount = parseAmount(input.amount, account.currency)
-    const id = newUuid()
-    await repo.insertTransaction(trx, {
-      id,
-      member_id: member.id,
-      type: input.type as CreditType,
-      amount: amountText(amount),
-      currency: account.currency,
-      status: 'Completed',
-      survey_id: surveyId,
-      properties: JSON.stringify(properties),
-      withdrawal_id: null,
-      withdrawal_type: null,
-      member_details: null,
-      client_id: null,
-      created_at: stamp,
-      updated_at: stamp,
-    })
-    await repo.setAvailableFunds(trx, member.id, amountText(new Money(account.available_funds).plus(amount)), stamp)
-    return transactionView((await repo.findTransaction(trx, id))!)
+    const funds = new Money(account.available_funds).plus(amount)
+    return postCompleted(trx, member, {type: input.type as CreditType, amount, currency: account.currency, surveyId, properties}, funds, stamp)
   })
+}
+
+/** Writes a Completed credit or debit and the account's new available funds, in the caller's transaction. */
+async function postCompleted(
+  trx: Kysely<Database>,
+  member: MemberRow,
+  tx: {type: CreditType | 'DEBIT_ADJUSTMENT'; amount: Money; currency: string; surveyId: string | null; properties: Record<string, string>},
+  funds: Money,
+  stamp: string,
+): Promise<TransactionView> {
+  const id = newUuid()
+  await repo.insertTransaction(trx, {
+    id,
+    member_id: member.id,
+    type: tx.type,
+    amount: amountText(tx.amount),
+    currency: tx.currency,
+    status: 'Completed',
+    survey_id: tx.surveyId,
+    properties: JSON.stringify(tx.properties),
+    withdrawal_id: null,
+    withdrawal_type: null,
+    member_details: null,
+    client_id: null,
+    created_at: stamp,
+    updated_at: stamp,
+  })
+  await repo.setAvailableFunds(trx, member.id, amountText(funds), stamp)
+  return transactionView((await repo.findTransaction(trx, id))!)
 }
 
 /** Posts a Completed DEBIT_ADJUSTMENT; refused when it would take the account below zero. */
@@ -237,25 +249,7 @@ export async function postDebit(db: Kysely<Database>, member: MemberRow, input: 
     const available = new Money(account?.available_funds ?? '0')
     if (amount.gt(available)) throw new AppError('unprocessable', `insufficient funds: a debit of ${amountText(amount)} exceeds available funds of ${amountText(available)} ${currency}`)
     if (!account) await repo.ensureAccount(trx, member.id, currency, stamp)
-    const id = newUuid()
-    await repo.insertTransaction(trx, {
-      id,
-      member_id: member.id,
-      type: 'DEBIT_ADJUSTMENT',
-      amount: amountText(amount),
-      currency,
-      status: 'Completed',
-      survey_id: null,
-      properties: JSON.stringify(properties),
-      withdrawal_id: null,
-      withdrawal_type: null,
-      member_details: null,
-      client_id: null,
-      created_at: stamp,
-      updated_at: stamp,
-    })
-    await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount)), stamp)
-    return transactionView((await repo.findTransaction(trx, id))!)
+    return postCompleted(trx, member, {type: 'DEBIT_ADJUSTMENT', amount, currency, surveyId: null, properties}, available.minus(amount), stamp)
   })
 }
 

@@ -9,6 +9,7 @@ import {errorXml, toXml} from './format-xml.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
 import type {Method} from './schema.js'
 import {conversationCall} from './service.js'
+import {stderrLog} from '../../http/access-log.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -52,7 +53,8 @@ const callQuery = z.object({
 })
 
 export function conversationRoutes(deps: AppDeps): OpenAPIHono {
-  const {db, clock, log} = deps
+  const {db, clock} = deps
+  const writeLog = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
@@ -80,7 +82,7 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
       )
     } catch (error) {
       if (!storeFailure(error)) throw error
-      ;(log ?? ((line: string) => process.stderr.write(line + '\n')))(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
+      writeLog(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
       throw new AppError('unavailable', 'the store is unavailable', {headers: {'Retry-After': '5'}, cause: error})
     }
     const headers = {Vary: 'Accept', 'Cache-Control': 'no-store'}

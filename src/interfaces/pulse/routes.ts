@@ -8,6 +8,7 @@ import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
 import * as pulses from './service.js'
+import {stderrLog} from '../../http/access-log.js'
 
 const TAG = 'D. Pulse export'
 const errors = {
@@ -95,7 +96,7 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
 
 export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps
-  const log = deps.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const log = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
   // The body's error code matches the one bearerAuth put in the challenge (RFC 6750 §3.1).
   const unauthorized = (reason: string, wwwAuthenticate: string) =>

@@ -1,7 +1,7 @@
 import {Hono, type Context, type MiddlewareHandler} from 'hono'
 import type {Kysely} from 'kysely'
 import {AppError} from '../../../errors.js'
-import {accessLog} from '../../../http/access-log.js'
+import {accessLog, stderrLog} from '../../../http/access-log.js'
 import {toAppError} from '../../../http/error-shape.js'
 import {safeEqual} from '../../../lib/hashing.js'
 import type {Clock} from '../../../lib/clock.js'
@@ -44,7 +44,7 @@ async function jsonBody(c: Context): Promise<unknown> {
  */
 export function receiverApp(options: ReceiverOptions): Hono {
   const {db, clock} = options
-  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const log = options.log ?? stderrLog
   const app = new Hono()
   const now = () => clock.now().toISOString()
   const delivery = (c: Context) => c.req.header('x-medpanel-delivery') || undefined
