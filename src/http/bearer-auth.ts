@@ -2,6 +2,7 @@ import type {MiddlewareHandler} from 'hono'
 import type {AppDeps} from '../deps.js'
 import {AppError} from '../errors.js'
 import {resolveToken, type LiveToken} from '../interfaces/signon/service.js'
+import {bearerChallenge} from './bearer-challenge.js'
 import {requestHeader} from './fast.js'
 import {guarded, type Guard} from './guards.js'
 
@@ -19,9 +20,6 @@ export interface BearerAuthOptions {
   reject: (reason: string, wwwAuthenticate: string) => AppError
 }
 
-function challenge(error: string, description: string): string {
-  return `Bearer realm="medpanel", error="${error}", error_description="${description.replace(/["\\]/g, '')}"`
-}
 
 /**
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
@@ -33,15 +31,15 @@ export function bearerGuard({deps, reject}: BearerAuthOptions): Guard {
     if (header === undefined) {
       const elsewhere = c.req.query('access_token') !== undefined
       const reason = elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header'
-      throw reject(reason, challenge('invalid_request', reason))
+      throw reject(reason, bearerChallenge('invalid_request', reason))
     }
     const match = BEARER.exec(header)
     if (!match?.[1]) {
       const reason = 'The Authorization header must be "Bearer <access token>"'
-      throw reject(reason, challenge('invalid_request', reason))
+      throw reject(reason, bearerChallenge('invalid_request', reason))
     }
     const token = await resolveToken(deps.db, match[1], deps.clock.now())
-    if ('dead' in token) throw reject(token.dead, challenge('invalid_token', token.dead))
+    if ('dead' in token) throw reject(token.dead, bearerChallenge('invalid_token', token.dead))
     c.set('token', token)
   }
 }

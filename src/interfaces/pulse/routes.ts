@@ -3,6 +3,7 @@ import type {Context, TypedResponse} from 'hono'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerAuth} from '../../http/bearer-auth.js'
+import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {errorShape} from '../../http/error-shape.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
@@ -13,7 +14,7 @@ import {stderrLog} from '../../http/access-log.js'
 const TAG = 'D. Pulse export'
 const errors = {
   401: {description: 'Missing, invalid, expired or revoked access token (with WWW-Authenticate: Bearer)', content: {'application/json': {schema: oauthErrorBody}}},
-  403: {description: 'insufficient_scope: the token\'s client does not hold the pulses grant', content: {'application/json': {schema: oauthErrorBody}}},
+  403: {description: 'insufficient_scope: a member\'s sign-on token, a token without the pulses scope, or a client without the pulses grant', content: {'application/json': {schema: oauthErrorBody}}},
 }
 
 const exportRoute = createRoute({
@@ -50,16 +51,24 @@ const clientInfoRoute = createRoute({
 
 const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
 
-function challenge(error: string, description: string): string {
-  return `Bearer realm="medpanel", error="${error}", error_description="${description.replace(/["\\]/g, '')}"`
-}
-
-/** The token's client must hold the pulses grant; admins need it too (they see every pulse). */
-async function requirePulsesGrant(c: Context, next: () => Promise<void>) {
+/**
+ * Exports hold every respondent's answers, so only the owning client acting for itself may read
+ * them: a token issued by client_credentials (no member behind it) with the pulses scope, whose
+ * client still holds the pulses grant. A member's sign-on token is refused even when its client
+ * owns pulses: the member consented to share their profile, not the client's data.
+ */
+async function requirePulsesToken(c: Context, next: () => Promise<void>) {
   const token = c.get('token')
-  if (!token.clientGrants.includes('pulses')) {
-    const reason = 'This client does not have the pulses grant'
-    throw new AppError('insufficient_scope', reason, {headers: {'WWW-Authenticate': challenge('insufficient_scope', reason)}})
+  const reason =
+    token.memberId !== null
+      ? 'This token acts for a member; pulse exports need a client_credentials token with the pulses scope'
+      : !token.scopes.includes('pulses')
+        ? 'The access token lacks the pulses scope'
+        : !token.clientGrants.includes('pulses')
+          ? 'This client does not have the pulses grant'
+          : null
+  if (reason !== null) {
+    throw new AppError('insufficient_scope', reason, {headers: {'WWW-Authenticate': bearerChallenge('insufficient_scope', reason, 'pulses')}})
   }
   await next()
 }
@@ -104,7 +113,7 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {
-    app.use(path, errorShape(renderOAuthError), bearerAuth({deps, reject: unauthorized}), requirePulsesGrant)
+    app.use(path, errorShape(renderOAuthError), bearerAuth({deps, reject: unauthorized}), requirePulsesToken)
   }
 
   app.openapi(exportRoute, async (c) => {

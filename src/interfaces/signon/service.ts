@@ -1,5 +1,6 @@
 import type {Kysely} from 'kysely'
 import {AppError} from '../../errors.js'
+import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {iso} from '../../lib/clock.js'
 import {sha256, verifyPassword} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
@@ -316,12 +317,12 @@ export function memberInfo(token: LiveToken): MemberInfo {
   // RFC 6750 §3: every refusal of a bearer token names the problem in WWW-Authenticate too.
   if (!token.member) {
     throw new AppError('invalid_token', 'The access token does not act for a member', {
-      headers: {'WWW-Authenticate': 'Bearer realm="medpanel", error="invalid_token", error_description="The access token does not act for a member"'},
+      headers: {'WWW-Authenticate': bearerChallenge('invalid_token', 'The access token does not act for a member')},
     })
   }
   if (!token.scopes.includes('profile')) {
     throw new AppError('insufficient_scope', 'The access token lacks the profile scope', {
-      headers: {'WWW-Authenticate': 'Bearer realm="medpanel", error="insufficient_scope", scope="profile", error_description="The access token lacks the profile scope"'},
+      headers: {'WWW-Authenticate': bearerChallenge('insufficient_scope', 'The access token lacks the profile scope', 'profile')},
     })
   }
   return {

@@ -126,10 +126,10 @@ describe('interface D: pulse export over HTTP', () => {
     await expectDenied(await get(path, expiring), 'invalid_token')
     await expectDenied(await get('/clients/info', expiring), 'invalid_token')
 
-    // A member token of the owner (authorization-code style) works until consent is revoked.
+    // A member token of the owner is never an export credential; once consent is revoked it is dead.
     const member = await addMember(ctx.db, {email: 'dr@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'}, ctx.clock.now())
     const memberToken = (await issueToken(ctx.db, member.user_id, 'owner', ctx.clock.now())).access_token
-    expect((await get(path, memberToken)).status).toBe(200)
+    expect((await get(path, memberToken)).status).toBe(403)
     await revokeConsent(ctx.db, member.user_id, 'owner', ctx.clock.now())
     await expectDenied(await get(path, memberToken), 'invalid_token')
 
