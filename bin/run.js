@@ -4,4 +4,7 @@
 import {execute, settings} from '@oclif/core'
 
 settings.enableAutoTranspile = false
+// oclif asks the user database for a login shell when SHELL is unset, which throws for a user with
+// no passwd entry (a container's numeric uid, systemd's DynamicUser). medpanel needs no shell.
+process.env.SHELL ??= ''
 await execute({dir: import.meta.url})

@@ -1,3 +1,4 @@
+import {sqliteCodeOf} from '../store/sqlite/handle.js'
 import type {Context, MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
 import {AppError, type ErrorCode} from '../errors.js'
@@ -53,7 +54,7 @@ export function toAppError(error: unknown): AppError {
 }
 
 function isBusy(error: unknown): boolean {
-  const code = (error as {code?: unknown} | null)?.code
+  const code = sqliteCodeOf(error)
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED'
 }
 

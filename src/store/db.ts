@@ -1,6 +1,10 @@
-import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder, type SqliteDatabase, type SqliteStatement} from 'kysely'
+import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
 import type {Database} from './database.js'
 import {migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
+import {sqliteDriverName} from './runtime.js'
+import {openBetterSqlite3} from './sqlite/better-sqlite3.js'
+import {withStatementCache, type OpenOptions, type SqliteHandle} from './sqlite/handle.js'
+import {openNodeSqlite} from './sqlite/node-sqlite.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -18,8 +22,8 @@ export interface Store<DB = Database> {
 }
 
 /**
- * The single place that picks a driver. SQLite runs on better-sqlite3 (synchronous, in-process,
- * ~4 µs point lookups); other drivers (Deno's node:sqlite, PostgreSQL) plug in here.
+ * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
+ * (see runtime.ts); PostgreSQL plugs in here too.
  */
 async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; version?: () => number}> {
   const url = options.url
@@ -32,77 +36,34 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
     if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
     file = match[1]
   }
-  const {default: SqliteDatabase} = await import('better-sqlite3')
-  let sqlite
+  const handle = withStatementCache(await openSqlite(file))
+  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', version: handle.version}
+}
+
+/** Opens a SQLite file on this runtime's driver, with the settings every connection runs with. */
+export async function openSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
+  const driver = sqliteDriverName()
+  let handle: SqliteHandle
   try {
-    sqlite = new SqliteDatabase(file)
+    handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
   } catch (error) {
     throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
   }
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = NORMAL')
-  sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
-  // 4 MB of page cache per connection (better-sqlite3 builds with 16 MB): the OS keeps the file's
-  // pages cached anyway, and a streamed 17 MB pulse export then stays within its memory budget.
-  sqlite.pragma('cache_size = -4000')
-  const database = withStatementCache(sqlite)
-  return {dialect: new SqliteDialect({database}), kind: 'sqlite', version: database.version}
-}
-
-/**
- * Kysely prepares every query anew; preparing costs more than running a point lookup. Queries
- * are built with parameters, so the set of distinct SQL texts is small and their statements can
- * be kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
- *
- * It also keeps the store's version, a number that changes whenever the content may have: on
- * any statement through it that may write (anything but a plain SELECT), and when SQLite's
- * `PRAGMA data_version` shows another connection (another process) committed.
- */
-function withStatementCache(sqlite: import('better-sqlite3').Database, limit = 1000): SqliteDatabase & {version: () => number} {
-  const cache = new Map<string, SqliteStatement>()
-  const dataVersion = sqlite.prepare('pragma data_version').pluck()
-  // The version moves on every statement that may write through this handle, and whenever
-  // another connection's commit moved SQLite's data_version. That is looked up once per
-  // event-loop turn: a request in this turn sees the store as of the turn's start, as if it had
-  // been served a few microseconds earlier.
-  let version = 0
-  let external = dataVersion.get() as number
-  let checked = false
-  const recheck = () => (checked = false)
-  const wrote = () => version++
-  return {
-    close: () => sqlite.close(),
-    version: () => {
-      if (!checked) {
-        checked = true
-        setImmediate(recheck)
-        const now = dataVersion.get() as number
-        if (now !== external) {
-          external = now
-          version++
-        }
-      }
-      return version
-    },
-    prepare(text: string) {
-      let statement = cache.get(text)
-      if (!statement) {
-        if (cache.size >= limit) cache.clear()
-        const prepared = sqlite.prepare(text)
-        statement = /^\s*select\b/i.test(text)
-          ? prepared
-          : {
-              reader: prepared.reader,
-              all: (parameters) => (wrote(), prepared.all(parameters)),
-              run: (parameters) => (wrote(), prepared.run(parameters)),
-              iterate: (parameters) => (wrote(), prepared.iterate(parameters)),
-            }
-        cache.set(text, statement)
-      }
-      return statement
-    },
+  try {
+    handle.exec('pragma busy_timeout = 5000')
+    if (!options.readonly) {
+      handle.exec('pragma journal_mode = WAL')
+      handle.exec('pragma synchronous = NORMAL')
+    }
+    handle.exec('pragma foreign_keys = ON')
+    // 4 MB of page cache per connection (SQLite's builds default to 2-16 MB): the OS keeps the
+    // file's pages cached anyway, and a streamed 17 MB pulse export then stays within its budget.
+    handle.exec('pragma cache_size = -4000')
+  } catch (error) {
+    handle.close()
+    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
   }
+  return handle
 }
 
 const versions = new WeakMap<object, () => number>()

@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {consentInBrowser} from '../helpers/consent.js'
 
 /**
  * The real CLI and server, driven by a real OAuth client library. The browser's part (sign in,
@@ -27,41 +28,7 @@ describe('sign-on end to end with oauth4webapi', () => {
     await server?.stop()
   })
 
-  /** The browser: sign in on the consent page and press Allow; returns the redirect URL. */
-  async function consent(authorizeUrl: URL): Promise<URL> {
-    const cookies = new Map<string, string>()
-    const remember = (res: Response) => {
-      for (const line of res.headers.getSetCookie()) {
-        const [pair] = line.split(';')
-        const eq = pair!.indexOf('=')
-        cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1))
-      }
-      return res
-    }
-    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ')
-    const fields = (html: string) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, '&')]))
-    const page = remember(await fetch(authorizeUrl))
-    const signInFields = fields(await page.text())
-    const signedIn = remember(
-      await fetch(`${server.url}/oauth/session`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {cookie: cookie(), origin: server.url},
-        body: new URLSearchParams({...signInFields, email: 'e2e@clinic.example', password: 'e2e-password-1'}),
-      }),
-    )
-    expect(signedIn.status).toBe(303)
-    const consentPage = remember(await fetch(new URL(signedIn.headers.get('location')!, server.url), {headers: {cookie: cookie()}}))
-    const consentFields = fields(await consentPage.text())
-    const decided = await fetch(`${server.url}/oauth/authorize`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {cookie: cookie(), origin: server.url},
-      body: new URLSearchParams({...consentFields, decision: 'allow'}),
-    })
-    expect(decided.status).toBe(302)
-    return new URL(decided.headers.get('location')!)
-  }
+  const consent = (authorizeUrl: URL) => consentInBrowser(server.url, authorizeUrl, {email: 'e2e@clinic.example', password: 'e2e-password-1'})
 
   it('authorization code + PKCE, token info, member info, then the replay revokes', async () => {
     const verifier = oauth.generateRandomCodeVerifier()

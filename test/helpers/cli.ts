@@ -6,6 +6,43 @@ import {fileURLToPath} from 'node:url'
 
 /** The built CLI entry (`npm test` builds first). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** The Deno binary the `deno` dev dependency installs (its platform package holds it). */
+export const DENO = join(ROOT, 'node_modules/@deno/linux-x64-glibc/deno')
+/** The single executable, as `npm run build:exe` writes it. */
+export const EXECUTABLE = join(ROOT, 'dist/medpanel')
+
+/**
+ * How tests start the CLI, picked by MEDPANEL_TEST_CLI: `node` (bin/run.js on the Node running
+ * the tests), `deno` (bin/run.js under Deno) or `exe` (dist/medpanel). Under a Deno-run suite
+ * the default is Deno. Every helper that spawns the CLI goes through this.
+ */
+export interface Launcher {
+  command: string
+  args: string[]
+  /** Replaces the environment the CLI sees (default: this process's). */
+  env?: Record<string, string>
+}
+
+export function cliCommand(): Launcher {
+  const chosen = process.env.MEDPANEL_TEST_CLI || ('Deno' in globalThis ? 'deno' : 'node')
+  switch (chosen) {
+    case 'node':
+      return {command: process.execPath, args: [BIN]}
+    case 'deno':
+      return {command: 'Deno' in globalThis ? process.execPath : DENO, args: ['run', '-A', BIN]}
+    case 'exe':
+      return {command: EXECUTABLE, args: []}
+    default:
+      throw new Error(`MEDPANEL_TEST_CLI must be node, deno or exe (got "${chosen}")`)
+  }
+}
+
+/** The command line that runs the CLI with `args`, as argv (first element the program). */
+export function cliArgv(args: string[], launcher: Launcher = cliCommand()): [string, ...string[]] {
+  return [launcher.command, ...launcher.args, ...args]
+}
 
 /** A new empty temporary directory for a test's store files. */
 export function tempDir(prefix = 'medpanel-test-'): string {
@@ -19,14 +56,15 @@ export interface CliResult {
 }
 
 /** Runs the real CLI to completion with stdin closed (as CI does). */
-export function cli(args: string[], env: Record<string, string> = {}): CliResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {encoding: 'utf8', env: {...process.env, ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000})
+export function cli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): CliResult {
+  const [command, ...argv] = cliArgv(args, launcher)
+  const result = spawnSync(command, argv, {encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000})
   return {status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr}
 }
 
 /** Runs the CLI with --json and parses stdout; throws with stderr when it fails. */
-export function cliJson<T = any>(args: string[], env: Record<string, string> = {}): T {
-  const result = cli([...args, '--json'], env)
+export function cliJson<T = any>(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): T {
+  const result = cli([...args, '--json'], env, launcher)
   if (result.status !== 0) throw new Error(`medpanel ${args.join(' ')} exited ${result.status}: ${result.stderr}`)
   return JSON.parse(result.stdout) as T
 }
@@ -42,9 +80,10 @@ export interface RunningCli {
  * Starts a long-running command (serve, partner-serve) on port 0 with --json and resolves once it
  * printed its startup JSON (which must carry `url`).
  */
-export function startCli(args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
+export function startCli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): Promise<RunningCli> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--json'], {env: {...process.env, ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+    const [command, ...argv] = cliArgv([...args, '--json'], launcher)
+    const child = spawn(command, argv, {env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe']})
     let out = ''
     let err = ''
     const timer = setTimeout(() => reject(new Error(`timed out starting ${args.join(' ')}: ${err}`)), 30_000)
@@ -62,7 +101,9 @@ export function startCli(args: string[], env: Record<string, string> = {}): Prom
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode)
               child.once('exit', (code) => done(code))
-              child.kill(signal)
+              // process.kill, not child.kill: Deno's child_process reports any child it signalled
+              // itself as killed by that signal, even one that caught it and exited 0.
+              process.kill(child.pid!, signal)
             }),
         })
       } catch {

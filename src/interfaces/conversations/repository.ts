@@ -195,10 +195,17 @@ async function rawQuery<T>(db: Db, text: string, parameters: readonly Parameter[
   return (await db.executeQuery<T>(CompiledQuery.raw(text, [...parameters]))).rows
 }
 
+/**
+ * Every column but the generated `search_key`: a 64-bit key that node:sqlite refuses to read as a
+ * JavaScript number (and that no caller needs), so rows are never selected with `*`.
+ */
+export const POST_COLUMNS = ['id', 'author_id', 'published_at', 'rating', 'iconsult', 'solved_at', 'title', 'content'] as const satisfies readonly (keyof PostRow)[]
+export const COMMENT_COLUMNS = ['id', 'post_id', 'author_id', 'published_at', 'content', 'helpful_count'] as const satisfies readonly (keyof CommentRow)[]
+
 export async function postsByIds(db: Db, ids: readonly number[]): Promise<PostRow[]> {
   const rows: PostRow[] = []
   for (let i = 0; i < ids.length; i += 500) {
-    rows.push(...(await db.selectFrom('conversation_posts').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()))
+    rows.push(...(await db.selectFrom('conversation_posts').select(POST_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute()))
   }
   return rows.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
 }
@@ -206,7 +213,7 @@ export async function postsByIds(db: Db, ids: readonly number[]): Promise<PostRo
 export async function commentsOfPosts(db: Db, postIds: readonly number[]): Promise<CommentRow[]> {
   const rows: CommentRow[] = []
   for (let i = 0; i < postIds.length; i += 500) {
-    rows.push(...(await db.selectFrom('conversation_comments').selectAll().where('post_id', 'in', postIds.slice(i, i + 500)).execute()))
+    rows.push(...(await db.selectFrom('conversation_comments').select(COMMENT_COLUMNS).where('post_id', 'in', postIds.slice(i, i + 500)).execute()))
   }
   return rows.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
 }

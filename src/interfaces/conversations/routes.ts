@@ -1,3 +1,4 @@
+import {sqliteCodeOf} from '../../store/sqlite/handle.js'
 import {OpenAPIHono, z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import type {AppDeps} from '../../deps.js'
@@ -40,8 +41,7 @@ export const renderConversationError: ErrorRenderer = (c, error) => {
 /** Failures of the store itself (closed, locked, unreadable) are 503s, not the caller's fault. */
 function storeFailure(error: unknown): boolean {
   if (error instanceof AppError) return false
-  const code = (error as {code?: unknown} | null)?.code
-  if (typeof code === 'string' && code.startsWith('SQLITE_')) return true
+  if (sqliteCodeOf(error) !== undefined) return true
   const message = error instanceof Error ? error.message : ''
   return /database connection is not open|driver has already been destroyed|database is locked/i.test(message)
 }

@@ -41,6 +41,30 @@ export const fetchTransport: Transport = {
   },
 }
 
+/**
+ * Deno's fetch reports a failed connection in its message alone ("…tcp connect error: Connection
+ * refused (os error 111)"), where Node's gives `cause.code`. Both become the same errno name, so
+ * an operator reads the same reason on either runtime.
+ */
+const DENO_NETWORK_ERRORS: [RegExp, string][] = [
+  [/connection refused/i, 'ECONNREFUSED'],
+  [/connection reset/i, 'ECONNRESET'],
+  [/timed out/i, 'ETIMEDOUT'],
+  [/dns error|failed to lookup address|name or service not known/i, 'ENOTFOUND'],
+  [/network is unreachable/i, 'ENETUNREACH'],
+  [/no route to host/i, 'EHOSTUNREACH'],
+]
+
+/** Why a request to a partner failed without an answer, in a few words; `timeout` for aborts. */
+export function networkFailure(error: unknown): {timeout: boolean; reason: string} {
+  const e = error as Error & {cause?: {code?: string; message?: string}}
+  if (e?.name === 'TimeoutError') return {timeout: true, reason: 'timeout'}
+  if (e?.cause?.code) return {timeout: false, reason: e.cause.code}
+  const text = e?.cause?.message ?? e?.message ?? String(error)
+  for (const [pattern, code] of DENO_NETWORK_ERRORS) if (pattern.test(text)) return {timeout: false, reason: code}
+  return {timeout: false, reason: text}
+}
+
 /** `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`, as partners verify it. */
 export function signature(secret: string, unixSeconds: number, body: string): string {
   const mac = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')

@@ -3,7 +3,7 @@ import {AppError} from '../../errors.js'
 import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {encodeId} from './outbox.js'
-import {basicAuthorization, fetchTransport, type Transport} from './transport.js'
+import {basicAuthorization, fetchTransport, networkFailure, type Transport} from './transport.js'
 
 /**
  * Conformance checks for a partner's implementation of interface B: a whole lifecycle under ids
@@ -184,7 +184,6 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
 }
 
 function networkReason(error: unknown, timeoutMs: number): string {
-  const e = error as Error & {cause?: {code?: string; message?: string}}
-  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`
-  return e.cause?.code ?? e.cause?.message ?? e.message
+  const failure = networkFailure(error)
+  return failure.timeout ? `no answer within ${timeoutMs / 1000} s` : failure.reason
 }

@@ -8,7 +8,7 @@ import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {basicAuthorization, signature, type Transport} from './transport.js'
+import {basicAuthorization, networkFailure, signature, type Transport} from './transport.js'
 
 export const REQUEST_TIMEOUT_MS = 10_000
 /** How long a claimed row stays reserved for its sender: the request timeout plus slack. */
@@ -176,8 +176,8 @@ export class DeliveryWorker {
       const ok = response.status >= 200 && response.status < 300
       outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? ': ' + response.body.replace(/\s+/g, ' ').slice(0, 200) : ''}`}
     } catch (error) {
-      const e = error as Error & {cause?: {code?: string; message?: string}}
-      const reason = e.name === 'TimeoutError' ? `timed out after ${this.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
+      const failure = networkFailure(error)
+      const reason = failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : failure.reason
       outcome = {ok: false, error: `network error: ${reason}`}
     }
     await this.finish(row, outcome)

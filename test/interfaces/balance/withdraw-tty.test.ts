@@ -1,7 +1,7 @@
 import {execFileSync, spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, cliJson, tempDir} from '../../helpers/cli.js'
+import {cliArgv, cliJson, tempDir} from '../../helpers/cli.js'
 
 // A real terminal for `withdraw`'s prompts: tmux gives the command a TTY we can type into.
 // CI installs tmux (.ci/run), so there the test must run, never skip.
@@ -33,7 +33,7 @@ describe.skipIf(!hasTmux)('withdraw on a terminal', () => {
   })
 
   it('asks for the type, amount and the type\'s required fields, with selects for country and region', async () => {
-    const command = [process.execPath, BIN, 'withdraw', 'user_id', '1', ...store].map((a) => `'${a}'`).join(' ')
+    const command = cliArgv(['withdraw', 'user_id', '1', ...store]).map((a) => `'${a}'`).join(' ')
     tmux('new-session', '-d', '-s', 'w', '-x', '160', '-y', '50', `${command}; echo EXIT=$?; sleep 60`)
     await waitFor('Available funds: 100.00 USD')
     await waitFor('Withdrawal type')

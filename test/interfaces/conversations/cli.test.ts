@@ -1,3 +1,4 @@
+import {COMMENT_COLUMNS, POST_COLUMNS} from '../../../src/interfaces/conversations/repository.js'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -42,8 +43,8 @@ describe('interface E from the command line', () => {
     cliJson(['seed-posts', '--db', b, ...flags])
     const read = async (file: string) => {
       const store = await openStore({file})
-      const posts = await store.db.selectFrom('conversation_posts').selectAll().orderBy('id').execute()
-      const comments = await store.db.selectFrom('conversation_comments').selectAll().orderBy('id').execute()
+      const posts = await store.db.selectFrom('conversation_posts').select(POST_COLUMNS).orderBy('id').execute()
+      const comments = await store.db.selectFrom('conversation_comments').select(COMMENT_COLUMNS).orderBy('id').execute()
       await store.close()
       return {posts, comments}
     }

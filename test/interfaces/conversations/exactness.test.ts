@@ -1,3 +1,4 @@
+import {COMMENT_COLUMNS, POST_COLUMNS} from '../../../src/interfaces/conversations/repository.js'
 import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
@@ -51,8 +52,8 @@ describe('counts agree with a brute-force reference', () => {
 
   it('on seeded community text, for words, phrases and punctuated terms', async () => {
     await seedPosts(ctx.db, {count: 400, comments: 3, from: '2024-01-01T00:00:00Z', to: '2025-12-31T23:59:59Z', seed: 11})
-    const posts = await ctx.db.selectFrom('conversation_posts').selectAll().execute()
-    const comments = await ctx.db.selectFrom('conversation_comments').selectAll().execute()
+    const posts = await ctx.db.selectFrom('conversation_posts').select(POST_COLUMNS).execute()
+    const comments = await ctx.db.selectFrom('conversation_comments').select(COMMENT_COLUMNS).execute()
     // the seeded community looks like one: iConsult requests, some solved, and only those
     expect(posts.filter((p) => p.iconsult === 1).every((p) => p.title.startsWith('iConsult: '))).toBe(true)
     expect(posts.filter((p) => p.iconsult === 0).every((p) => p.solved_at === null && !p.title.startsWith('iConsult'))).toBe(true)

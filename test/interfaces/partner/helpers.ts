@@ -8,7 +8,7 @@ import type {Clock, ManualClock} from '../../../src/lib/clock.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
 import {registerClient} from '../../../src/registry/service.js'
 import {openStore, type Store} from '../../../src/store/db.js'
-import {BIN} from '../../helpers/cli.js'
+import {cliArgv} from '../../helpers/cli.js'
 
 export const PARTNER_URL = 'http://partner.test'
 
@@ -110,7 +110,8 @@ export function members(n: number, offset = 0): {npi: string; honoraria: string;
  */
 export function cliAsync(args: string[]): Promise<{status: number; stdout: string; stderr: string}> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {stdio: ['ignore', 'pipe', 'pipe']})
+    const [command, ...argv] = cliArgv(args)
+    const child = spawn(command, argv, {stdio: ['ignore', 'pipe', 'pipe']})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))

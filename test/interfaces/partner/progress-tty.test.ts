@@ -3,7 +3,7 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {npiFromBase} from '../../../src/lib/npi.js'
-import {BIN, cliJson, tempDir} from '../../helpers/cli.js'
+import {cliArgv, cliJson, tempDir} from '../../helpers/cli.js'
 
 // cli-progress draws only on a terminal, so the bar needs a real one: tmux provides it.
 // CI installs tmux (.ci/run), so there the test must run, never skip.
@@ -19,7 +19,7 @@ describe.skipIf(!hasTmux)('push-members on a terminal', () => {
 
   /** Runs the command in a fresh tmux window and returns the screen once it has exited. */
   async function onTerminal(name: string, args: string[]): Promise<string> {
-    const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ')
+    const command = cliArgv(args).map((a) => `'${a}'`).join(' ')
     tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', `${command}; echo EXIT=$?; sleep 60`)
     for (let i = 0; i < 150; i++) {
       const screen = tmux('capture-pane', '-p', '-J', '-t', name)

@@ -1,0 +1,136 @@
+import type {SqliteDatabase, SqliteStatement} from 'kysely'
+
+/** The SQLite libraries medpanel runs on: one per runtime, behind the same handle. */
+export type SqliteDriverName = 'better-sqlite3' | 'node:sqlite'
+
+/**
+ * What the store needs from a SQLite library: Kysely's own SqliteDatabase (prepare, close) plus
+ * plain statement execution for pragmas and scripts. Both drivers are adapted to this, so
+ * nothing above src/store/sqlite/ knows which one runs.
+ */
+export interface SqliteHandle extends SqliteDatabase {
+  readonly driver: SqliteDriverName
+  /** Runs one or more statements that return nothing (pragmas that set, DDL). */
+  exec(text: string): void
+  /** The first column of the first row a statement returns (pragmas that read). */
+  value(text: string): unknown
+}
+
+export interface OpenOptions {
+  readonly?: boolean
+}
+
+/**
+ * SQLite's primary result codes by number, named as better-sqlite3 names them. node:sqlite
+ * reports only the number (`errcode`, extended codes carry the primary one in the low byte), so
+ * its errors are given the same `code` here and every caller (503 on a busy store, a full disk)
+ * reads one name whatever the driver.
+ */
+const PRIMARY_CODES: Record<number, string> = {
+  1: 'SQLITE_ERROR',
+  2: 'SQLITE_INTERNAL',
+  3: 'SQLITE_PERM',
+  4: 'SQLITE_ABORT',
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  7: 'SQLITE_NOMEM',
+  8: 'SQLITE_READONLY',
+  9: 'SQLITE_INTERRUPT',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  15: 'SQLITE_PROTOCOL',
+  17: 'SQLITE_SCHEMA',
+  18: 'SQLITE_TOOBIG',
+  19: 'SQLITE_CONSTRAINT',
+  20: 'SQLITE_MISMATCH',
+  21: 'SQLITE_MISUSE',
+  23: 'SQLITE_AUTH',
+  25: 'SQLITE_RANGE',
+  26: 'SQLITE_NOTADB',
+}
+
+/** The driver-independent `SQLITE_*` name of a SQLite error's primary code, if it is one. */
+export function sqliteCodeOf(error: unknown): string | undefined {
+  const e = error as {code?: unknown; errcode?: unknown} | null
+  if (typeof e?.errcode === 'number') return PRIMARY_CODES[e.errcode & 0xff] ?? 'SQLITE_ERROR'
+  if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
+    // better-sqlite3 names extended codes (SQLITE_CONSTRAINT_UNIQUE); callers compare primaries.
+    const primary = Object.values(PRIMARY_CODES).find((name) => e.code === name || (e.code as string).startsWith(`${name}_`))
+    return primary ?? e.code
+  }
+  return undefined
+}
+
+/** Gives a node:sqlite error the `code` better-sqlite3 would have given it. */
+export function normalizeError(error: unknown): unknown {
+  const e = error as {code?: unknown; errcode?: unknown} | null
+  if (e && typeof e === 'object' && typeof e.errcode === 'number') {
+    try {
+      e.code = sqliteCodeOf(e)
+    } catch {
+      // a frozen error keeps its own code
+    }
+  }
+  return error
+}
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a point lookup.
+ * Queries are built with parameters, so the SQL texts that repeat are few and their statements
+ * are kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
+ *
+ * It also keeps the store's version, a number that changes whenever the content may have: on
+ * any statement through it that may write (anything but a plain SELECT), and when SQLite's
+ * `PRAGMA data_version` shows another connection (another process) committed.
+ */
+export function withStatementCache(handle: SqliteHandle, limit = 1000): SqliteHandle & {version: () => number} {
+  const cache = new Map<string, SqliteStatement>()
+  const dataVersion = handle.prepare('pragma data_version')
+  const readDataVersion = () => Number((dataVersion.all([])[0] as {data_version: number | bigint}).data_version)
+  // The version moves on every statement that may write through this handle, and whenever
+  // another connection's commit moved SQLite's data_version. That is looked up once per
+  // event-loop turn: a request in this turn sees the store as of the turn's start, as if it had
+  // been served a few microseconds earlier.
+  let version = 0
+  let external = readDataVersion()
+  let checked = false
+  const recheck = () => (checked = false)
+  const wrote = () => version++
+  return {
+    driver: handle.driver,
+    exec: (text) => (wrote(), handle.exec(text)),
+    value: (text) => handle.value(text),
+    close: () => handle.close(),
+    version: () => {
+      if (!checked) {
+        checked = true
+        setImmediate(recheck)
+        const now = readDataVersion()
+        if (now !== external) {
+          external = now
+          version++
+        }
+      }
+      return version
+    },
+    prepare(text: string) {
+      let statement = cache.get(text)
+      if (!statement) {
+        if (cache.size >= limit) cache.clear()
+        const prepared = handle.prepare(text)
+        statement = /^\s*select\b/i.test(text)
+          ? prepared
+          : {
+              reader: prepared.reader,
+              all: (parameters) => (wrote(), prepared.all(parameters)),
+              run: (parameters) => (wrote(), prepared.run(parameters)),
+              iterate: (parameters) => (wrote(), prepared.iterate(parameters)),
+            }
+        cache.set(text, statement)
+      }
+      return statement
+    },
+  }
+}
