@@ -1,83 +1,48 @@
-/**
- * Every command, listed explicitly (oclif's "explicit" strategy) so one bundle holds them all.
- * Add a command: create commands/NAME.ts and add it here under the name operators type.
- */
-import AddMember from './add-member.js'
-import Demo from './demo.js'
-import IssueToken from './issue-token.js'
-import ListClients from './list-clients.js'
-import ListMembers from './list-members.js'
-import RegisterClient from './register-client.js'
-import RevokeConsent from './revoke-consent.js'
-import RotateClientSecret from './rotate-client-secret.js'
-import Serve from './serve.js'
-import ShowClient from './show-client.js'
-import ShowMember from './show-member.js'
-import UpdateClient from './update-client.js'
-import UpdateMember from './update-member.js'
-import PushProject from './push-project.js'
-import PushQuota from './push-quota.js'
-import PushMembers from './push-members.js'
-import RemoveMember from './remove-member.js'
-import PushEvent from './push-event.js'
-import CloseProject from './close-project.js'
-import ListDeliveries from './list-deliveries.js'
-import RetryDeliveries from './retry-deliveries.js'
-import PartnerServe from './partner-serve.js'
-import VerifyPartner from './verify-partner.js'
-import ImportPosts from './import-posts.js'
-import IssueApiKey from './issue-api-key.js'
-import SeedPosts from './seed-posts.js'
-import UpdateApiKey from './update-api-key.js'
-import SeedPulses from './seed-pulses.js'
-import ImportPulse from './import-pulse.js'
-import ListPulses from './list-pulses.js'
+import type {Command} from '@oclif/core'
 
-import ShowBalance from './show-balance.js'
-import ListTransactions from './list-transactions.js'
-import Credit from './credit.js'
-import Debit from './debit.js'
-import Withdraw from './withdraw.js'
-import UpdateTransaction from './update-transaction.js'
-import ListWithdrawalTypes from './list-withdrawal-types.js'
-import RestrictWithdrawalType from './restrict-withdrawal-type.js'
-export const COMMANDS = {
-  'add-member': AddMember,
-  demo: Demo,
-  'issue-token': IssueToken,
-  'list-clients': ListClients,
-  'list-members': ListMembers,
-  'register-client': RegisterClient,
-  'revoke-consent': RevokeConsent,
-  'rotate-client-secret': RotateClientSecret,
-  serve: Serve,
-  'show-client': ShowClient,
-  'show-member': ShowMember,
-  'update-client': UpdateClient,
-  'update-member': UpdateMember,
-  'push-project': PushProject,
-  'push-quota': PushQuota,
-  'push-members': PushMembers,
-  'remove-member': RemoveMember,
-  'push-event': PushEvent,
-  'close-project': CloseProject,
-  'list-deliveries': ListDeliveries,
-  'retry-deliveries': RetryDeliveries,
-  'partner-serve': PartnerServe,
-  'verify-partner': VerifyPartner,
-  'import-posts': ImportPosts,
-  'issue-api-key': IssueApiKey,
-  'seed-posts': SeedPosts,
-  'update-api-key': UpdateApiKey,
-  'seed-pulses': SeedPulses,
-  'import-pulse': ImportPulse,
-  'list-pulses': ListPulses,
-  'show-balance': ShowBalance,
-  'list-transactions': ListTransactions,
-  credit: Credit,
-  debit: Debit,
-  withdraw: Withdraw,
-  'update-transaction': UpdateTransaction,
-  'list-withdrawal-types': ListWithdrawalTypes,
-  'restrict-withdrawal-type': RestrictWithdrawalType,
+/**
+ * Every command, by the name operators type, as a loader: a run imports only the command it runs
+ * (and what that command imports), so `--version` or `list-clients` never load the HTTP stack.
+ * oclif's own lookup is pointed here by src/cli/commands.ts.
+ * Add a command: create commands/NAME.ts and add it here.
+ */
+export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
+  'add-member': () => import('./add-member.js').then((m) => m.default),
+  demo: () => import('./demo.js').then((m) => m.default),
+  'issue-token': () => import('./issue-token.js').then((m) => m.default),
+  'list-clients': () => import('./list-clients.js').then((m) => m.default),
+  'list-members': () => import('./list-members.js').then((m) => m.default),
+  'register-client': () => import('./register-client.js').then((m) => m.default),
+  'revoke-consent': () => import('./revoke-consent.js').then((m) => m.default),
+  'rotate-client-secret': () => import('./rotate-client-secret.js').then((m) => m.default),
+  serve: () => import('./serve.js').then((m) => m.default),
+  'show-client': () => import('./show-client.js').then((m) => m.default),
+  'show-member': () => import('./show-member.js').then((m) => m.default),
+  'update-client': () => import('./update-client.js').then((m) => m.default),
+  'update-member': () => import('./update-member.js').then((m) => m.default),
+  'push-project': () => import('./push-project.js').then((m) => m.default),
+  'push-quota': () => import('./push-quota.js').then((m) => m.default),
+  'push-members': () => import('./push-members.js').then((m) => m.default),
+  'remove-member': () => import('./remove-member.js').then((m) => m.default),
+  'push-event': () => import('./push-event.js').then((m) => m.default),
+  'close-project': () => import('./close-project.js').then((m) => m.default),
+  'list-deliveries': () => import('./list-deliveries.js').then((m) => m.default),
+  'retry-deliveries': () => import('./retry-deliveries.js').then((m) => m.default),
+  'partner-serve': () => import('./partner-serve.js').then((m) => m.default),
+  'verify-partner': () => import('./verify-partner.js').then((m) => m.default),
+  'import-posts': () => import('./import-posts.js').then((m) => m.default),
+  'issue-api-key': () => import('./issue-api-key.js').then((m) => m.default),
+  'seed-posts': () => import('./seed-posts.js').then((m) => m.default),
+  'update-api-key': () => import('./update-api-key.js').then((m) => m.default),
+  'seed-pulses': () => import('./seed-pulses.js').then((m) => m.default),
+  'import-pulse': () => import('./import-pulse.js').then((m) => m.default),
+  'list-pulses': () => import('./list-pulses.js').then((m) => m.default),
+  'show-balance': () => import('./show-balance.js').then((m) => m.default),
+  'list-transactions': () => import('./list-transactions.js').then((m) => m.default),
+  credit: () => import('./credit.js').then((m) => m.default),
+  debit: () => import('./debit.js').then((m) => m.default),
+  withdraw: () => import('./withdraw.js').then((m) => m.default),
+  'update-transaction': () => import('./update-transaction.js').then((m) => m.default),
+  'list-withdrawal-types': () => import('./list-withdrawal-types.js').then((m) => m.default),
+  'restrict-withdrawal-type': () => import('./restrict-withdrawal-type.js').then((m) => m.default),
 }

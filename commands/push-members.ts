@@ -27,7 +27,8 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     const {members, label} = await readMembersFile(file)
     const {db} = await this.openStore()
     // Progress goes to stderr and only for people: never under --json.
-    const {SingleBar, Presets} = await import('cli-progress')
+    // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.
+    const {SingleBar, Presets} = (await import('cli-progress')).default
     const bar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: false}, Presets.shades_classic)
     bar?.start(members.length, 0, {phase: 'storing members   '})
     let result: PushMembersResult

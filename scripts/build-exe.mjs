@@ -22,6 +22,8 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
   process.exit(1)
 }
 
+// The manifest `npm run build` wrote (the executable has no file beside it to read it from).
+const manifest = readFileSync(join(root, 'oclif.manifest.json'), 'utf8')
 mkdirSync(work, {recursive: true})
 const started = Date.now()
 await build({
@@ -37,9 +39,11 @@ await build({
   // A SEA main can only require() built-in modules and has no dynamic import(); esbuild turns
   // each import() into a require() of the bundled module instead.
   supported: {'dynamic-import': false},
+  define: {MEDPANEL_MANIFEST: manifest},
   // Never loaded in the executable: better-sqlite3 is the Node 20 driver (node:sqlite runs here),
   // and oclif only reaches for TypeScript compilers in development mode.
   external: ['better-sqlite3', 'typescript', 'ts-node', 'tsx', 'tsx/*'],
+  alias: {'@inquirer/editor': join(root, 'src/cli/no-editor-prompt.ts')},
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',

@@ -1,25 +1,37 @@
-// Bundles every command (and everything they import: migrations, data, page templates) into one
-// ESM file, so the CLI needs nothing from the source tree at run time. Native and heavy runtime
-// packages stay external and are resolved from node_modules.
+// Bundles the CLI into dist/: dist/cli.js is the entry bin/run.js loads, and each command lands
+// in its own chunk that is imported only when that command runs (shared code in shared chunks).
+// oclif is bundled too: one file loads faster than its hundreds. Only the native SQLite addon stays
+// in node_modules. Then writes oclif.manifest.json, which lets help, listing and parsing run
+// without importing any command.
 import {build} from 'esbuild'
-import {readFile} from 'node:fs/promises'
+import {rmSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
-const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
+rmSync(join(root, 'dist'), {recursive: true, force: true, maxRetries: 3})
 await build({
-  entryPoints: {'commands/index': 'commands/index.ts'},
-  outdir: 'dist',
+  entryPoints: {cli: join(root, 'src/cli/main.ts')},
+  outdir: join(root, 'dist'),
+  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
+  splitting: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
   sourcemap: true,
-  // Only what cannot be bundled stays outside: the native SQLite addon, and oclif, which reads its own
-  // files and our package.json at run time. Everything else is inlined, which also keeps start-up
-  // memory down (hundreds of small ESM modules cost more to load than one file).
-  external: ['better-sqlite3', '@oclif/core'],
+  // oclif reaches for TypeScript compilers only in development mode, which the bundle never uses.
+  external: ['better-sqlite3', 'typescript', 'ts-node', 'tsx', 'tsx/*'],
+  alias: {'@inquirer/editor': join(root, 'src/cli/no-editor-prompt.ts')},
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',
+  // Bundled CommonJS packages (oclif among them) call require() for Node's built-in modules.
   banner: {js: "import {createRequire as __cr} from 'node:module'; const require = __cr(import.meta.url);"},
 })
+
+const manifestFile = join(root, 'oclif.manifest.json')
+rmSync(manifestFile, {force: true})
+const {buildManifest} = await import(join(root, 'dist/cli.js'))
+writeFileSync(manifestFile, JSON.stringify(await buildManifest(root)))

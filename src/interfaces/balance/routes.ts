@@ -1,4 +1,5 @@
-import {OpenAPIHono, z} from '@hono/zod-openapi'
+import {OpenAPIHono} from '@hono/zod-openapi'
+import {z} from '../../lib/zod.js'
 import type {Context, MiddlewareHandler} from 'hono'
 import {bodyLimit} from 'hono/body-limit'
 import {auth as parseBasicAuth} from 'hono/utils/basic-auth'

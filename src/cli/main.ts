@@ -1,0 +1,87 @@
+import {Config, Plugin, execute, settings, type Command, type Interfaces} from '@oclif/core'
+import {COMMAND_LOADERS} from '../../commands/index.js'
+
+/** The parts of oclif's Plugin that command lookup goes through (not in its public types). */
+interface PluginInternals {
+  isRoot: boolean
+  options: {ignoreManifest?: boolean}
+  commandIDs: string[]
+  commandCache?: Record<string, Command.Class>
+  findCommand(id: string, options?: {must?: boolean}): Promise<Command.Class | undefined>
+  loadCommandsFromTarget(): Promise<Record<string, Command.Class> | undefined>
+  _manifest(): Promise<Interfaces.Manifest>
+}
+
+let installed = false
+/** What the root plugin's manifest comes from: given, built by loading every command, or oclif.manifest.json. */
+let manifestSource: Interfaces.Manifest | 'load' | 'file' = 'file'
+
+/**
+ * Points oclif's lookup for medpanel's own commands at COMMAND_LOADERS, so running a command
+ * imports that command alone. oclif's explicit strategy would import one module holding every
+ * command; with the manifest written at build time (help, listing, flag parsing all read it),
+ * nothing else needs the command classes.
+ */
+function useCommandLoaders(): void {
+  if (installed) return
+  installed = true
+  const proto = Plugin.prototype as unknown as PluginInternals
+  const {findCommand, loadCommandsFromTarget, _manifest} = proto
+  proto.findCommand = async function (this: PluginInternals, id, options) {
+    const load = this.isRoot ? COMMAND_LOADERS[id] : undefined
+    if (!load) return findCommand.call(this, id, options)
+    const command = await load()
+    command.id = id
+    Object.assign(command, {plugin: this})
+    return command
+  }
+  proto.loadCommandsFromTarget = async function (this: PluginInternals) {
+    if (!this.isRoot) return loadCommandsFromTarget.call(this)
+    this.commandCache ??= Object.fromEntries(await Promise.all(Object.entries(COMMAND_LOADERS).map(async ([id, load]) => [id, await load()] as const)))
+    return this.commandCache
+  }
+  proto._manifest = async function (this: PluginInternals) {
+    if (!this.isRoot || manifestSource === 'file') return _manifest.call(this)
+    if (manifestSource === 'load') {
+      this.options.ignoreManifest = true
+      return _manifest.call(this)
+    }
+    this.commandIDs = Object.keys(manifestSource.commands)
+    return manifestSource
+  }
+}
+
+export interface CliOptions {
+  /** The directory holding package.json (a checkout), or the executable's directory. */
+  root: string
+  /** package.json itself, where it is not on disk beside `root`. */
+  pjson?: Interfaces.PJSON
+  /**
+   * The command manifest, where it is not on disk beside `root` (the executable), or `load` to
+   * build it from the commands themselves (development, and the build that writes the file).
+   */
+  manifest?: Interfaces.Manifest | 'load'
+}
+
+async function load(options: CliOptions): Promise<Config> {
+  settings.enableAutoTranspile = false
+  // oclif asks the user database for a login shell when SHELL is unset, which throws for a user
+  // with no passwd entry (a container's numeric uid, systemd's DynamicUser). medpanel needs no shell.
+  process.env.SHELL ??= ''
+  manifestSource = options.manifest ?? 'file'
+  useCommandLoaders()
+  return Config.load({root: options.root, ...(options.pjson ? {pjson: options.pjson} : {})})
+}
+
+/** Runs the CLI: bin/run.js in a checkout, src/exe.ts in the single executable. */
+export async function runCli(options: CliOptions): Promise<void> {
+  const config = await load(options)
+  await execute({dir: options.root, loadOptions: config})
+}
+
+/** The manifest oclif would build by loading every command; written at build time. */
+export async function buildManifest(root: string): Promise<Interfaces.Manifest> {
+  const config = await load({root, manifest: 'load'})
+  const rootPlugin = config.getPluginsList().find((plugin) => plugin.isRoot) as unknown as {manifest: Interfaces.Manifest}
+  return rootPlugin.manifest
+}
