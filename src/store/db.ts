@@ -1,6 +1,6 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
 import type {Database} from './database.js'
-import {migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
+import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 import {sqliteDriverName} from './runtime.js'
 import {openBetterSqlite3} from './sqlite/better-sqlite3.js'
 import {withStatementCache, type OpenOptions, type SqliteHandle} from './sqlite/handle.js'
@@ -13,6 +13,11 @@ export interface StoreOptions {
   file?: string
   /** A database URL; `postgres://` selects PostgreSQL, `sqlite:` / `file:` a SQLite file. */
   url?: string
+  /**
+   * Open without write access (a store file the process may only read): nothing is migrated, and
+   * a store that is not at this release's schema is refused.
+   */
+  readonly?: boolean
 }
 
 export interface Store<DB = Database> {
@@ -25,7 +30,7 @@ export interface Store<DB = Database> {
  * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
  * (see runtime.ts); PostgreSQL plugs in here too.
  */
-async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; version?: () => number}> {
+async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; where: string; version?: () => number}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
@@ -36,8 +41,8 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
     if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
     file = match[1]
   }
-  const handle = withStatementCache(await openSqlite(file))
-  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', version: handle.version}
+  const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
+  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, version: handle.version}
 }
 
 /** Opens a SQLite file on this runtime's driver, with the settings every connection runs with. */
@@ -82,11 +87,12 @@ export function storeVersion(db: Kysely<any>): number | undefined {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, version} = await createDialect(options)
+  const {dialect, kind, where, version} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (version) versions.set(db, version)
   try {
-    await migrateToLatest(db, schema)
+    if (options.readonly) await checkSchema(db, schema, where)
+    else await migrateToLatest(db, schema, where)
   } catch (error) {
     await db.destroy()
     throw error

@@ -1,27 +1,93 @@
-import {Migrator, type Kysely, type Migration} from 'kysely'
+import {sql, type Kysely, type Migration} from 'kysely'
+import {MEDPANEL_VERSION as medpanelVersion} from '../version.js'
 import {migrations as serviceMigrations} from './migrations/index.js'
 
 /** A schema's migrations and the table that records which ran (one per schema in a file). */
 export interface Schema {
   migrations: Record<string, Migration>
+  /** Defaults to `kysely_migration`, the table every store made so far records its migrations in. */
   migrationTableName?: string
 }
 
 export const SERVICE_SCHEMA: Schema = {migrations: serviceMigrations}
 
-/** Brings the store up to the newest schema. Safe to run on every start. */
-export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: {getMigrations: async () => schema.migrations},
-    ...(schema.migrationTableName
-      ? {migrationTableName: schema.migrationTableName, migrationLockTableName: `${schema.migrationTableName}_lock`}
-      : {}),
-  })
-  const {error, results} = await migrator.migrateToLatest()
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')
-    const reason = error instanceof Error ? error.message : String(error)
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`.replace('  ', ' '))
+/** The store cannot be used by this release: made by a newer one, or read-only and behind. */
+export class StoreVersionError extends Error {
+  override name = 'StoreVersionError'
+}
+
+interface MigrationState {
+  table: string
+  /** Every migration this release has, in the order they run. */
+  known: string[]
+  applied: Set<string>
+}
+
+/** The newest schema a list of migration names reaches, as operators read it. */
+const schemaName = (names: Iterable<string>) => [...names].sort().at(-1) ?? 'empty'
+
+async function readState(db: Kysely<any>, schema: Schema, create: boolean): Promise<MigrationState> {
+  const table = schema.migrationTableName ?? 'kysely_migration'
+  if (create) {
+    // The same shape Kysely's Migrator gave it, so stores from earlier releases read unchanged.
+    await sql`create table if not exists ${sql.table(table)} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(db)
+  }
+  const exists = create || (await sql<{n: number}>`select count(*) as n from sqlite_master where type = 'table' and name = ${table}`.execute(db)).rows[0]!.n > 0
+  const rows = exists ? (await sql<{name: string}>`select name from ${sql.table(table)}`.execute(db)).rows : []
+  return {table, known: Object.keys(schema.migrations).sort(), applied: new Set(rows.map((r) => r.name))}
+}
+
+/** Refuses a store that has migrations this release does not know: a newer release wrote it. */
+function refuseNewer(state: MigrationState, where: string): void {
+  const unknown = [...state.applied].filter((name) => !state.known.includes(name)).sort()
+  if (unknown.length === 0) return
+  throw new StoreVersionError(
+    `${where} was written by a newer medpanel (store schema ${schemaName(state.applied)}); this is medpanel ${medpanelVersion} (schema ${schemaName(state.known)}), which does not know ${unknown.join(', ')}. Upgrade medpanel to open it; nothing was changed.`,
+  )
+}
+
+/**
+ * Brings the store up to this release's schema. Safe to run on every start, and from several
+ * processes at once. Migrations only move forward, each in its own write transaction together
+ * with its record, so a store is never left half-migrated: a failure rolls that migration back
+ * whole and the store stays at the one before. A store with migrations this release does not know
+ * is refused before anything is written.
+ */
+export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store'): Promise<void> {
+  const state = await readState(db, schema, true)
+  refuseNewer(state, where)
+  for (const name of state.known) {
+    if (state.applied.has(name)) continue
+    await db.connection().execute(async (conn) => {
+      // BEGIN IMMEDIATE: another process migrating the same file waits here, then finds it done.
+      await sql`begin immediate`.execute(conn)
+      try {
+        const done = await sql`select 1 from ${sql.table(state.table)} where name = ${name}`.execute(conn)
+        if (done.rows.length === 0) {
+          await schema.migrations[name]!.up(conn)
+          await sql`insert into ${sql.table(state.table)} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(conn)
+        }
+        await sql`commit`.execute(conn)
+      } catch (error) {
+        await sql`rollback`.execute(conn)
+        const reason = error instanceof Error ? error.message : String(error)
+        throw new Error(`migration ${name} failed, and ${where} was left as it was before it: ${reason}`)
+      }
+    })
+  }
+}
+
+/**
+ * For a store opened read-only: checks that it is at exactly this release's schema, since it
+ * cannot be migrated.
+ */
+export async function checkSchema(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store'): Promise<void> {
+  const state = await readState(db, schema, false)
+  refuseNewer(state, where)
+  const pending = state.known.filter((name) => !state.applied.has(name))
+  if (pending.length > 0) {
+    throw new StoreVersionError(
+      `${where} is read-only and at schema ${schemaName(state.applied)}, older than this release's ${schemaName(state.known)}; open it once with write access to migrate it`,
+    )
   }
 }
