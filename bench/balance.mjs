@@ -5,6 +5,7 @@
 // Usage: npm run build && node bench/balance.mjs [--duration 10] [--connections 50] [--accounts 1000]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
+import {readFileSync} from 'node:fs'
 import {parseArgs} from 'node:util'
 import {cannon, fmt, startBareServer, startJsonServer, tempDb, BIN} from './lib.mjs'
 
@@ -63,7 +64,9 @@ const bodies = [
 const pick = (n) => Math.floor(Math.random() * n)
 const account = () => 1 + pick(accountCount)
 
-const service = await startJsonServer(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--json'])
+// As shipped: access log on (stderr to a file), durability on, the delivery worker running.
+const serveLog = db.replace(/\.db$/, '.serve.log')
+const service = await startJsonServer(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--json'], {stderrFile: serveLog})
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
 try {
   const headers = {authorization: auth, 'content-type': 'application/json'}
@@ -137,3 +140,6 @@ try {
   await service.stop()
   await bare.stop()
 }
+// serve's last line: how many write transactions shared each commit (and its one sync).
+const storeLine = readFileSync(serveLog, 'utf8').trim().split('\n').reverse().find((line) => line.startsWith('store: '))
+console.log(`group commit: ${storeLine ? storeLine.slice('store: '.length) : 'no store line in the log'}`)

@@ -1,7 +1,7 @@
 // Shared helpers for the benchmark scripts: start the built CLI, run autocannon, print results.
 import autocannon from 'autocannon'
 import {spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync} from 'node:fs'
+import {mkdtempSync, openSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -19,10 +19,14 @@ export function cliJson(args) {
   return JSON.parse(result.stdout)
 }
 
-/** Starts a long-running command printing one JSON document with `url`; resolves {url, child, stop}. */
-export function startJsonServer(command, args) {
+/**
+ * Starts a long-running command printing one JSON document with `url`; resolves {url, child, stop}.
+ * `stderrFile` keeps its stderr (the access log, as an operator would keep it); otherwise dropped.
+ */
+export function startJsonServer(command, args, {stderrFile} = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {stdio: ['ignore', 'pipe', 'ignore']})
+    const stderr = stderrFile ? openSync(stderrFile, 'w') : 'ignore'
+    const child = spawn(command, args, {stdio: ['ignore', 'pipe', stderr]})
     let out = ''
     child.stdout.on('data', (d) => {
       out += d

@@ -2,6 +2,8 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
+import {storeFailure} from '../src/store/failure.js'
+import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
@@ -80,10 +82,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A failed parse still counts as parsed: oclif would otherwise add a second warning line.
     this.parsed = true
     const text = oneLine(error.message || String(error))
-    const message = error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed'
+    const message = storeProblem(error, this.storeName()) ?? (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
     process.stderr.write(`Error: ${message}\n`)
     if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1
+  }
+
+  /** The store as the operator named it, for messages about the store itself. */
+  private storeName(): string {
+    const flags = (this.flags ?? {}) as {db?: string; 'database-url'?: string}
+    return flags['database-url'] ?? flags.db ?? 'the store'
   }
 
   protected override async finally(error: Error | undefined): Promise<void> {
@@ -91,6 +99,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.store = undefined
     await super.finally(error)
   }
+}
+
+/** A store failure in an operator's words, naming the store; undefined for any other error. */
+function storeProblem(error: unknown, store: string): string | undefined {
+  const failure = storeFailure(error)
+  if (failure === undefined) return undefined
+  const code = sqliteCodeOf(error)
+  if (code === 'SQLITE_FULL') return `the store ${store} is full (no space left on its disk, or at its size limit); the write that failed was not saved`
+  if (failure === 'busy') return `the store ${store} is busy (another process holds its write lock); try again`
+  return `the store ${store} cannot be used: ${oneLine((error as Error).message)}`
 }
 
 /**

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
+import {writeStats} from '../src/store/db.js'
 import {fetchTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
@@ -46,5 +47,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     // The worker finishes and records its sends in flight before the store closes under it.
     await worker?.stop()
     await server.close()
+    const {writes, commits} = writeStats(db)
+    if (writes > 0) process.stderr.write(`store: ${writes} write transactions in ${commits} commits (${(writes / Math.max(commits, 1)).toFixed(1)} per commit)\n`)
   }
 }

@@ -1,4 +1,3 @@
-import {sqliteCodeOf} from '../../store/sqlite/handle.js'
 import {OpenAPIHono} from '@hono/zod-openapi'
 import {z} from '../../lib/zod.js'
 import type {Context} from 'hono'
@@ -6,6 +5,7 @@ import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {rejectInvalid} from '../../http/validation.js'
+import {storeFailure} from '../../store/failure.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
@@ -37,14 +37,6 @@ export const renderConversationError: ErrorRenderer = (c, error) => {
     return c.body(errorXml(body), error.status as 400, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
   }
   return c.body(JSON.stringify(body), error.status as 400, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
-}
-
-/** Failures of the store itself (closed, locked, unreadable) are 503s, not the caller's fault. */
-function storeFailure(error: unknown): boolean {
-  if (error instanceof AppError) return false
-  if (sqliteCodeOf(error) !== undefined) return true
-  const message = error instanceof Error ? error.message : ''
-  return /database connection is not open|driver has already been destroyed|database is locked/i.test(message)
 }
 
 const callQuery = z.object({
@@ -82,7 +74,7 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
         clock.now(),
       )
     } catch (error) {
-      if (!storeFailure(error)) throw error
+      if (error instanceof AppError || storeFailure(error) === undefined) throw error
       writeLog(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
       throw new AppError('unavailable', 'the store is unavailable', {headers: {'Retry-After': '5'}, cause: error})
     }

@@ -1,0 +1,134 @@
+import {sql, type Kysely} from 'kysely'
+
+/**
+ * Group commit. Every write transaction of this process on one store goes through one writer,
+ * which collects what arrives within one event-loop turn (or up to MAX_BATCH of them) and commits
+ * it as one transaction: one write lock, one commit, one sync to disk. Each request runs inside
+ * its own savepoint, in arrival order, so a request that fails (insufficient funds, a conflict, a
+ * 422) rolls back alone and is answered exactly as if it had run by itself, while the others in
+ * its batch commit. Nobody is answered before the batch's commit returns: a caller that hears
+ * "done" has its write on disk (the store runs `synchronous = FULL`). A batch whose commit fails
+ * (disk full, I/O error) fails every request in it, none acknowledged.
+ *
+ * The overdraft checks and every read-check-write run inside the batch, each seeing the ones
+ * before it, and the batch itself takes the write lock up front (BEGIN IMMEDIATE), so the
+ * guarantees of one-transaction-per-request hold against other processes on the same file too.
+ */
+const MAX_BATCH = 256
+
+interface Job {
+  fn: (trx: Kysely<any>) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/** Counts since the writer started, for operators and the benchmark. */
+export interface WriterStats {
+  /** Write transactions requested. */
+  writes: number
+  /** Transactions committed to the store (each one sync). */
+  commits: number
+}
+
+/** Connections handed to a batch: a write transaction asked for on one runs nested, in place. */
+const batchConnections = new WeakSet<object>()
+
+export class GroupWriter {
+  private queue: Job[] = []
+  private running = false
+  readonly stats: WriterStats = {writes: 0, commits: 0}
+
+  constructor(private readonly db: Kysely<any>) {}
+
+  run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+    this.stats.writes++
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({fn, resolve: resolve as (value: unknown) => void, reject})
+      if (!this.running) {
+        this.running = true
+        // The rest of this turn's requests join the batch before it starts.
+        setImmediate(() => void this.drain())
+      }
+    })
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH)
+      await this.commit(batch)
+    }
+    this.running = false
+  }
+
+  private async commit(batch: Job[]): Promise<void> {
+    const outcomes: ({ok: true; value: unknown} | {ok: false; error: unknown})[] = []
+    try {
+      await this.db.connection().execute(async (conn) => {
+        batchConnections.add(conn)
+        await sql`begin immediate`.execute(conn)
+        try {
+          for (const [index, job] of batch.entries()) {
+            const savepoint = sql.id(`request_${index}`)
+            await sql`savepoint ${savepoint}`.execute(conn)
+            try {
+              const value = await job.fn(conn)
+              await sql`release ${savepoint}`.execute(conn)
+              outcomes.push({ok: true, value})
+            } catch (error) {
+              // A store failure may have ended the whole transaction (SQLite rolls back on some
+              // I/O and disk-full errors); then the savepoint is gone and the batch fails as one.
+              await sql`rollback to ${savepoint}`.execute(conn).catch(() => {
+                throw error
+              })
+              await sql`release ${savepoint}`.execute(conn)
+              outcomes.push({ok: false, error})
+            }
+          }
+          await sql`commit`.execute(conn)
+          this.stats.commits++
+        } catch (error) {
+          await sql`rollback`.execute(conn).catch(() => undefined)
+          throw error
+        }
+      })
+    } catch (error) {
+      // Nothing in the batch reached the store: nobody may be told otherwise.
+      for (const job of batch) job.reject(error)
+      return
+    }
+    for (const [index, job] of batch.entries()) {
+      const outcome = outcomes[index]!
+      if (outcome.ok) job.resolve(outcome.value)
+      else job.reject(outcome.error)
+    }
+  }
+}
+
+const writers = new WeakMap<object, GroupWriter>()
+
+/** The writer of a store handle, made on first use. */
+export function writerOf(db: Kysely<any>): GroupWriter {
+  let writer = writers.get(db)
+  if (!writer) writers.set(db, (writer = new GroupWriter(db)))
+  return writer
+}
+
+/** True for the connection of a running batch, where a further write transaction nests. */
+export function inBatch(db: Kysely<any>): boolean {
+  return batchConnections.has(db)
+}
+
+/** A write transaction inside a batch's request: a savepoint of its own within that request's. */
+export async function nested<T>(conn: Kysely<any>, fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+  const savepoint = sql.id(`nested_${Math.random().toString(36).slice(2)}`)
+  await sql`savepoint ${savepoint}`.execute(conn)
+  try {
+    const value = await fn(conn)
+    await sql`release ${savepoint}`.execute(conn)
+    return value
+  } catch (error) {
+    await sql`rollback to ${savepoint}`.execute(conn)
+    await sql`release ${savepoint}`.execute(conn)
+    throw error
+  }
+}
