@@ -2,9 +2,9 @@ import type {Kysely} from 'kysely'
 import {AppError} from '../../errors.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {iso} from '../../lib/clock.js'
-import {sha256, verifyPassword} from '../../lib/hashing.js'
+import {hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
-import {findClient, findMember, findMemberByEmail} from '../../registry/repository.js'
+import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
 import type {ClientRow, MemberRow} from '../../registry/tables.js'
 import {writeTransaction} from '../../store/db.js'
@@ -86,6 +86,9 @@ export async function signIn(db: Db, email: string, password: string): Promise<M
   const ok = await verifyPassword(password, member?.password_hash ?? DUMMY_HASH)
   if (!member || !ok) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
   if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+  // A hash made with older parameters is replaced now, while the password is at hand. Not a
+  // password change: tokens and sign-in sessions stay as they are.
+  if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
   return member
 }
 /** The member behind a sign-in cookie, unless it aged out, or the member changed password or left. */

@@ -1,0 +1,174 @@
+import {sql, type Migration} from 'kysely'
+import {randomBytes, scryptSync} from 'node:crypto'
+import {copyFileSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {afterEach, describe, expect, it} from 'vitest'
+import {createApp} from '../../src/app.js'
+import {DeliveryWorker} from '../../src/interfaces/partner/worker.js'
+import {ManualClock} from '../../src/lib/clock.js'
+import {needsRehash, verifyPassword} from '../../src/lib/hashing.js'
+import {openStore, type Store} from '../../src/store/db.js'
+import {tempDir} from '../helpers/cli.js'
+import {CookieJar, csrfOf} from '../interfaces/signon/flow.js'
+import {FakeTransport} from '../interfaces/partner/helpers.js'
+import {form} from '../helpers/app.js'
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
+
+interface Credentials {
+  client_id: string
+  client_secret: string
+  partner_client_id: string
+  partner_username: string
+  partner_password: string
+  signing_secret: string
+  member_id: number
+  member_email: string
+  member_password: string
+  access_token: string
+  api_key: string
+  withdrawal: {id: string}
+  balance: {available_funds: number}
+  transactions: {transactions: {id: string; amount: number; status: string}[]}
+  row_counts: Record<string, number>
+}
+
+/** Every store an earlier release wrote, kept with its credentials (test/fixtures/make-store.sh). */
+const releases = readdirSync(FIXTURES)
+  .filter((name) => /^store-.+\.db$/.test(name))
+  .map((name) => name.replace(/\.db$/, ''))
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
+
+describe.each(releases)('a store written by %s opens under this release with everything intact', (release) => {
+  const credentials = JSON.parse(readFileSync(join(FIXTURES, `${release}.json`), 'utf8')) as Credentials
+  let store: Store
+  afterEach(async () => store?.close())
+
+  async function upgraded(): Promise<{store: Store; app: ReturnType<typeof createApp>; clock: ManualClock}> {
+    const file = join(tempDir(), 'upgraded.db')
+    copyFileSync(join(FIXTURES, `${release}.db`), file)
+    store = await openStore({file})
+    // Tokens are checked against the fixture's own time, so its one-year tokens are still live.
+    const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))
+    return {store, app: createApp({db: store.db, clock, log: () => undefined}), clock}
+  }
+
+  it('client secrets, access tokens and API keys still work', async () => {
+    const {app} = await upgraded()
+    const tokenInfo = await app.request('/user/oauth/token/info', {headers: {authorization: `Bearer ${credentials.access_token}`}})
+    expect(tokenInfo.status).toBe(200)
+    expect(await tokenInfo.json()).toMatchObject({resource_owner_id: credentials.member_id, application: {uid: credentials.client_id}})
+
+    const issued = await app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: credentials.client_id, client_secret: credentials.client_secret}))
+    expect(issued.status).toBe(200)
+    const exportsToken = ((await issued.json()) as {access_token: string}).access_token
+    const info = (await (await app.request('/clients/projectsInfo', {headers: {authorization: `Bearer ${exportsToken}`}})).json()) as {ProjectIds: string[]}
+    expect(info.ProjectIds).toHaveLength(3)
+
+    const search = await app.request('/conversations/summary?terms[]=patient&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z', {headers: {'x-service-conversation-api-key': credentials.api_key}})
+    expect(search.status).toBe(200)
+  })
+
+  it('the member signs in with the same password', async () => {
+    const {app} = await upgraded()
+    const params = {client_id: credentials.client_id, redirect_uri: 'https://fixture.example/callback', response_type: 'code', state: 's'}
+    const jar = new CookieJar()
+    const page = jar.take(await app.request(`/oauth/authorize?${new URLSearchParams(params)}`))
+    const signedIn = jar.take(
+      await app.request('/oauth/session', form({...params, csrf_token: csrfOf(await page.text()), email: credentials.member_email, password: credentials.member_password}, {...jar.header(), origin: 'http://localhost'})),
+    )
+    expect(signedIn.status).toBe(303)
+  })
+
+  it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
+    const {app} = await upgraded()
+    const auth = {authorization: basic(credentials.client_id, credentials.client_secret)}
+    expect(await (await app.request(`/balance/user_id/${credentials.member_id}/summary`, {headers: auth})).json()).toEqual(credentials.balance)
+    expect(await (await app.request(`/balance/user_id/${credentials.member_id}/transactions`, {headers: auth})).json()).toEqual(credentials.transactions)
+    expect((await app.request(`/balance/transactions/${credentials.withdrawal.id}`, {headers: auth})).status).toBe(200)
+    const count = async (table: string) => (await sql<{n: number}>`select count(*) as n from ${sql.table(table)}`.execute(store.db)).rows[0]!.n
+    expect(Object.keys(credentials.row_counts).length).toBeGreaterThan(0)
+    for (const [table, rows] of Object.entries(credentials.row_counts)) expect(await count(table), table).toBe(rows)
+  })
+
+  it('partner credentials and the signing secret still reach the partner', async () => {
+    const {store, clock} = await upgraded()
+    const transport = new FakeTransport()
+    await new DeliveryWorker({db: store.db, clock, transport}).drain({now: true, projectIds: ['P-FIX']})
+    expect(transport.requests).toHaveLength(1)
+    const [request] = transport.requests
+    expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
+    expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
+    expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+  })
+})
+
+describe('schema changes', () => {
+  const stores: Store<any>[] = []
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close()
+  })
+  const migration = (statements: string[]): Migration => ({
+    async up(db) {
+      for (const statement of statements) await sql.raw(statement).execute(db)
+    },
+  })
+
+  it('refuses a store written by a newer release, naming both schemas, and changes nothing', async () => {
+    const file = join(tempDir(), 'newer.db')
+    stores.push(await openStore({file}))
+    await sql`insert into kysely_migration (name, timestamp) values ('2099010101_from_the_future', '2099-01-01T00:00:00Z')`.execute(stores[0]!.db)
+    await stores.pop()!.close()
+    const attempt = openStore({file})
+    await expect(attempt).rejects.toThrow(/written by a newer medpanel \(store schema 2099010101_from_the_future\); this is medpanel \S+ \(schema \d+_\w+\)/)
+  })
+
+  it('runs each migration in one transaction: a failing one leaves the store at the one before', async () => {
+    const file = join(tempDir(), 'half.db')
+    const schema = {
+      migrationTableName: 'test_migrations',
+      migrations: {
+        '0001_first': migration(['create table first (id integer primary key)']),
+        '0002_broken': migration(['create table second (id integer primary key)', 'insert into second (id) values (1)', 'insert into nowhere values (1)']),
+      },
+    }
+    await expect(openStore({file}, schema)).rejects.toThrow(/migration 0002_broken failed, and .* was left as it was before it: no such table: nowhere/)
+    const store = await openStore({file}, {migrationTableName: 'test_migrations', migrations: {'0001_first': schema.migrations['0001_first']}})
+    stores.push(store)
+    const tables = (await sql<{name: string}>`select name from sqlite_master where type = 'table' order by name`.execute(store.db)).rows.map((r) => r.name)
+    expect(tables).toContain('first')
+    expect(tables).not.toContain('second')
+    expect((await sql<{name: string}>`select name from test_migrations`.execute(store.db)).rows.map((r) => r.name)).toEqual(['0001_first'])
+  })
+
+  it('verifies a password hashed with older parameters and re-hashes it at the next sign-in, tokens untouched', async () => {
+    const store = await openStore({file: ':memory:'})
+    stores.push(store)
+    const clock = new ManualClock()
+    const app = createApp({db: store.db, clock, log: () => undefined})
+    const {registerClient, addMember} = await import('../../src/registry/service.js')
+    const client = await registerClient(store.db, {name: 'Old', url: 'https://old.example', logo_url: 'https://old.example/l.png', redirect_uris: ['https://old.example/cb']}, clock.now())
+    const member = await addMember(store.db, {email: 'old@clinic.example', password: 'old password 1', first_name: 'O', last_name: 'L', country: 'US', specialty: 'Oncology'}, clock.now())
+    // What an earlier release stored: scrypt with a smaller N, its parameters beside the hash.
+    const salt = randomBytes(16)
+    const key = scryptSync('old password 1', salt, 32, {N: 1024, r: 8, p: 1})
+    const stored = `scrypt$1024$8$1$${salt.toString('base64')}$${key.toString('base64')}`
+    expect(needsRehash(stored)).toBe(true)
+    await sql`update members set password_hash = ${stored} where id = ${member.user_id}`.execute(store.db)
+    const changedAt = (await sql<{password_changed_at: string}>`select password_changed_at from members where id = ${member.user_id}`.execute(store.db)).rows[0]!.password_changed_at
+
+    const params = {client_id: client.client_id, redirect_uri: 'https://old.example/cb', response_type: 'code', state: 's'}
+    const jar = new CookieJar()
+    const page = jar.take(await app.request(`/oauth/authorize?${new URLSearchParams(params)}`))
+    const signedIn = await app.request('/oauth/session', form({...params, csrf_token: csrfOf(await page.text()), email: 'old@clinic.example', password: 'old password 1'}, {...jar.header(), origin: 'http://localhost'}))
+    expect(signedIn.status).toBe(303)
+    const after = (await sql<{password_hash: string; password_changed_at: string}>`select password_hash, password_changed_at from members where id = ${member.user_id}`.execute(store.db)).rows[0]!
+    expect(after.password_hash).not.toBe(stored)
+    expect(needsRehash(after.password_hash)).toBe(false)
+    expect(await verifyPassword('old password 1', after.password_hash)).toBe(true)
+    // A re-hash is not a password change: sessions and tokens keyed on it live on.
+    expect(after.password_changed_at).toBe(changedAt)
+  })
+})
