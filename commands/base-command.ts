@@ -1,5 +1,6 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AppError} from '../src/errors.js'
+import {printable} from '../src/lib/printable.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
 import {storeFailure} from '../src/store/failure.js'
@@ -83,7 +84,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.parsed = true
     const text = oneLine(error.message || String(error))
     const message = storeProblem(error, this.storeName()) ?? (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
-    process.stderr.write(`Error: ${message}\n`)
+    process.stderr.write(`Error: ${printable(message)}\n`)
     if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1
   }

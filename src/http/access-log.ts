@@ -1,7 +1,16 @@
+import {printable} from '../lib/printable.js'
 import type {MiddlewareHandler} from 'hono'
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
 import {carriesRequestId, requestHeader} from './fast.js'
+
+/** The path of a request URL exactly as sent (still percent-encoded), without the query. */
+function rawPath(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const end = url.indexOf('?', start)
+  return end < 0 ? url.slice(start) : url.slice(start, end)
+}
 
 /**
  * Lines for stderr, written once per event-loop turn instead of once per request: under load
@@ -83,7 +92,10 @@ export function accessLog(write: (line: string) => void = stderrLog): Middleware
         }
       }
       const ms = (performance.now() - started).toFixed(1)
-      const path = c.req.path.length > 200 ? c.req.path.slice(0, 200) + '…' : c.req.path
+      // The raw path as it came (never the decoded one, where %0a would start a forged log line),
+      // with anything unprintable escaped all the same.
+      const raw = rawPath(c.req.url)
+      const path = printable(raw.length > 200 ? raw.slice(0, 200) + '…' : raw)
       write(`${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms}ms id=${id}`)
     })
   }

@@ -1,3 +1,5 @@
+import {printable} from './printable.js'
+
 /** Column spec for `formatTable`: a header, how to read the cell, and its alignment. */
 export interface Column<T> {
   header: string
@@ -21,12 +23,12 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
 export function formatRecord(record: Record<string, unknown>): string {
   const width = Math.max(...Object.keys(record).map((k) => k.length))
   return Object.entries(record)
-    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? JSON.stringify(v) : cellText(v as string)}`)
+    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? printable(JSON.stringify(v)) : cellText(v as string)}`)
     .join('\n')
 }
 
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '-'
-  if (Array.isArray(value)) return value.join(',')
-  return String(value)
+  if (Array.isArray(value)) return printable(value.join(','))
+  return printable(String(value))
 }

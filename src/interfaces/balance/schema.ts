@@ -55,6 +55,9 @@ const emailSyntax = z.email()
 
 /** Checks one field's value; returns the problem or undefined. Country and region are checked together. */
 function fieldProblem(field: MemberDetailField, value: string, details: MemberDetails): string | undefined {
+  // Details go to payout tooling and operators' screens: an escape sequence or a line break
+  // inside a name would be acted on there, not shown.
+  if (CONTROL.test(value)) return 'must not contain control characters (escape sequences, line breaks, tabs)'
   switch (field) {
     case 'email':
       return value.length <= 254 && emailSyntax.safeParse(value).success ? undefined : 'must be a valid e-mail address'
@@ -78,6 +81,8 @@ function fieldProblem(field: MemberDetailField, value: string, details: MemberDe
       return value.length <= 200 ? undefined : 'must be at most 200 characters'
   }
 }
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 /**
  * Validates member details against a withdrawal type's field lists. Every problem is collected so

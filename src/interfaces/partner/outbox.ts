@@ -1,4 +1,5 @@
 import {AppError} from '../../errors.js'
+import {isDotSegment} from './schema.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
@@ -25,7 +26,12 @@ export function nextAttemptDelay(attempts: number, firstAttemptAt: Date, now: Da
   return at - firstAttemptAt.getTime() > GIVE_UP_AFTER_SECONDS * 1000 ? null : delay
 }
 
+/**
+ * One id as one path segment. Validation refuses dot segments before anything is queued; this
+ * refuses them again so no caller can build a path that escapes its resource.
+ */
 export function encodeId(value: string): string {
+  if (isDotSegment(value)) throw new AppError('bad_request', `"${value}" cannot be used as an id in a partner path`)
   return encodeURIComponent(value)
 }
 

@@ -27,12 +27,20 @@ export type ProjectStatus = (typeof PROJECT_STATUSES)[number]
 export type QuotaStatus = (typeof QUOTA_STATUSES)[number]
 export type EventState = (typeof EVENT_STATES)[number]
 
-// Control characters in an id would corrupt paths and log lines; otherwise ids are opaque.
+// Control characters in an id would corrupt paths and log lines, and "." or ".." would be read
+// as a path step by every URL parser (even percent-encoded), rewriting which resource a push
+// reaches. Otherwise ids are opaque: each is percent-encoded into exactly one path segment.
 export const id = z
   .string({error: 'is required and must be a string'})
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
-  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters')
+  .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters')
+  .refine((v) => !isDotSegment(v), 'must not be "." or ".." (they would change the partner path)')
+
+/** "." and ".." in any spelling a URL parser folds into a path step (%2e is a dot to it too). */
+export function isDotSegment(value: string): boolean {
+  return /^(\.|%2e){1,2}$/i.test(value)
+}
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z$/
 

@@ -1,4 +1,5 @@
 import {createHmac} from 'node:crypto'
+import {printable} from '../../lib/printable.js'
 
 /** One HTTP request to a partner, fully built (URL, headers, body). */
 export interface PartnerRequest {
@@ -59,10 +60,10 @@ const DENO_NETWORK_ERRORS: [RegExp, string][] = [
 export function networkFailure(error: unknown): {timeout: boolean; reason: string} {
   const e = error as Error & {cause?: {code?: string; message?: string}}
   if (e?.name === 'TimeoutError') return {timeout: true, reason: 'timeout'}
-  if (e?.cause?.code) return {timeout: false, reason: e.cause.code}
+  if (e?.cause?.code) return {timeout: false, reason: printable(e.cause.code)}
   const text = e?.cause?.message ?? e?.message ?? String(error)
   for (const [pattern, code] of DENO_NETWORK_ERRORS) if (pattern.test(text)) return {timeout: false, reason: code}
-  return {timeout: false, reason: text}
+  return {timeout: false, reason: printable(text)}
 }
 
 /** `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`, as partners verify it. */

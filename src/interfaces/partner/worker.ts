@@ -4,6 +4,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {writeTransaction} from '../../store/db.js'
+import {printable} from '../../lib/printable.js'
 import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
@@ -174,7 +175,8 @@ export class DeliveryWorker {
     try {
       const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs)
       const ok = response.status >= 200 && response.status < 300
-      outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? ': ' + response.body.replace(/\s+/g, ' ').slice(0, 200) : ''}`}
+      // The partner's words are stored and later printed: escaped here, before either.
+      outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? ': ' + printable(response.body.replace(/[ \t\r\n]+/g, ' ').slice(0, 200)) : ''}`}
     } catch (error) {
       const failure = networkFailure(error)
       const reason = failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : failure.reason
