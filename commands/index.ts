@@ -15,6 +15,7 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'register-client': () => import('./register-client.js').then((m) => m.default),
   'revoke-consent': () => import('./revoke-consent.js').then((m) => m.default),
   'rotate-client-secret': () => import('./rotate-client-secret.js').then((m) => m.default),
+  'rotate-secret-key': () => import('./rotate-secret-key.js').then((m) => m.default),
   serve: () => import('./serve.js').then((m) => m.default),
   'show-client': () => import('./show-client.js').then((m) => m.default),
   'show-member': () => import('./show-member.js').then((m) => m.default),

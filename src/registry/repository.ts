@@ -42,14 +42,3 @@ export async function listMemberRows(db: Db): Promise<MemberRow[]> {
 export async function updateMemberRow(db: Db, id: number, patch: MemberUpdate): Promise<void> {
   await db.updateTable('members').set(patch).where('id', '=', id).execute()
 }
-
-export async function getSetting(db: Db, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst()
-  return row?.value
-}
-
-/** Stores `value` unless the key exists; returns whichever value won. */
-export async function ensureSetting(db: Db, key: string, value: string): Promise<string> {
-  await db.insertInto('settings').values({key, value}).onConflict((oc) => oc.column('key').doNothing()).execute()
-  return (await getSetting(db, key)) ?? value
-}

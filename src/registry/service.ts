@@ -3,7 +3,7 @@ import {iso} from '../lib/clock.js'
 import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
-import {writeTransaction} from '../store/db.js'
+import {sealSecret, writeTransaction} from '../store/db.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
@@ -88,8 +88,9 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     expired_at: null,
     partner_url: client.partner_url?.replace(/\/+$/, '') ?? null,
     partner_username: client.partner_username,
-    partner_password: client.partner_password,
-    signing_secret: client.signing_secret,
+    // Sent to the partner later, so kept reversible, but sealed: the database alone does not open them.
+    partner_password: client.partner_password === null ? null : sealSecret(db, client.partner_password),
+    signing_secret: client.signing_secret === null ? null : sealSecret(db, client.signing_secret),
     created_at: stamp,
     updated_at: stamp,
   })
@@ -135,8 +136,8 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
       expired_at: patch.expire === undefined ? row.expired_at : patch.expire ? (row.expired_at ?? stamp) : null,
       partner_url: patch.partner_url === undefined ? row.partner_url : (patch.partner_url?.replace(/\/+$/, '') ?? null),
       partner_username: patch.partner_username === undefined ? row.partner_username : patch.partner_username,
-      partner_password: patch.partner_password === undefined ? row.partner_password : patch.partner_password,
-      signing_secret: patch.signing_secret === undefined ? row.signing_secret : patch.signing_secret,
+      partner_password: patch.partner_password === undefined ? row.partner_password : patch.partner_password === null ? null : sealSecret(trx, patch.partner_password),
+      signing_secret: patch.signing_secret === undefined ? row.signing_secret : patch.signing_secret === null ? null : sealSecret(trx, patch.signing_secret),
       updated_at: stamp,
     }
     if (grants.includes('partner')) {

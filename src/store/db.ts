@@ -1,4 +1,5 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
+import {writeFileSync} from 'node:fs'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 import {sqliteDriverName} from './runtime.js'
@@ -6,6 +7,8 @@ import {openBetterSqlite3} from './sqlite/better-sqlite3.js'
 import {withStatementCache, type OpenOptions, type SqliteHandle} from './sqlite/handle.js'
 import {openNodeSqlite} from './sqlite/node-sqlite.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
+import {contextOf, inheritContext, setContext} from './context.js'
+import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -28,10 +31,25 @@ export interface Store<DB = Database> {
 }
 
 /**
+ * A new store file is created readable by its owner only (0600) before SQLite opens it; SQLite
+ * gives its -wal and -shm files the same mode. An existing file keeps the mode it has.
+ */
+function createPrivately(file: string): void {
+  if (file === '' || file === ':memory:' || file.startsWith('file:')) return
+  try {
+    writeFileSync(file, '', {mode: 0o600, flag: 'wx'})
+  } catch (error) {
+    // EEXIST: an existing store. Anything else (no such directory, no permission) is left for
+    // SQLite to report in its own words, with the path.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return
+  }
+}
+
+/**
  * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
  * (see runtime.ts); PostgreSQL plugs in here too.
  */
-async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; where: string; version?: () => number}> {
+async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
@@ -43,12 +61,13 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
     file = match[1]
   }
   const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
-  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, version: handle.version}
+  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file, version: handle.version}
 }
 
 /** Opens a SQLite file on this runtime's driver, with the settings every connection runs with. */
 export async function openSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
   const driver = sqliteDriverName()
+  if (!options.readonly) createPrivately(file)
   let handle: SqliteHandle
   try {
     handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
@@ -75,15 +94,30 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
   return handle
 }
 
-const versions = new WeakMap<object, () => number>()
-
 /**
  * A value that changes whenever the store's content may have changed (a write through this
  * handle, or a commit by any other connection), for caches that must never serve stale rows.
  * Undefined where the driver cannot tell; callers then do not cache.
  */
 export function storeVersion(db: Kysely<any>): number | undefined {
-  return versions.get(db)?.()
+  return contextOf(db)?.version?.()
+}
+
+/** The keys that seal this store's secrets (see secrets.ts). */
+export function keyringOf(db: Kysely<any>): Keyring {
+  const context = contextOf(db)
+  if (!context) throw new Error('this database handle was not opened by openStore')
+  return context.keyring()
+}
+
+/** Seals a secret for storage in this store. */
+export function sealSecret(db: Kysely<any>, plaintext: string): string {
+  return seal(keyringOf(db), plaintext)
+}
+
+/** Opens a secret this store holds sealed. */
+export function openSecret(db: Kysely<any>, stored: string): string {
+  return unseal(keyringOf(db), stored)
 }
 
 /**
@@ -91,12 +125,17 @@ export function storeVersion(db: Kysely<any>): number | undefined {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, where, version} = await createDialect(options)
+  const {dialect, kind, where, version, file} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
-  if (version) versions.set(db, version)
   try {
+    // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
+    let keys: Keyring | undefined
+    const keyring = () => (keys ??= loadKeyring(file))
+    setContext(db, {...(version ? {version} : {}), keyring})
     if (options.readonly) await checkSchema(db, schema, where)
-    else await migrateToLatest(db, schema, where)
+    else await migrateToLatest(db, schema, where, {get keyring() {
+      return keyring()
+    }})
   } catch (error) {
     await db.destroy()
     throw error
@@ -131,6 +170,7 @@ export function readTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kyse
 
 async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
+    inheritContext(conn, db)
     await begin.execute(conn)
     try {
       const result = await fn(conn)

@@ -1,10 +1,13 @@
-import {sql, type Kysely, type Migration} from 'kysely'
+import {sql, type Kysely} from 'kysely'
 import {MEDPANEL_VERSION as medpanelVersion} from '../version.js'
 import {migrations as serviceMigrations} from './migrations/index.js'
+import {inheritContext} from './context.js'
+import {loadKeyring} from './secrets.js'
+import type {AnyMigration, MigrationContext, StoreMigration} from './migration-types.js'
 
 /** A schema's migrations and the table that records which ran (one per schema in a file). */
 export interface Schema {
-  migrations: Record<string, Migration>
+  migrations: Record<string, AnyMigration>
   /** Defaults to `kysely_migration`, the table every store made so far records its migrations in. */
   migrationTableName?: string
 }
@@ -53,7 +56,7 @@ function refuseNewer(state: MigrationState, where: string): void {
  * whole and the store stays at the one before. A store with migrations this release does not know
  * is refused before anything is written.
  */
-export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store'): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store', context?: MigrationContext): Promise<void> {
   const state = await readState(db, schema, true)
   refuseNewer(state, where)
   for (const name of state.known) {
@@ -64,7 +67,8 @@ export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_
       try {
         const done = await sql`select 1 from ${sql.table(state.table)} where name = ${name}`.execute(conn)
         if (done.rows.length === 0) {
-          await schema.migrations[name]!.up(conn)
+          inheritContext(conn, db)
+          await (schema.migrations[name] as StoreMigration).up(conn, context ?? {keyring: loadKeyring(undefined)})
           await sql`insert into ${sql.table(state.table)} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(conn)
         }
         await sql`commit`.execute(conn)

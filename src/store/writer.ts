@@ -1,4 +1,5 @@
 import {sql, type Kysely} from 'kysely'
+import {inheritContext} from './context.js'
 
 /**
  * Group commit. Every write transaction of this process on one store goes through one writer,
@@ -65,6 +66,7 @@ export class GroupWriter {
     try {
       await this.db.connection().execute(async (conn) => {
         batchConnections.add(conn)
+        inheritContext(conn, this.db)
         await sql`begin immediate`.execute(conn)
         try {
           for (const [index, job] of batch.entries()) {

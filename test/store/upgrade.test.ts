@@ -103,6 +103,17 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
     expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
   })
+
+  it('seals the secrets an earlier release kept in the clear on the first open, and drops the stored cookie secret', async () => {
+    const {store} = await upgraded()
+    const rows = (await sql<{partner_password: string | null; signing_secret: string | null}>`select partner_password, signing_secret from clients where partner_password is not null`.execute(store.db)).rows
+    expect(rows.length).toBeGreaterThan(0)
+    for (const row of rows) {
+      expect(row.partner_password).toMatch(/^sealed:v1:/)
+      expect(row.signing_secret).toMatch(/^sealed:v1:/)
+    }
+    expect((await sql<{n: number}>`select count(*) as n from settings where key = 'cookie_secret'`.execute(store.db)).rows[0]!.n).toBe(0)
+  })
 })
 
 describe('schema changes', () => {

@@ -3,7 +3,7 @@ import {iso, type Clock} from '../../lib/clock.js'
 import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
-import {writeTransaction} from '../../store/db.js'
+import {openSecret, writeTransaction} from '../../store/db.js'
 import {printable} from '../../lib/printable.js'
 import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
@@ -163,13 +163,13 @@ export class DeliveryWorker {
     const stored = await repo.deliveryBody(this.db, row.seq)
     const body = stored ?? ''
     const headers: Record<string, string> = {
-      authorization: basicAuthorization(client.partner_username, client.partner_password),
+      authorization: basicAuthorization(client.partner_username, openSecret(this.db, client.partner_password)),
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': USER_AGENT,
       'x-medpanel-delivery': row.id,
     }
-    if (client.signing_secret) headers['x-medpanel-signature'] = signature(client.signing_secret, Math.floor(this.clock.now().getTime() / 1000), body)
+    if (client.signing_secret) headers['x-medpanel-signature'] = signature(openSecret(this.db, client.signing_secret), Math.floor(this.clock.now().getTime() / 1000), body)
     const url = client.partner_url.replace(/\/+$/, '') + row.path
     let outcome: {ok: boolean; status?: number; error?: string}
     try {

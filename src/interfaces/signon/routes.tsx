@@ -11,8 +11,8 @@ import {guardChain} from '../../http/guards.js'
 import {jsonResponse} from '../../http/fast.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
-import {randomToken} from '../../lib/ids.js'
-import {ensureSetting} from '../../registry/repository.js'
+import {keyringOf} from '../../store/db.js'
+import {derivedKey} from '../../store/secrets.js'
 import {ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
 import {authorizeQuery, consentForm, memberInfoResponse, oauthError, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
@@ -133,7 +133,9 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
   let secretPromise: Promise<string> | undefined
-  const cookieSecret = () => (secretPromise ??= ensureSetting(db, 'cookie_secret', randomToken(32)))
+  // Derived from the store's key, which lives outside the database: reading the database file is
+  // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
+  const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})

@@ -1,18 +1,20 @@
-import type {Migration} from 'kysely'
+import type {AnyMigration} from '../migration-types.js'
 import * as registrySignon from './2026112201_registry_signon.js'
 import * as conversations from './2026112205_conversations.js'
 import * as partner from './2026112202_partner.js'
 import * as balance from './2026112203_balance.js'
 import * as pulses from './2026112204_pulses.js'
+import * as sealedSecrets from './2026112401_sealed_secrets.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
  * they run: a timestamp, then a name. Append new ones; never edit one that has shipped.
  */
-export const migrations: Record<string, Migration> = {
+export const migrations: Record<string, AnyMigration> = {
   '2026112201_registry_signon': registrySignon,
   '2026112205_conversations': conversations,
   '2026112202_partner': partner,
   '2026112203_balance': balance,
   '2026112204_pulses': pulses,
+  '2026112401_sealed_secrets': sealedSecrets,
 }

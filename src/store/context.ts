@@ -1,0 +1,25 @@
+import type {Keyring} from './secrets.js'
+
+/** What a store handle carries besides its connection: its content version and its keys. */
+export interface StoreContext {
+  /** Changes whenever the store's content may have; undefined where the driver cannot tell. */
+  version?: () => number
+  /** The store's keys, loaded (or, for a new store, made) on first use. */
+  keyring: () => Keyring
+}
+
+const contexts = new WeakMap<object, StoreContext>()
+
+export function setContext(db: object, context: StoreContext): void {
+  contexts.set(db, context)
+}
+
+export function contextOf(db: object): StoreContext | undefined {
+  return contexts.get(db)
+}
+
+/** A connection or transaction taken from a store handle answers for the same store. */
+export function inheritContext(child: object, parent: object): void {
+  const context = contexts.get(parent)
+  if (context) contexts.set(child, context)
+}
