@@ -20,13 +20,35 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(left, right) && a.length === b.length
 }
 
-const SCRYPT = {N: 16384, r: 8, p: 1, keylen: 32}
+/**
+ * scrypt's cost as log2 N. 17 (N = 2^17, r = 8, p = 1: 128 MiB and about 0.28 s per hash on the
+ * 2-core build machine) is OWASP's floor for scrypt; MEDPANEL_PASSWORD_COST (14 to 20) changes it,
+ * which only sets how new hashes are made: every stored hash carries its own parameters.
+ */
+export const DEFAULT_PASSWORD_COST = 17
+
+function currentParameters(): {N: number; r: number; p: number; keylen: number} {
+  const raw = process.env.MEDPANEL_PASSWORD_COST
+  const cost = raw === undefined || raw === '' ? DEFAULT_PASSWORD_COST : Number(raw)
+  if (!Number.isInteger(cost) || cost < 14 || cost > 20) throw new Error(`MEDPANEL_PASSWORD_COST must be an integer from 14 to 20 (got "${raw}")`)
+  return {N: 2 ** cost, r: 8, p: 1, keylen: 32}
+}
+
+/** scrypt needs 128 × N × r bytes; Node refuses more than 32 MiB unless told. */
+const maxmem = (N: number, r: number) => 256 * N * r
 
 /** Hashes a member password with scrypt; the result carries its own parameters and salt. */
 export async function hashPassword(password: string): Promise<string> {
+  const {N, r, p, keylen} = currentParameters()
   const salt = randomBytes(16)
-  const key = await scrypt(password, salt, SCRYPT.keylen, {N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p})
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`
+  const key = await scrypt(password, salt, keylen, {N, r, p, maxmem: maxmem(N, r)})
+  return `scrypt$${N}$${r}$${p}$${salt.toString('base64')}$${key.toString('base64')}`
+}
+
+/** A hash of nothing with today's parameters: verifying against it costs what a real check does. */
+export function decoyHash(): string {
+  const {N, r, p} = currentParameters()
+  return `scrypt$${N}$${r}$${p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`
 }
 
 /**
@@ -35,17 +57,17 @@ export async function hashPassword(password: string): Promise<string> {
  */
 export function needsRehash(stored: string): boolean {
   const [scheme, n, r, p] = stored.split('$')
-  return scheme !== 'scrypt' || Number(n) !== SCRYPT.N || Number(r) !== SCRYPT.r || Number(p) !== SCRYPT.p
+  const current = currentParameters()
+  return scheme !== 'scrypt' || Number(n) !== current.N || Number(r) !== current.r || Number(p) !== current.p
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, key] = stored.split('$')
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false
   const expected = Buffer.from(key, 'base64')
-  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-  })
+  const N = Number(n)
+  // Hashes are ours, but a damaged row must not make one sign-in allocate gigabytes.
+  if (!Number.isInteger(N) || N < 2 || N > 2 ** 20 || Number(r) > 32 || Number(p) > 16) return false
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {N, r: Number(r), p: Number(p), maxmem: maxmem(N, Number(r)) * Number(p)})
   return timingSafeEqual(actual, expected)
 }

@@ -2,7 +2,7 @@ import type {Kysely} from 'kysely'
 import {AppError} from '../../errors.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {iso} from '../../lib/clock.js'
-import {hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
+import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
@@ -83,7 +83,7 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
 export async function signIn(db: Db, email: string, password: string): Promise<MemberRow> {
   const member = await findMemberByEmail(db, email)
   // Verify against a dummy hash when the member is unknown, so timing does not reveal e-mails.
-  const ok = await verifyPassword(password, member?.password_hash ?? DUMMY_HASH)
+  const ok = await verifyPassword(password, member?.password_hash ?? decoyHash())
   if (!member || !ok) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
   if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
   // A hash made with older parameters is replaced now, while the password is at hand. Not a
@@ -98,8 +98,6 @@ export async function sessionMember(db: Db, session: {memberId: number; issuedAt
   if (!member || member.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
   return member
 }
-
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
 
 /**
  * The member allowed access: a new single-use code replaces any unused code the pair still had.
