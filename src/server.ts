@@ -9,11 +9,30 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>
 }
 
+/**
+ * Time limits set on purpose, so that clients sending slowly (a slowloris holding sockets open a
+ * byte at a time) cannot starve everyone else: the request line and headers must arrive within
+ * 10 s and the whole request within 30 s (no medpanel request body is large), checked every
+ * second; headers are capped at 16 KiB. Idle keep-alive connections last 65 s, longer than the
+ * usual load balancer's 60 s, so the balancer closes first and never reuses a closed socket.
+ */
+export const SERVER_LIMITS = {headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, checkEveryMs: 1_000, maxHeaderSize: 16 * 1024, keepAliveTimeoutMs: 65_000}
+
 /** Listens on host:port (port 0 picks a free one) and resolves once the socket is bound. */
 export function startServer(app: {fetch: (request: Request) => Response | Promise<Response>}, options: {port: number; host: string}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const server = nodeServe({fetch: app.fetch, port: options.port, hostname: options.host}) as Server
-    server.keepAliveTimeout = 65_000
+    const server = nodeServe({
+      fetch: app.fetch,
+      port: options.port,
+      hostname: options.host,
+      serverOptions: {
+        headersTimeout: SERVER_LIMITS.headersTimeoutMs,
+        requestTimeout: SERVER_LIMITS.requestTimeoutMs,
+        connectionsCheckingInterval: SERVER_LIMITS.checkEveryMs,
+        maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+      },
+    }) as Server
+    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
