@@ -8,6 +8,8 @@ import type {Command} from '@oclif/core'
  */
 export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'add-member': () => import('./add-member.js').then((m) => m.default),
+  backup: () => import('./backup.js').then((m) => m.default),
+  restore: () => import('./restore.js').then((m) => m.default),
   demo: () => import('./demo.js').then((m) => m.default),
   'issue-token': () => import('./issue-token.js').then((m) => m.default),
   'list-clients': () => import('./list-clients.js').then((m) => m.default),

@@ -1,0 +1,17 @@
+import {Flags} from '@oclif/core'
+import {backupStore, type BackupResult} from '../src/store/backup.js'
+import {BaseCommand} from './base-command.js'
+
+export default class Backup extends BaseCommand<typeof Backup> {
+  static override description = 'Write a consistent copy of the store (and its key file) while serve goes on running'
+  static override examples = ['<%= config.bin %> backup --db ./medpanel.db --to /backups/medpanel-$(date +%F).db']
+  static override flags = {
+    to: Flags.string({description: 'the new backup file (must not exist); its key file is written beside it as FILE.key', required: true}),
+  }
+
+  async run(): Promise<BackupResult> {
+    const result = await backupStore((await this.openStore()).db, this.flags.to)
+    this.say(`Backed up to ${result.file} (${result.bytes} bytes) with its key in ${result.key_file}. Keep both.`)
+    return result
+  }
+}

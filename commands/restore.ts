@@ -1,0 +1,21 @@
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {restoreStore, type RestoreResult} from '../src/store/backup.js'
+import {BaseCommand} from './base-command.js'
+
+export default class Restore extends BaseCommand<typeof Restore> {
+  static override description = 'Put a backup in place of the store; refused while any process (a running serve) has the store open'
+  static override examples = ['<%= config.bin %> restore --db ./medpanel.db --from /backups/medpanel-2026-11-24.db']
+  static override flags = {
+    from: Flags.string({description: 'a file written by `medpanel backup` (its FILE.key is restored too)', required: true}),
+  }
+
+  async run(): Promise<RestoreResult> {
+    const flags = this.flags as {db: string; 'database-url'?: string; from: string}
+    if (flags['database-url']) throw new AppError('bad_request', 'restore works on a SQLite store file: give it with --db')
+    // Not this.openStore(): opening would create or migrate the very file being replaced.
+    const result = await restoreStore(flags.from, flags.db)
+    this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.`)
+    return result
+  }
+}

@@ -1,0 +1,67 @@
+import {sql, type Kysely} from 'kysely'
+import {copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
+import {keyringOf, openSqlite} from './db.js'
+import {keyFileOf, writeKeyFile} from './secrets.js'
+
+export interface BackupResult {
+  /** The copy of the store, consistent as of one moment. */
+  file: string
+  bytes: number
+  /** The copy's key file (sealed secrets open only with it). */
+  key_file: string
+}
+
+/**
+ * A consistent copy of a live store: `VACUUM INTO` reads the whole database inside one read
+ * transaction, so the copy is the store as of one moment while `serve` goes on writing (WAL lets
+ * readers and a writer run together). It works the same on both SQLite drivers. The store's keys
+ * are written beside the copy (0600): without them its sealed secrets cannot be opened.
+ */
+export async function backupStore(db: Kysely<any>, to: string): Promise<BackupResult> {
+  if (existsSync(to)) throw new Error(`${to} already exists; back up to a new file`)
+  const keyring = keyringOf(db)
+  await sql`vacuum into ${to}`.execute(db)
+  writeKeyFile(keyFileOf(to), [...keyring.keys.values()])
+  return {file: to, bytes: statSync(to).size, key_file: keyFileOf(to)}
+}
+
+export interface RestoreResult {
+  file: string
+  from: string
+  bytes: number
+}
+
+/**
+ * Puts a backup in place of a store file. Refused while any process has the store open: leaving
+ * WAL mode needs the only connection to the file, so a `serve` (or any command) still using it
+ * makes the check fail with "busy" and nothing is touched. The backup is copied under a
+ * temporary name and renamed over the store, with its key file beside it.
+ */
+export async function restoreStore(from: string, to: string): Promise<RestoreResult> {
+  if (!existsSync(from)) throw new Error(`no backup at ${from}`)
+  const backup = await openSqlite(from, {readonly: true})
+  try {
+    const ok = backup.value('pragma quick_check')
+    if (ok !== 'ok') throw new Error(`${from} is not an intact SQLite store (quick_check: ${String(ok)})`)
+  } finally {
+    backup.close()
+  }
+  if (existsSync(to)) {
+    const current = await openSqlite(to)
+    try {
+      current.exec('pragma busy_timeout = 0')
+      current.exec('pragma journal_mode = delete')
+      if (String(current.value('pragma journal_mode')).toLowerCase() !== 'delete') throw new Error('busy')
+    } catch {
+      throw new Error(`${to} is in use by another process (a running serve?); stop it before restoring`)
+    } finally {
+      current.close()
+    }
+  }
+  const partial = `${to}.restore-${process.pid}`
+  copyFileSync(from, partial)
+  for (const leftover of [`${to}-wal`, `${to}-shm`]) rmSync(leftover, {force: true})
+  renameSync(partial, to)
+  if (existsSync(keyFileOf(from))) copyFileSync(keyFileOf(from), keyFileOf(to))
+  return {file: to, from, bytes: statSync(to).size}
+}

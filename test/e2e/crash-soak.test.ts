@@ -1,0 +1,182 @@
+import {Decimal} from 'decimal.js'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {npiFromBase} from '../../src/lib/npi.js'
+import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {cliAsync} from '../interfaces/partner/helpers.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function kill(server: RunningCli): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve))
+  process.kill(server.child.pid!, 'SIGKILL')
+  await exited
+}
+
+interface Tx {
+  id: string
+  amount: number
+  type: string
+  status: string
+}
+
+/** Every account's balance equals the fold of its ledger; returns each account's transaction ids. */
+async function verifyLedger(url: string, auth: string, members: number[]): Promise<Map<string, number>> {
+  const seen = new Map<string, number>()
+  for (const id of members) {
+    const summary = (await (await fetch(`${url}/balance/user_id/${id}/summary`, {headers: {authorization: auth}})).text())
+    const available = new Decimal(/"available_funds":(-?[\d.]+)/.exec(summary)![1]!)
+    const list = (await (await fetch(`${url}/balance/user_id/${id}/transactions`, {headers: {authorization: auth}})).json()) as Tx[]
+    let balance = new Decimal(0)
+    for (const tx of list) {
+      seen.set(tx.id, (seen.get(tx.id) ?? 0) + 1)
+      const amount = new Decimal(tx.amount)
+      if (amount.isPositive() && tx.status === 'Completed') balance = balance.plus(amount)
+      if (amount.isNegative() && ['Processing', 'OnHold', 'Completed'].includes(tx.status)) balance = balance.plus(amount)
+    }
+    expect(available.toString(), `member ${id}`).toBe(balance.toString())
+    expect(available.isNegative()).toBe(false)
+  }
+  return seen
+}
+
+describe('crashes, repeated', () => {
+  it('withdrawals at 20 concurrent through 5 SIGKILLs: ledgers balance, every 201 exists exactly once, a backup taken mid-soak restores balanced', async () => {
+    const dir = tempDir('medpanel-soak-')
+    const db = ['--db', join(dir, 'soak.db')]
+    const client = cliJson<{client_id: string; client_secret: string}>(['register-client', ...db, '--name', 'Soak', '--url', 'https://soak.example', '--logo-url', 'https://soak.example/l.png', '--grant', 'balance'])
+    const auth = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+    const members: number[] = []
+    for (let i = 0; i < 4; i++) {
+      const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', `soak${i}@clinic.example`, '--password', 'soak password 1', '--first-name', 'Sam', '--last-name', 'Oak', '--country', 'US', '--specialty', 'Cardiology'])
+      cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '100000', '--type', 'HONORARIUM'])
+      members.push(member.user_id)
+    }
+    const acknowledged: string[] = []
+    const backupFile = join(dir, 'mid-soak-backup.db')
+    for (let round = 0; round < 5; round++) {
+      const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
+      let stopped = false
+      const loop = async (n: number) => {
+        while (!stopped) {
+          try {
+            const res = await fetch(`${server.url}/balance/user_id/${members[n % members.length]}/withdrawals`, {
+              method: 'POST',
+              headers: {authorization: auth, 'content-type': 'application/json'},
+              body: JSON.stringify({type: 'PAYPAL', amount: 1.25, member_details: {first_name: 'Sam', last_name: 'Oak', email: 'sam@clinic.example'}}),
+            })
+            const body = (await res.json()) as {transaction_id?: string}
+            if (res.status === 201) acknowledged.push(body.transaction_id!)
+            else throw new Error(`unexpected ${res.status}: ${JSON.stringify(body)}`)
+          } catch (error) {
+            if (stopped || /fetch failed|ECONNRESET|socket|other side closed|connection/i.test(String((error as Error).cause ?? error))) return
+            throw error
+          }
+        }
+      }
+      const loops = Array.from({length: 20}, (_, n) => loop(n))
+      await sleep(600)
+      if (round === 2) {
+        // An online backup while 20 writers go on.
+        const backup = await cliAsync(['backup', ...db, '--to', backupFile, '--json'])
+        expect(backup.status, backup.stderr).toBe(0)
+      }
+      await sleep(300)
+      stopped = true
+      await kill(server)
+      await Promise.all(loops)
+    }
+    expect(acknowledged.length).toBeGreaterThan(100)
+
+    const last = await startCli(['serve', '--port', '0', '--no-worker', ...db])
+    try {
+      const seen = await verifyLedger(last.url, auth, members)
+      for (const id of acknowledged) expect(seen.get(id), id).toBe(1)
+    } finally {
+      await last.stop()
+    }
+
+    // The mid-soak backup restores to a store whose ledger balances.
+    const restoredDb = ['--db', join(dir, 'restored.db')]
+    const restored = await cliAsync(['restore', ...restoredDb, '--from', backupFile, '--json'])
+    expect(restored.status, restored.stderr).toBe(0)
+    const fromBackup = await startCli(['serve', '--port', '0', '--no-worker', ...restoredDb])
+    try {
+      const seen = await verifyLedger(fromBackup.url, auth, members)
+      expect(seen.size).toBeGreaterThan(members.length)
+    } finally {
+      await fromBackup.stop()
+    }
+  }, 180_000)
+
+  it('restore refuses a store that a running serve has open, and changes nothing', async () => {
+    const dir = tempDir('medpanel-restore-')
+    const db = ['--db', join(dir, 'live.db')]
+    cliJson(['list-clients', ...db])
+    const backup = await cliAsync(['backup', ...db, '--to', join(dir, 'b.db'), '--json'])
+    expect(backup.status, backup.stderr).toBe(0)
+    const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
+    try {
+      const refused = await cliAsync(['restore', ...db, '--from', join(dir, 'b.db')])
+      expect(refused.status).toBe(1)
+      expect(refused.stderr).toMatch(/^Error: .*live\.db is in use by another process \(a running serve\?\); stop it before restoring\n$/)
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('pushes through 5 SIGKILLs mid-delivery: partner-serve ends with exactly the final state, in order', async () => {
+    const dir = tempDir('medpanel-push-soak-')
+    const db = ['--db', join(dir, 'push.db')]
+    const partner = await startCli(['partner-serve', '--port', '0', '--username', 'soak', '--password', 'soak-pw', '--db', join(dir, 'partner.db')])
+    try {
+      const client = cliJson<{client_id: string}>(['register-client', ...db, '--name', 'Soak Partner', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'soak', '--partner-password', 'soak-pw'])
+      const all = Array.from({length: 400}, (_, i) => {
+        const npi = npiFromBase(String(300000000 + i))
+        return {npi, honoraria: 20 + i, url: `https://survey.example/s?npi=${npi}`}
+      })
+      const file = join(dir, 'members.json')
+      writeFileSync(file, JSON.stringify(all))
+      cliJson(['push-project', ...db, '--project-id', 'S1', '--name', 'Soak', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', client.client_id])
+      writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 1000, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
+      cliJson(['push-quota', ...db, '--project-id', 'S1', '--file', join(dir, 'quota.json')])
+      // One member per request: hundreds of deliveries, so each kill lands mid-way.
+      cliJson(['push-members', ...db, '--project-id', 'S1', '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
+      const auth = {authorization: `Basic ${Buffer.from('soak:soak-pw').toString('base64')}`}
+      const received = async () => {
+        const res = await fetch(`${partner.url}/v1/projects/S1/quotas/Q1/members`, {headers: auth})
+        return res.status === 200 ? ((await res.json()) as unknown[]) : []
+      }
+
+      let killsDuringDelivery = 0
+      for (let round = 0; round < 5; round++) {
+        const server = await startCli(['serve', '--port', '0', ...db])
+        const before = (await received()).length
+        for (let i = 0; i < 200 && (await received()).length < before + 20; i++) await sleep(10)
+        await kill(server)
+        const pending = cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'pending'])
+        if (pending.length > 0) killsDuringDelivery++
+      }
+      expect(killsDuringDelivery).toBeGreaterThanOrEqual(3)
+
+      const final = await startCli(['serve', '--port', '0', ...db])
+      try {
+        let members: unknown[] = []
+        for (let i = 0; i < 600; i++) {
+          members = await received()
+          if (members.length === all.length && cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'pending']).length === 0) break
+          await sleep(50)
+        }
+        // Exactly the final state, in the order it was pushed: no member lost or doubled.
+        expect(members).toEqual(all)
+        expect(cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'failed'])).toEqual([])
+      } finally {
+        await final.stop()
+      }
+    } finally {
+      await partner.stop()
+    }
+  }, 180_000)
+})
