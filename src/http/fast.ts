@@ -2,7 +2,16 @@ import type {Context, TypedResponse} from 'hono'
 import type {ContentfulStatusCode} from 'hono/utils/http-status'
 
 interface NodeBindings {
-  incoming?: {headers: Record<string, string | string[] | undefined>}
+  incoming?: {headers: Record<string, string | string[] | undefined>; socket?: {remoteAddress?: string}}
+}
+
+/**
+ * The address the request came from: the peer of the TCP connection. Behind a reverse proxy that
+ * is the proxy, so a throttle keyed on it counts the proxy's traffic together; accounts are still
+ * throttled one by one. Undefined where the runtime does not tell (in-process test requests).
+ */
+export function clientAddress(c: Context): string | undefined {
+  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress
 }
 
 /**

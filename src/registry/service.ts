@@ -4,6 +4,7 @@ import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
 import {sealSecret, writeTransaction} from '../store/db.js'
+import {throttled} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
@@ -160,16 +161,24 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
   return {client_id: id, client_secret: secret}
 }
 
-/** The client when id and secret match (compared in constant time), otherwise undefined. */
-export async function authenticateClient(db: Db, id: string, secret: string): Promise<ClientRow | undefined> {
-  const row = await repo.findClient(db, id)
-  // Hash even when the client is unknown so the timing does not tell which ids exist.
-  const presented = sha256(secret)
-  if (!row) {
-    safeEqual(presented, presented)
-    return undefined
+/**
+ * The client when id and secret match (compared in constant time), otherwise undefined. With an
+ * `attempt` (every HTTP caller gives one) the check runs under the failed-attempt throttle
+ * (throttle.ts): 429 while the client id or the address is locked.
+ */
+export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<ClientRow | undefined> {
+  const check = async () => {
+    const row = await repo.findClient(db, id)
+    // Hash even when the client is unknown so the timing does not tell which ids exist.
+    const presented = sha256(secret)
+    if (!row) {
+      safeEqual(presented, presented)
+      return undefined
+    }
+    return safeEqual(presented, row.secret_hash) ? row : undefined
   }
-  return safeEqual(presented, row.secret_hash) ? row : undefined
+  if (!attempt) return check()
+  return throttled(db, {account: `client:${id}`, address: attempt.address}, attempt.now, check)
 }
 
 export interface MemberView {

@@ -45,10 +45,19 @@ export interface SettingTable {
   value: string
 }
 
+/** Failed authentications of one subject (`member:…`, `client:…`, `key:…`, `address:…`). */
+export interface AuthFailureTable {
+  subject: string
+  failures: number
+  locked_until: string | null
+  last_failure_at: string
+}
+
 export interface RegistryTables {
   clients: ClientTable
   members: MemberTable
   settings: SettingTable
+  auth_failures: AuthFailureTable
 }
 
 export type ClientRow = Selectable<ClientTable>

@@ -8,6 +8,8 @@ import {AppError} from '../../errors.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
+import {clientAddress} from '../../http/fast.js'
+import type {Clock} from '../../lib/clock.js'
 import type {Db} from '../../store/database.js'
 import {toJson} from './decimal-json.js'
 import {listCountries, regionsOf} from './reference-data.js'
@@ -37,11 +39,11 @@ const CHALLENGE = {'WWW-Authenticate': 'Basic realm="medpanel balance", charset=
  * HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant.
  * Every failure is the spec's 401 ("authentication failed or no permission").
  */
-export function balanceClientAuth(db: Db): MiddlewareHandler {
+export function balanceClientAuth(db: Db, clock: Clock): MiddlewareHandler {
   return async function requireBalanceClient(c, next) {
     const credentials = parseBasicAuth(c.req.raw)
     if (!credentials) throw new AppError('unauthorized', 'HTTP Basic authentication with client_id:client_secret is required', {headers: CHALLENGE})
-    const client = await authenticateClient(db, credentials.username, credentials.password)
+    const client = await authenticateClient(db, credentials.username, credentials.password, {now: clock.now(), address: clientAddress(c)})
     if (!client) throw new AppError('unauthorized', 'client authentication failed', {headers: CHALLENGE})
     if (client.expired_at !== null) throw new AppError('unauthorized', 'this client account has expired', {headers: CHALLENGE})
     if (!hasGrant(client, 'balance')) throw new AppError('unauthorized', 'this client has no permission for the balance interface', {headers: CHALLENGE})
@@ -76,7 +78,7 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
     await next()
     c.header('Cache-Control', 'no-store')
   })
-  app.use('/balance/*', balanceClientAuth(db))
+  app.use('/balance/*', balanceClientAuth(db, deps.clock))
   app.use(
     PATHS.withdrawals,
     bodyLimit({

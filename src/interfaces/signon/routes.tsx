@@ -8,7 +8,7 @@ import {AppError} from '../../errors.js'
 import {bearerGuard} from '../../http/bearer-auth.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {guardChain} from '../../http/guards.js'
-import {jsonResponse} from '../../http/fast.js'
+import {clientAddress, jsonResponse} from '../../http/fast.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {keyringOf} from '../../store/db.js'
@@ -122,11 +122,11 @@ function clientCredentials(c: Context, form: {client_id?: string | undefined; cl
     }
     const clientId = decode(basic.username)
     if (form.client_id !== undefined && form.client_id !== clientId) throw new AppError('invalid_request', 'client_id in the body differs from the Authorization header')
-    return {clientId, clientSecret: decode(basic.password)}
+    return {clientId, clientSecret: decode(basic.password), address: clientAddress(c)}
   }
   if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret')
   if (form.client_secret === undefined) throw new AppError('invalid_client', 'client_secret is required')
-  return {clientId: form.client_id, clientSecret: form.client_secret}
+  return {clientId: form.client_id, clientSecret: form.client_secret, address: clientAddress(c)}
 }
 
 export function signonRoutes(deps: AppDeps): OpenAPIHono {
@@ -181,12 +181,13 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
     const params = formParams(form)
     try {
-      const member = await signon.signIn(db, form.email ?? '', form.password ?? '')
+      const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {now: clock.now(), address: clientAddress(c)})
       await startSession(c, secret, member.id, clock.now(), publicHttps)
     } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'access_denied') throw error
+      // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
+      if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
       const csrf = await csrfToken(c, secret, publicHttps)
-      return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} error={error.message} />, error.status as 401)
+      return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
     }
     const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
     return c.redirect(`/oauth/authorize?${query}`, 303)

@@ -6,6 +6,7 @@ import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../.
 import {randomToken} from '../../lib/ids.js'
 import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
+import {assertNotLocked, recordFailure, recordSuccess} from '../../registry/throttle.js'
 import type {ClientRow, MemberRow} from '../../registry/tables.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
@@ -80,11 +81,21 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
 }
 
 /** Checks a member's e-mail and password; inactive members cannot sign in. */
-export async function signIn(db: Db, email: string, password: string): Promise<MemberRow> {
+/**
+ * Checks a member's e-mail and password under the failed-attempt throttle (registry/throttle.ts):
+ * per account and per address; while locked the password is not checked at all.
+ */
+export async function signIn(db: Db, email: string, password: string, attempt: {now: Date; address?: string | undefined}): Promise<MemberRow> {
+  const subjects = {account: `member:${email.trim().toLowerCase()}`, address: attempt.address}
+  await assertNotLocked(db, subjects, attempt.now)
   const member = await findMemberByEmail(db, email)
-  // Verify against a dummy hash when the member is unknown, so timing does not reveal e-mails.
+  // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
   const ok = await verifyPassword(password, member?.password_hash ?? decoyHash())
-  if (!member || !ok) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  if (!member || !ok) {
+    await recordFailure(db, subjects, attempt.now)
+    throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  }
+  await recordSuccess(db, subjects)
   if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
   // A hash made with older parameters is replaced now, while the password is at hand. Not a
   // password change: tokens and sign-in sessions stay as they are.
@@ -158,10 +169,12 @@ async function mintToken(db: Db, client: ClientRow, memberId: number | null, sco
 export interface ClientCredentials {
   clientId: string
   clientSecret: string
+  /** Where the request came from, for the failed-attempt throttle. */
+  address?: string | undefined
 }
 
-async function requireClient(db: Db, credentials: ClientCredentials): Promise<ClientRow> {
-  const client = await authenticateClient(db, credentials.clientId, credentials.clientSecret)
+async function requireClient(db: Db, credentials: ClientCredentials, now: Date): Promise<ClientRow> {
+  const client = await authenticateClient(db, credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
   return client
@@ -182,7 +195,7 @@ export async function exchangeCode(db: Kysely<Database>, credentials: ClientCred
   if (grant.codeVerifier !== undefined && !isValidVerifier(grant.codeVerifier)) {
     throw invalidRequest('code_verifier must be 43 to 128 unreserved characters')
   }
-  const client = await requireClient(db, credentials)
+  const client = await requireClient(db, credentials, now)
   if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the authorization_code grant')
   const codeHash = sha256(grant.code)
   const stamp = iso(now)
@@ -214,7 +227,7 @@ export async function exchangeCode(db: Kysely<Database>, credentials: ClientCred
 
 /** client_credentials grant: a token acting for the client itself, for clients that own pulses. */
 export async function exchangeClientCredentials(db: Db, credentials: ClientCredentials, scope: string | undefined, now: Date): Promise<TokenResponse> {
-  const client = await requireClient(db, credentials)
+  const client = await requireClient(db, credentials, now)
   if (!hasGrant(client, 'pulses')) throw new AppError('unauthorized_client', 'client_credentials is only for clients with the pulses grant')
   const scopes = scope ? scope.split(' ').filter(Boolean) : [...CLIENT_SCOPES]
   const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))

@@ -5,6 +5,7 @@ import * as partner from './2026112202_partner.js'
 import * as balance from './2026112203_balance.js'
 import * as pulses from './2026112204_pulses.js'
 import * as sealedSecrets from './2026112401_sealed_secrets.js'
+import * as authFailures from './2026112402_auth_failures.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -17,4 +18,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112203_balance': balance,
   '2026112204_pulses': pulses,
   '2026112401_sealed_secrets': sealedSecrets,
+  '2026112402_auth_failures': authFailures,
 }
