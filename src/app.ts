@@ -10,6 +10,7 @@ import {balanceRoutes} from './interfaces/balance/routes.js'
 import {conversationRoutes} from './interfaces/conversations/routes.js'
 import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {docsPage} from './http/docs.js'
+import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = '0.1.0'
 
@@ -23,6 +24,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
   app.use(accessLog(log))
+  for (const path of PAGE_PATHS) app.use(path, pageHeaders())
 
   app.get('/healthz', async (c) => {
     await deps.db.selectFrom('settings').select('key').limit(1).execute()

@@ -274,6 +274,8 @@ export async function updateMember(db: Kysely<Database>, id: number, input: Memb
       change.password_changed_at = stamp
     }
     if (patch.active !== undefined) change.active = patch.active ? 1 : 0
+    // Every sign-in session ends with the password or the membership, not only tokens and codes.
+    if (passwordHash !== undefined || (patch.active === false && row.active === 1)) change.sessions_ended_at = stamp
     await repo.updateMemberRow(trx, id, change)
     if (passwordHash !== undefined || (patch.active === false && row.active === 1)) {
       revoked = await revokeTokens(trx, {memberId: id}, stamp)

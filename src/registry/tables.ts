@@ -1,4 +1,4 @@
-import type {Generated, Insertable, Selectable, Updateable} from 'kysely'
+import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
 
 /** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
 export interface ClientTable {
@@ -35,6 +35,8 @@ export interface MemberTable {
   active: number
   /** Sign-in sessions older than this are void. */
   password_changed_at: string
+  /** Consent-page sessions started before this are void (deactivation, password change). */
+  sessions_ended_at: ColumnType<string | null, string | null | undefined, string | null>
   created_at: string
   updated_at: string
 }

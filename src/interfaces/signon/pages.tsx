@@ -16,7 +16,6 @@ const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="no-referrer" />
       <title>{title} · medpanel</title>
       <style>{STYLE}</style>
     </head>

@@ -102,11 +102,15 @@ export async function signIn(db: Db, email: string, password: string, attempt: {
   if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
   return member
 }
-/** The member behind a sign-in cookie, unless it aged out, or the member changed password or left. */
+/**
+ * The member behind a sign-in cookie, unless it aged out, or the member's sessions were ended
+ * after it began (a password change or a deactivation, even one undone since), or the member left.
+ */
 export async function sessionMember(db: Db, session: {memberId: number; issuedAt: number}, now: Date): Promise<MemberRow | undefined> {
   if (now.getTime() - session.issuedAt > SESSION_SECONDS * 1000) return undefined
   const member = await findMember(db, session.memberId)
   if (!member || member.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
+  if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= session.issuedAt) return undefined
   return member
 }
 

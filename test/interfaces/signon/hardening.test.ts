@@ -8,7 +8,7 @@ import {addMember, registerClient, updateMember, type RegisteredClient} from '..
 import {openStore, writeTransaction} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {tempDir} from '../../helpers/cli.js'
-import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, exchange, getCode, setupClientAndMember} from './flow.js'
+import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, exchange, getCode, setupClientAndMember, signIn} from './flow.js'
 
 describe('sign-on hardening', () => {
   let ctx: TestContext
@@ -37,6 +37,19 @@ describe('sign-on hardening', () => {
     await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
     await updateMember(ctx.db, 1, {active: true}, ctx.clock.now())
     await expectInvalidGrant(await exchange(ctx, grant(code)))
+  })
+
+  it('a deactivation ends the member\'s sign-in sessions, and reactivating does not bring them back', async () => {
+    const {jar} = await signIn(ctx, authorizeParams(client.client_id))
+    const consent = async () => (await ctx.app.request(authorizeUrl(authorizeParams(client.client_id)), {headers: jar.header()})).text()
+    expect(await consent()).toContain('name="decision"')
+    ctx.clock.advance(1)
+    await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
+    await updateMember(ctx.db, 1, {active: true}, ctx.clock.now())
+    // Back to the sign-in form, not the consent buttons.
+    const page = await consent()
+    expect(page).not.toContain('name="decision"')
+    expect(page).toContain('name="password"')
   })
 
   it('a failed HTTP Basic client authentication carries a Basic challenge', async () => {
@@ -135,6 +148,29 @@ describe('member info refusals beyond a dead token', () => {
       expect(info.status).toBe(401)
       expect(info.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/)
       expect(((await info.json()) as {error: string}).error).toBe('invalid_token')
+    } finally {
+      await ctx.store.close()
+    }
+  })
+})
+
+describe('headers on every HTML page', () => {
+  it('sends a strict Content-Security-Policy, Referrer-Policy same-origin and nosniff, and no no-referrer', async () => {
+    const ctx = await freshApp({demo: true})
+    try {
+      const {client} = await setupClientAndMember(ctx)
+      const pages = [authorizeUrl(authorizeParams(client.client_id)), '/oauth/authorize?client_id=nobody', '/demo/callback?code=abc', '/docs']
+      for (const path of pages) {
+        const res = await ctx.app.request(path)
+        expect(res.headers.get('content-type'), path).toMatch(/^text\/html/)
+        const csp = res.headers.get('content-security-policy') ?? ''
+        expect(csp, path).toContain("default-src 'none'")
+        expect(csp, path).toContain("frame-ancestors 'none'")
+        expect(csp, path).toContain("form-action 'self'")
+        expect(res.headers.get('referrer-policy'), path).toBe('same-origin')
+        expect(res.headers.get('x-content-type-options'), path).toBe('nosniff')
+        expect(await res.text(), path).not.toContain('no-referrer"')
+      }
     } finally {
       await ctx.store.close()
     }
