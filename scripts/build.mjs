@@ -17,6 +17,9 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   splitting: true,
+  // Smaller code parses and compiles faster, and every CLI start compiles what it loads.
+  minifyWhitespace: true,
+  minifySyntax: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',

@@ -1,9 +1,13 @@
 import {extendZodWithOpenApi} from '@hono/zod-openapi'
 import {z} from 'zod'
 
-// zod with `.openapi()`, extended here rather than as a side effect of importing
-// @hono/zod-openapi: a command's bundle chunk may load a schema before any route module, and the
-// extension must already be in place when that schema is built.
-extendZodWithOpenApi(z)
-
-export {z}
+/**
+ * Gives zod's schemas `.openapi()`. Each schema module that documents HTTP routes calls this at
+ * its top, before defining anything: importing @hono/zod-openapi for its side effect is not
+ * enough once the CLI is split into per-command chunks, since a chunk may build its schemas
+ * before any module that happened to trigger the extension ran. Idempotent. Schemas that never
+ * call `.openapi()` import plain zod and keep the HTTP stack out of the commands that do not serve.
+ */
+export function useOpenApi(): void {
+  extendZodWithOpenApi(z)
+}

@@ -1,4 +1,4 @@
-import {z} from '../lib/zod.js'
+import {z} from 'zod'
 import {isValidNpi} from '../lib/npi.js'
 
 export const GRANTS = ['signon', 'balance', 'pulses', 'conversations', 'partner'] as const

@@ -1,5 +1,5 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
-import {z} from '../../lib/zod.js'
+import {z} from '@hono/zod-openapi'
 import type {Context, MiddlewareHandler} from 'hono'
 import {bodyLimit} from 'hono/body-limit'
 import {auth as parseBasicAuth} from 'hono/utils/basic-auth'

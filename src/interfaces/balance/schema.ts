@@ -1,4 +1,7 @@
-import {z} from '../../lib/zod.js'
+import {z} from 'zod'
+import {useOpenApi} from '../../lib/zod.js'
+
+useOpenApi()
 import {AppError} from '../../errors.js'
 import {looksLikeAmount} from './money.js'
 import {isCountry, isRegionOf} from './reference-data.js'

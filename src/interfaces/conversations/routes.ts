@@ -1,5 +1,5 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
-import {z} from '../../lib/zod.js'
+import {z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'

@@ -1,5 +1,5 @@
 import {Decimal} from 'decimal.js'
-import {z} from '../../lib/zod.js'
+import {z} from 'zod'
 
 export const METHODS = ['summary', 'data'] as const
 export type Method = (typeof METHODS)[number]

@@ -1,5 +1,5 @@
 import {Decimal} from 'decimal.js'
-import {z} from '../../lib/zod.js'
+import {z} from 'zod'
 import {isValidNpi} from '../../lib/npi.js'
 
 /**

@@ -1,4 +1,7 @@
-import {z} from '../../lib/zod.js'
+import {z} from 'zod'
+import {useOpenApi} from '../../lib/zod.js'
+
+useOpenApi()
 
 /** The question types the spec lists; the seeder uses all of them. */
 export const QUESTION_TYPES = ['Rank', 'Text', 'MultiSelect', 'SingleSelect', 'GridMultiSelect', 'GridSingleSelect', 'Numeric'] as const

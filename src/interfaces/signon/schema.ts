@@ -1,4 +1,7 @@
-import {z} from '../../lib/zod.js'
+import {z} from 'zod'
+import {useOpenApi} from '../../lib/zod.js'
+
+useOpenApi()
 
 /** One query or form value: a repeated parameter arrives as an array and fails here. */
 const param = (max = 2048) => z.string({error: 'must be given once'}).max(max, `must be at most ${max} characters`).optional()
