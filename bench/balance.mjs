@@ -7,7 +7,7 @@ import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
 import {parseArgs} from 'node:util'
-import {cannon, fmt, startBareServer, startJsonServer, tempDb, BIN} from './lib.mjs'
+import {cannon, fmt, startBareServer, startJsonServer, tempDb, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
 
 const {values} = parseArgs({
   options: {
@@ -66,7 +66,7 @@ const account = () => 1 + pick(accountCount)
 
 // As shipped: access log on (stderr to a file), durability on, the delivery worker running.
 const serveLog = db.replace(/\.db$/, '.serve.log')
-const service = await startJsonServer(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--json'], {stderrFile: serveLog})
+const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', '--db', db, '--json'], {stderrFile: serveLog})
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
 try {
   const headers = {authorization: auth, 'content-type': 'application/json'}

@@ -8,6 +8,12 @@ import {fileURLToPath} from 'node:url'
 
 export const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 
+/**
+ * Node flags for the measured server: BENCH_PROFILE_DIR=dir writes a CPU profile of it there
+ * (the closing notes quote their top entries). Empty otherwise: the server runs as shipped.
+ */
+export const SERVER_NODE_FLAGS = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+
 export function tempDb(name) {
   return join(mkdtempSync(join(tmpdir(), 'medpanel-bench-')), name)
 }

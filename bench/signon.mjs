@@ -15,7 +15,7 @@ const db = tempDb('signon.db')
 cliJson(['demo', '--db', db])
 const {access_token: token} = cliJson(['issue-token', '--db', db, '--member', '1', '--client', 'demo-client'])
 
-const service = await startJsonServer(process.execPath, [BIN, 'serve', '--port', '0', '--no-worker', '--db', db, '--json'])
+const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', '--no-worker', '--db', db, '--json'])
 const bare = await startBareServer('{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}')
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 try {

@@ -50,11 +50,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.args = args as CommandArgs<T>
   }
 
-  /** The store, opened and migrated on first use and closed when the command ends. */
-  protected async openStore(): Promise<Store> {
+  /**
+   * The store, opened and migrated on first use and closed when the command ends. `reader` also
+   * opens the read-only connection plain reads use (serve).
+   */
+  protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
     if (!this.store) {
       const flags = this.flags as {db: string; 'database-url'?: string}
-      this.store = await openStore(flags['database-url'] ? {url: flags['database-url']} : {file: flags.db})
+      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file: flags.db}), ...options})
     }
     return this.store
   }

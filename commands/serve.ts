@@ -21,7 +21,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
   }
 
   async run(): Promise<void> {
-    const {db} = await this.openStore()
+    const {db} = await this.openStore({reader: true})
     const flags = this.flags
     const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo})
     const server = await startServer(app, {port: flags.port, host: flags.host})

@@ -3,7 +3,7 @@ import {iso} from '../lib/clock.js'
 import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
-import {sealSecret, writeTransaction} from '../store/db.js'
+import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
 import {throttled} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
@@ -168,7 +168,7 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
  */
 export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<ClientRow | undefined> {
   const check = async () => {
-    const row = await repo.findClient(db, id)
+    const row = await repo.findClient(readerOf(db), id)
     // Hash even when the client is unknown so the timing does not tell which ids exist.
     const presented = sha256(secret)
     if (!row) {

@@ -2,7 +2,7 @@ import {AppError} from '../errors.js'
 import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
 import type {Db} from '../store/database.js'
-import {writeTransaction} from '../store/db.js'
+import {readerOf, writeTransaction} from '../store/db.js'
 
 /**
  * Guessing slowed, the way OWASP and the big identity providers do it: each account (a member's
@@ -55,7 +55,7 @@ export function tooManyAttempts(retryAfterSeconds: number): AppError {
 
 /** Refuses (429) while the account or the address is locked; otherwise does nothing. */
 export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<void> {
-  const rows = await db.selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', subjectsOf(subjects)).execute()
+  const rows = await readerOf(db).selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', subjectsOf(subjects)).execute()
   const stamp = iso(now)
   let wait = 0
   for (const row of rows) {
@@ -105,5 +105,5 @@ export async function throttled<T>(db: Db, subjects: Subjects, now: Date, check:
 }
 
 async function hasFailures(db: Db, subject: string): Promise<boolean> {
-  return (await db.selectFrom('auth_failures').select('subject').where('subject', '=', subject).executeTakeFirst()) !== undefined
+  return (await readerOf(db).selectFrom('auth_failures').select('subject').where('subject', '=', subject).executeTakeFirst()) !== undefined
 }

@@ -6,6 +6,11 @@ export interface StoreContext {
   version?: () => number
   /** The store's keys, loaded (or, for a new store, made) on first use. */
   keyring: () => Keyring
+  /**
+   * A second, read-only connection to the same file, for plain reads that must not queue behind
+   * a batch of writes on the writer's connection (WAL lets it read while the writer writes).
+   */
+  reader?: object
 }
 
 const contexts = new WeakMap<object, StoreContext>()
@@ -18,8 +23,11 @@ export function contextOf(db: object): StoreContext | undefined {
   return contexts.get(db)
 }
 
-/** A connection or transaction taken from a store handle answers for the same store. */
+/**
+ * A connection or transaction taken from a store handle answers for the same store, but reads
+ * inside a transaction stay on that transaction (they must see its own writes).
+ */
 export function inheritContext(child: object, parent: object): void {
   const context = contexts.get(parent)
-  if (context) contexts.set(child, context)
+  if (context) contexts.set(child, {...context, reader: undefined})
 }

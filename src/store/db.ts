@@ -22,6 +22,11 @@ export interface StoreOptions {
    * a store that is not at this release's schema is refused.
    */
   readonly?: boolean
+  /**
+   * Also open a read-only connection for plain reads (see `readerOf`): what `serve` does, so reads
+   * are answered while the writer's connection is busy with a batch. Ignored for in-memory stores.
+   */
+  reader?: boolean
 }
 
 export interface Store<DB = Database> {
@@ -103,6 +108,15 @@ export function storeVersion(db: Kysely<any>): number | undefined {
   return contextOf(db)?.version?.()
 }
 
+/**
+ * Where a plain read (one statement, or several that need no common snapshot) should go: the
+ * store's read-only connection when it has one, else `db` itself. Inside a transaction it is the
+ * transaction, so a request sees its own writes.
+ */
+export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
+  return (contextOf(db)?.reader as Kysely<DB> | undefined) ?? db
+}
+
 /** The keys that seal this store's secrets (see secrets.ts). */
 export function keyringOf(db: Kysely<any>): Keyring {
   const context = contextOf(db)
@@ -127,6 +141,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
   const {dialect, kind, where, version, file} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
+  let reader: Kysely<DB> | undefined
   try {
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
     let keys: Keyring | undefined
@@ -136,11 +151,25 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     else await migrateToLatest(db, schema, where, {get keyring() {
       return keyring()
     }})
+    if (options.reader && !options.readonly && file !== undefined && file !== ':memory:' && file !== '') {
+      const handle = withStatementCache(await openSqlite(file, {readonly: true}))
+      reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
+      setContext(reader, {version: handle.version, keyring})
+      setContext(db, {...(version ? {version} : {}), keyring, reader})
+    }
   } catch (error) {
+    await reader?.destroy()
     await db.destroy()
     throw error
   }
-  return {db, kind, close: () => db.destroy()}
+  return {
+    db,
+    kind,
+    close: async () => {
+      await reader?.destroy()
+      await db.destroy()
+    },
+  }
 }
 
 /**

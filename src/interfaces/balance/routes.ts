@@ -11,6 +11,7 @@ import {authenticateClient, hasGrant} from '../../registry/service.js'
 import {clientAddress} from '../../http/fast.js'
 import type {Clock} from '../../lib/clock.js'
 import type {Db} from '../../store/database.js'
+import {readerOf} from '../../store/db.js'
 import {toJson} from './decimal-json.js'
 import {listCountries, regionsOf} from './reference-data.js'
 import {
@@ -72,6 +73,8 @@ const PATHS = {
 
 export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
+  // Plain reads go to the store's read-only connection, so they never wait behind a batch of writes.
+  const reader = readerOf(db)
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
 
   app.use('/balance/*', errorShape(renderMessage), async (c, next) => {
@@ -90,20 +93,20 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   )
 
   app.get(PATHS.summary, async (c) => {
-    const member = await balance.resolveAccountHolder(db, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.getSummary(db, member))
+    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
+    return send(c, await balance.getSummary(reader, member))
   })
 
   app.get(PATHS.transactions, async (c) => {
-    const member = await balance.resolveAccountHolder(db, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.listTransactions(db, member))
+    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
+    return send(c, await balance.listTransactions(reader, member))
   })
 
-  app.get(PATHS.transaction, async (c) => send(c, await balance.getTransaction(db, c.req.param('id'))))
+  app.get(PATHS.transaction, async (c) => send(c, await balance.getTransaction(reader, c.req.param('id'))))
 
   app.get(PATHS.withdrawalTypes, async (c) => {
-    const member = await balance.resolveAccountHolder(db, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.listWithdrawalTypes(db, member))
+    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
+    return send(c, await balance.listWithdrawalTypes(reader, member))
   })
 
   app.post(PATHS.withdrawals, async (c) => {

@@ -8,7 +8,7 @@ import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
 import {assertNotLocked, recordFailure, recordSuccess} from '../../registry/throttle.js'
 import type {ClientRow, MemberRow} from '../../registry/tables.js'
-import {writeTransaction} from '../../store/db.js'
+import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
 import {isValidChallenge, isValidVerifier, verifierMatches} from './pkce.js'
 import * as repo from './repository.js'
@@ -266,7 +266,7 @@ export interface LiveToken {
  */
 export async function resolveToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
   if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
-  const row = await repo.findTokenWithOwners(db, sha256(token))
+  const row = await repo.findTokenWithOwners(readerOf(db), sha256(token))
   if (!row) return {dead: 'The access token is invalid'}
   if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
   const grant = grantOf(row)
