@@ -23,12 +23,15 @@ export default class Serve extends BaseCommand<typeof Serve> {
   async run(): Promise<void> {
     const {db} = await this.openStore({reader: true})
     const flags = this.flags
-    const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo})
+    // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
+    const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
+    const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo, readiness})
     const server = await startServer(app, {port: flags.port, host: flags.host})
     const baseUrl = flags['base-url'] ?? server.url
     let demo
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now()) : undefined
+      readiness.ready = true
     } catch (error) {
       // Without this the listening socket would keep a process alive that already said Error.
       await server.close()

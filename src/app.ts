@@ -26,9 +26,14 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   app.use(accessLog(log))
   for (const path of PAGE_PATHS) app.use(path, pageHeaders())
 
+  // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
+  // demo data and its credentials exist. A load balancer or a test script can trust a 200.
   app.get('/healthz', async (c) => {
+    if (deps.readiness && !deps.readiness.ready) {
+      return c.json({status: 'starting', reason: deps.readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
+    }
     await deps.db.selectFrom('settings').select('key').limit(1).execute()
-    return c.json({status: 'ok', version: SERVICE_VERSION})
+    return c.json({status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
 
   app.route('/', signonRoutes(deps))

@@ -12,4 +12,15 @@ export interface AppDeps {
   log?: (line: string) => void
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
+  /**
+   * Whether the service is ready to be used; `/healthz` answers 503 with the reason until it is.
+   * `serve` holds it unready while the demo data set is being seeded. Omitted: always ready.
+   */
+  readiness?: Readiness
+}
+
+export interface Readiness {
+  ready: boolean
+  /** Why not ready yet, for /healthz. */
+  reason: string
 }

@@ -14,3 +14,38 @@ describe('serve --demo', () => {
     expect(Date.now() - started).toBeLessThan(20_000)
   })
 })
+
+describe('readiness', () => {
+  it('/healthz says 503 "starting" until the demo data exists, and 200 only once its credentials work', async () => {
+    const {spawn} = await import('node:child_process')
+    const {cliArgv} = await import('../helpers/cli.js')
+    const {createServer} = await import('node:net')
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const {port} = probe.address() as {port: number}
+        probe.close(() => resolve(port))
+      })
+    })
+    const [command, ...argv] = cliArgv(['serve', '--demo', '--no-worker', '--port', String(port), '--db', join(tempDir(), 'ready.db')])
+    const child = spawn(command, argv, {stdio: 'ignore'})
+    try {
+      const seen: number[] = []
+      for (let i = 0; i < 600; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined)
+        if (res) {
+          seen.push(res.status)
+          const body = (await res.json()) as {status: string; reason?: string}
+          if (res.status === 503) expect(body).toMatchObject({status: 'starting', reason: 'seeding the demo data set'})
+          if (res.status === 200) break
+        }
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      expect(seen.at(-1)).toBe(200)
+      // The moment it says ready, the demo's published credentials work.
+      const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {method: 'POST', body: new URLSearchParams({grant_type: 'client_credentials', client_id: 'demo-client', client_secret: 'demo-client-secret'})})
+      expect(token.status).toBe(200)
+    } finally {
+      process.kill(child.pid!, 'SIGTERM')
+    }
+  })
+})
