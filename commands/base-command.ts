@@ -57,6 +57,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
     if (!this.store) {
       const flags = this.flags as {db: string; 'database-url'?: string}
+      // An empty value is a script whose variable was unset: refuse it rather than write a
+      // store nobody will find again.
+      if (flags['database-url'] === '') throw new AppError('bad_request', '--database-url (or MEDPANEL_DATABASE_URL) is empty; give a database URL')
+      const dbGiven = this.argv.some((arg) => arg === '--db' || arg.startsWith('--db='))
+      if (flags['database-url'] === undefined && !dbGiven && process.env.MEDPANEL_DB === '') {
+        throw new AppError('bad_request', 'MEDPANEL_DB is set but empty; give the store file, e.g. --db ./medpanel.db')
+      }
+      if (flags['database-url'] === undefined && flags.db.trim() === '') throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
       this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file: flags.db}), ...options})
     }
     return this.store

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {readMembersFile, queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
+import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'
 
 export default class PushMembers extends BaseCommand<typeof PushMembers> {
@@ -17,6 +18,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     append: Flags.boolean({description: 'append to the current list (POST) instead of replacing it', default: false}),
     chunk: Flags.integer({description: 'members per request', default: DEFAULT_CHUNK, min: 1, max: 100_000}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
+    'allow-empty': Flags.boolean({description: 'let an empty file replace the partner\'s list with an empty one (refused otherwise)', default: false}),
   }
 
   async run(): Promise<PushMembersResult & {wait: WaitSummary | null}> {
@@ -25,6 +27,11 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
     const file = await this.need(flags.file, 'file', 'Members file (.json or .csv)')
     const {members, label} = await readMembersFile(file)
+    // An empty or header-only file is far more often a broken export than a wish to empty the
+    // partner's list of thousands; replacing with nothing takes an explicit flag.
+    if (members.length === 0 && (flags.append || !flags['allow-empty'])) {
+      throw new AppError('bad_request', flags.append ? `${file} holds no members: nothing to append` : `${file} holds no members; to empty the quota's list at the partner, add --allow-empty`)
+    }
     const {db} = await this.openStore()
     // Progress goes to stderr and only for people: never under --json.
     // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.

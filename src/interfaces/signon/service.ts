@@ -243,6 +243,7 @@ export async function exchangeClientCredentials(db: Db, credentials: ClientCrede
 export async function issueToken(db: Db, memberId: number, clientId: string, now: Date): Promise<TokenResponse> {
   const client = await getClientRow(db, clientId)
   if (client.expired_at !== null) throw new AppError('bad_request', `client ${clientId} has expired`)
+  if (!hasGrant(client, 'signon')) throw new AppError('bad_request', `client ${clientId} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`)
   const member = await getMemberRow(db, memberId)
   if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
   return mintToken(db, client, memberId, MEMBER_SCOPES.join(' '), null, now)
@@ -274,6 +275,8 @@ export async function resolveToken(db: Db, token: string, now: Date): Promise<Li
   if (remainingMs !== null && remainingMs <= 0) return {dead: 'The access token expired'}
   if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
   if (row.member_id !== null && row.member_active !== 1) return {dead: 'The member is not active'}
+  // A member's token is sign-on's: it dies with the client's signon grant, as the authorize endpoint refuses such a client.
+  if (row.member_id !== null && !grant.live.clientGrants.includes('signon')) return {dead: 'The client no longer has the signon grant'}
   return {...grant.live, expiresInSeconds: remainingMs === null ? null : Math.ceil(remainingMs / 1000)}
 }
 

@@ -4,11 +4,11 @@ import {createApp} from '../../../src/app.js'
 import {issueToken, resolveToken} from '../../../src/interfaces/signon/service.js'
 import {revokeTokens} from '../../../src/interfaces/signon/repository.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {addMember, registerClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {addMember, registerClient, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {openStore, writeTransaction} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {tempDir} from '../../helpers/cli.js'
-import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, exchange, getCode, setupClientAndMember, signIn} from './flow.js'
+import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, bearer, exchange, getCode, setupClientAndMember, signIn, tokenFor} from './flow.js'
 
 describe('sign-on hardening', () => {
   let ctx: TestContext
@@ -50,6 +50,15 @@ describe('sign-on hardening', () => {
     const page = await consent()
     expect(page).not.toContain('name="decision"')
     expect(page).toContain('name="password"')
+  })
+
+  it('a member token dies with its client\'s signon grant, as the authorize endpoint would refuse that client', async () => {
+    const token = await tokenFor(ctx, client)
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
+    await updateClient(ctx.db, client.client_id, {grants: ['balance']}, ctx.clock.now())
+    const res = await ctx.app.request('/user/oauth/token/info', bearer(token))
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as {error_description: string}).error_description).toMatch(/signon grant/)
   })
 
   it('a failed HTTP Basic client authentication carries a Basic challenge', async () => {

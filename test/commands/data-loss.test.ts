@@ -1,0 +1,45 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {cli, cliJson, tempDir} from '../helpers/cli.js'
+
+const oneLineError = (result: {status: number; stdout: string; stderr: string}, pattern: RegExp) => {
+  expect(result.status).toBe(1)
+  expect(result.stdout).toBe('')
+  expect(result.stderr.trim().split('\n')).toHaveLength(1)
+  expect(result.stderr).toMatch(pattern)
+}
+
+describe('no silent data loss from the CLI', () => {
+  it('refuses an empty --db, MEDPANEL_DB or --database-url instead of writing a store nobody finds again', () => {
+    const client = ['register-client', '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'https://x.example/cb', '--json']
+    oneLineError(cli([...client, '--db', '']), /^Error: --db \(or MEDPANEL_DB\) is empty/)
+    oneLineError(cli(client, {MEDPANEL_DB: ''}), /^Error: MEDPANEL_DB is set but empty/)
+    oneLineError(cli([...client, '--database-url', '']), /^Error: --database-url \(or MEDPANEL_DATABASE_URL\) is empty/)
+  })
+
+  it('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {
+    const dir = tempDir()
+    const db = ['--db', join(dir, 'm.db')]
+    cliJson(['register-client', ...db, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', 'http://127.0.0.1:9', '--partner-username', 'u', '--partner-password', 'p'])
+    cliJson(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom'])
+    writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 5, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
+    cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', join(dir, 'quota.json')])
+    const before = cliJson<unknown[]>(['list-deliveries', ...db]).length
+    for (const [name, content] of [['empty.csv', ''], ['header.csv', 'npi,honoraria,url\n'], ['empty.json', '[]']] as const) {
+      const file = join(dir, name)
+      writeFileSync(file, content)
+      oneLineError(cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file, '--json']), new RegExp(`^Error: .*${name.replace('.', '\\.')}.*(no members|allow-empty)`))
+    }
+    expect(cliJson<unknown[]>(['list-deliveries', ...db]).length).toBe(before)
+    const emptied = cliJson<{members: number; total: number}>(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', join(dir, 'empty.json'), '--allow-empty'])
+    expect(emptied).toMatchObject({members: 0, total: 0})
+  })
+
+  it('issue-token refuses a client without the signon grant, and token info refuses such member tokens', () => {
+    const db = ['--db', join(tempDir(), 't.db')]
+    const client = cliJson<{client_id: string}>(['register-client', ...db, '--name', 'C', '--url', 'https://c.example', '--logo-url', 'https://c.example/l.png', '--grant', 'balance'])
+    const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', 'm@clinic.example', '--password', 'member password', '--first-name', 'M', '--last-name', 'N', '--country', 'US', '--specialty', 'Oncology'])
+    oneLineError(cli(['issue-token', ...db, '--member', String(member.user_id), '--client', client.client_id, '--json']), /^Error: client \S+ does not have the signon grant/)
+  })
+})
