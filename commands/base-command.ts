@@ -6,6 +6,11 @@ import {openStore, type Store} from '../src/store/db.js'
 import {storeFailure} from '../src/store/failure.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 
+/** Where commands keep the store unless told otherwise. */
+export const DEFAULT_STORE = './medpanel.db'
+/** Where the demo keeps its own store (serve --demo, demo). */
+export const DEMO_STORE = './medpanel-demo.db'
+
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
 
@@ -19,9 +24,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   static override baseFlags = {
     db: Flags.string({
-      description: 'SQLite store file',
+      description: 'SQLite store file [default: ./medpanel.db; the demo: ./medpanel-demo.db]',
       env: 'MEDPANEL_DB',
-      default: './medpanel.db',
       helpGroup: 'STORE',
     }),
     'database-url': Flags.string({
@@ -56,7 +60,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
     if (!this.store) {
-      const flags = this.flags as {db: string; 'database-url'?: string}
+      const flags = this.flags as {db?: string; 'database-url'?: string}
       // An empty value is a script whose variable was unset: refuse it rather than write a
       // store nobody will find again.
       if (flags['database-url'] === '') throw new AppError('bad_request', '--database-url (or MEDPANEL_DATABASE_URL) is empty; give a database URL')
@@ -64,10 +68,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       if (flags['database-url'] === undefined && !dbGiven && process.env.MEDPANEL_DB === '') {
         throw new AppError('bad_request', 'MEDPANEL_DB is set but empty; give the store file, e.g. --db ./medpanel.db')
       }
-      if (flags['database-url'] === undefined && flags.db.trim() === '') throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
-      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file: flags.db}), ...options})
+      // The demo keeps to a file of its own, so its published credentials never land in a real store.
+      const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
+      if (flags['database-url'] === undefined && file.trim() === '') throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
+      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file}), ...options})
     }
     return this.store
+  }
+
+  /** Whether this run keeps to the demo's own store when no --db is given (serve --demo, demo). */
+  protected usesDemoStore(): boolean {
+    return false
   }
 
   /** True when a person can answer a prompt: stdin is a terminal and no --json was asked for. */
@@ -103,7 +114,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** The store as the operator named it, for messages about the store itself. */
   private storeName(): string {
     const flags = (this.flags ?? {}) as {db?: string; 'database-url'?: string}
-    return flags['database-url'] ?? flags.db ?? 'the store'
+    return flags['database-url'] ?? flags.db ?? (this.flags ? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE) : 'the store')
   }
 
   protected override async finally(error: Error | undefined): Promise<void> {

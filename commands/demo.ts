@@ -8,11 +8,16 @@ export default class Demo extends BaseCommand<typeof Demo> {
 
   static override flags = {
     'base-url': Flags.string({description: 'address the demo service will be served at', default: 'http://127.0.0.1:8080'}),
+    force: Flags.boolean({description: 'seed the demo into a store that already holds other clients or members (it adds the published demo secret there)', default: false}),
+  }
+
+  protected override usesDemoStore(): boolean {
+    return true
   }
 
   async run(): Promise<DemoInfo> {
     const {db} = await this.openStore()
-    const info = await seedDemo(db, this.flags['base-url'].replace(/\/+$/, ''), this.clock.now())
+    const info = await seedDemo(db, this.flags['base-url'].replace(/\/+$/, ''), this.clock.now(), {force: this.flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)})
     this.say(describeDemo(info))
     return info
   }

@@ -27,7 +27,7 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     if (flags['database-url']) throw new AppError('bad_request', 'partner-serve keeps its own SQLite file; give it with --db PATH')
     const username = await this.need(flags.username, 'username', 'Basic username partners must send')
     const password = await this.need(flags.password, 'password', 'Basic password partners must send')
-    const store = await openReceiverStore(flags.db)
+    const store = await openReceiverStore(flags.db ?? './partner.db')
     try {
       const app = receiverApp({db: store.db, username, password, clock: this.clock})
       const server = await startServer(app, {port: flags.port, host: flags.host})

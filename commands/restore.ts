@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {restoreStore, type RestoreResult} from '../src/store/backup.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, DEFAULT_STORE} from './base-command.js'
 
 export default class Restore extends BaseCommand<typeof Restore> {
   static override description = 'Put a backup in place of the store; refused while any process (a running serve) has the store open'
@@ -11,10 +11,10 @@ export default class Restore extends BaseCommand<typeof Restore> {
   }
 
   async run(): Promise<RestoreResult> {
-    const flags = this.flags as {db: string; 'database-url'?: string; from: string}
+    const flags = this.flags as {db?: string; 'database-url'?: string; from: string}
     if (flags['database-url']) throw new AppError('bad_request', 'restore works on a SQLite store file: give it with --db')
     // Not this.openStore(): opening would create or migrate the very file being replaced.
-    const result = await restoreStore(flags.from, flags.db)
+    const result = await restoreStore(flags.from, flags.db ?? DEFAULT_STORE)
     this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.`)
     return result
   }

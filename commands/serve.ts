@@ -16,8 +16,13 @@ export default class Serve extends BaseCommand<typeof Serve> {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     'base-url': Flags.string({description: 'public address of the service, for printed links (default http://HOST:PORT)'}),
-    demo: Flags.boolean({description: 'seed the demo data set first and print its credentials', default: false}),
+    demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
+    force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
     worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
+  }
+
+  protected override usesDemoStore(): boolean {
+    return this.flags.demo
   }
 
   async run(): Promise<void> {
@@ -30,7 +35,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const baseUrl = flags['base-url'] ?? server.url
     let demo
     try {
-      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now()) : undefined
+      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined
       readiness.ready = true
     } catch (error) {
       // Without this the listening socket would keep a process alive that already said Error.

@@ -1,3 +1,4 @@
+import {AppError} from './errors.js'
 import type {Kysely} from 'kysely'
 import {findClient, findMemberByEmail} from './registry/repository.js'
 import {addMember, getClient, memberView, registerClient, updateClient, type MemberView} from './registry/service.js'
@@ -38,10 +39,23 @@ export interface DemoInfo {
  * Seeds the demo data set and returns what a person needs to try it. Idempotent: a second run
  * finds what the first made (and adds the callback of a new base URL to the client's redirects).
  */
-export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date): Promise<DemoInfo> {
+export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date, options: {force?: boolean; warn?: (line: string) => void} = {}): Promise<DemoInfo> {
   const redirectUri = `${baseUrl}/demo/callback`
   const existing = await findClient(db, DEMO_CLIENT_ID)
   if (!existing) {
+    // The demo client's secret is published: planting it in a store that already has real
+    // clients or members would open every balance there to anyone who read the README.
+    const [clients, members] = await Promise.all([
+      db.selectFrom('clients').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      db.selectFrom('members').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ])
+    if (Number(clients.n) + Number(members.n) > 0) {
+      const what = `this store already holds ${clients.n} client(s) and ${members.n} member(s) that the demo did not make`
+      if (!options.force) {
+        throw new AppError('conflict', `${what}; seeding would add the demo client with its published secret. Give the demo a store of its own (the default ./medpanel-demo.db), or add --force`)
+      }
+      options.warn?.(`${what}; seeding anyway (--force): the demo client and its published secret are now in it`)
+    }
     await registerClient(
       db,
       {

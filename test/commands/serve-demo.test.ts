@@ -10,7 +10,7 @@ describe('serve --demo', () => {
     const started = Date.now()
     const result = cli(['serve', '--demo', '--no-worker', '--port', '0', '--db', db])
     expect(result.status).toBe(1)
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: npi: .*already exists/)])
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: this store already holds 0 client\(s\) and 1 member\(s\)/)])
     expect(Date.now() - started).toBeLessThan(20_000)
   })
 })
@@ -46,6 +46,36 @@ describe('readiness', () => {
       expect(token.status).toBe(200)
     } finally {
       process.kill(child.pid!, 'SIGTERM')
+    }
+  })
+})
+
+describe('the demo keeps to a store of its own', () => {
+  it('seeds ./medpanel-demo.db by default, and refuses a store with real clients or members unless --force, which warns', async () => {
+    const {cli: run} = await import('../helpers/cli.js')
+    const {existsSync} = await import('node:fs')
+    const dir = tempDir()
+    const inDir = (args: string[]) => run(args)
+    // Run from the temporary directory so the default files land there.
+    const cwd = process.cwd()
+    process.chdir(dir)
+    try {
+      expect(cliJson(['demo']).client.client_id).toBe('demo-client')
+      expect(existsSync(join(dir, 'medpanel-demo.db'))).toBe(true)
+      expect(existsSync(join(dir, 'medpanel.db'))).toBe(false)
+
+      cliJson(['add-member', '--email', 'real@clinic.example', '--password', 'a real password', '--first-name', 'R', '--last-name', 'M', '--country', 'US', '--specialty', 'Oncology'])
+      const refused = inDir(['demo', '--db', './medpanel.db', '--json'])
+      expect(refused.status).toBe(1)
+      expect(refused.stdout).toBe('')
+      expect(refused.stderr).toMatch(/^Error: this store already holds 0 client\(s\) and 1 member\(s\) that the demo did not make; .*--force\n$/)
+      expect(cliJson<unknown[]>(['list-clients'])).toEqual([])
+
+      const forced = inDir(['demo', '--db', './medpanel.db', '--force', '--json'])
+      expect(forced.status).toBe(0)
+      expect(forced.stderr).toMatch(/^Warning: .*seeding anyway \(--force\)/)
+    } finally {
+      process.chdir(cwd)
     }
   })
 })
