@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'access_denied'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'unsupported_token_type'
   // generic codes for the other interfaces
   | 'bad_request'
   | 'unauthorized'
@@ -42,6 +43,7 @@ export const CODE_TO_STATUS = {
   access_denied: 403,
   invalid_token: 401,
   insufficient_scope: 403,
+  unsupported_token_type: 400,
   bad_request: 400,
   unauthorized: 401,
   payment_required: 402,

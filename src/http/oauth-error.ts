@@ -23,5 +23,6 @@ const OAUTH_CODES: Record<string, true> = {
   access_denied: true,
   invalid_token: true,
   insufficient_scope: true,
+  unsupported_token_type: true,
 }
 

@@ -43,3 +43,16 @@ describe('no silent data loss from the CLI', () => {
     oneLineError(cli(['issue-token', ...db, '--member', String(member.user_id), '--client', client.client_id, '--json']), /^Error: client \S+ does not have the signon grant/)
   })
 })
+
+describe('register-client and strict OAuth libraries', () => {
+  it('notes on stderr (never in the --json document) that a client without a token lifetime gets expires_in: null', () => {
+    const db = ['--db', join(tempDir(), 'ttl.db')]
+    const base = ['register-client', ...db, '--url', 'https://n.example', '--logo-url', 'https://n.example/l.png', '--redirect-uri', 'https://n.example/cb', '--json']
+    const forever = cli([...base, '--name', 'Forever'])
+    expect(forever.status).toBe(0)
+    expect(JSON.parse(forever.stdout)).toMatchObject({token_ttl: null})
+    expect(forever.stderr).toMatch(/^Note: this client's tokens never expire.*--token-ttl/)
+    const bounded = cli([...base, '--name', 'Bounded', '--token-ttl', '3600'])
+    expect(bounded.stderr).toBe('')
+  })
+})

@@ -63,17 +63,19 @@ export interface TokenScope {
   clientId?: string
   memberId?: number
   codeHash?: string
+  tokenHash?: string
 }
 
 /** Revokes every live token matching all given fields; returns how many died. */
 export async function revokeTokens(db: Db, scope: TokenScope, now: string): Promise<number> {
-  if (scope.clientId === undefined && scope.memberId === undefined && scope.codeHash === undefined) {
+  if (scope.clientId === undefined && scope.memberId === undefined && scope.codeHash === undefined && scope.tokenHash === undefined) {
     throw new Error('revokeTokens needs at least one field to match')
   }
   let query = db.updateTable('access_tokens').set({revoked_at: now}).where('revoked_at', 'is', null)
   if (scope.clientId !== undefined) query = query.where('client_id', '=', scope.clientId)
   if (scope.memberId !== undefined) query = query.where('member_id', '=', scope.memberId)
   if (scope.codeHash !== undefined) query = query.where('code_hash', '=', scope.codeHash)
+  if (scope.tokenHash !== undefined) query = query.where('token_hash', '=', scope.tokenHash)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)
 }

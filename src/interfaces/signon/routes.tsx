@@ -14,13 +14,17 @@ import {rejectInvalid} from '../../http/validation.js'
 import {keyringOf} from '../../store/db.js'
 import {derivedKey} from '../../store/secrets.js'
 import {ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
-import {authorizeQuery, consentForm, memberInfoResponse, oauthError, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
+import {authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
+import {authorizationServerMetadata, withIssuer} from './discovery.js'
 import {checkCsrf, csrfToken, readSession, startSession} from './session.js'
 
-/** Browser-facing errors: redirect back to the client when that is safe, else an HTML page. */
-const renderPage: ErrorRenderer = (c, error) => {
-  if (error.location) return c.redirect(error.location, 302)
+/**
+ * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
+ * 9207), else an HTML page.
+ */
+const pageRenderer = (issuerOf: (c: Context) => string): ErrorRenderer => (c, error) => {
+  if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
   const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
   c.header('Cache-Control', 'no-store')
   return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400)
@@ -65,6 +69,44 @@ const createSession = createRoute({
   responses: {
     303: {description: 'Signed in; back to the consent page'},
     401: {description: 'HTML sign-in page with an error'},
+  },
+})
+
+const clientAuth: Record<string, string[]>[] = [{clientSecretBasic: []}, {clientSecretPost: []}]
+
+const metadataRoute = createRoute({
+  method: 'get',
+  path: '/.well-known/oauth-authorization-server',
+  summary: 'Authorization server metadata (RFC 8414): endpoints, grant types, PKCE, authentication methods',
+  tags: ['A. Sign-on'],
+  responses: {200: {description: 'The metadata document', content: {'application/json': {schema: serverMetadata}}}},
+})
+
+const revokeRoute = createRoute({
+  method: 'post',
+  path: '/oauth/revoke',
+  summary: 'Revoke one of the calling client\'s access tokens (RFC 7009)',
+  tags: ['A. Sign-on'],
+  security: clientAuth,
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: revokeForm}}}},
+  responses: {
+    200: {description: 'Done, or nothing to do: the answer is the same for an unknown token or another client\'s'},
+    400: {description: 'invalid_request, unsupported_token_type', content: {'application/json': {schema: oauthError}}},
+    401: {description: 'invalid_client', content: {'application/json': {schema: oauthError}}},
+  },
+})
+
+const introspectRoute = createRoute({
+  method: 'post',
+  path: '/oauth/introspect',
+  summary: 'Describe an access token of the calling client (RFC 7662)',
+  tags: ['A. Sign-on'],
+  security: clientAuth,
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: introspectForm}}}},
+  responses: {
+    200: {description: 'The token\'s state', content: {'application/json': {schema: introspectionResponse}}},
+    400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
+    401: {description: 'invalid_client', content: {'application/json': {schema: oauthError}}},
   },
 })
 
@@ -137,6 +179,9 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
   const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
+  /** The issuer: the public base URL when serve was given one, else the address asked. */
+  const issuerOf = (c: Context) => (deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '')
+  const renderPage = pageRenderer(issuerOf)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
@@ -147,9 +192,47 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
     app.on('POST', path, checkOrigin())
   }
-  app.use('/oauth/token', errorShape(renderOAuthError), bodyLimit({maxSize: 16 * 1024, onError: () => {
-    throw new AppError('invalid_request', 'the request body is too large', {status: 413})
-  }}))
+  for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
+    app.use(path, errorShape(renderOAuthError), bodyLimit({maxSize: 16 * 1024, onError: () => {
+      throw new AppError('invalid_request', 'the request body is too large', {status: 413})
+    }}))
+  }
+  app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret (RFC 6749 §2.3.1)'})
+  app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretPost', {type: 'apiKey', in: 'query', name: 'client_secret', description: 'client_id and client_secret as form fields of the body'})
+  app.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    flows: {
+      authorizationCode: {authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', scopes: {profile: 'the member\'s name, country of practice and specialty'}},
+      clientCredentials: {tokenUrl: '/oauth/token', scopes: {pulses: 'the client\'s own pulse exports (interface D)'}},
+    },
+  })
+
+  app.openapi(metadataRoute, (c) => c.json(authorizationServerMetadata(issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+
+  // A failed client authentication in the Authorization header names the scheme it failed (RFC 6749 §5.2).
+  const basicChallenge = (c: Context, error: unknown) =>
+    error instanceof AppError && error.code === 'invalid_client' && c.req.header('authorization') !== undefined && !error.headers['WWW-Authenticate']
+      ? new AppError('invalid_client', error.message, {headers: {'WWW-Authenticate': 'Basic realm="medpanel"'}})
+      : error
+
+  app.openapi(revokeRoute, async (c) => {
+    const form = c.req.valid('form')
+    try {
+      await signon.revoke(db, clientCredentials(c, form), form.token, form.token_type_hint, clock.now())
+    } catch (error) {
+      throw basicChallenge(c, error)
+    }
+    return c.body(null, 200, NO_STORE)
+  })
+
+  app.openapi(introspectRoute, async (c) => {
+    const form = c.req.valid('form')
+    try {
+      return c.json(await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+    } catch (error) {
+      throw basicChallenge(c, error)
+    }
+  })
   app.on('POST', '/oauth/token', async (c, next) => {
     if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) {
       throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
@@ -202,8 +285,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     if (!member) {
       return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await csrfToken(c, secret, publicHttps)} error="Please sign in again." />, 401)
     }
-    if (form.decision === 'allow') return c.redirect(await signon.allow(db, checked, member.id, clock.now()), 302)
-    if (form.decision === 'deny') return c.redirect(signon.deny(checked), 302)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await signon.allow(db, checked, member.id, clock.now()), issuerOf(c)), 302)
+    if (form.decision === 'deny') return c.redirect(withIssuer(signon.deny(checked), issuerOf(c)), 302)
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })
 
@@ -213,11 +296,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     try {
       return c.json(await grant(c, form, now), 200, NO_STORE)
     } catch (error) {
-      // RFC 6749 §5.2: a client that authenticated with a scheme is told which one failed.
-      if (error instanceof AppError && error.code === 'invalid_client' && c.req.header('authorization') !== undefined && !error.headers['WWW-Authenticate']) {
-        throw new AppError('invalid_client', error.message, {headers: {'WWW-Authenticate': 'Basic realm="medpanel"'}})
-      }
-      throw error
+      throw basicChallenge(c, error)
     }
   })
 

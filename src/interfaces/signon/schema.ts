@@ -39,6 +39,54 @@ export const tokenForm = z
   })
   .openapi('TokenRequest')
 
+export const revokeForm = z
+  .object({
+    token: param(512).openapi({description: 'The access token to revoke'}),
+    token_type_hint: param(64).openapi({description: 'access_token (refresh_token is accepted as a hint; medpanel issues none)'}),
+    client_id: param(128),
+    client_secret: param(256),
+  })
+  .openapi('RevocationRequest')
+
+export const introspectForm = z
+  .object({
+    token: param(512).openapi({description: 'The access token to describe'}),
+    token_type_hint: param(64),
+    client_id: param(128),
+    client_secret: param(256),
+  })
+  .openapi('IntrospectionRequest')
+
+export const introspectionResponse = z
+  .object({
+    active: z.boolean(),
+    scope: z.string().optional(),
+    client_id: z.string().optional(),
+    token_type: z.literal('bearer').optional(),
+    iat: z.number().int().optional(),
+    exp: z.number().int().optional().openapi({description: 'Absent for a token that never expires'}),
+    sub: z.string().optional().openapi({description: 'The member id, for a token that acts for a member'}),
+  })
+  .openapi('IntrospectionResponse', {description: 'For anything but a live token of the calling client: exactly {"active": false}'})
+
+export const serverMetadata = z
+  .object({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    revocation_endpoint: z.string(),
+    introspection_endpoint: z.string(),
+    response_types_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    scopes_supported: z.array(z.string()),
+    authorization_response_iss_parameter_supported: z.boolean(),
+    service_documentation: z.string(),
+  })
+  .passthrough()
+  .openapi('AuthorizationServerMetadata')
+
 export const tokenResponse = z
   .object({
     access_token: z.string(),

@@ -239,6 +239,50 @@ export async function exchangeClientCredentials(db: Db, credentials: ClientCrede
   return mintToken(db, client, null, [...new Set(scopes)].join(' '), null, now)
 }
 
+/** Token type hints RFC 7009 registers; anything else is `unsupported_token_type`. */
+const TOKEN_TYPE_HINTS = ['access_token', 'refresh_token']
+
+/**
+ * RFC 7009 revocation: the authenticated client's token dies at once (token info and member info
+ * refuse it in every process on the store). A token that is unknown, already dead or another
+ * client's changes nothing, and the answer is the same, so nothing is learned from it. medpanel
+ * issues no refresh tokens; a `refresh_token` hint is only a hint and the token is looked up as
+ * an access token all the same.
+ */
+export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, hint: string | undefined, now: Date): Promise<void> {
+  if (hint !== undefined && hint !== '' && !TOKEN_TYPE_HINTS.includes(hint)) {
+    throw new AppError('unsupported_token_type', `token_type_hint ${JSON.stringify(hint.slice(0, 40))} is not a token type this server knows`)
+  }
+  const client = await requireClient(db, credentials, now)
+  if (!token) throw invalidRequest('token is required')
+  if (token.length > 512) return
+  await writeTransaction(db, (trx) => repo.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
+}
+
+export type Introspection =
+  | {active: false}
+  | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
+
+/**
+ * RFC 7662 introspection for the authenticated client: what a live token of its own is; for any
+ * other token (unknown, expired, revoked, another client's) exactly `{"active": false}`.
+ */
+export async function introspect(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<Introspection> {
+  const client = await requireClient(db, credentials, now)
+  if (!token) throw invalidRequest('token is required')
+  const live = await resolveToken(db, token, now)
+  if ('dead' in live || live.clientId !== client.id) return {active: false}
+  return {
+    active: true,
+    scope: live.scopes.join(' '),
+    client_id: live.clientId,
+    token_type: 'bearer',
+    iat: live.createdAt,
+    ...(live.expiresInSeconds === null ? {} : {exp: Math.floor(now.getTime() / 1000) + live.expiresInSeconds}),
+    ...(live.memberId === null ? {} : {sub: String(live.memberId)}),
+  }
+}
+
 /** An operator mints a member token directly (test scripts), as if the member had allowed. */
 export async function issueToken(db: Db, memberId: number, clientId: string, now: Date): Promise<TokenResponse> {
   const client = await getClientRow(db, clientId)

@@ -1,0 +1,35 @@
+import {CLIENT_SCOPES, MEMBER_SCOPES} from './service.js'
+
+/**
+ * The authorization server metadata (RFC 8414) for an issuer, the service's base URL. OAuth
+ * libraries (openid-client's `discovery()`, oauth4webapi, Authlib) read it instead of being told
+ * each endpoint, the authentication methods and that PKCE is S256 only.
+ */
+export function authorizationServerMetadata(issuer: string) {
+  const auth = ['client_secret_basic', 'client_secret_post']
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    introspection_endpoint: `${issuer}/oauth/introspect`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'client_credentials'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: auth,
+    revocation_endpoint_auth_methods_supported: auth,
+    introspection_endpoint_auth_methods_supported: auth,
+    scopes_supported: [...new Set([...MEMBER_SCOPES, ...CLIENT_SCOPES])],
+    // RFC 9207: every redirect back to the client names this issuer, code or error alike.
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${issuer}/docs`,
+  }
+}
+
+/** Adds `iss` (RFC 9207) to a redirect back to the client. */
+export function withIssuer(location: string, issuer: string): string {
+  const url = new URL(location)
+  url.searchParams.set('iss', issuer)
+  return url.toString()
+}

@@ -1,0 +1,95 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
+import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {authorizeParams, bearer, decide, setupClientAndMember, tokenFor} from './flow.js'
+
+const ISSUER = 'http://localhost'
+
+describe('discovery, iss, revocation and introspection', () => {
+  let ctx: TestContext
+  let client: RegisteredClient
+  let other: RegisteredClient
+  beforeEach(async () => {
+    ctx = await freshApp()
+    client = (await setupClientAndMember(ctx)).client
+    other = await registerClient(ctx.db, {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://client.example/callback'], token_ttl: 600}, ctx.clock.now())
+  })
+  afterEach(async () => ctx.store.close())
+
+  const basic = (c: RegisteredClient) => ({authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`})
+
+  it('publishes RFC 8414 metadata for its issuer, cacheable', async () => {
+    const res = await ctx.app.request('/.well-known/oauth-authorization-server')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('public, max-age=3600')
+    expect(await res.json()).toMatchObject({
+      issuer: ISSUER,
+      authorization_endpoint: `${ISSUER}/oauth/authorize`,
+      token_endpoint: `${ISSUER}/oauth/token`,
+      revocation_endpoint: `${ISSUER}/oauth/revoke`,
+      introspection_endpoint: `${ISSUER}/oauth/introspect`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'client_credentials'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: ['profile', 'pulses'],
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${ISSUER}/docs`,
+    })
+  })
+
+  it('names the issuer (iss, RFC 9207) on every redirect back to the client: code, denial and error', async () => {
+    const allowed = await decide(ctx, authorizeParams(client.client_id), 'allow')
+    expect(allowed.searchParams.get('iss')).toBe(ISSUER)
+    expect(allowed.searchParams.get('code')).toBeTruthy()
+    const denied = await decide(ctx, authorizeParams(client.client_id), 'deny')
+    expect(denied.searchParams.get('iss')).toBe(ISSUER)
+    expect(denied.searchParams.get('error')).toBe('access_denied')
+    const bad = await ctx.app.request(`/oauth/authorize?${new URLSearchParams(authorizeParams(client.client_id, {scope: 'everything'}))}`)
+    expect(bad.status).toBe(302)
+    const location = new URL(bad.headers.get('location')!)
+    expect(location.searchParams.get('error')).toBe('invalid_scope')
+    expect(location.searchParams.get('iss')).toBe(ISSUER)
+  })
+
+  it('revokes the calling client\'s token at once; another client\'s token or an unknown one changes nothing and answers the same', async () => {
+    const mine = await tokenFor(ctx, client)
+    const theirs = await tokenFor(ctx, other)
+    for (const token of [theirs, 'no-such-token']) {
+      const res = await ctx.app.request('/oauth/revoke', form({token}, basic(client)))
+      expect(res.status).toBe(200)
+      expect(await res.text()).toBe('')
+    }
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(theirs))).status).toBe(200)
+    const revoked = await ctx.app.request('/oauth/revoke', form({token: mine, token_type_hint: 'access_token', client_id: client.client_id, client_secret: client.client_secret}))
+    expect(revoked.status).toBe(200)
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(mine))).status).toBe(401)
+    expect((await ctx.app.request('/user/oauth/user/info', bearer(mine))).status).toBe(401)
+  })
+
+  it('refuses an unknown token_type_hint, a missing token and a wrong secret, in the OAuth error shape', async () => {
+    const hint = await ctx.app.request('/oauth/revoke', form({token: 'x', token_type_hint: 'id_token'}, basic(client)))
+    expect(hint.status).toBe(400)
+    expect(((await hint.json()) as {error: string}).error).toBe('unsupported_token_type')
+    const missing = await ctx.app.request('/oauth/introspect', form({}, basic(client)))
+    expect(((await missing.json()) as {error: string}).error).toBe('invalid_request')
+    const wrong = await ctx.app.request('/oauth/introspect', form({token: 'x'}, basic({...client, client_secret: 'wrong'})))
+    expect(wrong.status).toBe(401)
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic /)
+  })
+
+  it('introspects the calling client\'s live token, and says only {"active": false} of anything else', async () => {
+    const mine = await tokenFor(ctx, client)
+    const theirs = await tokenFor(ctx, other)
+    const live = (await (await ctx.app.request('/oauth/introspect', form({token: mine}, basic(client)))).json()) as Record<string, unknown>
+    const now = Math.floor(ctx.clock.now().getTime() / 1000)
+    expect(live).toEqual({active: true, scope: 'profile', client_id: client.client_id, token_type: 'bearer', iat: now, exp: now + 3600, sub: '1'})
+    for (const token of [theirs, 'no-such-token']) {
+      expect(await (await ctx.app.request('/oauth/introspect', form({token}, basic(client)))).json()).toEqual({active: false})
+    }
+    await ctx.app.request('/oauth/revoke', form({token: mine}, basic(client)))
+    expect(await (await ctx.app.request('/oauth/introspect', form({token: mine}, basic(client)))).json()).toEqual({active: false})
+  })
+})
