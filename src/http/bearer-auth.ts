@@ -1,7 +1,7 @@
 import type {MiddlewareHandler} from 'hono'
 import type {AppDeps} from '../deps.js'
 import {AppError} from '../errors.js'
-import {resolveToken, type LiveToken} from '../interfaces/signon/service.js'
+import {noteTokenUse, resolveToken, type LiveToken} from '../interfaces/signon/service.js'
 import {bearerChallenge} from './bearer-challenge.js'
 import {requestHeader} from './fast.js'
 import {guarded, type Guard} from './guards.js'
@@ -40,6 +40,8 @@ export function bearerGuard({deps, reject}: BearerAuthOptions): Guard {
     }
     const token = await resolveToken(deps.db, match[1], deps.clock.now())
     if ('dead' in token) throw reject(token.dead, bearerChallenge('invalid_token', token.dead))
+    // For the member's list of allowed applications ("last used").
+    if (token.memberId !== null) noteTokenUse(deps.db, match[1], deps.clock.now())
     c.set('token', token)
   }
 }

@@ -8,16 +8,32 @@ import {secureHeaders} from 'hono/secure-headers'
  * same-origin`; `nosniff`. Not `no-referrer`: under it a browser sends `Origin: null` on the
  * page's own form posts, which the consent page's Origin check must then refuse.
  */
+const POLICY = {
+  defaultSrc: ["'none'"],
+  styleSrc: ["'unsafe-inline'"],
+  imgSrc: ["'self'", 'https:', 'data:'],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+}
+
+/**
+ * The policy as a header value, with more places the page's forms may lead to. Browsers apply
+ * form-action to where a form's answer redirects too, so the consent page (whose Allow and Deny
+ * answer with a redirect to the client) must name the client's redirect origin, or the browser
+ * stops there. Pages that set it keep it: the middleware does not overwrite.
+ */
+export function pagePolicy(formActions: string[] = []): string {
+  const directive = (name: string, values: string[]) => `${name.replace(/[A-Z]/g, (l) => `-${l.toLowerCase()}`)} ${values.join(' ')}`
+  return Object.entries({...POLICY, formAction: [...POLICY.formAction, ...formActions]})
+    .map(([name, values]) => directive(name, values))
+    .join('; ')
+}
+
 export function pageHeaders(): MiddlewareHandler {
   return secureHeaders({
-    contentSecurityPolicy: {
-      defaultSrc: ["'none'"],
-      styleSrc: ["'unsafe-inline'"],
-      imgSrc: ["'self'", 'https:', 'data:'],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-    },
+    contentSecurityPolicy: POLICY,
+    overwrite: false,
     referrerPolicy: 'same-origin',
     xContentTypeOptions: 'nosniff',
     xFrameOptions: 'DENY',

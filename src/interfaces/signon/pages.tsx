@@ -9,7 +9,8 @@ const STYLE = `
   button{padding:.6rem 1.2rem;border-radius:6px;border:1px solid #1f5fbf;font-size:1rem;cursor:pointer;margin-top:1.2rem}
   .primary{background:#1f5fbf;color:#fff} .secondary{background:#fff;color:#1f5fbf} .row{display:flex;gap:.8rem}
   .error{background:#fdecea;color:#8a1c12;padding:.6rem .8rem;border-radius:6px} .client{display:flex;gap:1rem;align-items:center}
-  .client img{width:48px;height:48px;object-fit:contain} .muted{color:#5b6878;font-size:.9rem}`
+  .client img{width:48px;height:48px;object-fit:contain} .muted{color:#5b6878;font-size:.9rem}
+  .app{border-top:1px solid #e3e7ec;margin-top:1rem;padding-top:.6rem} h2{font-size:1.1rem;margin:0}`
 
 const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
   <html lang="en">
@@ -38,9 +39,9 @@ export interface ClientCard {
   logo_url: string
 }
 
-export const SignInPage: FC<{client: ClientCard; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({client, params, csrf, error}) => (
+export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({client, params, csrf, error}) => (
   <Layout title="Sign in">
-    <h1>Sign in to continue to {client.name}</h1>
+    <h1>{client ? `Sign in to continue to ${client.name}` : 'Sign in to see the applications you allowed'}</h1>
     {error ? <p class="error" role="alert">{error}</p> : null}
     <form method="post" action="/oauth/session">
       <Hidden params={params} />
@@ -82,6 +83,56 @@ export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: st
       </div>
     </form>
     <p class="muted">You can withdraw this access at any time.</p>
+  </Layout>
+)
+
+export interface AllowedApplication {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  scopes: string[]
+  since: string
+  last_used_at: string | null
+}
+
+const SCOPE_WORDS: Record<string, string> = {profile: 'your name, country of practice and primary specialty'}
+const day = (iso: string) => iso.slice(0, 10)
+
+/**
+ * What Doorkeeper calls authorized applications: every client the member allowed, each with a
+ * Revoke button, and a Sign out button. Plain forms with the CSRF token, no JavaScript.
+ */
+export const ApplicationsPage: FC<{memberName: string; applications: AllowedApplication[]; csrf: string; notice?: string | undefined}> = ({memberName, applications, csrf, notice}) => (
+  <Layout title="Your applications">
+    <h1>Applications you allowed</h1>
+    <p class="muted">Signed in as {memberName}.</p>
+    {notice ? <p role="status">{notice}</p> : null}
+    {applications.length === 0 ? <p>You have not allowed any application, or you took every access back.</p> : null}
+    {applications.map((app) => (
+      <section class="app">
+        <div class="client">
+          <img src={app.logo_url} alt="" />
+          <div>
+            <h2>{app.name}</h2>
+            <a href={app.url} rel="noopener noreferrer" target="_blank">{app.url}</a>
+          </div>
+        </div>
+        <p>
+          Can read {app.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join('; ')}. Allowed since {day(app.since)}
+          {app.last_used_at ? `, last used ${day(app.last_used_at)}` : ', not used yet'}.
+        </p>
+        <form method="post" action="/oauth/authorized_applications/revoke">
+          <input type="hidden" name="csrf_token" value={csrf} />
+          <input type="hidden" name="client_id" value={app.client_id} />
+          <button class="secondary" type="submit">Revoke access for {app.name}</button>
+        </form>
+      </section>
+    ))}
+    <form method="post" action="/oauth/sign_out">
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <button class="secondary" type="submit">Sign out</button>
+    </form>
   </Layout>
 )
 

@@ -142,3 +142,40 @@ export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<To
   }
   return row
 }
+
+export interface AuthorizedApplicationRow {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  scopes: string
+  since: string
+  last_used_at: string | null
+}
+
+/** The clients a member has live tokens with: what the member allowed and has not taken back. */
+export async function authorizedApplications(db: Db, memberId: number, now: string): Promise<AuthorizedApplicationRow[]> {
+  return db
+    .selectFrom('access_tokens as t')
+    .innerJoin('clients as c', 'c.id', 't.client_id')
+    .where('t.member_id', '=', memberId)
+    .where('t.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', now)]))
+    .where('c.expired_at', 'is', null)
+    .groupBy(['c.id', 'c.name', 'c.url', 'c.logo_url'])
+    .select((eb) => [
+      'c.id as client_id',
+      'c.name',
+      'c.url',
+      'c.logo_url',
+      eb.fn<string>('group_concat', ['t.scopes']).as('scopes'),
+      eb.fn.min<string>('t.created_at').as('since'),
+      eb.fn.max<string | null>('t.last_used_at').as('last_used_at'),
+    ])
+    .orderBy('c.name')
+    .execute()
+}
+
+export async function markTokenUsed(db: Db, tokenHash: string, now: string): Promise<void> {
+  await db.updateTable('access_tokens').set({last_used_at: now}).where('token_hash', '=', tokenHash).execute()
+}

@@ -6,6 +6,7 @@ import {csrf as checkOrigin} from 'hono/csrf'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerGuard} from '../../http/bearer-auth.js'
+import {pagePolicy} from '../../http/page-headers.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {guardChain} from '../../http/guards.js'
 import {clientAddress, jsonResponse} from '../../http/fast.js'
@@ -13,11 +14,12 @@ import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {keyringOf} from '../../store/db.js'
 import {derivedKey} from '../../store/secrets.js'
-import {ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
-import {authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
+import {ApplicationsPage, ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
+import {applicationForm, authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
+import {revokeConsent} from '../../registry/service.js'
 import {authorizationServerMetadata, withIssuer} from './discovery.js'
-import {checkCsrf, csrfToken, readSession, startSession} from './session.js'
+import {checkCsrf, csrfToken, endSession, readSession, startSession} from './session.js'
 
 /**
  * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
@@ -70,6 +72,34 @@ const createSession = createRoute({
     303: {description: 'Signed in; back to the consent page'},
     401: {description: 'HTML sign-in page with an error'},
   },
+})
+
+const APPLICATIONS_PATH = '/oauth/authorized_applications'
+
+const applicationsPage = createRoute({
+  method: 'get',
+  path: APPLICATIONS_PATH,
+  summary: 'The applications a member allowed, each with a Revoke button (sign in first)',
+  tags: ['A. Sign-on'],
+  responses: {200: {description: 'HTML page: the list, or the sign-in form when not signed in'}},
+})
+
+const revokeApplication = createRoute({
+  method: 'post',
+  path: `${APPLICATIONS_PATH}/revoke`,
+  summary: 'Take an application\'s access back: its tokens and pending codes end at once',
+  tags: ['A. Sign-on'],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm}}}},
+  responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
+})
+
+const signOut = createRoute({
+  method: 'post',
+  path: '/oauth/sign_out',
+  summary: 'End the member\'s sign-in session on this browser',
+  tags: ['A. Sign-on'],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm}}}},
+  responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
 })
 
 const clientAuth: Record<string, string[]>[] = [{clientSecretBasic: []}, {clientSecretPost: []}]
@@ -185,7 +215,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
-  for (const path of ['/oauth/authorize', '/oauth/session']) {
+  for (const path of ['/oauth/authorize', '/oauth/session', APPLICATIONS_PATH, `${APPLICATIONS_PATH}/revoke`, '/oauth/sign_out']) {
     app.use(path, errorShape(renderPage), bodyLimit({maxSize: 16 * 1024, onError: () => {
       throw new AppError('payload_too_large', 'the form is too large')
     }}))
@@ -254,6 +284,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     c.header('Cache-Control', 'no-store')
     c.header('X-Frame-Options', 'DENY')
     if (!member) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} />)
+    // Allow and Deny answer with a redirect to the client: the page's policy must let the form lead there.
+    c.header('Content-Security-Policy', pagePolicy([new URL(checked.redirectUri).origin]))
     return c.html(<ConsentPage client={checked.client} memberName={member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
   })
 
@@ -261,8 +293,10 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const form = c.req.valid('form')
     const secret = await cookieSecret()
     if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Go back to the application and start again.')
-    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
-    const params = formParams(form)
+    // Signing in to manage one's applications needs no authorize request; anything else does.
+    const toApplications = form.return_to === APPLICATIONS_PATH
+    const checked = toApplications ? undefined : await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
     try {
       const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {now: clock.now(), address: clientAddress(c)})
       await startSession(c, secret, member.id, clock.now(), publicHttps)
@@ -270,10 +304,45 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
       // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
       if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
       const csrf = await csrfToken(c, secret, publicHttps)
-      return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
+      return c.html(<SignInPage client={checked?.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
     }
+    if (toApplications) return c.redirect(APPLICATIONS_PATH, 303)
     const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
     return c.redirect(`/oauth/authorize?${query}`, 303)
+  })
+
+  const showApplications = async (c: Context, notice?: string) => {
+    const secret = await cookieSecret()
+    const csrf = await csrfToken(c, secret, publicHttps)
+    c.header('Cache-Control', 'no-store')
+    const member = await sessionMember(c)
+    if (!member) return c.html(<SignInPage params={{return_to: APPLICATIONS_PATH}} csrf={csrf} />)
+    const applications = await signon.authorizedApplications(db, member.id, clock.now())
+    return c.html(<ApplicationsPage memberName={`${member.first_name} ${member.last_name}`} applications={applications} csrf={csrf} notice={notice} />)
+  }
+
+  app.openapi(applicationsPage, (c) => showApplications(c))
+
+  app.openapi(revokeApplication, async (c) => {
+    const form = c.req.valid('form')
+    const secret = await cookieSecret()
+    if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Open the page again and retry.')
+    const member = await sessionMember(c)
+    if (!member) return c.redirect(APPLICATIONS_PATH, 303)
+    // Only an application this member allowed can be taken back from here.
+    const allowed = await signon.authorizedApplications(db, member.id, clock.now())
+    const app = allowed.find((a) => a.client_id === form.client_id)
+    if (!app) throw new AppError('bad_request', 'That application has no access to take back.')
+    await revokeConsent(db, member.id, app.client_id, clock.now())
+    return c.redirect(APPLICATIONS_PATH, 303)
+  })
+
+  app.openapi(signOut, async (c) => {
+    const form = c.req.valid('form')
+    const secret = await cookieSecret()
+    if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Open the page again and retry.')
+    endSession(c)
+    return c.redirect(APPLICATIONS_PATH, 303)
   })
 
   app.openapi(decide, async (c) => {

@@ -25,6 +25,12 @@ export const signInForm = authorizeQuery.extend({
   csrf_token: param(256),
   email: param(254),
   password: param(1024),
+  return_to: param(64).openapi({description: 'After signing in, go to this medpanel page instead of the consent page (only /oauth/authorized_applications)'}),
+})
+
+export const applicationForm = z.object({
+  csrf_token: param(256),
+  client_id: param(128).openapi({description: 'The application to take access back from'}),
 })
 
 export const tokenForm = z

@@ -361,6 +361,40 @@ export interface TokenInfo {
   created_at: number
 }
 
+/** When each token was last recorded as used, so a busy token writes at most every ten minutes. */
+const lastNoted = new Map<string, number>()
+const NOTE_EVERY_MS = 10 * 60 * 1000
+
+/**
+ * Records that a token was just presented, for the member's list of allowed applications. At
+ * most one write per token per ten minutes, and never in the caller's way: the write is not
+ * awaited, and a failure only means a staler "last used".
+ */
+export function noteTokenUse(db: Db, token: string, now: Date): void {
+  const hash = sha256(token)
+  const previous = lastNoted.get(hash)
+  if (previous !== undefined && now.getTime() - previous < NOTE_EVERY_MS) return
+  if (lastNoted.size > 50_000) lastNoted.clear()
+  lastNoted.set(hash, now.getTime())
+  void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
+}
+
+export interface AuthorizedApplication {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  scopes: string[]
+  since: string
+  last_used_at: string | null
+}
+
+/** The applications a member allowed and can take back (the authorized-applications page). */
+export async function authorizedApplications(db: Db, memberId: number, now: Date): Promise<AuthorizedApplication[]> {
+  const rows = await repo.authorizedApplications(db, memberId, iso(now))
+  return rows.map((row) => ({...row, scopes: [...new Set(row.scopes.split(/[ ,]+/).filter(Boolean))]}))
+}
+
 export function tokenInfo(token: LiveToken): TokenInfo {
   return {
     resource_owner_id: token.memberId,

@@ -1,4 +1,4 @@
-import type {Generated, Selectable} from 'kysely'
+import type {ColumnType, Generated, Selectable} from 'kysely'
 
 export interface AuthorizationCodeTable {
   /** SHA-256 of the code; the code itself is never stored. */
@@ -27,6 +27,8 @@ export interface AccessTokenTable {
   expires_at: string | null
   revoked_at: string | null
   created_at: string
+  /** Last presented, to the nearest ten minutes; null until first used. */
+  last_used_at: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface SignonTables {

@@ -7,6 +7,7 @@ import * as pulses from './2026112204_pulses.js'
 import * as sealedSecrets from './2026112401_sealed_secrets.js'
 import * as authFailures from './2026112402_auth_failures.js'
 import * as memberSessions from './2026112403_member_sessions.js'
+import * as tokenLastUsed from './2026112404_token_last_used.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -21,4 +22,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112401_sealed_secrets': sealedSecrets,
   '2026112402_auth_failures': authFailures,
   '2026112403_member_sessions': memberSessions,
+  '2026112404_token_last_used': tokenLastUsed,
 }

@@ -128,6 +128,8 @@ describe('interface D: pulse export over HTTP', () => {
 
     // A member token of the owner is never an export credential; once consent is revoked it is dead.
     const member = await addMember(ctx.db, {email: 'dr@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'}, ctx.clock.now())
+    // The owner also signs members on, so it can hold a member token at all.
+    await updateClient(ctx.db, 'owner', {grants: ['pulses', 'signon'], redirect_uris: ['https://example.com/cb']}, ctx.clock.now())
     const memberToken = (await issueToken(ctx.db, member.user_id, 'owner', ctx.clock.now())).access_token
     expect((await get(path, memberToken)).status).toBe(403)
     await revokeConsent(ctx.db, member.user_id, 'owner', ctx.clock.now())

@@ -1,0 +1,73 @@
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+import {chromium, type Browser} from 'playwright-core'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+// On CI the browser is installed by .ci/run, so this test must run there, never skip.
+const available = existsSync(CHROMIUM) || process.env.CI === 'true'
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync']
+
+describe.skipIf(!available)('sign-on in Chromium at a plain-http origin that is not loopback', () => {
+  let server: RunningCli
+  let browser: Browser
+  let origin: string
+  let client: {client_id: string; client_secret: string}
+  const REDIRECT = 'https://partner.example/callback'
+
+  beforeAll(async () => {
+    // First find a free port, then serve under a .test name mapped to 127.0.0.1: that origin is
+    // not a secure context, so Chromium sends no Sec-Fetch-Site and only the Origin header.
+    const probe = await startCli(['serve', '--no-worker', '--port', '0', '--db', join(tempDir(), 'probe.db')])
+    const port = new URL(probe.url).port
+    await probe.stop()
+    origin = `http://medpanel.test:${port}`
+    const db = ['--db', join(tempDir(), 'apps.db')]
+    client = cliJson(['register-client', ...db, '--name', 'Partner Research', '--url', 'https://partner.example', '--logo-url', 'https://partner.example/logo.png', '--redirect-uri', REDIRECT, '--token-ttl', '3600'])
+    cliJson(['add-member', ...db, '--email', 'dr.lee@clinic.example', '--password', 'browser password 1', '--first-name', 'Min', '--last-name', 'Lee', '--country', 'US', '--specialty', 'Cardiology'])
+    server = await startCli(['serve', '--no-worker', '--port', port, '--base-url', origin, ...db])
+    browser = await chromium.launch({executablePath: CHROMIUM, args: [...FLAGS, '--host-resolver-rules=MAP medpanel.test 127.0.0.1']})
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  it('signs in and allows on the consent page, then lists, revokes and signs out on the applications page', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${origin}/oauth/authorize?${new URLSearchParams({client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 'apps'})}`)
+    await page.fill('input[name="email"]', 'dr.lee@clinic.example')
+    await page.fill('input[name="password"]', 'browser password 1')
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('button[name="decision"][value="allow"]')
+    // The partner's site is not reachable from here: the request the browser makes to it is enough.
+    const toPartner = page.waitForRequest((request) => request.url().startsWith(REDIRECT))
+    await page.click('button[name="decision"][value="allow"]')
+    const landed = new URL((await toPartner).url())
+    expect(landed.searchParams.get('iss')).toBe(origin)
+    expect(landed.searchParams.get('state')).toBe('apps')
+    const token = await fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret}),
+    })
+    const {access_token: accessToken} = (await token.json()) as {access_token: string}
+    expect((await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${accessToken}`}})).status).toBe(200)
+
+    // Still signed in from the consent page (same browser context): the list shows the client.
+    await page.waitForURL((url) => url.protocol === 'chrome-error:').catch(() => undefined)
+    await page.goto(`${origin}/oauth/authorized_applications`)
+    expect(await page.textContent('h1')).toBe('Applications you allowed')
+    expect(await page.textContent('body')).toContain('Partner Research')
+    await page.click('button:has-text("Revoke access for Partner Research")')
+    await page.waitForURL((url) => url.pathname === '/oauth/authorized_applications')
+    expect(await page.textContent('body')).not.toContain('Revoke access for Partner Research')
+    expect((await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${accessToken}`}})).status).toBe(401)
+
+    await page.click('button:has-text("Sign out")')
+    await page.waitForSelector('input[name="password"]')
+    expect(await page.textContent('h1')).toBe('Sign in to see the applications you allowed')
+    await context.close()
+  })
+})

@@ -1,0 +1,63 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import type {RegisteredClient} from '../../../src/registry/service.js'
+import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {CookieJar, ORIGIN, PASSWORD, bearer, csrfOf, setupClientAndMember, tokenFor} from './flow.js'
+
+describe('the member\'s authorized applications', () => {
+  let ctx: TestContext
+  let client: RegisteredClient
+  beforeEach(async () => {
+    ctx = await freshApp()
+    client = (await setupClientAndMember(ctx)).client
+  })
+  afterEach(async () => ctx.store.close())
+
+  async function signedIn(): Promise<{jar: CookieJar; page: string}> {
+    const jar = new CookieJar()
+    const first = jar.take(await ctx.app.request('/oauth/authorized_applications'))
+    const html = await first.text()
+    expect(html).toContain('Sign in to see the applications you allowed')
+    const res = jar.take(await ctx.app.request('/oauth/session', form({csrf_token: csrfOf(html), return_to: '/oauth/authorized_applications', email: 'ana@clinic.example', password: PASSWORD}, {...jar.header(), origin: ORIGIN})))
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/oauth/authorized_applications')
+    const page = await (jar.take(await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()}))).text()
+    return {jar, page}
+  }
+
+  it('lists each allowed client with what it may read and since when; Revoke ends its tokens at once', async () => {
+    const token = await tokenFor(ctx, client)
+    await ctx.app.request('/user/oauth/token/info', bearer(token))
+    const {jar, page} = await signedIn()
+    expect(page).toContain('Acme Research')
+    expect(page).toContain('name, country of practice and primary specialty')
+    expect(page).toMatch(/Allowed since \d{4}-\d{2}-\d{2}/)
+    expect(page).toContain(`name="client_id" value="${client.client_id}"`)
+    expect(page).not.toContain('<script')
+
+    const revoked = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: client.client_id}, {...jar.header(), origin: ORIGIN}))
+    expect(revoked.status).toBe(303)
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(401)
+    const after = await (await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()})).text()
+    expect(after).not.toContain('Acme Research')
+  })
+
+  it('refuses a post from another site or without the form token, and a client the member never allowed', async () => {
+    const token = await tokenFor(ctx, client)
+    const {jar, page} = await signedIn()
+    const foreign = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: client.client_id}, {...jar.header(), origin: 'https://evil.example'}))
+    expect(foreign.status).toBe(403)
+    const noToken = await ctx.app.request('/oauth/authorized_applications/revoke', form({client_id: client.client_id}, {...jar.header(), origin: ORIGIN}))
+    expect(noToken.status).toBe(403)
+    const stranger = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: 'not-allowed'}, {...jar.header(), origin: ORIGIN}))
+    expect(stranger.status).toBe(400)
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
+  })
+
+  it('Sign out ends the sign-in session', async () => {
+    const {jar, page} = await signedIn()
+    const out = jar.take(await ctx.app.request('/oauth/sign_out', form({csrf_token: csrfOf(page)}, {...jar.header(), origin: ORIGIN})))
+    expect(out.status).toBe(303)
+    const again = await (await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()})).text()
+    expect(again).toContain('Sign in to see the applications you allowed')
+  })
+})
