@@ -20,7 +20,9 @@ async function fingerprint(ctx: TestContext): Promise<Record<string, string>> {
   const tables = (await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%' order by name`.execute(ctx.db)).rows
   const result: Record<string, string> = {}
   for (const {name} of tables) {
-    const rows = (await sql`select * from ${sql.table(name)}`.execute(ctx.db)).rows.map((row) => JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
+    // Every value as text: node:sqlite refuses to read a 64-bit integer (the search keys) as a number.
+    const columns = (await sql<{name: string}>`select name from pragma_table_info(${name})`.execute(ctx.db)).rows.map((c) => sql`cast(${sql.ref(c.name)} as text)`)
+    const rows = (await sql`select ${sql.join(columns)} from ${sql.table(name)}`.execute(ctx.db)).rows.map((row) => JSON.stringify(Object.values(row as object)))
     result[name] = createHash('sha256').update(rows.sort().join('\n')).digest('hex')
   }
   return result
