@@ -95,3 +95,20 @@ describe('guessing is slowed and recorded in the store', () => {
     await expect(signIn(store.db, 'ana@clinic.example', PASSWORD, {now: clock.now(), address: '198.51.100.4'})).resolves.toMatchObject({email: 'ana@clinic.example'})
   })
 })
+
+describe('API keys of interface E', () => {
+  it('slows an address that keeps presenting wrong keys, answering 429 in E\'s own shape', async () => {
+    const store = await openStore({file: ':memory:'})
+    try {
+      const clock = new ManualClock()
+      const {conversationCall} = await import('../../src/interfaces/conversations/service.js')
+      const call = (apiKey: string) => conversationCall(store.db, {method: 'summary', apiKey, terms: ['x'], start: '2025-01-01T00:00:00Z', end: '2025-02-01T00:00:00Z', address: '192.0.2.7'}, clock.now())
+      for (let i = 0; i < THROTTLE.ADDRESS_FREE_FAILURES; i++) await expect(call(`mpk_guess_${i}`)).rejects.toMatchObject({code: 'unauthorized'})
+      await expect(call('mpk_guess_next')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
+      clock.advance(1)
+      await expect(call('mpk_guess_after')).rejects.toMatchObject({code: 'unauthorized'})
+    } finally {
+      await store.close()
+    }
+  })
+})

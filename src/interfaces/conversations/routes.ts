@@ -5,6 +5,7 @@ import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {rejectInvalid} from '../../http/validation.js'
+import {clientAddress} from '../../http/fast.js'
 import {storeFailure} from '../../store/failure.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
@@ -70,7 +71,7 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
     try {
       result = await conversationCall(
         db,
-        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), headOnly: c.req.method === 'HEAD'},
+        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), headOnly: c.req.method === 'HEAD', address: clientAddress(c)},
         clock.now(),
       )
     } catch (error) {

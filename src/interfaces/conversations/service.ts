@@ -4,6 +4,7 @@ import {sha256} from '../../lib/hashing.js'
 import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
+import {assertNotLocked, keySubject, recordFailure} from '../../registry/throttle.js'
 import type {Db} from '../../store/database.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
@@ -218,6 +219,8 @@ export interface CallRequest {
   end: string | undefined
   /** A HEAD request: checked like a GET, but it neither spends the allowance nor searches. */
   headOnly?: boolean
+  /** Where the call came from, for the failed-attempt throttle. */
+  address?: string | undefined
 }
 
 interface ParsedQuery {
@@ -267,6 +270,10 @@ async function termTokens(trx: Db, terms: readonly string[]): Promise<string[][]
  */
 export async function conversationCall(db: Db, request: CallRequest, now: Date): Promise<SummaryResult | DataResult> {
   const spends = request.method === 'data' && !request.headOnly
+  // Keys carry 256 random bits, so guessing one is hopeless; an address that keeps presenting
+  // wrong keys is slowed all the same, as sign-in and client secrets are (registry/throttle.ts).
+  const subjects = {account: keySubject(request.apiKey?.trim() ?? ''), address: request.address}
+  await assertNotLocked(db, subjects, now)
   const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
     const key = await authorize(trx, request.apiKey, request.method, now)
     const query = parseQuery(request)
@@ -288,6 +295,10 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
     }
     const tokens = request.headOnly ? [] : await termTokens(trx, query.terms)
     return {key, query, remaining, tokens, periodStarted: iso(period.started)}
+  }).catch(async (error: unknown) => {
+    // Counted outside the call's transaction, which rolls back with the error.
+    if (error instanceof AppError && error.code === 'unauthorized' && request.apiKey?.trim()) await recordFailure(db, subjects, now)
+    throw error
   })
 
   const {key, query, remaining, tokens} = checked
