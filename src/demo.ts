@@ -7,19 +7,8 @@ import {conversationDemo} from './interfaces/conversations/demo.js'
 import {pulseDemo} from './interfaces/pulse/demo.js'
 import {balanceDemoPart} from './interfaces/balance/demo.js'
 
-export const DEMO_CLIENT_ID = 'demo-client'
-/** Demo only: a fixed, published secret so the printed curl lines work on every run. */
-export const DEMO_CLIENT_SECRET = 'demo-client-secret'
-export const DEMO_MEMBER = {email: 'demo.doctor@medpanel.test', password: 'demo-password'}
-
-/**
- * Each interface adds its slice of the demo data set as one part: it seeds idempotently and
- * returns what a person needs (a JSON-able summary and ready-to-paste lines).
- */
-export interface DemoPart {
-  name: string
-  seed(db: Kysely<Database>, ctx: {baseUrl: string; now: Date; clientId: string; memberId: number}): Promise<{info: unknown; lines: string[]}>
-}
+export {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER, type DemoPart} from './demo-data.js'
+import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER, type DemoPart} from './demo-data.js'
 
 /** Register interface demo parts here (one import and one entry each). */
 export const DEMO_PARTS: DemoPart[] = [conversationDemo, pulseDemo, balanceDemoPart]

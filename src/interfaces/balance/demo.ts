@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {DEMO_CLIENT_SECRET, type DemoPart} from '../../demo.js'
+import {DEMO_CLIENT_SECRET, type DemoPart} from '../../demo-data.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {findMemberBy, findMemberByEmail} from '../../registry/repository.js'
 import {addMember} from '../../registry/service.js'

@@ -1,4 +1,4 @@
-import type {DemoPart} from '../../demo.js'
+import type {DemoPart} from '../../demo-data.js'
 import {sha256} from '../../lib/hashing.js'
 import * as repo from './repository.js'
 import {JSON_TYPE, XML_TYPE} from './negotiation.js'

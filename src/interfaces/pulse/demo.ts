@@ -1,4 +1,4 @@
-import {DEMO_CLIENT_SECRET, type DemoPart} from '../../demo.js'
+import {DEMO_CLIENT_SECRET, type DemoPart} from '../../demo-data.js'
 import * as repo from './repository.js'
 import {seedPulses} from './seed.js'
 

@@ -17,6 +17,7 @@ import {derivedKey} from '../../store/secrets.js'
 import {ApplicationsPage, ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
 import {applicationForm, authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
+import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../demo-data.js'
 import {revokeConsent} from '../../registry/service.js'
 import {authorizationServerMetadata, withIssuer} from './discovery.js'
 import {checkCsrf, csrfToken, endSession, readSession, startSession} from './session.js'
@@ -430,12 +431,16 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   }
 
   if (deps.demo) {
-    app.get('/demo/callback', (c) => {
+    app.get('/demo/callback', async (c) => {
       const query = c.req.query()
       const base = deps.baseUrl ?? new URL(c.req.url).origin
-      // The code is echoed into a shell line to paste: show it only when it looks like one of ours.
-      const curl = query.code && /^[A-Za-z0-9_-]{1,256}$/.test(query.code)
-        ? `curl -s -X POST ${base}/oauth/token -d grant_type=authorization_code -d client_id=demo-client -d client_secret=demo-client-secret -d redirect_uri=${encodeURIComponent(base + '/demo/callback')} -d code=${query.code}`
+      // The code is echoed into a shell line to paste: only a code this service issued, and with
+      // the client it was issued to. Only the demo client's secret is published; any other
+      // client's stays a placeholder.
+      const code = query.code && /^[A-Za-z0-9_-]{1,256}$/.test(query.code) ? await signon.findCodeClient(db, query.code) : undefined
+      const secret = code?.clientId === DEMO_CLIENT_ID ? DEMO_CLIENT_SECRET : 'YOUR_CLIENT_SECRET'
+      const curl = code
+        ? `curl -s -X POST ${base}/oauth/token -d grant_type=authorization_code -d client_id=${code.clientId} -d client_secret=${secret} --data-urlencode redirect_uri=${code.redirectUri} -d code=${query.code}`
         : null
       return c.html(<DemoCallbackPage query={query} curl={curl} />)
     })

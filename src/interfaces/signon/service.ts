@@ -239,6 +239,12 @@ export async function exchangeClientCredentials(db: Db, credentials: ClientCrede
   return mintToken(db, client, null, [...new Set(scopes)].join(' '), null, now)
 }
 
+/** The client and redirect URI an authorization code was issued for (the demo callback page). */
+export async function findCodeClient(db: Db, code: string): Promise<{clientId: string; redirectUri: string} | undefined> {
+  const row = await repo.findCode(readerOf(db), sha256(code))
+  return row ? {clientId: row.client_id, redirectUri: row.redirect_uri} : undefined
+}
+
 /** Token type hints RFC 7009 registers; anything else is `unsupported_token_type`. */
 const TOKEN_TYPE_HINTS = ['access_token', 'refresh_token']
 

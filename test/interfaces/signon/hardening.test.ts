@@ -70,11 +70,17 @@ describe('sign-on hardening', () => {
     expect(((await res.json()) as {error: string}).error).toBe('invalid_client')
   })
 
-  it('the demo callback never prints a shell line built from a code it did not make', async () => {
+  it('the demo callback prints the curl line only for a code it issued, with that code\'s client, and no secret but the demo\'s', async () => {
     const hostile = await ctx.app.request(`/demo/callback?code=${encodeURIComponent('x; touch /tmp/pwned #')}`)
     expect(await hostile.text()).not.toContain('curl')
-    const genuine = await ctx.app.request('/demo/callback?code=Abc_123-xyz')
-    expect(await genuine.text()).toContain('-d code=Abc_123-xyz')
+    expect(await (await ctx.app.request('/demo/callback?code=Abc_123-xyz')).text()).not.toContain('curl')
+    // A code issued to another client (Acme): its own client id, and a placeholder for its secret.
+    const code = await getCode(ctx, client.client_id)
+    const page = await (await ctx.app.request(`/demo/callback?code=${code}`)).text()
+    expect(page).toContain(`-d client_id=${client.client_id}`)
+    expect(page).toContain('-d client_secret=YOUR_CLIENT_SECRET')
+    expect(page).not.toContain('demo-client-secret')
+    expect(page).toContain(`-d code=${code}`)
   })
 })
 

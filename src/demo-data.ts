@@ -1,0 +1,20 @@
+import type {Kysely} from 'kysely'
+import type {Database} from './store/database.js'
+
+/**
+ * The demo's fixed names, in a module of their own that imports nothing of the service: every
+ * interface's demo part and the sign-on routes use them, and src/demo.ts uses the parts.
+ */
+export const DEMO_CLIENT_ID = 'demo-client'
+/** Demo only: a fixed, published secret so the printed curl lines work on every run. */
+export const DEMO_CLIENT_SECRET = 'demo-client-secret'
+export const DEMO_MEMBER = {email: 'demo.doctor@medpanel.test', password: 'demo-password'}
+
+/**
+ * Each interface adds its slice of the demo data set as one part: it seeds idempotently and
+ * returns what a person needs (a JSON-able summary and ready-to-paste lines).
+ */
+export interface DemoPart {
+  name: string
+  seed(db: Kysely<Database>, ctx: {baseUrl: string; now: Date; clientId: string; memberId: number}): Promise<{info: unknown; lines: string[]}>
+}
