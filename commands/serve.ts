@@ -9,7 +9,7 @@ import {BaseCommand} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
-  static override description = 'Serve the sign-on interface (and the other interfaces) over HTTP'
+  static override description = 'Serve interfaces A (sign-on), C (balances), D (pulse export) and E (conversations) over HTTP, with /healthz, /openapi.json and /docs, and run the delivery worker of B'
   static override examples = ['<%= config.bin %> serve', '<%= config.bin %> serve --demo --port 8080', '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com']
 
   static override flags = {

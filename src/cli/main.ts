@@ -73,10 +73,58 @@ async function load(options: CliOptions): Promise<Config> {
   return Config.load({root: options.root, ...(options.pjson ? {pjson: options.pjson} : {})})
 }
 
+/** Edit distance, for "did you mean" on a mistyped command. */
+function distance(a: string, b: string): number {
+  const row = Array.from({length: b.length + 1}, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1))
+      previous = current
+    }
+  }
+  return row[b.length]!
+}
+
+/**
+ * The conventions people expect of a CLI, before oclif sees the arguments: `help [COMMAND]` and
+ * `-h` are `--help`, `version` and `-v` are `--version`, `--version --json` prints JSON, and an
+ * unknown command is one `Error:` line with the nearest names and exit 1 (like every other user
+ * error), not oclif's multi-line block with exit 2. Returns the arguments for oclif, or undefined
+ * when it answered itself.
+ */
+function conventions(config: Config, argv: string[]): string[] | undefined {
+  const [first, ...rest] = argv
+  if (first === 'help') return rest.length > 0 ? [...rest, '--help'] : ['--help']
+  if (first === '-h') return ['--help', ...rest]
+  if (first === 'version' || first === '-v') return ['--version', ...rest]
+  if (argv.includes('--version') && argv.includes('--json') && (first === '--version' || first === '--json')) {
+    process.stdout.write(`${JSON.stringify({name: config.bin, version: config.version, node: process.version, platform: `${process.platform}-${process.arch}`})}\n`)
+    return undefined
+  }
+  if (first !== undefined && !first.startsWith('-') && !config.findCommand(first)) {
+    const near = config.commandIDs
+      .map((id) => ({id, d: distance(first, id)}))
+      .filter(({id, d}) => d <= Math.max(2, Math.floor(first.length / 3)) || id.startsWith(first) || first.startsWith(id))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 3)
+      .map(({id}) => id)
+    const hint = near.length > 0 ? ` (did you mean ${near.join(', ')}?)` : ''
+    process.stderr.write(`Error: "${first.slice(0, 60)}" is not a medpanel command${hint}; see ${config.bin} --help\n`)
+    process.exitCode = 1
+    return undefined
+  }
+  return argv
+}
+
 /** Runs the CLI: bin/run.js in a checkout, src/exe.ts in the single executable. */
 export async function runCli(options: CliOptions): Promise<void> {
   const config = await load(options)
-  await execute({dir: options.root, loadOptions: config})
+  const args = conventions(config, process.argv.slice(2))
+  if (args === undefined) return
+  await execute({args, dir: options.root, loadOptions: config})
 }
 
 /** The manifest oclif would build by loading every command; written at build time. */
