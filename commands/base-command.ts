@@ -102,6 +102,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     // oclif's own exits (help, version) carry their code; pass them through untouched.
     if (error.oclif?.exit === 0) return
+    // Ctrl-C at a prompt: the person asked to stop, which is no error. 130 is the shell's code for it.
+    if (error.name === 'ExitPromptError') {
+      this.parsed = true
+      process.exitCode = 130
+      return
+    }
     // A failed parse still counts as parsed: oclif would otherwise add a second warning line.
     this.parsed = true
     const text = oneLine(error.message || String(error))
@@ -130,6 +136,8 @@ function storeProblem(error: unknown, store: string): string | undefined {
   if (failure === undefined) return undefined
   const code = sqliteCodeOf(error)
   if (code === 'SQLITE_FULL') return `the store ${store} is full (no space left on its disk, or at its size limit); the write that failed was not saved`
+  if (code === 'SQLITE_READONLY') return `the store ${store} is read-only for this user; this command needs to write to it (read commands such as list-* and show-* work)`
+  if (code === 'SQLITE_NOTADB') return `cannot open ${store}: file is not a database`
   if (failure === 'busy') return `the store ${store} is busy (another process holds its write lock); try again`
   return `the store ${store} cannot be used: ${oneLine((error as Error).message)}`
 }

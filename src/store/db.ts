@@ -77,7 +77,7 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
   try {
     handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
   } catch (error) {
-    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
+    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
   }
   try {
     handle.exec('pragma busy_timeout = 5000')
@@ -94,7 +94,7 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
     handle.exec('pragma cache_size = -4000')
   } catch (error) {
     handle.close()
-    throw new Error(`cannot open database ${file}: ${(error as Error).message}`)
+    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
   }
   return handle
 }

@@ -56,3 +56,31 @@ describe('register-client and strict OAuth libraries', () => {
     expect(bounded.stderr).toBe('')
   })
 })
+
+describe('stores the operator may only read, and files that are not stores', () => {
+  it('serves read commands from a read-only store, refuses writes naming it, and names a non-store file', async () => {
+    const {chmodSync, writeFileSync: write} = await import('node:fs')
+    const {spawnSync} = await import('node:child_process')
+    const {cliArgv} = await import('../helpers/cli.js')
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    const file = join(dir, 'readonly.db')
+    cliJson(['register-client', '--db', file, '--name', 'R', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--redirect-uri', 'https://r.example/cb'])
+    chmodSync(file, 0o444)
+    // In a user namespace the process keeps its owner but loses the power to override file modes:
+    // the 0444 store is read-only for it, as for an operator without write permission.
+    const asNobody = (args: string[]) => spawnSync('unshare', ['--user', ...cliArgv(args)], {encoding: 'utf8', env: process.env})
+    const list = asNobody(['list-clients', '--db', file, '--json'])
+    if (/unshare/.test(list.stderr) && list.status !== 0) throw new Error(`user namespaces are not allowed here: ${list.stderr}`)
+    expect(list.status, list.stderr).toBe(0)
+    expect(JSON.parse(list.stdout)).toHaveLength(1)
+    const write1 = asNobody(['register-client', '--db', file, '--name', 'W', '--url', 'https://w.example', '--logo-url', 'https://w.example/l.png', '--redirect-uri', 'https://w.example/cb', '--json'])
+    expect(write1.status).toBe(1)
+    expect(write1.stderr.trim().split('\n')).toHaveLength(1)
+    expect(write1.stderr).toContain(`Error: the store ${file} is read-only for this user`)
+
+    const notAStore = join(dir, 'notes.db')
+    write(notAStore, 'these are not the droids\n'.repeat(100))
+    oneLineError(cli(['list-clients', '--db', notAStore, '--json']), new RegExp(`^Error: cannot open ${notAStore.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: file is not a database`))
+  })
+})
