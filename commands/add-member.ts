@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {addMember, type MemberView} from '../src/registry/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './client-output.js'
 
 export default class AddMember extends BaseCommand<typeof AddMember> {
@@ -11,7 +11,8 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
 
   static override flags = {
     email: Flags.string({description: 'sign-in e-mail'}),
-    password: Flags.string({description: 'sign-in password (at least 8 characters)'}),
+    password: secretFlag('sign-in password (at least 8 characters)', 'MEDPANEL_MEMBER_PASSWORD'),
+    'password-stdin': stdinFlag('password'),
     'first-name': Flags.string({description: 'first name'}),
     'last-name': Flags.string({description: 'last name'}),
     country: Flags.string({description: 'country of practice, ISO 3166-1 alpha-2 (US)'}),
@@ -24,7 +25,8 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
     const f = this.flags
     const email = await this.need(f.email, 'email', 'E-mail')
     const askPassword = async () => (await import('@inquirer/prompts')).password({message: 'Password', mask: true})
-    const password = f.password ?? (this.canPrompt() ? await askPassword() : await this.need(undefined, 'password', ''))
+    const given = await this.secret(f.password, f['password-stdin'], 'password')
+    const password = given ?? (this.canPrompt() ? await askPassword() : await this.need(undefined, 'password', ''))
     const member = await addMember(
       (await this.openStore()).db,
       {

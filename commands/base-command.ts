@@ -6,6 +6,19 @@ import {openStore, type Store} from '../src/store/db.js'
 import {storeFailure} from '../src/store/failure.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 
+/**
+ * A secret's flag, with its environment variable: a value given on the command line shows in
+ * `ps` and the shell history, the variable or standard input (`--NAME-stdin`) do not.
+ */
+export function secretFlag(description: string, env: string) {
+  return Flags.string({description: `${description}; also from $${env} or standard input with the matching -stdin flag (a flag's value shows in ps)`, env})
+}
+
+/** `--NAME-stdin`: read that secret from standard input (its first line). */
+export function stdinFlag(flag: string) {
+  return Flags.boolean({description: `read --${flag} from standard input instead (e.g. printf %s "$PW" | medpanel … --${flag}-stdin)`, default: false})
+}
+
 /** Where commands keep the store unless told otherwise. */
 export const DEFAULT_STORE = './medpanel.db'
 /** Where the demo keeps its own store (serve --demo, demo). */
@@ -92,6 +105,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (!this.canPrompt()) throw new AppError('bad_request', `missing required flag --${flag}`)
     const {input} = await import('@inquirer/prompts')
     return input({message, required: true, validate: validate ?? ((v) => (v.trim() ? true : 'required'))})
+  }
+
+  /** A secret from its flag (or variable), or from standard input when `fromStdin`. */
+  protected async secret(value: string | undefined, fromStdin: boolean, flag: string): Promise<string | undefined> {
+    if (!fromStdin) return value
+    if (value !== undefined) throw new AppError('bad_request', `give --${flag} or --${flag}-stdin, not both`)
+    if (process.stdin.isTTY) throw new AppError('bad_request', `--${flag}-stdin reads a pipe or a file, not the terminal; type the value at the prompt instead`)
+    const chunks: Buffer[] = []
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+    const text = Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? ''
+    if (text === '') throw new AppError('bad_request', `--${flag}-stdin: standard input was empty`)
+    return text
   }
 
   /** Human output; silent under --json (the returned value is printed instead). */

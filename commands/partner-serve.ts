@@ -3,7 +3,7 @@ import {AppError} from '../src/errors.js'
 import {receiverApp} from '../src/interfaces/partner/receiver/routes.js'
 import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'
 import {startServer, untilSignal} from '../src/server.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
 export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
   static override description = 'Run a reference partner: every interface B endpoint under /v1, storing what it receives in its own SQLite file'
@@ -19,14 +19,15 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 9090, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     username: Flags.string({description: 'HTTP Basic username medpanel must send'}),
-    password: Flags.string({description: 'HTTP Basic password medpanel must send'}),
+    password: secretFlag('HTTP Basic password medpanel must send', 'MEDPANEL_PARTNER_SERVE_PASSWORD'),
+    'password-stdin': stdinFlag('password'),
   }
 
   async run(): Promise<void> {
     const flags = this.flags
     if (flags['database-url']) throw new AppError('bad_request', 'partner-serve keeps its own SQLite file; give it with --db PATH')
     const username = await this.need(flags.username, 'username', 'Basic username partners must send')
-    const password = await this.need(flags.password, 'password', 'Basic password partners must send')
+    const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password partners must send')
     const store = await openReceiverStore(flags.db ?? './partner.db')
     try {
       const app = receiverApp({db: store.db, username, password, clock: this.clock})

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './client-output.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
@@ -21,8 +21,9 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
     'partner-url': Flags.string({description: 'partner base URL, without /v1 (partner grant)'}),
     'partner-username': Flags.string({description: 'HTTP Basic username medpanel sends to the partner'}),
-    'partner-password': Flags.string({description: 'HTTP Basic password medpanel sends to the partner'}),
-    'signing-secret': Flags.string({description: 'secret for X-Medpanel-Signature on pushes to this partner'}),
+    'partner-password': secretFlag('HTTP Basic password medpanel sends to the partner', 'MEDPANEL_PARTNER_PASSWORD'),
+    'partner-password-stdin': stdinFlag('partner-password'),
+    'signing-secret': secretFlag('secret for X-Medpanel-Signature on pushes to this partner', 'MEDPANEL_SIGNING_SECRET'),
   }
 
   async run(): Promise<RegisteredClient> {
@@ -48,7 +49,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         token_ttl: flags['token-ttl'] ?? null,
         partner_url: flags['partner-url'] ?? null,
         partner_username: flags['partner-username'] ?? null,
-        partner_password: flags['partner-password'] ?? null,
+        partner_password: (await this.secret(flags['partner-password'], flags['partner-password-stdin'], 'partner-password')) ?? null,
         signing_secret: flags['signing-secret'] ?? null,
       },
       this.clock.now(),

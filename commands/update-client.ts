@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './client-output.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
@@ -22,8 +22,9 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     unexpire: Flags.boolean({description: 'reinstate an expired client (old tokens stay dead)'}),
     'partner-url': Flags.string({description: 'partner base URL, without /v1'}),
     'partner-username': Flags.string({description: 'HTTP Basic username for pushes'}),
-    'partner-password': Flags.string({description: 'HTTP Basic password for pushes'}),
-    'signing-secret': Flags.string({description: 'secret for X-Medpanel-Signature'}),
+    'partner-password': secretFlag('HTTP Basic password for pushes', 'MEDPANEL_PARTNER_PASSWORD'),
+    'partner-password-stdin': stdinFlag('partner-password'),
+    'signing-secret': secretFlag('secret for X-Medpanel-Signature', 'MEDPANEL_SIGNING_SECRET'),
   }
 
   async run(): Promise<ClientView & {revoked_tokens: number}> {
@@ -39,7 +40,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       expire: f.expire ? true : f.unexpire ? false : undefined,
       partner_url: f['partner-url'],
       partner_username: f['partner-username'],
-      partner_password: f['partner-password'],
+      partner_password: await this.secret(f['partner-password'], f['partner-password-stdin'], 'partner-password'),
       signing_secret: f['signing-secret'],
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ClientPatch

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {parseMemberId, updateMember, type MemberView} from '../src/registry/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './client-output.js'
 
 export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
@@ -9,7 +9,8 @@ export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
   static override args = {id: Args.string({description: 'user_id', required: true})}
 
   static override flags = {
-    password: Flags.string({description: 'new password (revokes the member\'s tokens)'}),
+    password: secretFlag('new password (revokes the member\'s tokens)', 'MEDPANEL_MEMBER_PASSWORD'),
+    'password-stdin': stdinFlag('password'),
     deactivate: Flags.boolean({description: 'mark the member inactive (revokes tokens)', exclusive: ['activate']}),
     activate: Flags.boolean({description: 'mark the member active again'}),
   }
@@ -20,7 +21,7 @@ export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
     const member = await updateMember(
       (await this.openStore()).db,
       parseMemberId(this.args.id),
-      {password: f.password, active: f.deactivate ? false : f.activate ? true : undefined},
+      {password: await this.secret(f.password, f['password-stdin'], 'password'), active: f.deactivate ? false : f.activate ? true : undefined},
       this.clock.now(),
     )
     this.say(memberRecord(member))

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {formatTable} from '../src/lib/table.js'
 import {verifyPartner, type VerifyReport} from '../src/interfaces/partner/verify.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
 export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
   static override description = 'Check a partner\'s interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails'
@@ -10,14 +10,15 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
   static override flags = {
     url: Flags.string({description: 'partner base URL, without /v1'}),
     username: Flags.string({description: 'HTTP Basic username'}),
-    password: Flags.string({description: 'HTTP Basic password'}),
+    password: secretFlag('HTTP Basic password', 'MEDPANEL_VERIFY_PASSWORD'),
+    'password-stdin': stdinFlag('password'),
   }
 
   async run(): Promise<VerifyReport> {
     const flags = this.flags
     const url = await this.need(flags.url, 'url', 'Partner base URL (without /v1)')
     const username = await this.need(flags.username, 'username', 'Basic username')
-    const password = await this.need(flags.password, 'password', 'Basic password')
+    const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password')
     const report = await verifyPartner({url, username, password})
     this.say(formatTable(report.checks, [
       {header: 'RESULT', get: (c) => (c.ok ? 'pass' : 'FAIL')},

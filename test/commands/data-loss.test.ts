@@ -84,3 +84,29 @@ describe('stores the operator may only read, and files that are not stores', () 
     oneLineError(cli(['list-clients', '--db', notAStore, '--json']), new RegExp(`^Error: cannot open ${notAStore.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: file is not a database`))
   })
 })
+
+describe('secrets kept out of ps', () => {
+  it('take a password from standard input or the environment, and refuse both a flag and stdin', async () => {
+    const {spawnSync} = await import('node:child_process')
+    const {cliArgv} = await import('../helpers/cli.js')
+    const {openStore} = await import('../../src/store/db.js')
+    const {verifyPassword} = await import('../../src/lib/hashing.js')
+    const file = join(tempDir(), 'secrets.db')
+    const member = (email: string) => ['add-member', '--db', file, '--email', email, '--first-name', 'S', '--last-name', 'T', '--country', 'US', '--specialty', 'Oncology', '--json']
+    const [command, ...args] = cliArgv([...member('stdin@clinic.example'), '--password-stdin'])
+    const piped = spawnSync(command, args, {input: 'piped password 1\n', encoding: 'utf8'})
+    expect(piped.status, piped.stderr).toBe(0)
+    expect(cli(member('env@clinic.example'), {MEDPANEL_MEMBER_PASSWORD: 'from the environment'}).status).toBe(0)
+    oneLineError(cli([...member('both@clinic.example'), '--password', 'x'.repeat(10), '--password-stdin']), /^Error: give --password or --password-stdin, not both/)
+
+    const store = await openStore({file})
+    try {
+      const hashes = Object.fromEntries((await store.db.selectFrom('members').select(['email', 'password_hash']).execute()).map((r) => [r.email, r.password_hash]))
+      expect(await verifyPassword('piped password 1', hashes['stdin@clinic.example']!)).toBe(true)
+      expect(await verifyPassword('from the environment', hashes['env@clinic.example']!)).toBe(true)
+    } finally {
+      await store.close()
+    }
+    expect(cli(['add-member', '--help']).stdout).toMatch(/MEDPANEL_MEMBER_PASSWORD/)
+  })
+})
