@@ -77,6 +77,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // An empty value is a script whose variable was unset: refuse it rather than write a
       // store nobody will find again.
       if (flags['database-url'] === '') throw new AppError('bad_request', '--database-url (or MEDPANEL_DATABASE_URL) is empty; give a database URL')
+      if (flags['database-url'] !== undefined && flags.db !== undefined) {
+        throw new AppError('bad_request', 'give the store once: --db (or MEDPANEL_DB) or --database-url (or MEDPANEL_DATABASE_URL), not both')
+      }
       const dbGiven = this.argv.some((arg) => arg === '--db' || arg.startsWith('--db='))
       if (flags['database-url'] === undefined && !dbGiven && process.env.MEDPANEL_DB === '') {
         throw new AppError('bad_request', 'MEDPANEL_DB is set but empty; give the store file, e.g. --db ./medpanel.db')

@@ -38,7 +38,8 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
       input = {
         project_id: await this.need(flags['project-id'], 'project-id', 'Project id'),
         name: await this.need(flags.name, 'name', 'Project name'),
-        duration: /^\s*\d+(\.\d+)?\s*$/.test(duration) ? Number(duration) : (duration as unknown as number),
+        // A number, so the schema can say what is wrong with it ("must be greater than 0" for -3).
+        duration: /^\s*-?\d+(\.\d+)?\s*$/.test(duration) ? Number(duration) : (duration as unknown as number),
         status: (await this.need(flags.status, 'status', 'Status (onhold, active, closed)')) as ProjectInput['status'],
         project_type: (await this.need(flags.type, 'type', 'Type (custom, real-time)')) as ProjectInput['project_type'],
         ...(flags['custom-text'] === undefined ? {} : {custom_text: flags['custom-text']}),

@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
@@ -26,13 +27,27 @@ export default class Serve extends BaseCommand<typeof Serve> {
   }
 
   async run(): Promise<void> {
+    const given = this.flags['base-url']
+    let publicBase: string | undefined
+    if (given !== undefined) {
+      let url: URL | undefined
+      try {
+        url = new URL(given)
+      } catch {
+        url = undefined
+      }
+      if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+        throw new AppError('bad_request', `--base-url must be the service's public address, as http(s)://host[:port] with no path (got "${given}")`)
+      }
+      publicBase = url.origin
+    }
     const {db} = await this.openStore({reader: true})
     const flags = this.flags
     // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
     const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
-    const app = createApp({db, clock: this.clock, baseUrl: flags['base-url'], demo: flags.demo, readiness})
+    const app = createApp({db, clock: this.clock, baseUrl: publicBase, demo: flags.demo, readiness})
     const server = await startServer(app, {port: flags.port, host: flags.host})
-    const baseUrl = flags['base-url'] ?? server.url
+    const baseUrl = publicBase ?? server.url
     let demo
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined

@@ -14,6 +14,11 @@ export function issuePath(path: ReadonlyArray<PropertyKey>): string {
 export function describeZodError(error: z.ZodError): string {
   const issue = error.issues[0]
   if (!issue) return 'invalid input'
+  // An unknown key is named by its own path (conversations[0].bogus), not its parent's.
+  if (issue.code === 'unrecognized_keys') {
+    const keys = (issue as {keys: string[]}).keys
+    return keys.map((key) => `${issuePath([...issue.path, key])}: is not a known field`).join('; ')
+  }
   const path = issuePath(issue.path)
   return path ? `${path}: ${issue.message}` : issue.message
 }

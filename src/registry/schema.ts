@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {isCountry} from '../interfaces/balance/reference-data.js'
 import {isValidNpi} from '../lib/npi.js'
 
 export const GRANTS = ['signon', 'balance', 'pulses', 'conversations', 'partner'] as const
@@ -32,7 +33,13 @@ export const redirectUri = z
 
 const tokenTtl = z.number().int('must be a whole number of seconds').positive('must be positive').max(10 * 365 * 86400).nullable()
 
-const name = z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters')
+// Names are shown on consent pages and printed in operators' terminals: no control characters.
+const name = z
+  .string()
+  .trim()
+  .min(1, 'is required')
+  .max(200, 'must be at most 200 characters')
+  .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters (escape sequences, line breaks)')
 
 export const newClientSchema = z
   .object({
@@ -89,7 +96,8 @@ export const newMemberSchema = z
       .string()
       .trim()
       .toUpperCase()
-      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
+      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
+      .refine(isCountry, 'is not a country of the ISO 3166-1 list (US, CA, GB, …; see GET /balance/countries)'),
     specialty: name,
     npi: z.string().trim().refine(isValidNpi, 'must be a valid 10-digit NPI').nullable().default(null),
     me: z

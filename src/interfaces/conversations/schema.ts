@@ -53,7 +53,7 @@ const author = z.preprocess(
     zipcode: text(20),
     post_badge: z.boolean(),
     comment_badge: z.boolean(),
-  }),
+  }).strict(),
 )
 export type AuthorInput = z.output<typeof author>
 
@@ -65,7 +65,7 @@ const comment = z.object({
   published_at: publishedAt,
   content: text(100_000),
   helpful_count: z.number().int('must be an integer').nonnegative('must not be negative'),
-})
+}).strict()
 export type CommentInput = z.output<typeof comment>
 
 const rating = z
@@ -92,10 +92,12 @@ const post = z
     content: text(200_000),
     comments: z.array(comment).max(10_000),
   })
+  // A key the import does not know is named rather than dropped: it is likely a misspelt field.
+  .strict()
   .refine((p) => p.iconsult || p.solved_at === null, {message: 'must be null when the post is not an iConsult', path: ['solved_at']})
 export type PostInput = z.output<typeof post>
 
-const conversation = z.object({matched_terms: z.array(z.string()).optional(), post})
+const conversation = z.object({matched_terms: z.array(z.string()).optional(), post}).strict()
 
 /** A whole data-call answer; a bare `conversations` array is wrapped into one before parsing. */
 export const importDocument = z.object({conversations: z.array(conversation)}).loose()

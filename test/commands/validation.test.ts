@@ -1,0 +1,40 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {cli, tempDir} from '../helpers/cli.js'
+import {CORPUS} from '../interfaces/conversations/fixtures.js'
+
+const refused = (args: string[], message: string | RegExp) => {
+  const result = cli(args)
+  expect(result.status, args.join(' ')).toBe(1)
+  expect(result.stdout).toBe('')
+  expect(result.stderr.trim().split('\n')).toHaveLength(1)
+  if (typeof message === 'string') expect(result.stderr).toBe(`Error: ${message}\n`)
+  else expect(result.stderr).toMatch(message)
+}
+
+describe('what the CLI refuses, and how it says so', () => {
+  const dir = tempDir()
+  const db = ['--db', join(dir, 'v.db')]
+  const member = ['add-member', ...db, '--email', 'v@clinic.example', '--password', 'long enough password', '--last-name', 'B', '--specialty', 'Oncology']
+
+  it('a country outside ISO 3166-1 and control characters in names', () => {
+    refused([...member, '--first-name', 'A', '--country', 'XX'], 'country: is not a country of the ISO 3166-1 list (US, CA, GB, …; see GET /balance/countries)')
+    refused([...member, '--first-name', 'A\u001b[31m', '--country', 'US'], 'first_name: must not contain control characters (escape sequences, line breaks)')
+  })
+
+  it('a negative duration, a token lifetime past its maximum, a base URL that is not one', () => {
+    refused(['push-project', ...db, '--project-id', 'P', '--name', 'N', '--duration', '-3', '--status', 'active', '--type', 'custom'], 'duration: must be greater than 0')
+    refused(['register-client', ...db, '--name', 'N', '--url', 'https://n.example', '--logo-url', 'https://n.example/l.png', '--redirect-uri', 'https://n.example/cb', '--token-ttl', '99999999999'], /^Error: token_ttl: .*315360000/)
+    refused(['serve', ...db, '--base-url', 'notaurl', '--port', '0'], /^Error: --base-url must be the service's public address, as http\(s\):\/\/host\[:port\] with no path \(got "notaurl"\)/)
+  })
+
+  it('both --db and --database-url, and an unknown key in an imported file, named by its path', () => {
+    refused(['list-clients', ...db, '--database-url', `sqlite:${join(dir, 'v.db')}`], 'give the store once: --db (or MEDPANEL_DB) or --database-url (or MEDPANEL_DATABASE_URL), not both')
+    const extra = structuredClone(CORPUS) as unknown as Record<string, unknown>[]
+    ;(extra[1] as {post: Record<string, unknown>}).post.mood = 'sunny'
+    const file = join(dir, 'extra.json')
+    writeFileSync(file, JSON.stringify({conversations: extra}))
+    refused(['import-posts', ...db, '--file', file], 'conversations[1].post.mood: is not a known field')
+  })
+})
