@@ -1,5 +1,6 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AppError} from '../src/errors.js'
+import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
@@ -17,6 +18,27 @@ export function secretFlag(description: string, env: string) {
 /** `--NAME-stdin`: read that secret from standard input (its first line). */
 export function stdinFlag(flag: string) {
   return Flags.boolean({description: `read --${flag} from standard input instead (e.g. printf %s "$PW" | medpanel … --${flag}-stdin)`, default: false})
+}
+
+/**
+ * A flag whose value is one of `choices`, in any letter case, handed to the command in its
+ * canonical spelling: the same rule the HTTP interfaces follow (src/lib/enums.ts).
+ */
+export function choiceFlag<T extends string>(choices: readonly T[], options: {description: string; default?: T}) {
+  return Flags.string({description: `${options.description} (${choices.join(', ')}; any case)`, default: options.default, parse: parseChoice(choices)})
+}
+
+/** choiceFlag for a list: repeat the flag or separate values with commas. */
+export function choicesFlag<T extends string>(choices: readonly T[], options: {description: string}) {
+  return Flags.string({description: `${options.description} (${choices.join(', ')}; any case)`, multiple: true, delimiter: ',', parse: parseChoice(choices)})
+}
+
+function parseChoice<T extends string>(choices: readonly T[]) {
+  return async (input: string): Promise<string> => {
+    const value = canonical(input, choices)
+    if (value === undefined) throw new Error(`Expected one of ${choices.join(', ')} (any case), got "${input}"`)
+    return value
+  }
 }
 
 /** Where commands keep the store unless told otherwise. */

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
 import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
 import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class Credit extends BaseCommand<typeof Credit> {
   static override description = 'Credit a balance account (Completed at once, so available immediately)'
@@ -16,7 +16,7 @@ export default class Credit extends BaseCommand<typeof Credit> {
   }
   static override flags = {
     amount: Flags.string({description: 'decimal amount in the account currency, e.g. 150.25'}),
-    type: Flags.string({description: 'transaction type', options: [...CREDIT_TYPES], default: 'HONORARIUM'}),
+    type: choiceFlag(CREDIT_TYPES, {description: 'transaction type', default: 'HONORARIUM'}),
     'survey-id': Flags.string({description: 'project the credit pays for'}),
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
   }

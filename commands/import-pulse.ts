@@ -4,7 +4,7 @@ import {AppError} from '../src/errors.js'
 import {importPulse, type StoredPulse} from '../src/interfaces/pulse/service.js'
 import {PULSE_STATUSES} from '../src/interfaces/pulse/schema.js'
 import {formatRecord} from '../src/lib/table.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
   static override description =
@@ -18,7 +18,7 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
     client: Flags.string({description: 'client_id of the new owner (needs the pulses grant)'}),
     file: Flags.string({description: 'path of the export JSON document'}),
     'project-id': Flags.string({description: 'store under this GUID instead of the file\'s Project.ProjectId'}),
-    status: Flags.string({description: 'pulse status (default: from the dates: Completed after EndDate, Launched after StartDate, Queued before it, else Draft)', options: [...PULSE_STATUSES]}),
+    status: choiceFlag(PULSE_STATUSES, {description: 'pulse status (default: from the dates: Completed after EndDate, Launched after StartDate, Queued before it, else Draft)'}),
   }
 
   async run(): Promise<StoredPulse> {

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {METHODS, type Method} from '../src/interfaces/conversations/schema.js'
 import {issueApiKey, type ApiKeyView} from '../src/interfaces/conversations/service.js'
 import {formatRecord} from '../src/lib/table.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choicesFlag} from './base-command.js'
 
 export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
   static override description = 'Issue an interface E API key to a client with the conversations grant; the key is shown only once'
@@ -14,7 +14,7 @@ export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
   static override args = {client: Args.string({description: 'client_id of the key owner', required: true})}
 
   static override flags = {
-    methods: Flags.string({description: 'methods the key may call (repeat or comma-separate)', options: [...METHODS], multiple: true, delimiter: ','}),
+    methods: choicesFlag(METHODS, {description: 'methods the key may call (repeat or comma-separate)'}),
     'data-calls': Flags.integer({description: 'data-call allowance', default: 1000, min: 0}),
     'renew-days': Flags.integer({description: 'restore the allowance every N days (default: never renews)', min: 1}),
     'subscription-ends': Flags.string({description: 'when the subscription ends (ISO 8601); calls after it get 402'}),

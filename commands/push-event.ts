@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
 import {EVENT_STATES} from '../src/interfaces/partner/schema.js'
 import {pushEvent, type PushEventResult} from '../src/interfaces/partner/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class PushEvent extends BaseCommand<typeof PushEvent> {
   static override description = 'Record a participant event and queue its POST; a complete that fills a quota closes it and queues that PUT'
@@ -14,7 +14,7 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
   static override flags = {
     'project-id': Flags.string({description: 'project id'}),
     npi: Flags.string({description: 'participant NPI'}),
-    state: Flags.string({description: 'event state', options: [...EVENT_STATES]}),
+    state: choiceFlag(EVENT_STATES, {description: 'event state'}),
     'quota-id': Flags.string({description: 'quota id (required for every state but start)'}),
     at: Flags.string({description: 'when it happened, ISO 8601 UTC (default now)'}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),

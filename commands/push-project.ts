@@ -4,7 +4,7 @@ import {formatRecord} from '../src/lib/table.js'
 import {queuedLine, readJsonFile, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
 import {PROJECT_STATUSES, PROJECT_TYPES, type ProjectInput} from '../src/interfaces/partner/schema.js'
 import {pushProject, type PushProjectResult} from '../src/interfaces/partner/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class PushProject extends BaseCommand<typeof PushProject> {
   static override description = 'Create or replace a research project and queue its PUT to the partners (interface B)'
@@ -18,8 +18,8 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
     'project-id': Flags.string({description: 'project id (instead of --file)'}),
     name: Flags.string({description: 'project name shown to participants'}),
     duration: Flags.string({description: 'approximate survey length in minutes'}),
-    status: Flags.string({description: 'project status', options: [...PROJECT_STATUSES]}),
-    type: Flags.string({description: 'project type', options: [...PROJECT_TYPES]}),
+    status: choiceFlag(PROJECT_STATUSES, {description: 'project status'}),
+    type: choiceFlag(PROJECT_TYPES, {description: 'project type'}),
     'custom-text': Flags.string({description: 'extra text or instructions for participants'}),
     partner: Flags.string({description: 'partner client ids that receive the project (repeat or comma-separate; default: every partner client)', multiple: true, delimiter: ','}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),

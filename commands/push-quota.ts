@@ -4,7 +4,7 @@ import {formatRecord} from '../src/lib/table.js'
 import {queuedLine, readJsonFile, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
 import {QUOTA_STATUSES, type QuotaInput} from '../src/interfaces/partner/schema.js'
 import {pushQuota, setQuotaStatus, type PushQuotaResult} from '../src/interfaces/partner/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class PushQuota extends BaseCommand<typeof PushQuota> {
   static override description = 'Create or replace a quota of a project and queue its PUT; pushing it open reopens a closed quota'
@@ -17,7 +17,7 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     'project-id': Flags.string({description: 'owning project'}),
     file: Flags.string({description: 'quota JSON (the spec\'s Quota fields; project_id, created_at, updated_at optional)'}),
     'quota-id': Flags.string({description: 'with --status and no --file: change only the status of an existing quota'}),
-    status: Flags.string({description: 'with --quota-id: open (reopen) or closed', options: [...QUOTA_STATUSES]}),
+    status: choiceFlag(QUOTA_STATUSES, {description: 'with --quota-id: open (reopen) or closed'}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
-import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
+import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './client-output.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
@@ -17,7 +17,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'allowed redirect URI, matched exactly (repeat or comma-separate)', multiple: true, delimiter: ','}),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
-    grant: Flags.string({description: 'grants (repeat or comma-separate)', options: [...GRANTS], multiple: true, delimiter: ','}),
+    grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate)'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
     'partner-url': Flags.string({description: 'partner base URL, without /v1 (partner grant)'}),
     'partner-username': Flags.string({description: 'HTTP Basic username medpanel sends to the partner'}),

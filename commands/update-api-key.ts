@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {METHODS, type ApiKeyPatch, type Method} from '../src/interfaces/conversations/schema.js'
 import {updateApiKey, type ApiKeyView} from '../src/interfaces/conversations/service.js'
 import {formatRecord} from '../src/lib/table.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choicesFlag} from './base-command.js'
 
 export default class UpdateApiKey extends BaseCommand<typeof UpdateApiKey> {
   static override description = 'Change an interface E API key: allowance, subscription end, methods; --data-calls starts a fresh allowance'
@@ -17,7 +17,7 @@ export default class UpdateApiKey extends BaseCommand<typeof UpdateApiKey> {
     'data-calls': Flags.integer({description: 'new data-call allowance, starting now', min: 0}),
     'subscription-ends': Flags.string({description: 'new subscription end (ISO 8601)', exclusive: ['no-subscription-end']}),
     'no-subscription-end': Flags.boolean({description: 'the subscription no longer ends'}),
-    methods: Flags.string({description: 'replace the allowed methods', options: [...METHODS], multiple: true, delimiter: ','}),
+    methods: choicesFlag(METHODS, {description: 'replace the allowed methods'}),
     'renew-days': Flags.integer({description: 'restore the allowance every N days', min: 1, exclusive: ['no-renew']}),
     'no-renew': Flags.boolean({description: 'the allowance no longer renews'}),
     revoke: Flags.boolean({description: 'revoke the key: calls with it get 401', exclusive: ['unrevoke']}),

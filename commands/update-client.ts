@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
-import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
+import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './client-output.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
@@ -14,7 +14,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     url: Flags.string({description: 'company URL'}),
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'replace the redirect URIs (repeat or comma-separate)', multiple: true, delimiter: ','}),
-    grant: Flags.string({description: 'replace the grants', options: [...GRANTS], multiple: true, delimiter: ','}),
+    grant: choicesFlag(GRANTS, {description: 'replace the grants'}),
     admin: Flags.boolean({description: 'admin client (sees every pulse)', allowNo: true}),
     'token-ttl': Flags.integer({description: 'new access-token lifetime in seconds; revokes current tokens', min: 1, exclusive: ['no-token-ttl']}),
     'no-token-ttl': Flags.boolean({description: 'tokens no longer expire; revokes current tokens'}),

@@ -2,14 +2,14 @@ import {Args, Flags} from '@oclif/core'
 import {jsonText, transactionText} from '../src/interfaces/balance/cli-output.js'
 import {STATUSES} from '../src/interfaces/balance/schema.js'
 import {updateTransactionStatus, type TransactionView} from '../src/interfaces/balance/service.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class UpdateTransaction extends BaseCommand<typeof UpdateTransaction> {
   static override description =
     'Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal\'s fee follows it.'
   static override examples = ['<%= config.bin %> update-transaction 6f1c… --status Completed', '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json']
   static override args = {id: Args.string({description: 'transaction id (GUID)', required: true})}
-  static override flags = {status: Flags.string({description: 'new status', options: [...STATUSES]})}
+  static override flags = {status: choiceFlag(STATUSES, {description: 'new status'})}
 
   protected override logJson(json: unknown): void {
     process.stdout.write(jsonText(json))

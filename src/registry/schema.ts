@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {canonical} from '../lib/enums.js'
 import {isCountry} from '../interfaces/balance/reference-data.js'
 import {isValidNpi} from '../lib/npi.js'
 
@@ -47,7 +48,7 @@ export const newClientSchema = z
     url: httpUrl,
     logo_url: httpUrl,
     redirect_uris: z.array(redirectUri).max(20, 'at most 20 redirect URIs').default([]),
-    grants: z.array(z.enum(GRANTS)).min(1, 'at least one grant').default(['signon']),
+    grants: z.array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS))).min(1, 'at least one grant').default(['signon']),
     admin: z.boolean().default(false),
     token_ttl: tokenTtl.default(null),
     partner_url: httpUrl.nullable().default(null),
@@ -74,7 +75,7 @@ export const clientPatchSchema = z
     url: httpUrl.optional(),
     logo_url: httpUrl.optional(),
     redirect_uris: z.array(redirectUri).min(1, 'at least one redirect URI').max(20).optional(),
-    grants: z.array(z.enum(GRANTS)).min(1, 'at least one grant').optional(),
+    grants: z.array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS))).min(1, 'at least one grant').optional(),
     admin: z.boolean().optional(),
     token_ttl: tokenTtl.optional(),
     expire: z.boolean().optional(),

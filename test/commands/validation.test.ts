@@ -38,3 +38,30 @@ describe('what the CLI refuses, and how it says so', () => {
     refused(['import-posts', ...db, '--file', file], 'conversations[1].post.mood: is not a known field')
   })
 })
+
+describe('one rule for enumerated values: any case in, the canonical spelling out', () => {
+  it('on the command line and over HTTP alike', async () => {
+    const {cliJson} = await import('../helpers/cli.js')
+    const {freshApp} = await import('../helpers/app.js')
+    const {seedClients, seedMember, AUTH, PAYPAL_DETAILS} = await import('../interfaces/balance/setup.js')
+    const {postCredit} = await import('../../src/interfaces/balance/service.js')
+    const {getMemberRow} = await import('../../src/registry/service.js')
+    const db = ['--db', join(tempDir(), 'case.db')]
+    const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', 'c@clinic.example', '--password', 'long enough password', '--first-name', 'C', '--last-name', 'D', '--country', 'us', '--specialty', 'Oncology'])
+    expect(cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '10', '--type', 'honorarium'])).toMatchObject({type: 'HONORARIUM'})
+    expect(cliJson<{project: {status: string; project_type: string}}>(['push-project', ...db, '--project-id', 'P', '--name', 'N', '--duration', '5', '--status', 'ACTIVE', '--type', 'Real-Time']).project).toMatchObject({status: 'active', project_type: 'real-time'})
+
+    const ctx = await freshApp()
+    try {
+      await seedClients(ctx.db, ctx.clock.now())
+      const m = await seedMember(ctx.db, ctx.clock.now())
+      await postCredit(ctx.db, await getMemberRow(ctx.db, m.user_id), {type: 'incentive', amount: '50'}, ctx.clock.now())
+      const res = await ctx.app.request(`/balance/user_id/${m.user_id}/withdrawals`, {method: 'POST', headers: {...AUTH, 'content-type': 'application/json'}, body: JSON.stringify({type: 'paypal', amount: 10, member_details: PAYPAL_DETAILS})})
+      expect(res.status).toBe(201)
+      const {transaction_id: id} = (await res.json()) as {transaction_id: string}
+      expect(await (await ctx.app.request(`/balance/transactions/${id}`, {headers: AUTH})).json()).toMatchObject({properties: {withdrawal_type: 'PAYPAL'}})
+    } finally {
+      await ctx.store.close()
+    }
+  })
+})

@@ -140,7 +140,7 @@ export function parseWithdrawalBody(body: unknown): WithdrawalRequest {
   if (!looksLikeAmount(record.amount)) throw new AppError('bad_request', 'amount: must be a decimal number')
   const details = record.member_details
   if (typeof details !== 'object' || details === null || Array.isArray(details)) throw new AppError('bad_request', 'member_details: must be an object')
-  return {type: record.type.trim(), amount: record.amount, member_details: details as Record<string, unknown>}
+  return {type: record.type.trim().toUpperCase(), amount: record.amount, member_details: details as Record<string, unknown>}
 }
 
 /** Free-form transaction properties: string keys to string values. */

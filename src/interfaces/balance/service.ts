@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -197,7 +198,9 @@ function parseSurveyId(value: string | null | undefined): string | null {
 
 /** Posts a Completed credit (available at once) and returns it. */
 export async function postCredit(db: Kysely<Database>, member: MemberRow, input: CreditInput, now: Date): Promise<TransactionView> {
-  if (!(CREDIT_TYPES as readonly string[]).includes(input.type)) throw new AppError('bad_request', `type: must be one of ${CREDIT_TYPES.join(', ')}`)
+  const creditType = canonicalEnum(input.type, CREDIT_TYPES)
+  if (!creditType) throw new AppError('bad_request', `type: must be one of ${CREDIT_TYPES.join(', ')} (any case)`)
+  input = {...input, type: creditType}
   const properties = parseProperties(input.properties)
   const surveyId = parseSurveyId(input.survey_id)
   return writeTransaction(db, async (trx) => {
@@ -357,7 +360,9 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
  * below zero (reversing a credit already spent) is refused.
  */
 export async function updateTransactionStatus(db: Kysely<Database>, id: string, status: string, now: Date): Promise<TransactionView> {
-  if (!(STATUSES as readonly string[]).includes(status)) throw new AppError('bad_request', `status: must be one of ${STATUSES.join(', ')}`)
+  const wanted = canonicalEnum(status, STATUSES)
+  if (!wanted) throw new AppError('bad_request', `status: must be one of ${STATUSES.join(', ')} (any case)`)
+  status = wanted
   const next = status as TransactionStatus
   return writeTransaction(db, async (trx) => {
     const row = await repo.findTransaction(trx, id.trim().toLowerCase())

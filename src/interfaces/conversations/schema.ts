@@ -1,5 +1,6 @@
 import {Decimal} from 'decimal.js'
 import {z} from 'zod'
+import {canonical} from '../../lib/enums.js'
 
 export const METHODS = ['summary', 'data'] as const
 export type Method = (typeof METHODS)[number]
@@ -102,7 +103,7 @@ const conversation = z.object({matched_terms: z.array(z.string()).optional(), po
 /** A whole data-call answer; a bare `conversations` array is wrapped into one before parsing. */
 export const importDocument = z.object({conversations: z.array(conversation)}).loose()
 
-const methods = z.array(z.enum(METHODS)).min(1, 'name at least one of summary, data')
+const methods = z.array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, METHODS) ?? v) : v), z.enum(METHODS))).min(1, 'name at least one of summary, data')
 const dataCalls = z.number().int('must be a whole number').nonnegative('must not be negative').max(1_000_000_000)
 const renewDays = z.number().int('must be a whole number of days').min(1, 'must be at least 1').max(3660).nullable()
 

@@ -1,5 +1,6 @@
 import {Decimal} from 'decimal.js'
 import {z} from 'zod'
+import {canonical} from '../../lib/enums.js'
 import {isValidNpi} from '../../lib/npi.js'
 
 /**
@@ -26,6 +27,11 @@ export const EVENT_STATES = ['start', 'screenout', 'quotafull', 'complete'] as c
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number]
 export type QuotaStatus = (typeof QUOTA_STATUSES)[number]
 export type EventState = (typeof EVENT_STATES)[number]
+
+/** One of `values` in any letter case, kept in its canonical spelling (src/lib/enums.ts). */
+function anyCase<T extends string>(values: readonly [T, ...T[]]) {
+  return z.preprocess((v) => (typeof v === 'string' ? (canonical(v, values) ?? v) : v), z.enum(values, {error: `must be one of ${values.join(', ')} (any case)`}))
+}
 
 // Control characters in an id would corrupt paths and log lines, and "." or ".." would be read
 // as a path step by every URL parser (even percent-encoded), rewriting which resource a push
@@ -83,8 +89,8 @@ export const projectSchema = z
     name: z.string({error: 'is required and must be a string'}).trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),
     custom_text: z.string({error: 'must be a string'}).max(10_000, 'must be at most 10000 characters').optional(),
     duration: positiveNumber,
-    status: z.enum(PROJECT_STATUSES, {error: `must be one of ${PROJECT_STATUSES.join(', ')}`}),
-    project_type: z.enum(PROJECT_TYPES, {error: `must be one of ${PROJECT_TYPES.join(', ')}`}),
+    status: anyCase(PROJECT_STATUSES),
+    project_type: anyCase(PROJECT_TYPES),
     created_at: utcTimestamp,
     updated_at: utcTimestamp,
   })
@@ -99,11 +105,11 @@ export const quotaSchema = z
   .object({
     quota_id: id,
     project_id: id,
-    status: z.enum(QUOTA_STATUSES, {error: `must be one of ${QUOTA_STATUSES.join(', ')}`}),
+    status: anyCase(QUOTA_STATUSES),
     limit: z.number({error: 'is required and must be a number'}).int('must be a whole number').min(1, 'must be at least 1'),
     duration: positiveNumber.optional(),
     incidence_rate: z.number({error: 'is required and must be a number'}).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
-    type: z.enum(QUOTA_TYPES, {error: `must be one of ${QUOTA_TYPES.join(', ')}`}).optional(),
+    type: anyCase(QUOTA_TYPES).optional(),
     matching_specialties: z.array(z.string({error: 'must be a string'}).min(1, 'must not be empty').max(200)).max(500).optional(),
     matching_regions: z
       .array(z.string({error: 'must be a string'}).refine((v) => POSTAL.has(v), 'must be a two-letter US state or territory postal abbreviation (e.g. NY, DC, PR)'))
@@ -140,7 +146,7 @@ export const eventSchema = z
     npi,
     quota_id: id.optional(),
     project_id: id,
-    state: z.enum(EVENT_STATES, {error: `must be one of ${EVENT_STATES.join(', ')}`}),
+    state: anyCase(EVENT_STATES),
     event_at: utcTimestamp,
   })
   .strict()
@@ -154,7 +160,7 @@ export const eventInputSchema = z
     npi,
     quota_id: id.optional(),
     project_id: id,
-    state: z.enum(EVENT_STATES, {error: `must be one of ${EVENT_STATES.join(', ')}`}),
+    state: anyCase(EVENT_STATES),
     event_at: utcTimestamp.optional(),
   })
   .strict()
