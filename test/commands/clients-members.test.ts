@@ -58,7 +58,7 @@ describe('client and member commands', () => {
 
   it('oclif parse errors follow the same rule', () => {
     expectUserError(cli(['register-client', ...base, '--bogus']), /Nonexistent flag: --bogus/)
-    expectUserError(cli(['register-client', ...base, '--grant', 'root']), /Expected --grant=root to be one of/)
+    expectUserError(cli(['register-client', ...base, '--grant', 'root']), /--grant: Expected one of signon, balance, pulses, conversations, partner \(any case\), got "root"/)
     expectUserError(cli(['show-client', ...base]), /Missing 1 required arg/)
   })
 
