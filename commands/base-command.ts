@@ -144,6 +144,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return text
   }
 
+  /**
+   * Progress of a long step, on stderr only: a bar for a person at a terminal, otherwise a plain
+   * line about every tenth of the way (scripts and logs), so stdout stays the one JSON document.
+   */
+  protected async progress(label: string, total: number): Promise<{update: (done: number) => void; stop: () => void}> {
+    if (process.stderr.isTTY && !this.jsonEnabled()) {
+      // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.
+      const {SingleBar, Presets} = (await import('cli-progress')).default
+      const bar = new SingleBar({stream: process.stderr, format: `${label} [{bar}] {value}/{total}`, hideCursor: true}, Presets.shades_classic)
+      bar.start(total, 0)
+      return {update: (done) => bar.update(done), stop: () => bar.stop()}
+    }
+    let shown = 0
+    return {
+      update: (done) => {
+        if (done === total || done - shown >= Math.max(1, total / 10)) {
+          shown = done
+          process.stderr.write(`${label}: ${done}/${total}\n`)
+        }
+      },
+      stop: () => undefined,
+    }
+  }
+
   /** Human output; silent under --json (the returned value is printed instead). */
   protected say(text: string): void {
     if (!this.jsonEnabled()) this.log(text)

@@ -23,14 +23,8 @@ export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
     const to = f.to ?? this.clock.now().toISOString()
     const from = f.from ?? new Date(new Date(to).getTime() - 365 * 86_400_000).toISOString()
     const {db} = await this.openStore()
-    let last = 0
-    const result = await seedPosts(db, {count: f.count, comments: f.comments, from, to, seed: f.seed}, (done, total) => {
-      // Progress on stderr, about every 10%, so --json stdout stays one document.
-      if (total >= 10_000 && (done - last >= total / 10 || done === total)) {
-        last = done
-        process.stderr.write(`seed-posts: ${done}/${total} posts\n`)
-      }
-    })
+    const progress = await this.progress('seeding posts', f.count)
+    const result = await seedPosts(db, {count: f.count, comments: f.comments, from, to, seed: f.seed}, (done) => progress.update(done)).finally(() => progress.stop())
     this.say(formatRecord({...result}))
     return result
   }

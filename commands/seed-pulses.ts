@@ -22,9 +22,8 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     const f = this.flags
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const {db} = await this.openStore()
-    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done, total) => {
-      if (f.respondents * total >= 10_000) process.stderr.write(`seed-pulses: ${done}/${total} pulses\n`)
-    })
+    const progress = await this.progress('seeding pulses', f.count)
+    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done) => progress.update(done)).finally(() => progress.stop())
     if (result.created.length > 0) {
       this.say(
         formatTable(result.created, [
