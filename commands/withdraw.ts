@@ -2,10 +2,11 @@ import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
-import {formatMoney} from '../src/interfaces/balance/money.js'
+import type {Decimal} from 'decimal.js'
+import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
 import {listCountries, regionsOf} from '../src/interfaces/balance/reference-data.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
-import {createWithdrawal, getSummary, getTransaction, listWithdrawalTypes, resolveAccountHolder, type TransactionView, type WithdrawalTypeView} from '../src/interfaces/balance/service.js'
+import {createWithdrawal, getSummary, getTransaction, listTransactions, listWithdrawalTypes, resolveAccountHolder, type TransactionView, type WithdrawalTypeView} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'
 
 const FIELD_LABELS: Record<string, string> = {
@@ -45,7 +46,7 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     process.stdout.write(jsonText(json))
   }
 
-  async run(): Promise<TransactionView> {
+  async run(): Promise<WithdrawalOutput> {
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
     const types = await listWithdrawalTypes(db, member)
@@ -63,19 +64,40 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
         choices: types.map((t) => ({value: t.type, name: `${t.type} — ${t.description}`, description: describeCosts(t)})),
       })
     }
-    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
+    const chosen = types.find((t) => t.type === typeCode)
+    const funds = chosen && prompting ? await getSummary(db, member) : undefined
+    // At the prompt the amount is checked against what the person can withdraw, fee included,
+    // before any of the type's detail fields are asked for.
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => {
+      if (!/^\d+(\.\d{1,2})?$/.test(v.trim())) return 'a decimal amount such as 25 or 25.50'
+      if (!chosen || !funds) return true
+      const wanted = new Money(v.trim())
+      const fee = chosen.fee?.amount ?? ZERO
+      const minimum = chosen.minimum_balance_required?.amount ?? ZERO
+      if (wanted.lte(0)) return 'must be more than 0'
+      if (funds.available_funds.lt(minimum)) return `${chosen.type} needs a balance of at least ${formatMoney(minimum, funds.currency)}; available ${formatMoney(funds.available_funds, funds.currency)}`
+      if (wanted.plus(fee).gt(funds.available_funds)) {
+        return `${formatMoney(wanted, funds.currency)}${fee.isZero() ? '' : ` plus the ${formatMoney(fee, funds.currency)} fee`} is more than the ${formatMoney(funds.available_funds, funds.currency)} available`
+      }
+      return true
+    })
 
     const details = this.flags.details ? await readDetails(this.flags.details) : keyValues(this.flags.detail, 'detail')
-    const type = types.find((t) => t.type === typeCode)
     // Unknown or barred types go straight to the service, which explains the refusal.
-    if (type && prompting) await askMissing(type, details)
+    if (chosen && prompting) await askMissing(chosen, details)
 
     const result = await createWithdrawal(db, member, {type: typeCode, amount: amount.trim(), member_details: details}, {now: this.clock.now(), clientId: null})
     const tx = await getTransaction(db, result.created.transaction_id)
-    this.say(transactionText(tx))
-    return tx
+    const fee = (await listTransactions(db, member)).find((t) => t.type === 'WITHDRAWAL_FEE' && t.properties.withdrawal_id === tx.id)
+    const after = await getSummary(db, member)
+    const feeView = fee ? await getTransaction(db, fee.id) : null
+    this.say(`${transactionText(tx)}${feeView ? `\n\nfee\n${transactionText(feeView)}` : ''}\n\navailable funds now  ${formatMoney(after.available_funds, after.currency)}`)
+    return {...tx, transaction_id: tx.id, fee: feeView, available_funds_after: after.available_funds}
   }
 }
+
+/** The withdrawal as every other view prints it, plus its fee and what is left. */
+type WithdrawalOutput = TransactionView & {transaction_id: string; fee: TransactionView | null; available_funds_after: Decimal}
 
 function describeCosts(t: WithdrawalTypeView): string {
   const fee = t.fee ? `fee ${formatMoney(t.fee.amount, t.fee.currency)}` : 'no fee'

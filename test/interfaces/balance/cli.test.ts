@@ -25,7 +25,8 @@ describe('balance commands and a running server', () => {
     const details = join(dir, 'details.json')
     writeFileSync(details, JSON.stringify({first_name: 'Cy', last_name: 'Ng', email: 'cy@example.com'}))
     const tx = cliJson(['withdraw', 'user_id', '1', '--type', 'charity', '--amount', '0.25', '--details', details, ...store])
-    expect(tx).toMatchObject({type: 'WITHDRAWAL', amount: -0.25, status: 'Processing', survey_id: null})
+    expect(tx).toMatchObject({type: 'WITHDRAWAL', amount: -0.25, status: 'Processing', survey_id: null, fee: null, available_funds_after: 0.05})
+    expect(tx.transaction_id).toBe(tx.id)
     expect(cliJson(['update-transaction', tx.id, '--status', 'Completed', ...store]).status).toBe('Completed')
 
     const refused = cli(['update-transaction', tx.id, '--status', 'Processing', ...store])

@@ -39,6 +39,10 @@ describe.skipIf(!hasTmux)('withdraw on a terminal', () => {
     await waitFor('Withdrawal type')
     tmux('send-keys', '-t', 'w', 'Down', 'Enter') // PAYPAL is first, CHECK second
     await waitFor('? Amount')
+    // Checked at the prompt, fee included, before any detail field is asked for.
+    tmux('send-keys', '-t', 'w', '99', 'Enter')
+    await waitFor('99.00 USD plus the 2.50 USD fee is more than the 100.00 USD available')
+    tmux('send-keys', '-t', 'w', 'BSpace', 'BSpace')
     tmux('send-keys', '-t', 'w', '30', 'Enter')
     for (const [label, value] of [
       ['First name', 'Ann'],
@@ -61,6 +65,8 @@ describe.skipIf(!hasTmux)('withdraw on a terminal', () => {
     expect(done).toContain('✔ Country United States (US)')
     expect(done).toContain('✔ Region Illinois (US-IL)')
     expect(done).toMatch(/amount\s+-30\.00 USD/)
+    expect(done).toMatch(/fee\n[\s\S]*amount\s+-2\.50 USD/)
+    expect(done).toMatch(/available funds now\s+67\.50 USD/)
     expect(done).toContain('EXIT=0')
 
     const list = cliJson<Array<{type: string; amount: number; status: string}>>(['list-transactions', 'user_id', '1', ...store])
