@@ -9,6 +9,7 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
     '<%= config.bin %> add-member --email ana@clinic.example --password "s3cret-pass" --first-name Ana --last-name Ruiz --country US --specialty Oncology --npi 1234567893',
   ]
 
+  static override asked = ['email', 'password', 'first-name', 'last-name', 'country', 'specialty']
   static override flags = {
     email: Flags.string({description: 'sign-in e-mail'}),
     password: secretFlag('sign-in password (at least 8 characters)', 'MEDPANEL_MEMBER_PASSWORD'),

@@ -57,6 +57,12 @@ export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['a
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override enableJsonFlag = true
 
+  /**
+   * Flags a run cannot do without, which are asked for at a terminal: without one, a run missing
+   * several of them names them all at once. --help marks them (src/cli/main.ts).
+   */
+  static asked: string[] = []
+
   static override baseFlags = {
     db: Flags.string({
       description: 'SQLite store file [default: ./medpanel.db; the demo: ./medpanel-demo.db]',
@@ -87,6 +93,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     this.flags = flags as CommandFlags<T>
     this.args = args as CommandArgs<T>
+    if (!this.canPrompt()) {
+      const given = flags as Record<string, unknown>
+      const missing = this.askedNow().filter((name) => {
+        const value = given[name] ?? (given[`${name}-stdin`] === true ? 'from stdin' : undefined)
+        return value === undefined || value === '' || (Array.isArray(value) && value.length === 0)
+      })
+      if (missing.length > 0) {
+        const list = missing.map((name) => `--${name}`).join(', ')
+        throw new AppError('bad_request', `missing required flag${missing.length > 1 ? 's' : ''} ${list} (a terminal would be asked for ${missing.length > 1 ? 'them' : 'it'})`)
+      }
+    }
+  }
+
+  /** The asked-for flags this run needs (a command may need fewer, depending on other flags). */
+  protected askedNow(): string[] {
+    return (this.ctor as typeof BaseCommand).asked
   }
 
   /**

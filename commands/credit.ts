@@ -14,6 +14,7 @@ export default class Credit extends BaseCommand<typeof Credit> {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
+  static override asked = ['amount']
   static override flags = {
     amount: Flags.string({description: 'decimal amount in the account currency, e.g. 150.25'}),
     type: choiceFlag(CREDIT_TYPES, {description: 'transaction type', default: 'HONORARIUM'}),

@@ -11,6 +11,7 @@ export default class Debit extends BaseCommand<typeof Debit> {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
+  static override asked = ['amount']
   static override flags = {
     amount: Flags.string({description: 'decimal amount, e.g. 12.00'}),
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),

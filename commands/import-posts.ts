@@ -10,6 +10,7 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
     'Load posts with their comments from a data-call document (as GET /conversations/data returns) or its conversations array. The file is validated whole; posts already stored are replaced.'
   static override examples = ['<%= config.bin %> import-posts --file conversations.json', 'curl -s … /conversations/data | <%= config.bin %> import-posts --file -']
 
+  static override asked = ['file']
   static override flags = {
     file: Flags.string({description: 'JSON file to load ("-" reads standard input)'}),
   }

@@ -14,6 +14,7 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
     '<%= config.bin %> import-pulse --client 3f2a… --file export.json --project-id 6b0f5a52-1f0e-4d8e-9b43-0c1d2e3f4a5b --status Completed --json',
   ]
 
+  static override asked = ['client', 'file']
   static override flags = {
     client: Flags.string({description: 'client_id of the new owner (needs the pulses grant)'}),
     file: Flags.string({description: 'path of the export JSON document'}),

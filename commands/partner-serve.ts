@@ -15,6 +15,7 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     db: Flags.string({description: 'the partner\'s own SQLite file', default: './partner.db', helpGroup: 'STORE'}),
   }
 
+  static override asked = ['username', 'password']
   static override flags = {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 9090, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),

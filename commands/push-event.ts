@@ -11,6 +11,7 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
     '<%= config.bin %> push-event --project-id P-100 --quota-id Q-1 --npi 1234567893 --state complete --at 2026-03-01T14:05:00Z --wait',
   ]
 
+  static override asked = ['project-id', 'npi', 'state']
   static override flags = {
     'project-id': Flags.string({description: 'project id'}),
     npi: Flags.string({description: 'participant NPI'}),

@@ -11,6 +11,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     '<%= config.bin %> push-members --project-id P-100 --quota-id Q-1 --file more.json --append --chunk 500',
   ]
 
+  static override asked = ['project-id', 'quota-id', 'file']
   static override flags = {
     'project-id': Flags.string({description: 'project id'}),
     'quota-id': Flags.string({description: 'quota id'}),

@@ -13,6 +13,13 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
     '<%= config.bin %> push-project --project-id P-100 --name "Cardiology attitudes" --duration 20 --status active --type custom --partner 3f9c…',
   ]
 
+  static override asked = ['project-id', 'name', 'duration', 'status', 'type']
+
+  /** With --file the project comes from the file; the flags are asked for only without it. */
+  protected override askedNow(): string[] {
+    return (this.flags as {file?: string}).file ? [] : super.askedNow()
+  }
+
   static override flags = {
     file: Flags.string({description: 'project JSON (the spec\'s Project fields; created_at/updated_at optional)', exclusive: ['project-id']}),
     'project-id': Flags.string({description: 'project id (instead of --file)'}),

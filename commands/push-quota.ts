@@ -13,6 +13,7 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     '<%= config.bin %> push-quota --project-id P-100 --quota-id Q-1 --status open',
   ]
 
+  static override asked = ['project-id']
   static override flags = {
     'project-id': Flags.string({description: 'owning project'}),
     file: Flags.string({description: 'quota JSON (the spec\'s Quota fields; project_id, created_at, updated_at optional)'}),

@@ -11,6 +11,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
   ]
 
+  static override asked = ['name', 'url', 'logo-url']
   static override flags = {
     name: Flags.string({description: 'company name shown on the consent page'}),
     url: Flags.string({description: 'company URL'}),

@@ -7,6 +7,7 @@ export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
   static override description = 'Remove one member from a quota\'s list and queue the DELETE'
   static override examples = ['<%= config.bin %> remove-member --project-id P-100 --quota-id Q-1 --npi 1234567893 --wait']
 
+  static override asked = ['project-id', 'quota-id', 'npi']
   static override flags = {
     'project-id': Flags.string({description: 'project id'}),
     'quota-id': Flags.string({description: 'quota id'}),

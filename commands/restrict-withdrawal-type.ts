@@ -11,6 +11,7 @@ export default class RestrictWithdrawalType extends BaseCommand<typeof RestrictW
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
+  static override asked = ['type']
   static override flags = {
     type: Flags.string({description: 'withdrawal type code, e.g. CHECK'}),
     lift: Flags.boolean({description: 'allow the type again', default: false}),

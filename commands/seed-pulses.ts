@@ -11,6 +11,7 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     '<%= config.bin %> seed-pulses --client 3f2a… --count 7 --respondents 500 --seed 42 --json',
   ]
 
+  static override asked = ['client']
   static override flags = {
     client: Flags.string({description: 'client_id of the owner (needs the pulses grant)'}),
     count: Flags.integer({description: 'pulses to generate (3 or more covers every question type and respondent status; 7 every pulse status)', default: 3, min: 1, max: 1000}),

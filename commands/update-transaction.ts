@@ -9,6 +9,7 @@ export default class UpdateTransaction extends BaseCommand<typeof UpdateTransact
     'Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal\'s fee follows it.'
   static override examples = ['<%= config.bin %> update-transaction 6f1c… --status Completed', '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json']
   static override args = {id: Args.string({description: 'transaction id (GUID)', required: true})}
+  static override asked = ['status']
   static override flags = {status: choiceFlag(STATUSES, {description: 'new status'})}
 
   protected override logJson(json: unknown): void {

@@ -7,6 +7,7 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
   static override description = 'Check a partner\'s interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails'
   static override examples = ['<%= config.bin %> verify-partner --url https://partner.example.com --username medpanel --password s3cret']
 
+  static override asked = ['url', 'username', 'password']
   static override flags = {
     url: Flags.string({description: 'partner base URL, without /v1'}),
     username: Flags.string({description: 'HTTP Basic username'}),

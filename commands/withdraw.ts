@@ -35,6 +35,7 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
+  static override asked = ['type', 'amount']
   static override flags = {
     type: Flags.string({description: 'withdrawal type code (see list-withdrawal-types)'}),
     amount: Flags.string({description: 'decimal amount, e.g. 25.00'}),

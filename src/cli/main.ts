@@ -12,6 +12,18 @@ interface PluginInternals {
   _manifest(): Promise<Interfaces.Manifest>
 }
 
+/** Marks in --help the flags a command asks for when missing (BaseCommand.asked), once per class. */
+function markAsked(command: Command.Class): Command.Class {
+  const asked = (command as {asked?: string[]}).asked ?? []
+  const flags = command.flags as Record<string, {description?: string; medpanelMarked?: boolean}> | undefined
+  if (!flags) return command
+  for (const name of asked) {
+    const flag = flags[name]
+    if (flag && !flag.medpanelMarked) flags[name] = {...flag, description: `${flag.description ?? ''} [required; asked for at a terminal]`.trim(), medpanelMarked: true}
+  }
+  return command
+}
+
 let installed = false
 /** What the root plugin's manifest comes from: given, built by loading every command, or oclif.manifest.json. */
 let manifestSource: Interfaces.Manifest | 'load' | 'file' = 'file'
@@ -30,14 +42,14 @@ function useCommandLoaders(): void {
   proto.findCommand = async function (this: PluginInternals, id, options) {
     const load = this.isRoot ? COMMAND_LOADERS[id] : undefined
     if (!load) return findCommand.call(this, id, options)
-    const command = await load()
+    const command = markAsked(await load())
     command.id = id
     Object.assign(command, {plugin: this})
     return command
   }
   proto.loadCommandsFromTarget = async function (this: PluginInternals) {
     if (!this.isRoot) return loadCommandsFromTarget.call(this)
-    this.commandCache ??= Object.fromEntries(await Promise.all(Object.entries(COMMAND_LOADERS).map(async ([id, load]) => [id, await load()] as const)))
+    this.commandCache ??= Object.fromEntries(await Promise.all(Object.entries(COMMAND_LOADERS).map(async ([id, load]) => [id, markAsked(await load())] as const)))
     return this.commandCache
   }
   proto._manifest = async function (this: PluginInternals) {

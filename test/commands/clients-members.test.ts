@@ -53,7 +53,7 @@ describe('client and member commands', () => {
   })
 
   it('without a terminal, a missing value is an error naming the flag', () => {
-    expectUserError(cli(['register-client', ...base, '--name', 'X']), /missing required flag --url/)
+    expectUserError(cli(['register-client', ...base, '--name', 'X']), /missing required flags --url, --logo-url \(a terminal would be asked for them\)/)
   })
 
   it('oclif parse errors follow the same rule', () => {

@@ -33,3 +33,15 @@ describe('the conventions people expect from a CLI', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({name: 'medpanel', version: expect.stringMatching(/^\d+\.\d+\.\d+$/)})
   })
 })
+
+describe('required flags', () => {
+  it('without a terminal, a run missing several names them all at once; --help marks them and shows a runnable example', () => {
+    const result = cli(['add-member', '--db', '/tmp/never-written.db', '--email', 'x@clinic.example', '--json'])
+    expect(result.status).toBe(1)
+    expect(result.stderr).toBe('Error: missing required flags --password, --first-name, --last-name, --country, --specialty (a terminal would be asked for them)\n')
+    const help = cli(['add-member', '--help']).stdout
+    expect(help).toMatch(/--first-name=<value>\s+first name \[required; asked for at a\s+terminal\]/)
+    expect(help).toMatch(/EXAMPLES?\s+\$ medpanel add-member/)
+    expect(cli(['push-project', '--help']).stdout).toMatch(/--status=<value>\s+project status \(onhold, active, closed; any case\)/)
+  })
+})

@@ -38,7 +38,7 @@ describe('balance commands and a running server', () => {
     const noTty = cli(['withdraw', 'user_id', '1', '--amount', '0.01', ...store])
     expect(noTty.stderr).toMatch(/^Error: missing required flag --type/)
     const noAmount = cli(['credit', 'user_id', '1', '--type', 'INCENTIVE', ...store])
-    expect([noAmount.status, noAmount.stderr]).toEqual([1, 'Error: missing required flag --amount\n'])
+    expect([noAmount.status, noAmount.stderr]).toEqual([1, 'Error: missing required flag --amount (a terminal would be asked for it)\n'])
 
     const human = cli(['list-transactions', 'user_id', '1', ...store])
     expect(human.status).toBe(0)
