@@ -4,6 +4,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class RotateClientSecret extends BaseCommand<typeof RotateClientSecret> {
   static override description = 'Issue a new client_secret; the old one stops working at once'
+  static override examples = ['<%= config.bin %> rotate-client-secret demo-client --db ./medpanel-demo.db']
   static override args = {id: Args.string({description: 'client_id', required: true})}
 
   async run(): Promise<{client_id: string; client_secret: string}> {
