@@ -16,8 +16,8 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
     'password-stdin': stdinFlag('password'),
     'first-name': Flags.string({description: 'first name'}),
     'last-name': Flags.string({description: 'last name'}),
-    country: Flags.string({description: 'country of practice, ISO 3166-1 alpha-2 (US)'}),
-    specialty: Flags.string({description: 'primary specialty'}),
+    country: Flags.string({description: 'country of practice, ISO 3166-1 alpha-2 (US); shown as country_of_practice'}),
+    specialty: Flags.string({description: 'primary specialty; shown as primary_specialty'}),
     npi: Flags.string({description: 'US National Provider Identifier (10 digits, check digit verified)'}),
     me: Flags.string({description: 'AMA ME number'}),
   }

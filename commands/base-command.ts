@@ -2,6 +2,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
+import {jsonText} from '../src/interfaces/balance/cli-output.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
 import {storeFailure} from '../src/store/failure.js'
@@ -188,6 +189,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       },
       stop: () => undefined,
     }
+  }
+
+  /**
+   * The --json document of every command. Money is decimal.js end to end, and is written as a JSON
+   * number made from its exact text (178, 217.5), never a string and never through a float.
+   */
+  protected override logJson(json: unknown): void {
+    process.stdout.write(jsonText(json))
   }
 
   /** Human output; silent under --json (the returned value is printed instead). */

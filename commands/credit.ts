@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
 import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
 import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
@@ -22,9 +22,6 @@ export default class Credit extends BaseCommand<typeof Credit> {
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
   }
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<TransactionView> {
     const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))

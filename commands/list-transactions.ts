@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {jsonText, transactionsText} from '../src/interfaces/balance/cli-output.js'
+import {transactionsText} from '../src/interfaces/balance/cli-output.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {listTransactions, resolveAccountHolder, type TransactionListItem} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'
@@ -12,9 +12,6 @@ export default class ListTransactions extends BaseCommand<typeof ListTransaction
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<TransactionListItem[]> {
     const {db} = await this.openStore()

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {jsonText, withdrawalTypesText} from '../src/interfaces/balance/cli-output.js'
+import {withdrawalTypesText} from '../src/interfaces/balance/cli-output.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {listWithdrawalTypes, resolveAccountHolder, type WithdrawalTypeView} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'
@@ -12,9 +12,6 @@ export default class ListWithdrawalTypes extends BaseCommand<typeof ListWithdraw
     id: Args.string({description: 'user_id, NPI or AMA ME number'}),
   }
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<WithdrawalTypeView[]> {
     const {db} = await this.openStore()

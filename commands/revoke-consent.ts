@@ -8,9 +8,9 @@ export default class RevokeConsent extends BaseCommand<typeof RevokeConsent> {
   static override args = {member: Args.string({description: 'user_id of the member', required: true})}
   static override flags = {client: Flags.string({description: 'client_id', required: true})}
 
-  async run(): Promise<{member_id: number; client_id: string; revoked_tokens: number}> {
+  async run(): Promise<{user_id: number; client_id: string; revoked_tokens: number}> {
     const result = await revokeConsent((await this.openStore()).db, parseMemberId(this.args.member), this.flags.client, this.clock.now())
-    this.say(`Revoked ${result.revoked_tokens} token(s) of member ${result.member_id} for client ${result.client_id}.`)
+    this.say(`Revoked ${result.revoked_tokens} token(s) of member ${result.user_id} for client ${result.client_id}.`)
     return result
   }
 }

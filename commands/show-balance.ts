@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {jsonText, summaryText} from '../src/interfaces/balance/cli-output.js'
+import {summaryText} from '../src/interfaces/balance/cli-output.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {getSummary, resolveAccountHolder, type AccountSummary} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'
@@ -12,9 +12,6 @@ export default class ShowBalance extends BaseCommand<typeof ShowBalance> {
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<AccountSummary> {
     const {db} = await this.openStore()

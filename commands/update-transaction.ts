@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {jsonText, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {transactionText} from '../src/interfaces/balance/cli-output.js'
 import {STATUSES} from '../src/interfaces/balance/schema.js'
 import {updateTransactionStatus, type TransactionView} from '../src/interfaces/balance/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
@@ -12,9 +12,6 @@ export default class UpdateTransaction extends BaseCommand<typeof UpdateTransact
   static override asked = ['status']
   static override flags = {status: choiceFlag(STATUSES, {description: 'new status'})}
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<TransactionView> {
     const status = await this.need(this.flags.status, 'status', `New status (${STATUSES.join(', ')})`)

@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
-import {jsonText, keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
 import type {Decimal} from 'decimal.js'
 import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
 import {listCountries, regionsOf} from '../src/interfaces/balance/reference-data.js'
@@ -43,9 +43,6 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     detail: Flags.string({description: 'one member detail as field=value (repeatable)', multiple: true}),
   }
 
-  protected override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json))
-  }
 
   async run(): Promise<WithdrawalOutput> {
     const {db} = await this.openStore()

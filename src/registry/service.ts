@@ -287,13 +287,13 @@ export async function updateMember(db: Kysely<Database>, id: number, input: Memb
 }
 
 /** The member withdraws a client's access: its tokens die and its pending codes expire. */
-export async function revokeConsent(db: Kysely<Database>, memberId: number, clientId: string, now: Date): Promise<{member_id: number; client_id: string; revoked_tokens: number}> {
+export async function revokeConsent(db: Kysely<Database>, memberId: number, clientId: string, now: Date): Promise<{user_id: number; client_id: string; revoked_tokens: number}> {
   return writeTransaction(db, async (trx) => {
     await getMemberRow(trx, memberId)
     await getClientRow(trx, clientId)
     const stamp = iso(now)
     await supersedeCodes(trx, memberId, clientId, stamp)
     const revoked = await revokeTokens(trx, {memberId, clientId}, stamp)
-    return {member_id: memberId, client_id: clientId, revoked_tokens: revoked}
+    return {user_id: memberId, client_id: clientId, revoked_tokens: revoked}
   })
 }

@@ -76,7 +76,7 @@ describe('sign-on end to end with oauth4webapi', () => {
     expect(await check(first.access_token)).toBe(401)
 
     const second = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({member_id: member.user_id, client_id: client.client_id, revoked_tokens: 1})
+    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({user_id: member.user_id, client_id: client.client_id, revoked_tokens: 1})
     expect(await check(second.access_token)).toBe(401)
 
     const third = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])

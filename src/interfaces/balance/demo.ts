@@ -103,7 +103,7 @@ export const balanceDemoPart: DemoPart = {
     const accounts = []
     for (const m of members) {
       const summary = await getSummary(db, m)
-      accounts.push({user_id: m.id, npi: m.npi, me: m.me, name: `${m.first_name} ${m.last_name}`, available_funds: amountText(summary.available_funds), currency: summary.currency})
+      accounts.push({user_id: m.id, npi: m.npi, me: m.me, name: `${m.first_name} ${m.last_name}`, available_funds: summary.available_funds, currency: summary.currency})
     }
     const latest = (await repo.listTransactionRows(db, doctor.id)).at(-1)
     const u = `-u ${clientId}:${DEMO_CLIENT_SECRET}`

@@ -34,7 +34,7 @@ export const conversationDemo: DemoPart = {
     const call = (method: string, type: string) =>
       `curl -s "${baseUrl}/conversations/${method}?${query}" -H "Accept: ${type}" -H "${API_KEY_HEADER}: ${DEMO_API_KEY}"`
     return {
-      info: {api_key: DEMO_API_KEY, key_id: key.id, data_calls_remaining: key.data_calls_remaining, posts: counts.posts, comments: counts.comments},
+      info: {api_key: DEMO_API_KEY, id: key.id, data_calls_remaining: key.data_calls_remaining, posts: counts.posts, comments: counts.comments},
       lines: [
         `API key ${DEMO_API_KEY} (demo only; ${counts.posts} posts, ${counts.comments} comments)`,
         call('summary', JSON_TYPE),

@@ -72,7 +72,7 @@ export interface WaitSummary {
   superseded: number
   /** Wall time of the sending, in seconds. */
   seconds: number
-  problems: {id: string; method: string; path: string; partner: string; last_error: string | null}[]
+  problems: {id: string; method: string; path: string; client_id: string; last_error: string | null}[]
 }
 
 /**
@@ -95,7 +95,7 @@ export async function deliverNow(
   for (const row of rows) {
     summary[row.status]++
     if (row.status === 'pending' || row.status === 'failed') {
-      summary.problems.push({id: row.id, method: row.method, path: row.path, partner: row.client_id, last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null)})
+      summary.problems.push({id: row.id, method: row.method, path: row.path, client_id: row.client_id, last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null)})
     }
   }
   return summary
@@ -113,7 +113,7 @@ export function deliveriesTable(rows: DeliveryView[]): string {
   return formatTable(rows, [
     {header: 'ID', get: (r) => r.id},
     {header: 'STATUS', get: (r) => r.status},
-    {header: 'PARTNER', get: (r) => r.partner},
+    {header: 'CLIENT', get: (r) => r.client_id},
     {header: 'REQUEST', get: (r) => `${r.method} ${r.path}`},
     {header: 'ATTEMPTS', get: (r) => r.attempts, align: 'right'},
     {header: 'NEXT ATTEMPT', get: (r) => r.next_attempt_at},

@@ -148,7 +148,7 @@ export async function enqueue(db: Db, projectId: string, partnerIds: string[], p
 /** What operators see of a delivery. */
 export interface DeliveryView {
   id: string
-  partner: string
+  client_id: string
   project_id: string
   method: string
   path: string
@@ -164,7 +164,7 @@ export interface DeliveryView {
 export function deliveryView(row: DeliveryRow): DeliveryView {
   return {
     id: row.id,
-    partner: row.client_id,
+    client_id: row.client_id,
     project_id: row.project_id,
     method: row.method,
     path: row.path,

@@ -45,7 +45,7 @@ describe('interface B source of truth and outbox', () => {
   it('sends a project only to the partners named with --partner, and keeps that choice', async () => {
     await pushProject(db, projectInput(), {partners: [clientIds[1]!]}, clock.now())
     await pushQuota(db, 'P1', quotaInput(), clock.now())
-    const partners = new Set((await listDeliveries(db, {})).map((d) => d.partner))
+    const partners = new Set((await listDeliveries(db, {})).map((d) => d.client_id))
     expect([...partners]).toEqual([clientIds[1]])
     await expect(pushProject(db, projectInput({project_id: 'P2'}), {partners: ['nope']}, clock.now())).rejects.toThrow(/no client with id "nope"/)
   })
@@ -122,8 +122,8 @@ describe('interface B source of truth and outbox', () => {
     const before = (await listDeliveries(db, {})).length
     await pushProject(db, projectInput({name: 'Two partners now'}), {partners: clientIds}, clock.now())
     const added = (await listDeliveries(db, {})).slice(before)
-    expect(added.filter((d) => d.partner === clientIds[0]).map((d) => `${d.method} ${d.path}`)).toEqual(['PUT /v1/projects/P1'])
-    expect(added.filter((d) => d.partner === clientIds[1]).map((d) => `${d.method} ${d.path}`)).toEqual([
+    expect(added.filter((d) => d.client_id === clientIds[0]).map((d) => `${d.method} ${d.path}`)).toEqual(['PUT /v1/projects/P1'])
+    expect(added.filter((d) => d.client_id === clientIds[1]).map((d) => `${d.method} ${d.path}`)).toEqual([
       'PUT /v1/projects/P1',
       'PUT /v1/projects/P1/quotas/Q1',
       'PUT /v1/projects/P1/quotas/Q1/members',
