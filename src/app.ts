@@ -1,4 +1,5 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
+import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps} from './deps.js'
 import {AppError} from './errors.js'
 import {accessLog, stderrLog} from './http/access-log.js'
@@ -12,7 +13,7 @@ import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {docsPage} from './http/docs.js'
 import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
-export const SERVICE_VERSION = '0.1.0'
+export const SERVICE_VERSION = MEDPANEL_VERSION
 
 /**
  * The whole HTTP service: middleware, one route group per interface, and the single place where

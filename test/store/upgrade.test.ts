@@ -1,6 +1,6 @@
 import {sql, type Migration} from 'kysely'
 import {randomBytes, scryptSync} from 'node:crypto'
-import {copyFileSync, readdirSync, readFileSync} from 'node:fs'
+import {copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -39,6 +39,11 @@ const releases = readdirSync(FIXTURES)
   .filter((name) => /^store-.+\.db$/.test(name))
   .map((name) => name.replace(/\.db$/, ''))
 
+it('keeps a store of every release that changed the schema or how secrets are stored', () => {
+  // Without them every check below would silently run for nothing.
+  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0']))
+})
+
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 
 describe.each(releases)('a store written by %s opens under this release with everything intact', (release) => {
@@ -49,6 +54,8 @@ describe.each(releases)('a store written by %s opens under this release with eve
   async function upgraded(): Promise<{store: Store; app: ReturnType<typeof createApp>; clock: ManualClock}> {
     const file = join(tempDir(), 'upgraded.db')
     copyFileSync(join(FIXTURES, `${release}.db`), file)
+    // From 0.2.0 on, partner credentials are sealed under the key kept beside the store.
+    if (existsSync(join(FIXTURES, `${release}.db.key`))) copyFileSync(join(FIXTURES, `${release}.db.key`), `${file}.key`)
     store = await openStore({file})
     // Tokens are checked against the fixture's own time, so its one-year tokens are still live.
     const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))

@@ -1,4 +1,5 @@
 import {hostname} from 'node:os'
+import {MEDPANEL_VERSION} from '../../version.js'
 import {iso, type Clock} from '../../lib/clock.js'
 import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
@@ -14,7 +15,7 @@ import {basicAuthorization, networkFailure, signature, type Transport} from './t
 export const REQUEST_TIMEOUT_MS = 10_000
 /** How long a claimed row stays reserved for its sender: the request timeout plus slack. */
 const LEASE_MS = REQUEST_TIMEOUT_MS + 20_000
-const USER_AGENT = 'medpanel-delivery/0.1.0'
+const USER_AGENT = `medpanel-delivery/${MEDPANEL_VERSION}`
 
 export interface WorkerOptions {
   db: Db
