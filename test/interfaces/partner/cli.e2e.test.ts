@@ -75,7 +75,7 @@ describe('interface B commands against partner-serve', () => {
     expect(deliveries.length).toBeGreaterThanOrEqual(14)
     expect(deliveries.every((d: {status: string; client_id: string}) => d.status === 'delivered' && d.client_id === clientId)).toBe(true)
     const table = cli(['list-deliveries', ...db, '--project-id', 'P1'])
-    expect(table.stdout).toMatch(/STATUS\s+PARTNER\s+REQUEST\s+ATTEMPTS/)
+    expect(table.stdout).toMatch(/STATUS\s+CLIENT\s+REQUEST\s+ATTEMPTS/)
     expect(table.stdout).toMatch(/delivered .* PUT \/v1\/projects\/P1\s/)
   })
 
