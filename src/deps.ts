@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import type {ConversationLimits} from './interfaces/conversations/limits.js'
 import type {Clock} from './lib/clock.js'
 import type {Database} from './store/database.js'
 
@@ -12,4 +13,6 @@ export interface AppDeps {
   log?: (line: string) => void
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
+  /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
+  conversations?: Partial<ConversationLimits>
 }
