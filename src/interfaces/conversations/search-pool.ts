@@ -26,11 +26,19 @@ export interface SearchStream {
   cancel(): Promise<void>
 }
 
-/** Where a store's searches run. Deadlines are performance.now() values. */
+/** How long a search may take: done by `deadline` (a performance.now() value), each later page within `budgetMs`. */
+export interface SearchTiming {
+  deadline: number
+  budgetMs: number
+  /** A data answer nobody reads for this long is ended. */
+  stallMs: number
+}
+
+/** Where a store's searches run. */
 export interface Searcher {
   readonly threaded: boolean
-  summary(search: SearchQuery, deadline: number): Promise<SummaryRow[]>
-  data(job: DataJob, deadline: number): Promise<SearchStream>
+  summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]>
+  data(job: DataJob, timing: SearchTiming): Promise<SearchStream>
   close(): Promise<void>
 }
 
@@ -77,7 +85,7 @@ interface Waiter {
   timer: ReturnType<typeof setTimeout>
 }
 
-type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue' | 'searchBudgetMs' | 'stallMs'>
+type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue'>
 
 function overBudget(budgetMs: number): AppError {
   return new AppError('unavailable', 'the search ran past its time budget', {
@@ -111,21 +119,21 @@ class SearchPool implements Searcher {
     private readonly limits: PoolLimits,
   ) {}
 
-  async summary(search: SearchQuery, deadline: number): Promise<SummaryRow[]> {
-    const thread = await this.acquire(deadline)
+  async summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]> {
+    const thread = await this.acquire(timing)
     try {
-      const value = await this.call(thread, {type: 'summary', search}, deadline)
+      const value = await this.call(thread, {type: 'summary', search}, timing.deadline, timing.budgetMs)
       return value.kind === 'summary' ? value.rows : []
     } finally {
       this.release(thread)
     }
   }
 
-  async data(job: DataJob, deadline: number): Promise<SearchStream> {
-    const thread = await this.acquire(deadline)
+  async data(job: DataJob, timing: SearchTiming): Promise<SearchStream> {
+    const thread = await this.acquire(timing)
     let first: SearchValue
     try {
-      first = await this.call(thread, {type: 'data', job}, deadline)
+      first = await this.call(thread, {type: 'data', job}, timing.deadline, timing.budgetMs)
     } catch (error) {
       this.release(thread)
       throw error
@@ -134,7 +142,7 @@ class SearchPool implements Searcher {
       this.release(thread)
       return {summary: [], conversations: 0, next: async () => undefined, cancel: async () => undefined}
     }
-    return this.stream(thread, first)
+    return this.stream(thread, first, timing)
   }
 
   /**
@@ -142,26 +150,26 @@ class SearchPool implements Searcher {
    * cancel. Each page gets the time budget anew. A reader that takes no page for `stallMs` loses
    * the answer, so a stalled client cannot keep a thread.
    */
-  private stream(thread: Thread, first: {summary: SummaryRow[]; conversations: number}): SearchStream {
+  private stream(thread: Thread, first: {summary: SummaryRow[]; conversations: number}, timing: SearchTiming): SearchStream {
     let state: 'open' | 'ended' | 'stalled' = 'open'
     let stall: ReturnType<typeof setTimeout> | undefined
     const arm = () => {
       stall = setTimeout(() => {
         state = 'stalled'
-        void this.finish(thread)
-      }, this.limits.stallMs)
+        void this.finish(thread, timing.budgetMs)
+      }, timing.stallMs)
     }
     arm()
     return {
       summary: first.summary,
       conversations: first.conversations,
       next: async () => {
-        if (state === 'stalled') throw new AppError('unavailable', 'the answer was not read for too long', {details: `Nothing was read of it for ${this.limits.stallMs / 1000} s.`})
+        if (state === 'stalled') throw new AppError('unavailable', 'the answer was not read for too long', {details: `Nothing was read of it for ${timing.stallMs / 1000} s.`})
         if (state === 'ended') return undefined
         clearTimeout(stall)
         let value: SearchValue
         try {
-          value = await this.call(thread, {type: 'next'}, performance.now() + this.limits.searchBudgetMs)
+          value = await this.call(thread, {type: 'next'}, performance.now() + timing.budgetMs, timing.budgetMs)
         } catch (error) {
           state = 'ended'
           this.release(thread)
@@ -179,15 +187,15 @@ class SearchPool implements Searcher {
         if (state !== 'open') return
         state = 'ended'
         clearTimeout(stall)
-        await this.finish(thread)
+        await this.finish(thread, timing.budgetMs)
       },
     }
   }
 
   /** Ends the thread's open answer, then gives the thread back (a thread that does not answer in time is stopped). */
-  private async finish(thread: Thread): Promise<void> {
+  private async finish(thread: Thread, budgetMs: number): Promise<void> {
     try {
-      await this.call(thread, {type: 'cancel'}, performance.now() + this.limits.searchBudgetMs)
+      await this.call(thread, {type: 'cancel'}, performance.now() + budgetMs, budgetMs)
     } catch {
       // a stopped thread frees its snapshot with it
     }
@@ -206,7 +214,7 @@ class SearchPool implements Searcher {
     await Promise.all(threads.map((thread) => thread.worker.terminate().catch(() => undefined)))
   }
 
-  private acquire(deadline: number): Promise<Thread> {
+  private acquire(timing: SearchTiming): Promise<Thread> {
     if (this.closed) return Promise.reject(new AppError('unavailable', 'the store is closing'))
     const idle = this.idle.pop()
     if (idle) return Promise.resolve(this.lease(idle))
@@ -221,9 +229,9 @@ class SearchPool implements Searcher {
         timer: setTimeout(
           () => {
             this.waiting.splice(this.waiting.indexOf(waiter), 1)
-            reject(overBudget(this.limits.searchBudgetMs))
+            reject(overBudget(timing.budgetMs))
           },
-          Math.max(0, deadline - performance.now()),
+          Math.max(0, timing.deadline - performance.now()),
         ),
       }
       this.waiting.push(waiter)
@@ -297,14 +305,14 @@ class SearchPool implements Searcher {
   }
 
   /** Sends one request and waits for its reply; past the deadline the thread is stopped and the caller told so. */
-  private call(thread: Thread, request: DistributiveOmit<SearchRequest, 'id'>, deadline: number): Promise<SearchValue> {
+  private call(thread: Thread, request: DistributiveOmit<SearchRequest, 'id'>, deadline: number, budgetMs: number): Promise<SearchValue> {
     const id = this.nextId++
     return new Promise<SearchValue>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           thread.pending = undefined
           this.stop(thread)
-          reject(overBudget(this.limits.searchBudgetMs))
+          reject(overBudget(budgetMs))
         },
         Math.max(0, deadline - performance.now()),
       )

@@ -271,10 +271,10 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
     }
   }
   const search = {terms: query.terms, tokens, start: query.start, end: query.end}
-  const deadline = arrived + limits.searchBudgetMs
+  const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
   const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
   if (request.method === 'summary') {
-    const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, await context.searcher.summary(search, deadline))}
+    const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, await context.searcher.summary(search, timing))}
     await record()
     return {kind: 'summary', result}
   }
@@ -282,7 +282,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
   let stream: SearchStream
   try {
-    stream = await context.searcher.data({search, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, deadline)
+    stream = await context.searcher.data({search, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing)
   } catch (error) {
     await refund()
     throw error
