@@ -1,6 +1,8 @@
+import {fileURLToPath} from 'node:url'
 import {defineConfig} from 'vitest/config'
+import {searchWorkerDefine} from './scripts/search-worker-bundle.mjs'
 
-export default defineConfig({
+export default defineConfig(async () => ({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     testTimeout: 30_000,
@@ -10,5 +12,8 @@ export default defineConfig({
     // test/lib/hashing.test.ts checks the shipped default; every spawned CLI inherits this too.
     env: {MEDPANEL_PASSWORD_COST: '14'},
   },
+  // Interface E's search thread, bundled from the sources under test, as the builds embed it:
+  // tests on a store file then search on threads, as `serve` does.
+  define: await searchWorkerDefine(fileURLToPath(new URL('.', import.meta.url))),
   esbuild: {jsx: 'automatic', jsxImportSource: 'hono/jsx'},
-})
+}))

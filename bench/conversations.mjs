@@ -4,10 +4,12 @@
 //   http  — GET /conversations/summary against `medpanel serve` (what a caller sees),
 //   shell — the very statement the service runs, in Debian's sqlite3 shell (the ceiling),
 //   like  — the same counts by LIKE scans over the window (what FTS5 saves us from).
-// Prints all three and the ratios. Usage:
-//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE]
+// Prints all three and the ratios. Then the memory of a whole-store data answer: a second store
+// of --rss-posts posts (4 comments each) over one year, and `serve`'s peak RSS (VmHWM) while it
+// streams the data answer for `a` over that year, in XML and in JSON. Usage:
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--rss-posts 50000]
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -21,6 +23,7 @@ const POSTS = arg('posts', 200_000)
 const COMMENTS = arg('comments', 5)
 const RUNS = arg('runs', 15)
 const KEEP = process.argv.includes('--keep')
+const RSS_POSTS = arg('rss-posts', 50_000)
 // --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
 const storeAt = process.argv.indexOf('--store')
 const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
@@ -37,8 +40,8 @@ const db = STORE ?? join(dir, 'bench.db')
 const log = (line) => process.stderr.write(line + '\n')
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-function medpanel(args) {
-  const result = spawnSync(process.execPath, [bin, ...args, '--db', db, '--json'], {encoding: 'utf8', maxBuffer: 1 << 26})
+function medpanel(args, file = db) {
+  const result = spawnSync(process.execPath, [bin, ...args, '--db', file, '--json'], {encoding: 'utf8', maxBuffer: 1 << 26})
   if (result.status !== 0) throw new Error(`medpanel ${args[0]} failed: ${result.stderr}`)
   return JSON.parse(result.stdout)
 }
@@ -66,6 +69,64 @@ function countRows() {
   return {posts, comments}
 }
 
+/** Starts `serve` on a store file; resolves its child process and URL. */
+async function serve(file) {
+  const child = spawn(process.execPath, [bin, 'serve', '--db', file, '--port', '0', '--json', '--no-worker'], {stdio: ['ignore', 'pipe', 'ignore']})
+  const url = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      try {
+        resolve(JSON.parse(out).url)
+      } catch {}
+    })
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}`)))
+  })
+  return {child, url}
+}
+
+/** A process's resident memory now and at its peak, in MB (Linux /proc). */
+function memory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)[1])
+  return {rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024}
+}
+
+/**
+ * The data answer for `a` over a whole one-year store, streamed from `serve` in XML and in JSON,
+ * with the server's peak RSS. Goal: under 250 MB whatever the answer's size.
+ */
+async function wholeStoreAnswer() {
+  const file = join(dir ?? mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-')), 'rss.db')
+  const from = '2025-01-01T00:00:00Z'
+  const to = '2025-12-31T23:59:59Z'
+  log(`seeding ${RSS_POSTS} posts with ~4 comments each over one year into ${file} …`)
+  medpanel(['seed-posts', '--count', String(RSS_POSTS), '--comments', '4', '--from', from, '--to', to, '--seed', '11'], file)
+  const client = medpanel(['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'], file)
+  const {api_key: key} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary,data', '--data-calls', '10'], file)
+  const {child, url} = await serve(file)
+  try {
+    const before = memory(child.pid)
+    const lines = []
+    for (const [format, accept] of [['XML', 'application/vnd.service-v1+xml'], ['JSON', 'application/vnd.service-v1+json']]) {
+      const t0 = performance.now()
+      const res = await fetch(`${url}/conversations/data?terms%5B%5D=a&start=${from}&end=${to}`, {headers: {Accept: accept, 'X-Service-Conversation-API-Key': key}})
+      if (res.status !== 200) throw new Error(`data answered ${res.status}: ${await res.text()}`)
+      let bytes = 0
+      for await (const chunk of res.body) bytes += chunk.length
+      const after = memory(child.pid)
+      lines.push(`  ${format.padEnd(4)} ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; serve peak RSS so far ${after.peak.toFixed(0)} MB`)
+    }
+    const peak = memory(child.pid).peak
+    console.log(`whole-store data answer: ${RSS_POSTS} posts over ${from} .. ${to}, terms[]=a; serve RSS ${before.rss.toFixed(0)} MB before`)
+    for (const line of lines) console.log(line)
+    console.log(`  peak RSS ${peak.toFixed(0)} MB (goal < 250 MB: ${peak < 250 ? 'met' : 'missed'})`)
+    if (peak >= 250) process.exitCode = 1
+  } finally {
+    child.kill('SIGTERM')
+  }
+}
+
 let server
 try {
   if (!existsSync(join(root, 'dist/commands/index.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
@@ -81,17 +142,9 @@ try {
   const {api_key: apiKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
 
   // --- the service over HTTP (one process, as `serve` runs)
-  server = spawn(process.execPath, [bin, 'serve', '--db', db, '--port', '0', '--json'], {stdio: ['ignore', 'pipe', 'ignore']})
-  const url = await new Promise((resolve, reject) => {
-    let out = ''
-    server.stdout.on('data', (d) => {
-      out += d
-      try {
-        resolve(JSON.parse(out).url)
-      } catch {}
-    })
-    server.once('exit', (code) => reject(new Error(`serve exited ${code}`)))
-  })
+  const running = await serve(db)
+  server = running.child
+  const url = running.url
   const params = new URLSearchParams()
   for (const term of TERMS) params.append('terms[]', term)
   params.set('start', START)
@@ -159,6 +212,9 @@ try {
   console.log(`  like / http  = ${(like / http).toFixed(1)}x (goal >= 100x: ${like / http >= 100 ? 'met' : 'missed'})`)
   console.log(`  counts: http and shell ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`)
   if (!agree) process.exitCode = 1
+  server.kill('SIGTERM')
+  server = undefined
+  await wholeStoreAnswer()
 } finally {
   server?.kill('SIGTERM')
   if (KEEP || STORE) log(`kept ${db}`)

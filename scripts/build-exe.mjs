@@ -9,6 +9,7 @@ import {chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, wr
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {searchWorkerDefine} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -39,7 +40,10 @@ await build({
   // A SEA main can only require() built-in modules and has no dynamic import(); esbuild turns
   // each import() into a require() of the bundled module instead.
   supported: {'dynamic-import': false},
-  define: {MEDPANEL_MANIFEST: manifest},
+  define: {MEDPANEL_MANIFEST: manifest, ...(await searchWorkerDefine(root))},
+  // better-sqlite3's location is looked up through import.meta only on Node 20; the executable
+  // runs node:sqlite and never asks.
+  logOverride: {'empty-import-meta': 'silent'},
   // Never loaded in the executable: better-sqlite3 is the Node 20 driver (node:sqlite runs here),
   // and oclif only reaches for TypeScript compilers in development mode.
   external: ['better-sqlite3', 'typescript', 'ts-node', 'tsx', 'tsx/*'],

@@ -7,6 +7,7 @@ import {build} from 'esbuild'
 import {rmSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {searchWorkerDefine} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -30,6 +31,8 @@ await build({
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',
+  // Interface E's search thread, embedded as source text (see search-worker-bundle.mjs).
+  define: await searchWorkerDefine(root),
   // Bundled CommonJS packages (oclif among them) call require() for Node's built-in modules.
   banner: {js: "import {createRequire as __cr} from 'node:module'; const require = __cr(import.meta.url);"},
 })

@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import type {ConversationLimits} from './interfaces/conversations/limits.js'
 import type {Clock} from './lib/clock.js'
 import type {Database} from './store/database.js'
 
@@ -17,6 +18,8 @@ export interface AppDeps {
    * `serve` holds it unready while the demo data set is being seeded. Omitted: always ready.
    */
   readiness?: Readiness
+  /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
+  conversations?: Partial<ConversationLimits>
 }
 
 export interface Readiness {

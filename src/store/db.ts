@@ -1,14 +1,14 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
-import {writeFileSync} from 'node:fs'
+import {isAbsolute, resolve} from 'node:path'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
-import {sqliteDriverName} from './runtime.js'
-import {openBetterSqlite3} from './sqlite/better-sqlite3.js'
-import {withStatementCache, type OpenOptions, type SqliteHandle} from './sqlite/handle.js'
-import {openNodeSqlite} from './sqlite/node-sqlite.js'
+import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
+import {openSqlite} from './sqlite/open.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
 import {contextOf, inheritContext, setContext} from './context.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
+
+export {openSqlite}
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -36,25 +36,12 @@ export interface Store<DB = Database> {
 }
 
 /**
- * A new store file is created readable by its owner only (0600) before SQLite opens it; SQLite
- * gives its -wal and -shm files the same mode. An existing file keeps the mode it has.
- */
-function createPrivately(file: string): void {
-  if (file === '' || file === ':memory:' || file.startsWith('file:')) return
-  try {
-    writeFileSync(file, '', {mode: 0o600, flag: 'wx'})
-  } catch (error) {
-    // EEXIST: an existing store. Anything else (no such directory, no permission) is left for
-    // SQLite to report in its own words, with the path.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return
-  }
-}
-
-/**
  * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
  * (see runtime.ts); PostgreSQL plugs in here too.
  */
-async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number}> {
+async function createDialect(
+  options: StoreOptions,
+): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number; cacheStats?: () => StatementCacheStats}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
@@ -66,37 +53,35 @@ async function createDialect(options: StoreOptions): Promise<{dialect: Dialect; 
     file = match[1]
   }
   const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
-  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file, version: handle.version}
+  // An absolute path: other connections to the same file (E's search threads) must find it whatever their directory.
+  const onDisk = file === ':memory:' || file === '' ? undefined : isAbsolute(file) ? file : resolve(file)
+  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats}
 }
 
-/** Opens a SQLite file on this runtime's driver, with the settings every connection runs with. */
-export async function openSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
-  const driver = sqliteDriverName()
-  if (!options.readonly) createPrivately(file)
-  let handle: SqliteHandle
-  try {
-    handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
-  } catch (error) {
-    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
-  }
-  try {
-    handle.exec('pragma busy_timeout = 5000')
-    if (!options.readonly) {
-      handle.exec('pragma journal_mode = WAL')
-      // FULL: a commit is on disk (the WAL synced) before it returns, so nothing medpanel has
-      // acknowledged is lost to a power cut. The group-commit writer keeps that to one sync per
-      // batch of requests. Read-only connections never commit and keep the default.
-      handle.exec('pragma synchronous = FULL')
-    }
-    handle.exec('pragma foreign_keys = ON')
-    // 4 MB of page cache per connection (SQLite's builds default to 2-16 MB): the OS keeps the
-    // file's pages cached anyway, and a streamed 17 MB pulse export then stays within its budget.
-    handle.exec('pragma cache_size = -4000')
-  } catch (error) {
-    handle.close()
-    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
-  }
-  return handle
+
+const cacheStats = new WeakMap<object, () => StatementCacheStats>()
+const files = new WeakMap<object, string>()
+const closers = new WeakMap<object, (() => Promise<void>)[]>()
+
+/** What the statement cache of the store's connection holds (see withStatementCache). */
+export function statementCacheStats(db: Kysely<any>): StatementCacheStats | undefined {
+  return cacheStats.get(db)?.()
+}
+
+/**
+ * The absolute path of the SQLite file behind a store, for code that opens connections of its
+ * own to it (interface E's search threads). Undefined for an in-memory store, which no other
+ * connection can reach.
+ */
+export function storeFile(db: Kysely<any>): string | undefined {
+  return files.get(db)
+}
+
+/** Runs `fn` when the store is closed, before its connection goes (a search pool stops its threads). */
+export function onStoreClose(db: Kysely<any>, fn: () => Promise<void>): void {
+  const list = closers.get(db) ?? []
+  list.push(fn)
+  closers.set(db, list)
 }
 
 /**
@@ -139,8 +124,10 @@ export function openSecret(db: Kysely<any>, stored: string): string {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file} = await createDialect(options)
+  const {dialect, kind, where, version, file, cacheStats: stats} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
+  if (stats) cacheStats.set(db, stats)
+  if (file) files.set(db, file)
   let reader: Kysely<DB> | undefined
   try {
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
@@ -166,6 +153,9 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     db,
     kind,
     close: async () => {
+      const pending = closers.get(db) ?? []
+      closers.delete(db)
+      await Promise.all(pending.map((fn) => fn().catch(() => undefined)))
       await reader?.destroy()
       await db.destroy()
     },

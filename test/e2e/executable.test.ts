@@ -137,6 +137,12 @@ describe('the single executable, alone in an empty root', () => {
     expect(search.headers.get('content-type')).toMatch(/xml/)
     const xml = await search.text()
     expect(xml).toMatch(/^<\?xml[\s\S]*<call>[\s\S]*<summary-term><term>patient<\/term><matches>\d+<\/matches>/)
+    // a data answer, streamed from the executable's search thread
+    const data = await fetch(`${server.url}/conversations/data?${query}`, {headers: {'x-service-conversation-api-key': key.api_key}})
+    expect(data.status).toBe(200)
+    const answer = (await data.json()) as {summary: {uniques: {posts: number}}; conversations: {post: {id: number}}[]}
+    expect(answer.conversations.length).toBeGreaterThan(0)
+    expect(answer.conversations.length).toBeGreaterThanOrEqual(answer.summary.uniques.posts)
 
     // B: partner-serve from the same executable receives a push-project --wait.
     const partner = await startCli(['partner-serve', '--port', '0', '--username', 'exe', '--password', 'exe-partner-pw', '--db', '/tmp/partner.db'], {}, launcher)

@@ -1,4 +1,4 @@
-import type {Author, Conversation, DataResult, SummaryResult} from './service.js'
+import type {Author, Conversation, DataResult, SummaryResult} from './views.js'
 
 /**
  * The JSON form, field for field as the spec names it. Ratings are written as numbers made from
@@ -17,6 +17,23 @@ export function toJson(result: SummaryResult | DataResult): unknown {
   if (!('conversations' in result)) return base
   return {...base, conversations: result.conversations.map(conversationJson)}
 }
+
+/**
+ * A data answer in pieces, written as its conversations are read: the head (everything up to the
+ * opening bracket of `conversations`), the conversations page by page, and the tail. Joined, they
+ * are exactly JSON.stringify(toJson(the whole result)).
+ */
+export function jsonHead(result: SummaryResult): string {
+  return `${JSON.stringify(toJson(result)).slice(0, -1)},"conversations":[`
+}
+
+/** One page of conversations; every page but the first starts with the comma after the last. */
+export function jsonConversations(conversations: readonly Conversation[], first: boolean): string {
+  const text = conversations.map((c) => JSON.stringify(conversationJson(c))).join(',')
+  return first || text === '' ? text : `,${text}`
+}
+
+export const JSON_TAIL = ']}'
 
 function authorJson(a: Author) {
   return {id: a.id, specialty: a.specialty, country_of_practice: a.country_of_practice, zipcode: a.zipcode, post_badge: a.post_badge, comment_badge: a.comment_badge}

@@ -1,5 +1,5 @@
 import {XMLBuilder} from 'fast-xml-parser'
-import type {Author, Conversation, DataResult, SummaryResult} from './service.js'
+import type {Author, Conversation, DataResult, SummaryResult} from './views.js'
 
 const builder = new XMLBuilder({ignoreAttributes: false, attributeNamePrefix: '@_', cdataPropName: '#cdata', suppressEmptyNode: true, format: false})
 
@@ -41,6 +41,26 @@ export function toXml(result: SummaryResult | DataResult): string {
   }
   if ('conversations' in result) call.conversations = {conversation: result.conversations.map(conversationXml)}
   return builder.build({...DECLARATION, call})
+}
+
+const CALL_END = '</call>'
+
+/**
+ * A data answer in pieces, as jsonHead does for JSON: the head (the whole summary answer, opened
+ * for `conversations`), the conversations page by page, and the tail. Joined, they are exactly
+ * toXml(the whole result). An answer without conversations has the empty element the builder
+ * writes for an empty list.
+ */
+export function xmlHead(result: SummaryResult, conversations: number): string {
+  return toXml(result).slice(0, -CALL_END.length) + (conversations === 0 ? '<conversations/>' : '<conversations>')
+}
+
+export function xmlConversations(conversations: readonly Conversation[]): string {
+  return conversations.map((c) => builder.build({conversation: conversationXml(c)})).join('')
+}
+
+export function xmlTail(conversations: number): string {
+  return conversations === 0 ? CALL_END : `</conversations>${CALL_END}`
 }
 
 function authorXml(a: Author) {

@@ -172,23 +172,28 @@ export async function summaryCounts(db: Db, query: SearchQuery): Promise<Summary
   return rawQuery<SummaryRow>(db, text, parameters)
 }
 
-export interface HitRow {
-  t: number
-  kind: 'post' | 'comment'
-  post_id: number
+export interface MatchedPost {
+  id: number
+  /** Bit t is set when term t matched the post or one of its comments in the window. */
+  mask: number
 }
 
-/** Every (term, document) hit in the window with the post it belongs to (the post itself, or the commented post). */
-export async function hits(db: Db, query: SearchQuery): Promise<HitRow[]> {
+/**
+ * The posts a data call returns: every post hit in the window directly or through a comment, with
+ * the terms that hit it, in answer order (published_at, then id), at most `limit` of them. One
+ * row per post, so what the caller holds grows with the posts, never with the hits.
+ */
+export async function matchedPosts(db: Db, query: SearchQuery, limit: number): Promise<MatchedPost[]> {
   if (query.terms.length === 0) return []
   const statement = new Statement(query)
   // A search key's low 31 bits are the document's id: a post needs no lookup at all, and a
   // comment's post is one primary-key read away.
-  const parts = query.terms.flatMap((term, t) => [
-    `select ${t} as t, 'post' as kind, h.doc & ${ID_MASK} as post_id from (${statement.documents('post', phrase(term))}) h`,
-    `select ${t} as t, 'comment' as kind, c.post_id as post_id from (${statement.documents('comment', phrase(term))}) h join conversation_comments c on c.id = h.doc & ${ID_MASK}`,
+  const hits = query.terms.flatMap((term, t) => [
+    `select ${t} as t, h.doc & ${ID_MASK} as post_id from (${statement.documents('post', phrase(term))}) h`,
+    `select ${t} as t, c.post_id as post_id from (${statement.documents('comment', phrase(term))}) h join conversation_comments c on c.id = h.doc & ${ID_MASK}`,
   ])
-  return rawQuery<HitRow>(db, parts.join('\nunion all '), statement.parameters)
+  const text = `select p.id as id, m.mask as mask from (select post_id, sum(distinct 1 << t) as mask from (${hits.join('\nunion all ')}) group by post_id) m join conversation_posts p on p.id = m.post_id order by p.published_at, p.id limit ?`
+  return rawQuery<MatchedPost>(db, text, [...statement.parameters, BigInt(limit)])
 }
 
 async function rawQuery<T>(db: Db, text: string, parameters: readonly Parameter[]): Promise<T[]> {

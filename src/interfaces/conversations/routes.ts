@@ -4,14 +4,18 @@ import type {Context} from 'hono'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
+import {toByteStream} from '../../http/byte-stream.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {clientAddress} from '../../http/fast.js'
 import {storeFailure} from '../../store/failure.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
+import {defaultLimits} from './limits.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
+import {RateLimiter} from './rate-limit.js'
 import type {Method} from './schema.js'
-import {conversationCall} from './service.js'
+import {searcherFor} from './search-pool.js'
+import {conversationCall, type CallAnswer, type CallContext} from './service.js'
 import {stderrLog} from '../../http/access-log.js'
 
 declare module 'hono' {
@@ -25,13 +29,14 @@ const ALLOW = 'GET, HEAD'
 
 /**
  * Interface E's error body, `{code, message, details}`, in the negotiated format; JSON when no
- * format could be agreed (the 406 itself). 5xx answers say nothing about internals.
+ * format could be agreed (the 406 itself). 5xx answers say nothing about internals; a 503 raised
+ * on purpose (a search past its time budget) says what the caller can do about it.
  */
 export const renderConversationError: ErrorRenderer = (c, error) => {
   const body = {
     code: error.status,
     message: error.status >= 500 ? (error.status === 503 ? 'service temporarily unavailable' : 'internal server error') : error.message,
-    details: error.status >= 500 ? (error.status === 503 ? 'Try again shortly.' : 'The failure was logged.') : (error.details ?? ''),
+    details: error.status >= 500 ? (error.status === 503 ? (error.details ?? 'Try again shortly.') : 'The failure was logged.') : (error.details ?? ''),
   }
   const headers = {...error.headers, Vary: 'Accept', 'Cache-Control': 'no-store'}
   if (c.get('conversationFormat') === 'xml') {
@@ -50,6 +55,10 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   const writeLog = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const limits = {...defaultLimits(), ...deps.conversations}
+  const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
+  // The search threads start with the first search, not with the app: most processes never search.
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(db, limits)})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
 
@@ -67,21 +76,30 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
 
   const handle = (method: Method) => async (c: Context) => {
     const terms = [...(c.req.queries('terms[]') ?? []), ...(c.req.queries('terms') ?? [])]
-    let result
+    const format = c.get('conversationFormat')
+    let answer: CallAnswer
     try {
-      result = await conversationCall(
+      answer = await conversationCall(
         db,
-        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), headOnly: c.req.method === 'HEAD', address: clientAddress(c)},
+        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), format, headOnly: c.req.method === 'HEAD', address: clientAddress(c)},
         clock.now(),
+        context(),
       )
     } catch (error) {
       if (error instanceof AppError || storeFailure(error) === undefined) throw error
       writeLog(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
       throw new AppError('unavailable', 'the store is unavailable', {headers: {'Retry-After': '5'}, cause: error})
     }
-    const headers = {Vary: 'Accept', 'Cache-Control': 'no-store'}
-    if (c.get('conversationFormat') === 'xml') return c.body(toXml(result), 200, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
-    return c.body(JSON.stringify(toJson(result)), 200, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
+    const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': `${format === 'xml' ? XML_TYPE : JSON_TYPE}; charset=utf-8`}
+    if (answer.kind === 'data') {
+      const requestId = c.get('requestId') ?? '-'
+      const body = toByteStream(answer.body(), (error) => {
+        const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+        writeLog(`error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`)
+      })
+      return c.body(body, 200, headers)
+    }
+    return c.body(format === 'xml' ? toXml(answer.result) : JSON.stringify(toJson(answer.result)), 200, headers)
   }
 
   for (const method of ['summary', 'data'] as const) {

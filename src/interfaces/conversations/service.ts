@@ -7,79 +7,19 @@ import {getClientRow, hasGrant} from '../../registry/service.js'
 import {assertNotLocked, keySubject, recordFailure} from '../../registry/throttle.js'
 import type {Db} from '../../store/database.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
+import {JSON_TAIL, jsonHead} from './format-json.js'
+import {xmlHead, xmlTail} from './format-xml.js'
+import type {ConversationLimits} from './limits.js'
+import type {Format} from './negotiation.js'
+import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
+import type {SearchStream, Searcher} from './search-pool.js'
+import {isoSeconds, summarize, type SummaryResult} from './views.js'
 import {apiKeyPatchSchema, importDocument, isIsoDateTime, METHODS, newApiKeySchema, type ApiKeyPatch, type AuthorInput, type Method, type NewApiKeyInput} from './schema.js'
-import type {ApiKeyRow, AuthorRow, CommentRow, NewAuthorRow, PostRow} from './tables.js'
+import type {ApiKeyRow, NewAuthorRow} from './tables.js'
 
-export const MAX_TERMS = 20
-export const MAX_TERM_LENGTH = 200
-export const MAX_TERM_TOKENS = 12
-
-// ---------------------------------------------------------------------------------------------
-// Results, as the spec names their fields. Serialisers (JSON, XML) only rename and render.
-
-export interface Author {
-  id: string
-  specialty: string
-  country_of_practice: string
-  zipcode: string
-  post_badge: boolean
-  comment_badge: boolean
-}
-
-export interface Comment {
-  id: number
-  author: Author
-  published_at: string
-  content: string
-  helpful_count: number
-}
-
-export interface Post {
-  id: number
-  author: Author
-  published_at: string
-  /** Exact decimal text; the JSON form writes it as a number made from this text. */
-  rating: string
-  iconsult: boolean
-  solved_at: string | null
-  title: string
-  content: string
-  comments: Comment[]
-}
-
-export interface Conversation {
-  matched_terms: string[]
-  post: Post
-}
-
-export interface TermSummary {
-  term: string
-  matches: number
-  posts: number
-  comments: number
-}
-
-export interface SummaryResult {
-  id: string
-  data_calls_remaining: number
-  query: {start: string; end: string; terms: string[]}
-  summary: {terms: TermSummary[]; uniques: {posts: number; comments: number}}
-}
-
-export interface DataResult extends SummaryResult {
-  conversations: Conversation[]
-}
-
-/** A datetime as the spec writes it: whole seconds with Z, milliseconds only when there are some. */
-export function isoSeconds(stored: string): string {
-  return stored.replace(/\.000Z$/, 'Z')
-}
-
-/** Comment timestamps have the fixed form YYYY-MM-DDTHH:MM:SSZ. */
-function isoWholeSeconds(stored: string): string {
-  return stored.slice(0, 19) + 'Z'
-}
+export type {Author, Comment, Conversation, DataResult, Post, SummaryResult, TermSummary} from './views.js'
+export {isoSeconds} from './views.js'
 
 // ---------------------------------------------------------------------------------------------
 // API keys
@@ -217,11 +157,23 @@ export interface CallRequest {
   terms: readonly string[]
   start: string | undefined
   end: string | undefined
+  /** The answer's format; a data answer's pages are rendered where they are read. */
+  format: Format
   /** A HEAD request: checked like a GET, but it neither spends the allowance nor searches. */
   headOnly?: boolean
   /** Where the call came from, for the failed-attempt throttle. */
   address?: string | undefined
 }
+
+/** What a call runs with besides the store: the limits, the summary calls' buckets, and where searches run. */
+export interface CallContext {
+  limits: ConversationLimits
+  summaryRate: RateLimiter
+  searcher: Searcher
+}
+
+/** A summary answer, whole; or a data answer as its head and a generator of its bytes (head included). */
+export type CallAnswer = {kind: 'summary'; result: SummaryResult} | {kind: 'data'; result: SummaryResult; conversations: number; body: () => AsyncGenerator<Uint8Array, void, undefined>}
 
 interface ParsedQuery {
   terms: string[]
@@ -229,7 +181,7 @@ interface ParsedQuery {
   end: string
 }
 
-function parseQuery(request: CallRequest): ParsedQuery {
+function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQuery {
   const details = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
   if (request.terms.length === 0) throw new AppError('bad_request', 'terms[] is required', {details})
   const terms: string[] = []
@@ -238,10 +190,10 @@ function parseQuery(request: CallRequest): ParsedQuery {
     if (term === '') throw new AppError('bad_request', `terms[${index}] is empty`, {details})
     // SQLite ends a query string at NUL, so such a term could never be searched as sent.
     if (term.includes('\u0000')) throw new AppError('bad_request', `terms[${index}] contains a NUL character`, {details})
-    if (term.length > MAX_TERM_LENGTH) throw new AppError('bad_request', `terms[${index}] is longer than ${MAX_TERM_LENGTH} characters`, {details})
+    if (term.length > limits.maxTermLength) throw new AppError('bad_request', `terms[${index}] is longer than ${limits.maxTermLength} characters`, {details})
     if (!terms.includes(term)) terms.push(term)
   }
-  if (terms.length > MAX_TERMS) throw new AppError('bad_request', `at most ${MAX_TERMS} distinct terms may be sent in one call`, {details})
+  if (terms.length > limits.maxTerms) throw new AppError('bad_request', `at most ${limits.maxTerms} distinct terms may be sent in one call`, {details})
   const instant = (name: 'start' | 'end', value: string | undefined): string => {
     if (value === undefined || value.trim() === '') throw new AppError('bad_request', `${name} is required`, {details})
     if (!isIsoDateTime(value.trim())) throw new AppError('bad_request', `${name} is not an ISO 8601 UTC datetime: ${JSON.stringify(value.slice(0, 64))}`, {details})
@@ -250,25 +202,37 @@ function parseQuery(request: CallRequest): ParsedQuery {
   const start = instant('start', request.start)
   const end = instant('end', request.end)
   if (start > end) throw new AppError('bad_request', 'start is after end', {details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is empty; swap start and end.`})
+  if (new Date(end).getTime() - new Date(start).getTime() > limits.maxWindowDays * DAY_MS) {
+    throw new AppError('bad_request', `the window is longer than ${limits.maxWindowDays} days`, {
+      details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is too long; split it into windows of at most ${limits.maxWindowDays} days.`,
+    })
+  }
   return {terms, start, end}
 }
 
-async function termTokens(trx: Db, terms: readonly string[]): Promise<string[][]> {
+async function termTokens(trx: Db, terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
   const tokens = await repo.tokenizeTerms(trx, terms)
   tokens.forEach((list, index) => {
     if (list.length === 0) throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {details: `Term ${JSON.stringify(terms[index])}: punctuation alone never matches a word.`})
-    if (list.length > MAX_TERM_TOKENS) throw new AppError('bad_request', `terms[${index}] has more than ${MAX_TERM_TOKENS} words`, {details: 'Shorten the phrase.'})
+    if (list.length > limits.maxTermWords) throw new AppError('bad_request', `terms[${index}] has more than ${limits.maxTermWords} words`, {details: 'Shorten the phrase.'})
   })
   return tokens
 }
 
+const UTF8 = new TextEncoder()
+
 /**
  * One call of interface E, checked in the order a caller would fix things: key (401, 402, 403),
- * query (400), allowance (429). A data call spends its allowance in a short write transaction
- * (BEGIN IMMEDIATE), so two calls racing for the last one cannot both win; the search then runs
- * in a read transaction, which holds no write lock, and a search that fails gives the call back.
+ * query (400), then the summary rate or the data allowance (429). A data call spends its
+ * allowance in a short write transaction (BEGIN IMMEDIATE), so two calls racing for the last one
+ * cannot both win. The search itself runs on the store's search threads (search-pool.ts), in a
+ * read transaction of their own that holds no write lock, within the time budget. A data call
+ * whose search fails, before or while its answer streams, gets its call back; one whose reader
+ * goes away has spent it.
  */
-export async function conversationCall(db: Db, request: CallRequest, now: Date): Promise<SummaryResult | DataResult> {
+export async function conversationCall(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
+  const {limits} = context
+  const arrived = performance.now()
   const spends = request.method === 'data' && !request.headOnly
   // Keys carry 256 random bits, so guessing one is hopeless; an address that keeps presenting
   // wrong keys is slowed all the same, as sign-in and client secrets are (registry/throttle.ts).
@@ -276,7 +240,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
   await assertNotLocked(db, subjects, now)
   const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
     const key = await authorize(trx, request.apiKey, request.method, now)
-    const query = parseQuery(request)
+    const query = parseQuery(request, limits)
     const period = currentPeriod(key, now)
     let remaining = Math.max(0, key.data_call_allowance - period.used)
     if (request.method === 'data') {
@@ -293,7 +257,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
         remaining -= 1
       }
     }
-    const tokens = request.headOnly ? [] : await termTokens(trx, query.terms)
+    const tokens = request.headOnly ? [] : await termTokens(trx, query.terms, limits)
     return {key, query, remaining, tokens, periodStarted: iso(period.started)}
   }).catch(async (error: unknown) => {
     // Counted outside the call's transaction, which rolls back with the error.
@@ -306,85 +270,59 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date):
   const id = newUuid()
   if (request.headOnly) {
     const empty = {id, data_calls_remaining: remaining, query: echo, summary: {terms: [], uniques: {posts: 0, comments: 0}}}
-    return request.method === 'data' ? {...empty, conversations: []} : empty
+    return {kind: 'summary', result: empty}
   }
+  if (request.method === 'summary') {
+    const wait = context.summaryRate.take(key.id, now)
+    if (wait !== undefined) {
+      throw new AppError('too_many_requests', 'too many summary calls with this API key', {
+        headers: {'Retry-After': String(wait)},
+        details: `A key may make ${limits.summaryBurst} summary calls at once and ${limits.summaryPerSecond} more per second; try again in ${wait} s.`,
+      })
+    }
+  }
+  const search = {terms: query.terms, tokens, start: query.start, end: query.end}
+  const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
+  const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
+  if (request.method === 'summary') {
+    const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, await context.searcher.summary(search, timing))}
+    await record()
+    return {kind: 'summary', result}
+  }
+
+  const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
+  let stream: SearchStream
   try {
-    const search = {terms: query.terms, tokens, start: query.start, end: query.end}
-    const result = await readTransaction(db, async (trx): Promise<SummaryResult | DataResult> => {
-      const summary = summarize(query.terms, await repo.summaryCounts(trx, search))
-      const base: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary}
-      if (request.method === 'summary') return base
-      return {...base, conversations: await conversations(trx, query.terms, await repo.hits(trx, search))}
-    })
-    await repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
-    return result
+    stream = await context.searcher.data({search, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing)
   } catch (error) {
-    if (spends) await repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
+    await refund()
     throw error
   }
-}
-
-function summarize(terms: readonly string[], rows: readonly repo.SummaryRow[]): SummaryResult['summary'] {
-  const out: TermSummary[] = terms.map((term) => ({term, matches: 0, posts: 0, comments: 0}))
-  const uniques = {posts: 0, comments: 0}
-  for (const row of rows) {
-    if (row.t === -1) {
-      uniques[row.kind === 'post' ? 'posts' : 'comments'] = Number(row.docs)
-      continue
+  const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, stream.summary)}
+  const count = stream.conversations
+  const xml = request.format === 'xml'
+  async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
+    let done = false
+    let failed = false
+    try {
+      yield UTF8.encode(xml ? xmlHead(result, count) : jsonHead(result))
+      for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
+      // Logged before the last bytes go out: an answer is never complete without its record.
+      await record()
+      done = true
+      yield UTF8.encode(xml ? xmlTail(count) : JSON_TAIL)
+    } catch (error) {
+      failed = true
+      await refund()
+      throw error
+    } finally {
+      if (!done) {
+        await stream.cancel()
+        if (!failed) await record().catch(() => undefined)
+      }
     }
-    const entry = out[row.t]!
-    entry.matches += Number(row.matches)
-    entry[row.kind === 'post' ? 'posts' : 'comments'] = Number(row.docs)
   }
-  return {terms: out, uniques}
-}
-
-function authorView(row: AuthorRow | undefined, id: string): Author {
-  if (!row) return {id, specialty: '', country_of_practice: '', zipcode: '', post_badge: false, comment_badge: false}
-  return {id: row.id, specialty: row.specialty, country_of_practice: row.country_of_practice, zipcode: row.zipcode, post_badge: row.post_badge === 1, comment_badge: row.comment_badge === 1}
-}
-
-/** Every post hit directly or through a comment, ordered by published_at, with all its comments. */
-async function conversations(trx: Db, terms: readonly string[], hits: readonly repo.HitRow[]): Promise<Conversation[]> {
-  const matched = new Map<number, Set<number>>()
-  for (const hit of hits) {
-    const set = matched.get(hit.post_id) ?? new Set<number>()
-    set.add(hit.t)
-    matched.set(hit.post_id, set)
-  }
-  const posts = await repo.postsByIds(trx, [...matched.keys()])
-  const comments = await repo.commentsOfPosts(trx, posts.map((p) => p.id))
-  const authors = await repo.authorsByIds(trx, [...posts.map((p) => p.author_id), ...comments.map((c) => c.author_id)])
-  const byPost = new Map<number, CommentRow[]>()
-  for (const comment of comments) {
-    const list = byPost.get(comment.post_id) ?? []
-    list.push(comment)
-    byPost.set(comment.post_id, list)
-  }
-  return posts.map((post) => ({
-    matched_terms: terms.filter((_, index) => matched.get(post.id)!.has(index)),
-    post: postView(post, byPost.get(post.id) ?? [], authors),
-  }))
-}
-
-function postView(post: PostRow, comments: readonly CommentRow[], authors: Map<string, AuthorRow>): Post {
-  return {
-    id: post.id,
-    author: authorView(authors.get(post.author_id), post.author_id),
-    published_at: isoSeconds(post.published_at),
-    rating: post.rating,
-    iconsult: post.iconsult === 1,
-    solved_at: post.solved_at === null ? null : isoSeconds(post.solved_at),
-    title: post.title,
-    content: post.content,
-    comments: comments.map((c) => ({
-      id: c.id,
-      author: authorView(authors.get(c.author_id), c.author_id),
-      published_at: isoWholeSeconds(c.published_at),
-      content: c.content,
-      helpful_count: c.helpful_count,
-    })),
-  }
+  return {kind: 'data', result, conversations: count, body}
 }
 
 // ---------------------------------------------------------------------------------------------

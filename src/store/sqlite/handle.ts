@@ -76,17 +76,49 @@ export function normalizeError(error: unknown): unknown {
   return error
 }
 
+/** How many prepared statements a connection keeps, and how much SQL text they may add up to. */
+export interface StatementCacheLimits {
+  /** Statements kept at most; the least recently used one goes first. */
+  entries: number
+  /**
+   * Total length of the kept statements' SQL text. A prepared statement's memory grows with its
+   * text (interface E's largest search, 134 KB of SQL, compiles to about half a megabyte), so
+   * bounding the text bounds the memory.
+   */
+  textBytes: number
+  /** A statement whose text alone is longer is never kept: it is a one-off search, not a hot path. */
+  largest: number
+}
+
+export const STATEMENT_CACHE_LIMITS: StatementCacheLimits = {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024}
+
+/** What a connection's statement cache holds now, and how many statements it has prepared. */
+export interface StatementCacheStats {
+  entries: number
+  textBytes: number
+  prepared: number
+}
+
 /**
  * Kysely prepares every query anew, and preparing costs more than running a point lookup.
  * Queries are built with parameters, so the SQL texts that repeat are few and their statements
  * are kept. Safe because Kysely's SQLite driver runs one query at a time on its one connection.
+ * The cache is a least-recently-used list bounded by count and by SQL text (see
+ * StatementCacheLimits): generated one-off SQL, such as interface E's searches with their many
+ * possible shapes, passes through without piling up; a statement dropped from it is finalized
+ * when the garbage collector reclaims it.
  *
  * It also keeps the store's version, a number that changes whenever the content may have: on
  * any statement through it that may write (anything but a plain SELECT), and when SQLite's
  * `PRAGMA data_version` shows another connection (another process) committed.
  */
-export function withStatementCache(handle: SqliteHandle, limit = 1000): SqliteHandle & {version: () => number} {
+export function withStatementCache(
+  handle: SqliteHandle,
+  limits: StatementCacheLimits = STATEMENT_CACHE_LIMITS,
+): SqliteHandle & {version: () => number; cacheStats: () => StatementCacheStats} {
   const cache = new Map<string, SqliteStatement>()
+  let textBytes = 0
+  let prepared = 0
   const dataVersion = handle.prepare('pragma data_version')
   const readDataVersion = () => Number((dataVersion.all([])[0] as {data_version: number | bigint}).data_version)
   // The version moves on every statement that may write through this handle, and whenever
@@ -98,6 +130,17 @@ export function withStatementCache(handle: SqliteHandle, limit = 1000): SqliteHa
   let checked = false
   const recheck = () => (checked = false)
   const wrote = () => version++
+  const keep = (text: string, statement: SqliteStatement) => {
+    if (text.length > limits.largest) return
+    cache.set(text, statement)
+    textBytes += text.length
+    // Map iteration is insertion order, and a hit re-inserts: the first key is the least recently used.
+    for (const oldest of cache.keys()) {
+      if (cache.size <= limits.entries && textBytes <= limits.textBytes) break
+      cache.delete(oldest)
+      textBytes -= oldest.length
+    }
+  }
   return {
     driver: handle.driver,
     exec: (text) => (wrote(), handle.exec(text)),
@@ -115,21 +158,25 @@ export function withStatementCache(handle: SqliteHandle, limit = 1000): SqliteHa
       }
       return version
     },
+    cacheStats: () => ({entries: cache.size, textBytes, prepared}),
     prepare(text: string) {
-      let statement = cache.get(text)
-      if (!statement) {
-        if (cache.size >= limit) cache.clear()
-        const prepared = handle.prepare(text)
-        statement = /^\s*select\b/i.test(text)
-          ? prepared
-          : {
-              reader: prepared.reader,
-              all: (parameters) => (wrote(), prepared.all(parameters)),
-              run: (parameters) => (wrote(), prepared.run(parameters)),
-              iterate: (parameters) => (wrote(), prepared.iterate(parameters)),
-            }
-        cache.set(text, statement)
+      const cached = cache.get(text)
+      if (cached) {
+        cache.delete(text)
+        cache.set(text, cached)
+        return cached
       }
+      prepared++
+      const fresh = handle.prepare(text)
+      const statement: SqliteStatement = /^\s*select\b/i.test(text)
+        ? fresh
+        : {
+            reader: fresh.reader,
+            all: (parameters) => (wrote(), fresh.all(parameters)),
+            run: (parameters) => (wrote(), fresh.run(parameters)),
+            iterate: (parameters) => (wrote(), fresh.iterate(parameters)),
+          }
+      keep(text, statement)
       return statement
     },
   }

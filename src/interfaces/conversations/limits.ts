@@ -1,0 +1,63 @@
+import {availableParallelism, cpus} from 'node:os'
+
+/**
+ * What one caller may ask of interface E, and how long and how wide its searches may run. The
+ * numbers are documented in the README (interface E, "Limits"); AppDeps can override them, which
+ * tests do to reach a limit quickly.
+ */
+export interface ConversationLimits {
+  /** Distinct terms in one call. */
+  maxTerms: number
+  /** Characters in one term. */
+  maxTermLength: number
+  /** Words (index tokens) in one term. */
+  maxTermWords: number
+  /** Longest window, end minus start. */
+  maxWindowDays: number
+  /** Summary calls one key may make at once before it has to wait (the token bucket's size). */
+  summaryBurst: number
+  /** Summary calls a key earns back per second once its burst is spent. */
+  summaryPerSecond: number
+  /** Conversations in one data answer; a search matching more is refused before anything is sent. */
+  maxConversations: number
+  /**
+   * How long a search may take, waiting for a free search thread included; past it the caller
+   * gets a 503 and the thread running it is stopped. A data answer's later pages get the same
+   * time each.
+   */
+  searchBudgetMs: number
+  /** A data answer whose reader takes no more bytes for this long is ended, freeing its thread. */
+  stallMs: number
+  /** Conversations read and written per page of a data answer. */
+  pageSize: number
+  /** Search threads per store; each has its own read-only connection. */
+  threads: number
+  /** Searches that may wait for a free thread; one more is answered 503 at once. */
+  queue: number
+}
+
+function cores(): number {
+  try {
+    return availableParallelism()
+  } catch {
+    return cpus().length || 1
+  }
+}
+
+export function defaultLimits(): ConversationLimits {
+  const threads = Math.min(4, Math.max(2, cores() - 1))
+  return {
+    maxTerms: 20,
+    maxTermLength: 200,
+    maxTermWords: 12,
+    maxWindowDays: 366,
+    summaryBurst: 100,
+    summaryPerSecond: 1,
+    maxConversations: 50_000,
+    searchBudgetMs: 10_000,
+    stallMs: 60_000,
+    pageSize: 250,
+    threads,
+    queue: threads * 16,
+  }
+}

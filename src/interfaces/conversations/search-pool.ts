@@ -1,0 +1,366 @@
+import {Worker} from 'node:worker_threads'
+import {AppError} from '../../errors.js'
+import type {Db} from '../../store/database.js'
+import {onStoreClose, storeFile} from '../../store/db.js'
+import {sqliteDriverName} from '../../store/runtime.js'
+import {betterSqlite3Location} from '../../store/sqlite/better-sqlite3.js'
+import type {ConversationLimits} from './limits.js'
+import type {SearchQuery, SummaryRow} from './repository.js'
+import {dataSearch, summarySearch, type DataJob} from './search.js'
+import {deserializeError, type SearchReply, type SearchRequest, type SearchThreadSetup, type SearchValue} from './search-protocol.js'
+
+/**
+ * The search thread's CommonJS source, bundled from search-worker.ts and put in by the build
+ * (scripts/build.mjs, scripts/build-exe.mjs, and vitest.config.ts for the tests). Absent when
+ * medpanel runs from its TypeScript sources some other way; searches then run in-process.
+ */
+declare const MEDPANEL_SEARCH_WORKER: string | undefined
+
+/** A data answer being read: its counts, then its pages of rendered conversations. */
+export interface SearchStream {
+  summary: SummaryRow[]
+  conversations: number
+  /** The next page, or undefined after the last one. */
+  next(): Promise<Uint8Array | undefined>
+  /** Ends the answer early (the caller went away); its snapshot and thread are freed. */
+  cancel(): Promise<void>
+}
+
+/** How long a search may take: done by `deadline` (a performance.now() value), each later page within `budgetMs`. */
+export interface SearchTiming {
+  deadline: number
+  budgetMs: number
+  /** A data answer nobody reads for this long is ended. */
+  stallMs: number
+}
+
+/** Where a store's searches run. */
+export interface Searcher {
+  readonly threaded: boolean
+  summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]>
+  data(job: DataJob, timing: SearchTiming): Promise<SearchStream>
+  close(): Promise<void>
+}
+
+const UTF8 = new TextEncoder()
+
+/**
+ * An in-memory store (the tests' stores) cannot be opened by another thread, so its searches run
+ * on the store's own connection, through the same functions a thread would run. A data answer is
+ * read whole before it is written: the answer is in memory anyway, as is the store, and the one
+ * connection is not held while a reader takes its time.
+ */
+class InProcessSearcher implements Searcher {
+  readonly threaded = false
+  constructor(private readonly db: Db) {}
+
+  summary(search: SearchQuery): Promise<SummaryRow[]> {
+    return summarySearch(this.db, search)
+  }
+
+  async data(job: DataJob): Promise<SearchStream> {
+    let first: {summary: SummaryRow[]; conversations: number} = {summary: [], conversations: 0}
+    const pages: Uint8Array[] = []
+    for await (const step of dataSearch(this.db, job)) {
+      if (step.kind === 'first') first = step
+      else pages.push(UTF8.encode(step.text))
+    }
+    return {...first, next: async () => pages.shift(), cancel: async () => void pages.splice(0)}
+  }
+
+  async close(): Promise<void> {}
+}
+
+interface Thread {
+  worker: Worker
+  stopping: boolean
+  /** Set by the thread's 'error' event just before it exits. */
+  failure?: unknown
+  pending?: {id: number; resolve: (value: SearchValue) => void; reject: (error: Error) => void}
+}
+
+interface Waiter {
+  resolve: (thread: Thread) => void
+  reject: (error: Error) => void
+  timer: ReturnType<typeof setTimeout>
+}
+
+type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue'>
+
+function overBudget(budgetMs: number): AppError {
+  return new AppError('unavailable', 'the search ran past its time budget', {
+    headers: {'Retry-After': '5'},
+    details: `A search may take at most ${budgetMs / 1000} s, waiting for a free search thread included; this one was stopped. Narrow the window or the terms, or try again later.`,
+  })
+}
+
+/**
+ * A few threads (node:worker_threads), each with its own read-only connection to the store file,
+ * run every search, so a long one holds up other searches at most, never the event loop that
+ * answers sign-on, balances, exports and health checks. A search waits for a free thread (at most
+ * `queue` of them wait; one more is refused at once), and must be done within the time budget
+ * from its arrival. Past it the caller is answered 503 and the thread is terminated: SQLite
+ * cannot be interrupted from JavaScript, so the thread ends when its current statement returns,
+ * and only then is a new one started in its place. Threads still finishing count against the
+ * pool's size, so abandoned searches can never add up to more threads than that.
+ */
+class SearchPool implements Searcher {
+  readonly threaded = true
+  private readonly live = new Set<Thread>()
+  private readonly idle: Thread[] = []
+  private readonly waiting: Waiter[] = []
+  private stopping = 0
+  private nextId = 1
+  private closed = false
+
+  constructor(
+    private readonly source: string,
+    private readonly setup: SearchThreadSetup,
+    private readonly limits: PoolLimits,
+  ) {}
+
+  async summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]> {
+    const thread = await this.acquire(timing)
+    try {
+      const value = await this.call(thread, {type: 'summary', search}, timing.deadline, timing.budgetMs)
+      return value.kind === 'summary' ? value.rows : []
+    } finally {
+      this.release(thread)
+    }
+  }
+
+  async data(job: DataJob, timing: SearchTiming): Promise<SearchStream> {
+    const thread = await this.acquire(timing)
+    let first: SearchValue
+    try {
+      first = await this.call(thread, {type: 'data', job}, timing.deadline, timing.budgetMs)
+    } catch (error) {
+      this.release(thread)
+      throw error
+    }
+    if (first.kind !== 'first') {
+      this.release(thread)
+      return {summary: [], conversations: 0, next: async () => undefined, cancel: async () => undefined}
+    }
+    return this.stream(thread, first, timing)
+  }
+
+  /**
+   * The rest of a data answer, on the thread that holds its snapshot until the last page or a
+   * cancel. Each page gets the time budget anew. A reader that takes no page for `stallMs` loses
+   * the answer, so a stalled client cannot keep a thread.
+   */
+  private stream(thread: Thread, first: {summary: SummaryRow[]; conversations: number}, timing: SearchTiming): SearchStream {
+    let state: 'open' | 'ended' | 'stalled' = 'open'
+    let stall: ReturnType<typeof setTimeout> | undefined
+    const arm = () => {
+      stall = setTimeout(() => {
+        state = 'stalled'
+        void this.finish(thread, timing.budgetMs)
+      }, timing.stallMs)
+    }
+    arm()
+    return {
+      summary: first.summary,
+      conversations: first.conversations,
+      next: async () => {
+        if (state === 'stalled') throw new AppError('unavailable', 'the answer was not read for too long', {details: `Nothing was read of it for ${timing.stallMs / 1000} s.`})
+        if (state === 'ended') return undefined
+        clearTimeout(stall)
+        let value: SearchValue
+        try {
+          value = await this.call(thread, {type: 'next'}, performance.now() + timing.budgetMs, timing.budgetMs)
+        } catch (error) {
+          state = 'ended'
+          this.release(thread)
+          throw error
+        }
+        if (value.kind === 'page') {
+          arm()
+          return value.bytes
+        }
+        state = 'ended'
+        this.release(thread)
+        return undefined
+      },
+      cancel: async () => {
+        if (state !== 'open') return
+        state = 'ended'
+        clearTimeout(stall)
+        await this.finish(thread, timing.budgetMs)
+      },
+    }
+  }
+
+  /** Ends the thread's open answer, then gives the thread back (a thread that does not answer in time is stopped). */
+  private async finish(thread: Thread, budgetMs: number): Promise<void> {
+    try {
+      await this.call(thread, {type: 'cancel'}, performance.now() + budgetMs, budgetMs)
+    } catch {
+      // a stopped thread frees its snapshot with it
+    }
+    this.release(thread)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const waiter of this.waiting.splice(0)) {
+      clearTimeout(waiter.timer)
+      waiter.reject(new AppError('unavailable', 'the store is closing'))
+    }
+    const threads = [...this.live]
+    this.live.clear()
+    this.idle.length = 0
+    await Promise.all(threads.map((thread) => thread.worker.terminate().catch(() => undefined)))
+  }
+
+  private acquire(timing: SearchTiming): Promise<Thread> {
+    if (this.closed) return Promise.reject(new AppError('unavailable', 'the store is closing'))
+    const idle = this.idle.pop()
+    if (idle) return Promise.resolve(this.lease(idle))
+    if (this.live.size + this.stopping < this.limits.threads) return Promise.resolve(this.lease(this.spawn()))
+    if (this.waiting.length >= this.limits.queue) {
+      return Promise.reject(new AppError('unavailable', 'too many searches are waiting', {headers: {'Retry-After': '1'}, details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`}))
+    }
+    return new Promise<Thread>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(
+          () => {
+            this.waiting.splice(this.waiting.indexOf(waiter), 1)
+            reject(overBudget(timing.budgetMs))
+          },
+          Math.max(0, timing.deadline - performance.now()),
+        ),
+      }
+      this.waiting.push(waiter)
+    })
+  }
+
+  /** A thread at work keeps the process alive; an idle one does not. */
+  private lease(thread: Thread): Thread {
+    thread.worker.ref()
+    return thread
+  }
+
+  private release(thread: Thread): void {
+    if (!this.live.has(thread) || thread.pending) return
+    const waiter = this.waiting.shift()
+    if (waiter) {
+      clearTimeout(waiter.timer)
+      waiter.resolve(thread)
+      return
+    }
+    thread.worker.unref()
+    this.idle.push(thread)
+  }
+
+  private spawn(): Thread {
+    // A small young generation makes the thread collect a page's garbage before the next page
+    // (measured: a 140 MB answer streams in about 30 MB less of the process's memory); the old
+    // generation's cap turns a runaway page into this thread's failure, not the process's.
+    const worker = new Worker(this.source, {eval: true, workerData: this.setup, resourceLimits: {maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8}})
+    const thread: Thread = {worker, stopping: false}
+    worker.on('message', (reply: SearchReply) => {
+      const pending = thread.pending
+      if (!pending || pending.id !== reply.id) return
+      thread.pending = undefined
+      if (reply.ok) pending.resolve(reply.value)
+      else pending.reject(deserializeError(reply.error))
+    })
+    worker.on('error', (error) => {
+      thread.failure = error
+    })
+    worker.on('exit', () => this.exited(thread))
+    this.live.add(thread)
+    return thread
+  }
+
+  /** Stops a thread whose search ran out of time; a new one may start once it has exited. */
+  private stop(thread: Thread): void {
+    if (!this.live.delete(thread)) return
+    const index = this.idle.indexOf(thread)
+    if (index >= 0) this.idle.splice(index, 1)
+    thread.stopping = true
+    this.stopping++
+    void thread.worker.terminate().catch(() => undefined)
+  }
+
+  private exited(thread: Thread): void {
+    if (thread.stopping) this.stopping--
+    else {
+      this.live.delete(thread)
+      const index = this.idle.indexOf(thread)
+      if (index >= 0) this.idle.splice(index, 1)
+    }
+    const pending = thread.pending
+    thread.pending = undefined
+    if (pending) {
+      const reason = thread.failure instanceof Error ? thread.failure.message : 'it exited'
+      pending.reject(new AppError('unavailable', 'a search thread stopped', {cause: thread.failure, details: `The search could not finish (${reason}); try again.`}))
+    }
+    while (!this.closed && this.waiting.length > 0 && this.live.size + this.stopping < this.limits.threads) {
+      const waiter = this.waiting.shift()!
+      clearTimeout(waiter.timer)
+      waiter.resolve(this.lease(this.spawn()))
+    }
+  }
+
+  /** Sends one request and waits for its reply; past the deadline the thread is stopped and the caller told so. */
+  private call(thread: Thread, request: DistributiveOmit<SearchRequest, 'id'>, deadline: number, budgetMs: number): Promise<SearchValue> {
+    const id = this.nextId++
+    return new Promise<SearchValue>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          thread.pending = undefined
+          this.stop(thread)
+          reject(overBudget(budgetMs))
+        },
+        Math.max(0, deadline - performance.now()),
+      )
+      thread.pending = {
+        id,
+        resolve: (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        reject: (error) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      }
+      thread.worker.postMessage({...request, id})
+    })
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+
+function workerSource(): string | undefined {
+  return typeof MEDPANEL_SEARCH_WORKER === 'string' ? MEDPANEL_SEARCH_WORKER : undefined
+}
+
+const searchers = new WeakMap<object, Searcher>()
+
+/**
+ * The searcher of a store, made on first use: a pool of search threads for a store file, the
+ * store's own connection for an in-memory store (or where no thread source was built in). The
+ * pool stops with the store.
+ */
+export function searcherFor(db: Db, limits: PoolLimits): Searcher {
+  let searcher = searchers.get(db)
+  if (searcher) return searcher
+  const file = storeFile(db)
+  const source = workerSource()
+  if (file !== undefined && source !== undefined) {
+    const setup: SearchThreadSetup = {file, betterSqlite3: sqliteDriverName() === 'better-sqlite3' ? betterSqlite3Location() : undefined}
+    const pool = new SearchPool(source, setup, limits)
+    onStoreClose(db, () => pool.close())
+    searcher = pool
+  } else {
+    searcher = new InProcessSearcher(db)
+  }
+  searchers.set(db, searcher)
+  return searcher
+}

@@ -1,0 +1,68 @@
+/**
+ * A search thread of interface E (see search-pool.ts). It owns one read-only connection to the
+ * store file and runs one job at a time, as the pool hands them over; SQLite's work happens
+ * here, off the event loop that answers every other request. Bundled on its own into CommonJS
+ * source text (scripts/search-worker-bundle.mjs) that the pool starts with `eval`, so it needs
+ * no file on disk: the same text runs from dist/, under Deno and inside the single executable.
+ */
+import {Kysely, SqliteDialect} from 'kysely'
+import {parentPort, workerData} from 'node:worker_threads'
+import type {Database} from '../../store/database.js'
+import {loadBetterSqlite3From} from '../../store/sqlite/better-sqlite3.js'
+import {withStatementCache} from '../../store/sqlite/handle.js'
+import {openSqlite} from '../../store/sqlite/open.js'
+import {dataSearch, summarySearch, type DataStep} from './search.js'
+import {serializeError, type SearchReply, type SearchRequest, type SearchThreadSetup} from './search-protocol.js'
+
+const setup = workerData as SearchThreadSetup
+if (setup.betterSqlite3) loadBetterSqlite3From(setup.betterSqlite3)
+
+let store: Kysely<Database> | undefined
+async function connection(): Promise<Kysely<Database>> {
+  store ??= new Kysely<Database>({dialect: new SqliteDialect({database: withStatementCache(await openSqlite(setup.file, {readonly: true}))})})
+  return store
+}
+
+const UTF8 = new TextEncoder()
+let stream: AsyncGenerator<DataStep, void, undefined> | undefined
+
+function reply(message: SearchReply, transfer: ArrayBuffer[] = []): void {
+  parentPort!.postMessage(message, transfer)
+}
+
+/** The next step of the data answer in progress: its counts, a page (as bytes, handed over without a copy), or its end. */
+async function step(id: number): Promise<void> {
+  const next = await stream!.next()
+  if (next.done) {
+    stream = undefined
+    return reply({id, ok: true, value: {kind: 'done'}})
+  }
+  if (next.value.kind === 'first') return reply({id, ok: true, value: next.value})
+  const bytes = UTF8.encode(next.value.text)
+  reply({id, ok: true, value: {kind: 'page', bytes}}, [bytes.buffer as ArrayBuffer])
+}
+
+async function handle(request: SearchRequest): Promise<void> {
+  switch (request.type) {
+    case 'summary':
+      return reply({id: request.id, ok: true, value: {kind: 'summary', rows: await summarySearch(await connection(), request.search)}})
+    case 'data':
+      await stream?.return(undefined)
+      stream = dataSearch(await connection(), request.job)
+      return step(request.id)
+    case 'next':
+      if (!stream) return reply({id: request.id, ok: true, value: {kind: 'done'}})
+      return step(request.id)
+    case 'cancel':
+      await stream?.return(undefined)
+      stream = undefined
+      return reply({id: request.id, ok: true, value: {kind: 'done'}})
+  }
+}
+
+parentPort!.on('message', (request: SearchRequest) => {
+  handle(request).catch((error: unknown) => {
+    stream = undefined
+    reply({id: request.id, ok: false, error: serializeError(error)})
+  })
+})
