@@ -1,6 +1,7 @@
 import {serve as nodeServe} from '@hono/node-server'
 import type {Server} from 'node:http'
 import {AppError} from './errors.js'
+import {config} from './config.js'
 
 export interface RunningServer {
   url: string
@@ -16,7 +17,7 @@ export interface RunningServer {
  * second; headers are capped at 16 KiB. Idle keep-alive connections last 65 s, longer than the
  * usual load balancer's 60 s, so the balancer closes first and never reuses a closed socket.
  */
-export const SERVER_LIMITS = {headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, checkEveryMs: 1_000, maxHeaderSize: 16 * 1024, keepAliveTimeoutMs: 65_000}
+export const SERVER_LIMITS = config.http.server
 
 /** Listens on host:port (port 0 picks a free one) and resolves once the socket is bound. */
 export function startServer(app: {fetch: (request: Request) => Response | Promise<Response>}, options: {port: number; host: string}): Promise<RunningServer> {

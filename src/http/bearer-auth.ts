@@ -1,7 +1,6 @@
-import type {MiddlewareHandler} from 'hono'
-import type {AppDeps} from '../deps.js'
-import {AppError} from '../errors.js'
-import {noteTokenUse, resolveToken, type LiveToken} from '../interfaces/signon/service.js'
+import type {Context, MiddlewareHandler} from 'hono'
+import type {AppError} from '../errors.js'
+import type {LiveToken} from '../grants/service.js'
 import {bearerChallenge} from './bearer-challenge.js'
 import {requestHeader} from './fast.js'
 import {guarded, type Guard} from './guards.js'
@@ -14,18 +13,22 @@ declare module 'hono' {
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
-export interface BearerAuthOptions {
-  deps: Pick<AppDeps, 'db' | 'clock'>
-  /** The error to raise for a missing or dead token, in the caller's own words and code. */
+export interface BearerTokenOptions {
+  /** Resolves the presented token to its live grant, or says why it is dead. */
+  verify: (token: string, c: Context) => Promise<LiveToken | {dead: string}>
+  /**
+   * The interface's refusal for a missing, malformed or dead token, in its own words and code;
+   * `wwwAuthenticate` is the RFC 6750 §3 challenge to send with it.
+   */
   reject: (reason: string, wwwAuthenticate: string) => AppError
 }
 
-
 /**
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
- * string or a form body is refused, never read. Sets `token` for the handler.
+ * string or a form body is refused, never read. Sets `token` for the handler. A guard, so a hot
+ * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
  */
-export function bearerGuard({deps, reject}: BearerAuthOptions): Guard {
+export function bearerTokenGuard({verify, reject}: BearerTokenOptions): Guard {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
     if (header === undefined) {
@@ -38,15 +41,13 @@ export function bearerGuard({deps, reject}: BearerAuthOptions): Guard {
       const reason = 'The Authorization header must be "Bearer <access token>"'
       throw reject(reason, bearerChallenge('invalid_request', reason))
     }
-    const token = await resolveToken(deps.db, match[1], deps.clock.now())
+    const token = await verify(match[1], c)
     if ('dead' in token) throw reject(token.dead, bearerChallenge('invalid_token', token.dead))
-    // For the member's list of allowed applications ("last used").
-    if (token.memberId !== null) noteTokenUse(deps.db, match[1], deps.clock.now())
     c.set('token', token)
   }
 }
 
-/** The bearer check as a middleware of its own. */
-export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
-  return guarded(bearerGuard(options))
+/** Bearer-token authentication as a middleware. */
+export function bearerToken(options: BearerTokenOptions): MiddlewareHandler {
+  return guarded(bearerTokenGuard(options))
 }

@@ -8,7 +8,7 @@ import {throttled} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
-import {revokeTokens, supersedeCodes, supersedeMemberCodes} from '../interfaces/signon/repository.js'
+import {revokeTokens, supersedeCodes, supersedeMemberCodes} from '../grants/repository.js'
 import * as repo from './repository.js'
 import {
   clientPatchSchema,

@@ -3,6 +3,7 @@ import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
 import type {Db} from '../store/database.js'
 import {readerOf, writeTransaction} from '../store/db.js'
+import {config} from '../config.js'
 
 /**
  * Guessing slowed, the way OWASP and the big identity providers do it: each account (a member's
@@ -16,11 +17,11 @@ import {readerOf, writeTransaction} from '../store/db.js'
  * Recorded in the store, so a lock holds across restarts and across every serve process.
  */
 export const THROTTLE = {
-  FREE_FAILURES: 5,
-  MAX_LOCK_SECONDS: 300,
-  ADDRESS_FREE_FAILURES: 20,
-  ADDRESS_MAX_LOCK_SECONDS: 900,
-  FORGET_AFTER_SECONDS: 3600,
+  FREE_FAILURES: config.throttle.freeFailures,
+  MAX_LOCK_SECONDS: config.throttle.maxLockSeconds,
+  ADDRESS_FREE_FAILURES: config.throttle.addressFreeFailures,
+  ADDRESS_MAX_LOCK_SECONDS: config.throttle.addressMaxLockSeconds,
+  FORGET_AFTER_SECONDS: config.throttle.forgetAfterSeconds,
 } as const
 
 export interface Subjects {

@@ -1,5 +1,6 @@
 import {sql, type Kysely} from 'kysely'
 import {inheritContext} from './context.js'
+import {config} from '../config.js'
 
 /**
  * Group commit. Every write transaction of this process on one store goes through one writer,
@@ -15,7 +16,7 @@ import {inheritContext} from './context.js'
  * before it, and the batch itself takes the write lock up front (BEGIN IMMEDIATE), so the
  * guarantees of one-transaction-per-request hold against other processes on the same file too.
  */
-const MAX_BATCH = 256
+const MAX_BATCH = config.store.maxWriteBatch
 
 interface Job {
   fn: (trx: Kysely<any>) => Promise<unknown>

@@ -17,15 +17,10 @@ export const MAX_AMOUNT = new Money('1000000000')
 
 export const ZERO = new Money(0)
 
-const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)$/
+export const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)$/
 
 export function isDecimal(value: unknown): value is Decimal {
   return Decimal.isDecimal(value)
-}
-
-/** True for a JSON number or a string of decimal digits: something `parseAmount` can judge. */
-export function looksLikeAmount(value: unknown): boolean {
-  return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && DECIMAL_TEXT.test(value.trim()))
 }
 
 /**

@@ -1,20 +1,23 @@
-import {OpenAPIHono} from '@hono/zod-openapi'
-import {z} from '@hono/zod-openapi'
-import type {Context, MiddlewareHandler} from 'hono'
+import {createRoute, OpenAPIHono, z, type Hook} from '@hono/zod-openapi'
+import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import {bodyLimit} from 'hono/body-limit'
-import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
+import {isLosslessNumber, parse as parseLossless} from 'lossless-json'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
+import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
-import {rejectInvalid} from '../../http/validation.js'
-import {authenticateClient, hasGrant} from '../../registry/service.js'
 import {clientAddress} from '../../http/fast.js'
-import type {Clock} from '../../lib/clock.js'
+import {methodNotAllowed} from '../../http/method-not-allowed.js'
+import {rejectInvalid} from '../../http/validation.js'
+import {describeZodError} from '../../lib/validate.js'
+import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
+import type {Clock} from '../../lib/clock.js'
 import {toJson} from './decimal-json.js'
 import {listCountries, regionsOf} from './reference-data.js'
 import {
+  ACCOUNT_KEYS,
   countrySchema,
   messageSchema,
   parseIdempotencyKey,
@@ -27,6 +30,7 @@ import {
   withdrawalTypeSchema,
 } from './schema.js'
 import * as balance from './service.js'
+import {config} from '../../config.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -34,211 +38,248 @@ declare module 'hono' {
   }
 }
 
-const CHALLENGE = {'WWW-Authenticate': 'Basic realm="medpanel balance", charset="UTF-8"'}
-
 /**
  * HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant.
  * Every failure is the spec's 401 ("authentication failed or no permission").
  */
 export function balanceClientAuth(db: Db, clock: Clock): MiddlewareHandler {
-  return async function requireBalanceClient(c, next) {
-    const credentials = parseBasicAuth(c.req.raw)
-    if (!credentials) throw new AppError('unauthorized', 'HTTP Basic authentication with client_id:client_secret is required', {headers: CHALLENGE})
-    const client = await authenticateClient(db, credentials.username, credentials.password, {now: clock.now(), address: clientAddress(c)})
-    if (!client) throw new AppError('unauthorized', 'client authentication failed', {headers: CHALLENGE})
-    if (client.expired_at !== null) throw new AppError('unauthorized', 'this client account has expired', {headers: CHALLENGE})
-    if (!hasGrant(client, 'balance')) throw new AppError('unauthorized', 'this client has no permission for the balance interface', {headers: CHALLENGE})
-    c.set('balanceClientId', client.id)
-    await next()
-  }
+  return basicClientAuth({
+    realm: 'medpanel balance',
+    async verify({username, password}, c) {
+      const client = await authenticateClient(db, username, password, {now: clock.now(), address: clientAddress(c)})
+      if (!client) return {refused: 'client authentication failed'}
+      if (client.expired_at !== null) return {refused: 'this client account has expired'}
+      if (!hasGrant(client, 'balance')) return {refused: 'this client has no permission for the balance interface'}
+      return client.id
+    },
+    reject: (reason, challenge) =>
+      new AppError('unauthorized', reason === 'HTTP Basic authentication is required' ? 'HTTP Basic authentication with client_id:client_secret is required' : reason, {
+        headers: {'WWW-Authenticate': challenge},
+      }),
+    accept: (c, clientId) => c.set('balanceClientId', clientId),
+  })
 }
 
 /** A JSON answer whose amounts are written from their exact decimal text. */
-function send(c: Context, value: unknown, status: 200 | 201 = 200, headers: Record<string, string> = {}): Response {
-  return c.body(toJson(value), status, {'Content-Type': 'application/json; charset=UTF-8', ...headers})
+function send<S extends 200 | 201 = 200>(c: Context, value: unknown, status?: S, headers: Record<string, string> = {}): TypedResponse<any, S, 'json'> {
+  return sendText(c, toJson(value), status, headers)
+}
+
+function sendText<S extends 200 | 201 = 200>(c: Context, text: string, status?: S, headers: Record<string, string> = {}): TypedResponse<any, S, 'json'> {
+  const response = c.body(text, status ?? 200, {'Content-Type': 'application/json; charset=UTF-8', ...headers})
+  // Written by toJson (exact decimals) rather than c.json; the route's schema still describes it.
+  return response as unknown as TypedResponse<any, S, 'json'>
 }
 
 /** The countries list never changes while the process runs, so its text is made once. */
 let countriesText: string | undefined
 
-const PATHS = {
-  summary: '/balance/:key/:id/summary',
-  transactions: '/balance/:key/:id/transactions',
-  transaction: '/balance/transactions/:id',
-  withdrawalTypes: '/balance/:key/:id/withdrawal_types',
-  withdrawals: '/balance/:key/:id/withdrawals',
-  countries: '/balance/countries',
-  regions: '/balance/countries/:countryCode/regions',
-} as const
+const tags = ['C. Balance']
+const security = [{balanceBasic: []}]
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'The body cannot be parsed or lacks type, amount or member_details',
+  401: 'Authentication failed or the client has no balance permission',
+  403: 'The withdrawal type is restricted for this person, or the membership is inactive',
+  404: 'No such account or transaction',
+  405: 'Method not allowed (the Allow header lists the methods served)',
+  413: 'Body larger than 16 KiB',
+  415: 'The body is not declared as application/json',
+  422: 'Member details missing or invalid, amount not positive, insufficient funds, or a reused Idempotency-Key',
+  503: 'The store is busy or unavailable; retry after Retry-After seconds',
+}
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, {description: ERROR_TEXT[s] ?? 'error', content: {'application/json': {schema: messageSchema}}}]))
+const json = <T extends z.ZodType>(schema: T, description: string) => ({description, content: {'application/json': {schema}}})
+
+const accountParams = z.object({
+  key: z.enum(ACCOUNT_KEYS).openapi({description: 'How {id} identifies the person: user_id, NPI or AMA ME number', example: 'user_id'}),
+  id: z.string().openapi({example: '1'}),
+})
+
+const summaryRoute = createRoute({
+  method: 'get',
+  path: '/balance/{key}/{id}/summary',
+  tags,
+  security,
+  operationId: 'getBalanceSummary',
+  summary: 'Account summary',
+  request: {params: accountParams},
+  responses: {200: json(summarySchema, 'The account summary'), ...errors(401, 404, 405, 503)},
+})
+const transactionsRoute = createRoute({
+  method: 'get',
+  path: '/balance/{key}/{id}/transactions',
+  tags,
+  security,
+  operationId: 'listBalanceTransactions',
+  summary: 'Every transaction of the account, oldest first, with the running balance',
+  request: {params: accountParams},
+  responses: {200: json(transactionListSchema, 'Transactions (list form)'), ...errors(401, 404, 405, 503)},
+})
+const transactionRoute = createRoute({
+  method: 'get',
+  path: '/balance/transactions/{id}',
+  tags,
+  security,
+  operationId: 'getBalanceTransaction',
+  summary: 'One transaction',
+  request: {params: z.object({id: z.string().openapi({format: 'uuid', example: '0b7e7c1e-8f5a-4c53-9a55-0c2f5d1d1a10'})})},
+  responses: {200: json(transactionSchema, 'The transaction'), ...errors(401, 404, 405, 503)},
+})
+const withdrawalTypesRoute = createRoute({
+  method: 'get',
+  path: '/balance/{key}/{id}/withdrawal_types',
+  tags,
+  security,
+  operationId: 'listWithdrawalTypes',
+  summary: 'Withdrawal types this person may use',
+  request: {params: accountParams},
+  responses: {200: json(z.array(withdrawalTypeSchema), 'Withdrawal types'), ...errors(401, 404, 405, 503)},
+})
+const withdrawRoute = createRoute({
+  method: 'post',
+  path: '/balance/{key}/{id}/withdrawals',
+  tags,
+  security,
+  operationId: 'createWithdrawal',
+  summary: 'Withdraw funds',
+  request: {
+    params: accountParams,
+    headers: z.object({
+      'idempotency-key': z
+        .string()
+        .regex(/^[\x21-\x7e]{1,255}$/)
+        .optional()
+        .openapi({description: 'Same key and body: the first answer again; same key, other body: 422'}),
+    }),
+    body: {required: true, content: {'application/json': {schema: withdrawalBodySchema}}},
+  },
+  responses: {201: json(withdrawalCreatedSchema, 'Created; uri is the path of the new transaction'), ...errors(400, 401, 403, 404, 405, 413, 415, 422, 503)},
+})
+const countriesRoute = createRoute({
+  method: 'get',
+  path: '/balance/countries',
+  tags,
+  security,
+  operationId: 'listCountries',
+  summary: 'ISO 3166-1 countries, for the country member detail',
+  responses: {200: json(z.array(countrySchema), 'Countries'), ...errors(401, 405)},
+})
+const regionsRoute = createRoute({
+  method: 'get',
+  path: '/balance/countries/{countryCode}/regions',
+  tags,
+  security,
+  operationId: 'listRegions',
+  summary: 'ISO 3166-2 regions of a country, for the region member detail',
+  request: {params: z.object({countryCode: z.string().openapi({example: 'US'})})},
+  responses: {200: json(z.array(regionSchema), 'Regions'), ...errors(401, 404, 405)},
+})
+
+/**
+ * Interface C's answer to a request its schema refuses: a path that names no account is 404 (as
+ * the service says for an unknown person), a body or header that cannot be used is 400.
+ */
+const rejectBalanceRequest: Hook<any, any, any, any> = (result, c) => {
+  if (result.success) return
+  if (result.target === 'param') {
+    const key = c.req.param('key')
+    throw new AppError('not_found', key !== undefined && !(ACCOUNT_KEYS as readonly string[]).includes(key) ? `"${key}" is not an account key; use user_id, npi or me` : 'no such resource')
+  }
+  if (result.target === 'json') throw new AppError('bad_request', describeZodError(result.error))
+  return rejectInvalid(result, c)
+}
+
+/**
+ * The amount exactly as the client wrote it. The body has been parsed (and validated) as JSON
+ * already; a JSON number is read again from the raw text, so 0.1000000000000000055 stays the
+ * amount sent rather than the double nearest to it.
+ */
+function exactAmount(raw: string, parsed: number | string): string | number {
+  if (typeof parsed === 'string') return parsed
+  const body = parseLossless(raw) as {amount?: unknown}
+  return isLosslessNumber(body.amount) ? body.amount.toString() : parsed
+}
 
 export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   // Plain reads go to the store's read-only connection, so they never wait behind a batch of writes.
   const reader = readerOf(db)
-  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const app = new OpenAPIHono({defaultHook: rejectBalanceRequest})
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'balanceBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret of a client with the balance grant'})
 
   app.use('/balance/*', errorShape(renderMessage), async (c, next) => {
     await next()
     c.header('Cache-Control', 'no-store')
   })
   app.use('/balance/*', balanceClientAuth(db, deps.clock))
-  app.use(
-    PATHS.withdrawals,
+  app.on(
+    'POST',
+    '/balance/:key/:id/withdrawals',
     bodyLimit({
-      maxSize: 16 * 1024,
+      maxSize: config.http.requestBodyLimitBytes,
       onError: () => {
-        throw new AppError('payload_too_large', 'the request body is larger than 16 KiB')
+        throw new AppError('payload_too_large', `the request body is larger than ${config.http.requestBodyLimitBytes / 1024} KiB`)
       },
     }),
+    async function readRawBody(c, next) {
+      if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(c.req.header('content-type') ?? '')) {
+        throw new AppError('unsupported_media_type', 'the body must be JSON, sent with Content-Type: application/json')
+      }
+      // Read as text first: the JSON validator then parses this same text, and the handler can
+      // read the amount from it exactly.
+      const text = await c.req.text()
+      if (!text.trim()) throw new AppError('bad_request', 'a JSON body with type, amount and member_details is required')
+      try {
+        JSON.parse(text)
+      } catch {
+        throw new AppError('bad_request', 'the body is not valid JSON')
+      }
+      await next()
+    },
   )
 
-  app.get(PATHS.summary, async (c) => {
-    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.getSummary(reader, member))
+  app.openapi(summaryRoute, async (c) => {
+    const {key, id} = c.req.valid('param')
+    return send(c, await balance.getSummary(reader, await balance.resolveAccountHolder(reader, key, id)))
   })
 
-  app.get(PATHS.transactions, async (c) => {
-    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.listTransactions(reader, member))
+  app.openapi(transactionsRoute, async (c) => {
+    const {key, id} = c.req.valid('param')
+    return send(c, await balance.listTransactions(reader, await balance.resolveAccountHolder(reader, key, id)))
   })
 
-  app.get(PATHS.transaction, async (c) => send(c, await balance.getTransaction(reader, c.req.param('id'))))
+  app.openapi(transactionRoute, async (c) => send(c, await balance.getTransaction(reader, c.req.valid('param').id)))
 
-  app.get(PATHS.withdrawalTypes, async (c) => {
-    const member = await balance.resolveAccountHolder(reader, c.req.param('key'), c.req.param('id'))
-    return send(c, await balance.listWithdrawalTypes(reader, member))
+  app.openapi(withdrawalTypesRoute, async (c) => {
+    const {key, id} = c.req.valid('param')
+    return send(c, await balance.listWithdrawalTypes(reader, await balance.resolveAccountHolder(reader, key, id)))
   })
 
-  app.post(PATHS.withdrawals, async (c) => {
-    const member = await balance.resolveAccountHolder(db, c.req.param('key'), c.req.param('id'))
-    const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'))
-    const text = await c.req.text()
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      throw new AppError('bad_request', text.trim() ? 'the body is not valid JSON' : 'a JSON body with type, amount and member_details is required')
-    }
-    const result = await balance.createWithdrawal(db, member, body, {now: clock.now(), clientId: c.get('balanceClientId'), idempotencyKey})
+  app.openapi(withdrawRoute, async (c) => {
+    const {key, id} = c.req.valid('param')
+    const member = await balance.resolveAccountHolder(db, key, id)
+    const idempotencyKey = parseIdempotencyKey(c.req.valid('header')['idempotency-key'])
+    const body = c.req.valid('json')
+    const request = {...body, amount: exactAmount(await c.req.text(), body.amount)}
+    const result = await balance.createWithdrawal(db, member, request, {now: clock.now(), clientId: c.get('balanceClientId'), idempotencyKey})
     return send(c, result.created, 201, {Location: result.created.uri, ...(result.replayed ? {'Idempotent-Replayed': 'true'} : {})})
   })
 
-  app.get(PATHS.countries, (c) => c.body((countriesText ??= toJson(listCountries())), 200, {'Content-Type': 'application/json; charset=UTF-8'}))
+  app.openapi(countriesRoute, (c) => sendText(c, (countriesText ??= toJson(listCountries()))))
 
-  app.get(PATHS.regions, (c) => {
-    const code = c.req.param('countryCode').toUpperCase()
-    const regions = regionsOf(code)
-    if (!regions) throw new AppError('not_found', `no country with alpha-2 code "${c.req.param('countryCode')}" (see /balance/countries)`)
+  app.openapi(regionsRoute, (c) => {
+    const {countryCode} = c.req.valid('param')
+    const regions = regionsOf(countryCode.toUpperCase())
+    if (!regions) throw new AppError('not_found', `no country with alpha-2 code "${countryCode}" (see /balance/countries)`)
     return send(c, regions)
   })
 
-  // Known paths with a method they do not support answer 405 and say which ones they do.
-  for (const [path, allow] of [
-    [PATHS.summary, 'GET, HEAD'],
-    [PATHS.transactions, 'GET, HEAD'],
-    [PATHS.transaction, 'GET, HEAD'],
-    [PATHS.withdrawalTypes, 'GET, HEAD'],
-    [PATHS.withdrawals, 'POST'],
-    [PATHS.countries, 'GET, HEAD'],
-    [PATHS.regions, 'GET, HEAD'],
-  ] as const) {
-    app.all(path, (c) => {
-      throw new AppError('method_not_allowed', `${c.req.method} is not supported here; use ${allow.replace(', HEAD', '')}`, {headers: {Allow: allow}})
-    })
+  for (const route of [summaryRoute, transactionsRoute, transactionRoute, withdrawalTypesRoute, countriesRoute, regionsRoute]) {
+    app.all(route.getRoutingPath(), methodNotAllowed('GET'))
   }
-
-  registerDocs(app)
+  app.all(withdrawRoute.getRoutingPath(), methodNotAllowed('POST'))
   return app
-}
-
-/** Describes the routes in /openapi.json (the handlers above parse bodies themselves, for exact amounts). */
-function registerDocs(app: OpenAPIHono): void {
-  const registry = app.openAPIRegistry
-  registry.registerComponent('securitySchemes', 'balanceBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret of a client with the balance grant'})
-  const tags = ['C. Balance']
-  const security = [{balanceBasic: []}]
-  const errors = (...statuses: number[]) =>
-    Object.fromEntries(statuses.map((s) => [s, {description: ERROR_TEXT[s] ?? 'error', content: {'application/json': {schema: messageSchema}}}]))
-  const accountParams = z.object({
-    key: z.enum(['user_id', 'npi', 'me']).openapi({description: 'How {id} identifies the person'}),
-    id: z.string().openapi({example: '1'}),
-  })
-  const json = <T extends z.ZodType>(schema: T, description: string) => ({description, content: {'application/json': {schema}}})
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/{key}/{id}/summary',
-    tags,
-    security,
-    summary: 'Account summary',
-    request: {params: accountParams},
-    responses: {200: json(summarySchema, 'The account summary'), ...errors(401, 404, 405)},
-  })
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/{key}/{id}/transactions',
-    tags,
-    security,
-    summary: 'Every transaction of the account, oldest first, with the running balance',
-    request: {params: accountParams},
-    responses: {200: json(transactionListSchema, 'Transactions (list form)'), ...errors(401, 404, 405)},
-  })
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/transactions/{id}',
-    tags,
-    security,
-    summary: 'One transaction',
-    request: {params: z.object({id: z.string().openapi({format: 'uuid'})})},
-    responses: {200: json(transactionSchema, 'The transaction'), ...errors(401, 404, 405)},
-  })
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/{key}/{id}/withdrawal_types',
-    tags,
-    security,
-    summary: 'Withdrawal types this person may use',
-    request: {params: accountParams},
-    responses: {200: json(z.array(withdrawalTypeSchema), 'Withdrawal types'), ...errors(401, 404, 405)},
-  })
-  registry.registerPath({
-    method: 'post',
-    path: '/balance/{key}/{id}/withdrawals',
-    tags,
-    security,
-    summary: 'Withdraw funds',
-    request: {
-      params: accountParams,
-      headers: z.object({'idempotency-key': z.string().optional().openapi({description: 'Same key and body: the first answer again; same key, other body: 422'})}),
-      body: {required: true, content: {'application/json': {schema: withdrawalBodySchema}}},
-    },
-    responses: {201: json(withdrawalCreatedSchema, 'Created; uri is the path of the new transaction'), ...errors(400, 401, 403, 404, 405, 413, 422, 503)},
-  })
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/countries',
-    tags,
-    security,
-    summary: 'ISO 3166-1 countries, for the country member detail',
-    responses: {200: json(z.array(countrySchema), 'Countries'), ...errors(401, 405)},
-  })
-  registry.registerPath({
-    method: 'get',
-    path: '/balance/countries/{countryCode}/regions',
-    tags,
-    security,
-    summary: 'ISO 3166-2 regions of a country, for the region member detail',
-    request: {params: z.object({countryCode: z.string().openapi({example: 'US'})})},
-    responses: {200: json(z.array(regionSchema), 'Regions'), ...errors(401, 404, 405)},
-  })
-}
-
-const ERROR_TEXT: Record<number, string> = {
-  400: 'The body cannot be parsed or lacks type, amount or member_details',
-  401: 'Authentication failed or the client has no balance permission',
-  403: 'The withdrawal type is restricted for this person',
-  404: 'No such account or transaction',
-  405: 'Method not allowed',
-  413: 'Body too large',
-  422: 'Member details missing or invalid, amount not positive, insufficient funds, or a reused Idempotency-Key',
-  503: 'The store is busy; retry',
 }

@@ -3,7 +3,8 @@ import {useOpenApi} from '../../lib/zod.js'
 
 useOpenApi()
 import {AppError} from '../../errors.js'
-import {looksLikeAmount} from './money.js'
+import {parseInput} from '../../lib/validate.js'
+import {DECIMAL_TEXT} from './money.js'
 import {isCountry, isRegionOf} from './reference-data.js'
 
 export const ACCOUNT_KEYS = ['user_id', 'npi', 'me'] as const
@@ -120,27 +121,12 @@ export function validateMemberDetails(input: Record<string, unknown>, required: 
   return details
 }
 
-export interface WithdrawalRequest {
-  type: string
-  amount: unknown
-  member_details: Record<string, unknown>
-}
+export type WithdrawalRequest = z.output<typeof withdrawalBodySchema>
 
-/** The body's shape only (400 when it cannot be used at all); values are judged by the service. */
+/** The body's shape only (400 when it cannot be used at all), by the same schema the route documents. */
 export function parseWithdrawalBody(body: unknown): WithdrawalRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('bad_request', 'the body must be a JSON object with type, amount and member_details')
-  const record = body as Record<string, unknown>
-  for (const key of Object.keys(record)) {
-    if (!['type', 'amount', 'member_details'].includes(key)) throw new AppError('bad_request', `${key}: is not a field of a withdrawal request`)
-  }
-  for (const key of ['type', 'amount', 'member_details']) {
-    if (record[key] === undefined || record[key] === null) throw new AppError('bad_request', `${key}: is required`)
-  }
-  if (typeof record.type !== 'string' || !record.type.trim()) throw new AppError('bad_request', 'type: must be a withdrawal type code')
-  if (!looksLikeAmount(record.amount)) throw new AppError('bad_request', 'amount: must be a decimal number')
-  const details = record.member_details
-  if (typeof details !== 'object' || details === null || Array.isArray(details)) throw new AppError('bad_request', 'member_details: must be an object')
-  return {type: record.type.trim().toUpperCase(), amount: record.amount, member_details: details as Record<string, unknown>}
+  return parseInput(withdrawalBodySchema, body)
 }
 
 /** Free-form transaction properties: string keys to string values. */
@@ -192,14 +178,32 @@ export const withdrawalTypeSchema = z
     optional_fields: z.array(z.string()),
   })
   .openapi('WithdrawalType')
+/**
+ * The body of a withdrawal as the route checks it: what makes it usable at all (400 otherwise).
+ * Values are judged by the service (422): the amount's exact value, each member detail against
+ * the chosen type. An amount may be a JSON number or a decimal string; the number is read from
+ * the raw text, never through a float.
+ */
 export const withdrawalBodySchema = z
   .object({
-    type: z.string().openapi({example: 'PAYPAL'}),
-    amount: z.number().openapi({example: 25.5}),
+    type: z
+      .string({error: 'must be a withdrawal type code'})
+      .trim()
+      .min(1, {error: 'must be a withdrawal type code'})
+      .transform((code) => code.toUpperCase())
+      .openapi({example: 'PAYPAL', description: 'A code from GET …/withdrawal_types'}),
+    amount: z
+      .union([z.number().finite(), z.string().regex(DECIMAL_TEXT)], {error: 'must be a decimal number'})
+      .openapi({example: 25.5, description: 'Greater than 0, at most the currency\'s decimal places; a number or a decimal string such as "25.50"'}),
     member_details: z
-      .object(Object.fromEntries(MEMBER_DETAIL_FIELDS.map((f) => [f, z.string().optional()])) as Record<MemberDetailField, z.ZodOptional<z.ZodString>>)
-      .openapi({description: 'The fields the chosen type lists in required_fields (all of them) and optional_fields'}),
+      .object(Object.fromEntries(MEMBER_DETAIL_FIELDS.map((f) => [f, z.unknown().openapi({type: 'string'})])) as Record<MemberDetailField, z.ZodUnknown>, {error: 'must be an object'})
+      .catchall(z.unknown())
+      .openapi({
+        description: 'The fields the chosen type lists in required_fields (all of them) and optional_fields; any other field is refused with 422',
+        example: {first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com'},
+      }),
   })
+  .strict()
   .openapi('WithdrawalRequest')
 export const withdrawalCreatedSchema = z.object({transaction_id: z.string(), uri: z.string()}).openapi('WithdrawalCreated')
 export const countrySchema = z.object({alpha_2_code: z.string(), short_name: z.string()}).openapi('Country')

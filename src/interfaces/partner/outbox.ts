@@ -7,6 +7,7 @@ import {findClient} from '../../registry/repository.js'
 import type {Db} from '../../store/database.js'
 import * as repo from './repository.js'
 import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
+import {config} from '../../config.js'
 
 /**
  * The outbox: every change to a pushed resource writes its delivery rows here inside the same
@@ -15,9 +16,9 @@ import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './
  */
 
 /** Waits after the 1st, 2nd, … failed attempt; then every 6 hours until 3 days have passed. */
-export const RETRY_SCHEDULE_SECONDS = [5, 30, 120, 600, 3600, 3 * 3600] as const
-export const RETRY_EVERY_SECONDS = 6 * 3600
-export const GIVE_UP_AFTER_SECONDS = 3 * 86400
+export const RETRY_SCHEDULE_SECONDS = config.partner.retryScheduleSeconds
+export const RETRY_EVERY_SECONDS = config.partner.retryEverySeconds
+export const GIVE_UP_AFTER_SECONDS = config.partner.giveUpAfterSeconds
 
 /** The delay before the next attempt after `attempts` failed ones, or null when it is time to give up. */
 export function nextAttemptDelay(attempts: number, firstAttemptAt: Date, now: Date): number | null {

@@ -26,6 +26,7 @@ import {
   type SurveyEvent,
 } from './schema.js'
 import type {DeliveryStatus, ProjectRow, QuotaRow} from './tables.js'
+import {config} from '../../config.js'
 
 /**
  * Interface B's rules on medpanel's side. Every function validates first (nothing is stored or
@@ -39,7 +40,7 @@ export interface Queued {
   partners: string[]
 }
 
-export const DEFAULT_CHUNK = 1000
+export const DEFAULT_CHUNK = config.partner.memberChunk
 
 function projectOf(row: ProjectRow): Project {
   return JSON.parse(row.body) as Project

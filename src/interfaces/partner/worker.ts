@@ -11,10 +11,11 @@ import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
 import {basicAuthorization, networkFailure, signature, type Transport} from './transport.js'
+import {config} from '../../config.js'
 
-export const REQUEST_TIMEOUT_MS = 10_000
+export const REQUEST_TIMEOUT_MS = config.partner.requestTimeoutMs
 /** How long a claimed row stays reserved for its sender: the request timeout plus slack. */
-const LEASE_MS = REQUEST_TIMEOUT_MS + 20_000
+const LEASE_MS = REQUEST_TIMEOUT_MS + config.partner.leaseSlackMs
 const USER_AGENT = `medpanel-delivery/${MEDPANEL_VERSION}`
 
 export interface WorkerOptions {
@@ -78,13 +79,13 @@ export class DeliveryWorker {
     await this.releaseDeadLeases()
     const result: DrainResult = {attempted: 0, delivered: 0, failedAttempts: 0}
     const tried: number[] = []
-    const giveUpAt = Date.now() + LEASE_MS
+    const giveUpAt = this.clock.now().getTime() + LEASE_MS
     for (;;) {
       const rows = await this.claim(options, tried)
       if (rows.length === 0) {
         // A `--wait` run whose project is mid-send in another process (serve's worker) waits for
         // that send to finish rather than reporting its own rows as stuck behind it.
-        if (options.now && Date.now() < giveUpAt && (await this.othersSending(options.projectIds))) {
+        if (options.now && this.clock.now().getTime() < giveUpAt && (await this.othersSending(options.projectIds))) {
           await new Promise((resolve) => setTimeout(resolve, 50))
           continue
         }

@@ -2,7 +2,9 @@ import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
 import type {Context, TypedResponse} from 'hono'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
-import {bearerAuth} from '../../http/bearer-auth.js'
+import {bearerToken} from '../../http/bearer-auth.js'
+import {methodNotAllowed} from '../../http/method-not-allowed.js'
+import {presentToken} from '../../grants/service.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {errorShape} from '../../http/error-shape.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
@@ -107,13 +109,13 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps
   const log = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
-  // The body's error code matches the one bearerAuth put in the challenge (RFC 6750 §3.1).
+  // The body's error code matches the one bearerToken put in the challenge (RFC 6750 §3.1).
   const unauthorized = (reason: string, wwwAuthenticate: string) =>
     new AppError(/error="invalid_request"/.test(wwwAuthenticate) ? 'invalid_request' : 'invalid_token', reason, {status: 401, headers: {'WWW-Authenticate': wwwAuthenticate}})
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {
-    app.use(path, errorShape(renderOAuthError), bearerAuth({deps, reject: unauthorized}), requirePulsesToken)
+    app.use(path, errorShape(renderOAuthError), bearerToken({verify: (token) => presentToken(db, token, deps.clock.now()), reject: unauthorized}), requirePulsesToken)
   }
 
   app.openapi(exportRoute, async (c) => {
@@ -132,10 +134,6 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   app.openapi(projectsInfoRoute, async (c) => c.json(await pulses.clientProjects(db, viewer(c)), 200, NO_STORE))
   app.openapi(clientInfoRoute, async (c) => c.json(await pulses.clientInfo(db, viewer(c)), 200, NO_STORE))
 
-  for (const path of paths) {
-    app.all(path, (c) => {
-      throw new AppError('invalid_request', `${c.req.method} is not allowed here; use GET`, {status: 405, headers: {Allow: 'GET'}})
-    })
-  }
+  for (const path of paths) app.all(path, methodNotAllowed('GET'))
   return app
 }

@@ -8,6 +8,7 @@ import type {Db} from '../../store/database.js'
 import {nestQuestions} from './render.js'
 import * as repo from './repository.js'
 import {exportSchema, PULSE_STATUSES, isoUtc, type PulseDocument, type PulseProject, type PulseQuestion, type PulseRowQuestion, type PulseRespondent, type PulseStatus} from './schema.js'
+import {config} from '../../config.js'
 
 /** Who is asking: a client, and whether it is an admin (admins see every pulse). */
 export interface Viewer {
@@ -16,7 +17,7 @@ export interface Viewer {
 }
 
 /** Respondents read per query while exporting; each page becomes one chunk of the response. */
-export const EXPORT_PAGE_SIZE = 500
+export const EXPORT_PAGE_SIZE = config.pulse.exportPageSize
 
 const UTF8 = new TextEncoder()
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -36,7 +37,7 @@ export interface PreparedExport {
  * Checks access and loads the pulse head (questions), then hands back a generator for the rest.
  * Every refusal happens here, before the caller starts writing a response.
  */
-export async function prepareExport(db: Db, viewer: Viewer, projectId: string, pageSize = EXPORT_PAGE_SIZE): Promise<PreparedExport> {
+export async function prepareExport(db: Db, viewer: Viewer, projectId: string, pageSize: number = EXPORT_PAGE_SIZE): Promise<PreparedExport> {
   if (!GUID.test(projectId)) throw noSuchPulse(projectId)
   const id = projectId.toLowerCase()
   const pulse = await repo.findPulseWithOwner(db, id)

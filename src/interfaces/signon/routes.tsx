@@ -5,7 +5,9 @@ import {bodyLimit} from 'hono/body-limit'
 import {csrf as checkOrigin} from 'hono/csrf'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
-import {bearerGuard} from '../../http/bearer-auth.js'
+import {bearerTokenGuard} from '../../http/bearer-auth.js'
+import {methodNotAllowed} from '../../http/method-not-allowed.js'
+import {presentToken} from '../../grants/service.js'
 import {pagePolicy} from '../../http/page-headers.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {guardChain} from '../../http/guards.js'
@@ -21,6 +23,7 @@ import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../demo-data.js'
 import {revokeConsent} from '../../registry/service.js'
 import {authorizationServerMetadata, withIssuer} from './discovery.js'
 import {checkCsrf, csrfToken, endSession, readSession, startSession} from './session.js'
+import {config} from '../../config.js'
 
 /**
  * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
@@ -217,15 +220,15 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
   for (const path of ['/oauth/authorize', '/oauth/session', APPLICATIONS_PATH, `${APPLICATIONS_PATH}/revoke`, '/oauth/sign_out']) {
-    app.use(path, errorShape(renderPage), bodyLimit({maxSize: 16 * 1024, onError: () => {
+    app.use(path, errorShape(renderPage), bodyLimit({maxSize: config.http.requestBodyLimitBytes, onError: () => {
       throw new AppError('payload_too_large', 'the form is too large')
     }}))
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
     app.on('POST', path, checkOrigin())
   }
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
-    app.use(path, errorShape(renderOAuthError), bodyLimit({maxSize: 16 * 1024, onError: () => {
-      throw new AppError('invalid_request', 'the request body is too large', {status: 413})
+    app.use(path, errorShape(renderOAuthError), bodyLimit({maxSize: config.http.requestBodyLimitBytes, onError: () => {
+      throw new AppError('payload_too_large', 'the request body is too large')
     }}))
   }
   app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret (RFC 6749 §2.3.1)'})
@@ -396,8 +399,9 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
 
   // Token info is the hottest route (partners are told to poll it), so its checks run inside the
   // handler: each middleware layer would cost a share of its throughput.
-  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerGuard({deps, reject: tokenDead}))
-  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerGuard({deps, reject: memberDead}))
+  const verify = (token: string) => presentToken(db, token, clock.now())
+  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: tokenDead}))
+  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: memberDead}))
   for (const path of ['/user/oauth/token/info', '/oauth/token/info']) {
     app.openapi(infoRoute(path, 'token'), async (c) => {
       await tokenGuard(c)
@@ -415,20 +419,16 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   app.use('/oauth/token/info', errorShape(renderOAuthError))
   app.use('/oauth/user/info', errorShape(renderOAuthError))
 
-  const allowed: Record<string, string> = {
-    '/oauth/authorize': 'GET, POST',
-    '/oauth/session': 'POST',
-    '/oauth/token': 'POST',
-    '/user/oauth/token/info': 'GET',
-    '/oauth/token/info': 'GET',
-    '/user/oauth/user/info': 'GET',
-    '/oauth/user/info': 'GET',
+  const allowed: Record<string, string[]> = {
+    '/oauth/authorize': ['GET', 'POST'],
+    '/oauth/session': ['POST'],
+    '/oauth/token': ['POST'],
+    '/user/oauth/token/info': ['GET'],
+    '/oauth/token/info': ['GET'],
+    '/user/oauth/user/info': ['GET'],
+    '/oauth/user/info': ['GET'],
   }
-  for (const [path, methods] of Object.entries(allowed)) {
-    app.all(path, (c) => {
-      throw new AppError('invalid_request', `${c.req.method} is not allowed here; use ${methods}`, {status: 405, headers: {Allow: methods}})
-    })
-  }
+  for (const [path, methods] of Object.entries(allowed)) app.all(path, methodNotAllowed(...methods))
 
   if (deps.demo) {
     app.get('/demo/callback', async (c) => {

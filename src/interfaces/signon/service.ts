@@ -11,12 +11,15 @@ import type {ClientRow, MemberRow} from '../../registry/tables.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
 import {isValidChallenge, isValidVerifier, verifierMatches} from './pkce.js'
+import * as grants from '../../grants/repository.js'
+import {resolveToken, type LiveToken} from '../../grants/service.js'
 import * as repo from './repository.js'
+import {config} from '../../config.js'
 
 /** Authorization codes live ten minutes (DESIGN.md), and only until first use. */
-export const CODE_TTL_SECONDS = 600
+export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
 /** A sign-in on the consent page lasts a working day. */
-export const SESSION_SECONDS = 12 * 3600
+export const SESSION_SECONDS = config.signon.sessionSeconds
 export const MEMBER_SCOPES = ['profile'] as const
 export const CLIENT_SCOPES = ['pulses'] as const
 
@@ -124,7 +127,7 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
   await writeTransaction(db, async (trx) => {
     const member = await getMemberRow(trx, memberId)
     if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
-    await repo.supersedeCodes(trx, memberId, checked.client.id, stamp)
+    await grants.supersedeCodes(trx, memberId, checked.client.id, stamp)
     await repo.insertCode(trx, {
       code_hash: sha256(code),
       client_id: checked.client.id,
@@ -158,7 +161,7 @@ export interface TokenResponse {
 async function mintToken(db: Db, client: ClientRow, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
   const token = randomToken(32)
   const expiresAt = client.token_ttl === null ? null : iso(new Date(now.getTime() + client.token_ttl * 1000))
-  await repo.insertToken(db, {
+  await grants.insertToken(db, {
     token_hash: sha256(token),
     client_id: client.id,
     member_id: memberId,
@@ -207,7 +210,7 @@ export async function exchangeCode(db: Kysely<Database>, credentials: ClientCred
     const code = await repo.findCode(trx, codeHash)
     if (!code || code.client_id !== client.id) return invalidGrant('authorization code is invalid or was issued to another client')
     if (code.used_at !== null) {
-      await repo.revokeTokens(trx, {codeHash}, stamp)
+      await grants.revokeTokens(trx, {codeHash}, stamp)
       return invalidGrant('authorization code has already been used; tokens issued from it are now revoked')
     }
     if (code.superseded_at !== null) return invalidGrant('authorization code was replaced by a newer one or revoked')
@@ -262,7 +265,7 @@ export async function revoke(db: Db, credentials: ClientCredentials, token: stri
   const client = await requireClient(db, credentials, now)
   if (!token) throw invalidRequest('token is required')
   if (token.length > 512) return
-  await writeTransaction(db, (trx) => repo.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
+  await writeTransaction(db, (trx) => grants.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
 }
 
 export type Introspection =
@@ -299,90 +302,12 @@ export async function issueToken(db: Db, memberId: number, clientId: string, now
   return mintToken(db, client, memberId, MEMBER_SCOPES.join(' '), null, now)
 }
 
-export interface LiveToken {
-  clientId: string
-  clientName: string
-  clientAdmin: boolean
-  clientGrants: string[]
-  memberId: number | null
-  scopes: string[]
-  expiresInSeconds: number | null
-  createdAt: number
-  member: {first_name: string; last_name: string; country: string; specialty: string} | null
-}
-
-/**
- * Resolves a presented bearer token to a live grant, or says why it is dead. "Live" is the spec's
- * "active": known, unexpired, unrevoked, its client not expired, its member (if any) active.
- */
-export async function resolveToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
-  if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
-  const row = await repo.findTokenWithOwners(readerOf(db), sha256(token))
-  if (!row) return {dead: 'The access token is invalid'}
-  if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
-  const grant = grantOf(row)
-  const remainingMs = grant.expiresAtMs === null ? null : grant.expiresAtMs - now.getTime()
-  if (remainingMs !== null && remainingMs <= 0) return {dead: 'The access token expired'}
-  if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
-  if (row.member_id !== null && row.member_active !== 1) return {dead: 'The member is not active'}
-  // A member's token is sign-on's: it dies with the client's signon grant, as the authorize endpoint refuses such a client.
-  if (row.member_id !== null && !grant.live.clientGrants.includes('signon')) return {dead: 'The client no longer has the signon grant'}
-  return {...grant.live, expiresInSeconds: remainingMs === null ? null : Math.ceil(remainingMs / 1000)}
-}
-
-type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenWithOwners>>>
-
-/** What a token row says once parsed, kept per row object: a remembered row is parsed once. */
-const grants = new WeakMap<TokenRow, {live: Omit<LiveToken, 'expiresInSeconds'>; expiresAtMs: number | null}>()
-
-function grantOf(row: TokenRow) {
-  let grant = grants.get(row)
-  if (!grant) {
-    grant = {
-      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
-      live: {
-        clientId: row.client_id,
-        clientName: row.client_name,
-        clientAdmin: row.client_admin === 1,
-        clientGrants: JSON.parse(row.client_grants) as string[],
-        memberId: row.member_id,
-        scopes: row.scopes.split(' ').filter(Boolean),
-        createdAt: Math.floor(Date.parse(row.created_at) / 1000),
-        member:
-          row.member_id === null
-            ? null
-            : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
-      },
-    }
-    grants.set(row, grant)
-  }
-  return grant
-}
-
 export interface TokenInfo {
   resource_owner_id: number | null
   scopes: string[]
   expires_in_seconds: number | null
   application: {uid: string}
   created_at: number
-}
-
-/** When each token was last recorded as used, so a busy token writes at most every ten minutes. */
-const lastNoted = new Map<string, number>()
-const NOTE_EVERY_MS = 10 * 60 * 1000
-
-/**
- * Records that a token was just presented, for the member's list of allowed applications. At
- * most one write per token per ten minutes, and never in the caller's way: the write is not
- * awaited, and a failure only means a staler "last used".
- */
-export function noteTokenUse(db: Db, token: string, now: Date): void {
-  const hash = sha256(token)
-  const previous = lastNoted.get(hash)
-  if (previous !== undefined && now.getTime() - previous < NOTE_EVERY_MS) return
-  if (lastNoted.size > 50_000) lastNoted.clear()
-  lastNoted.set(hash, now.getTime())
-  void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
 }
 
 export interface AuthorizedApplication {

@@ -1,4 +1,5 @@
 import type {SqliteDatabase, SqliteStatement} from 'kysely'
+import {config} from '../../config.js'
 
 /** The SQLite libraries medpanel runs on: one per runtime, behind the same handle. */
 export type SqliteDriverName = 'better-sqlite3' | 'node:sqlite'
@@ -90,7 +91,7 @@ export interface StatementCacheLimits {
   largest: number
 }
 
-export const STATEMENT_CACHE_LIMITS: StatementCacheLimits = {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024}
+export const STATEMENT_CACHE_LIMITS: StatementCacheLimits = config.store.statementCache
 
 /** What a connection's statement cache holds now, and how many statements it has prepared. */
 export interface StatementCacheStats {

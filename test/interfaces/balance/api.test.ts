@@ -205,6 +205,27 @@ describe('interface C over HTTP', () => {
       expect(unknownType.status).toBe(422)
     })
 
+    it('reads a JSON number amount from the text sent, never through a float', async () => {
+      await credit('30')
+      const details = JSON.stringify(PAYPAL_DETAILS)
+      // As a double this is exactly 10; as written it has 18 decimal places, which USD cannot have.
+      const precise = await withdraw(`{"type": "PAYPAL", "amount": 10.000000000000000001, "member_details": ${details}}`)
+      expect(precise.status).toBe(422)
+      expect(((await precise.json()) as {message: string}).message).toMatch(/decimal places/)
+      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":30,')
+      const plain = await withdraw(`{"type": "PAYPAL", "amount": 10.10, "member_details": ${details}}`)
+      expect(plain.status).toBe(201)
+      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":19.9,')
+    })
+
+    it('answers 415 for a body not declared as JSON, and changes nothing', async () => {
+      await credit('30')
+      const res = await withdraw({type: 'PAYPAL', amount: 10, member_details: PAYPAL_DETAILS}, {'content-type': 'text/plain'})
+      expect(res.status).toBe(415)
+      expect(await res.json()).toEqual({message: 'the body must be JSON, sent with Content-Type: application/json'})
+      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":30,')
+    })
+
     it('answers 403 for a type restricted for the person, and for a type not offered in their country', async () => {
       await credit('500')
       await balance.restrictWithdrawalType(ctx.db, await row(), 'PAYPAL', false, ctx.clock.now())

@@ -1,0 +1,76 @@
+/**
+ * Every tunable of medpanel in one place: its value and why it is that value. Modules read their
+ * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit or
+ * a schedule. docs list these with the same reasons. Values an operator sets per deployment
+ * (addresses, the store, the password cost) are flags and environment variables, not this table.
+ */
+export const config = {
+  http: {
+    /**
+     * Largest request body any route reads (forms, token requests, withdrawals). Every body the
+     * interfaces take is a few hundred bytes; 16 KiB leaves room and keeps a flood of large bodies
+     * from costing memory.
+     */
+    requestBodyLimitBytes: 16 * 1024,
+    /** Node's server limits: slow-header and slow-body senders are cut off (slowloris). */
+    server: {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      /** How often Node checks the two timeouts above. */
+      checkEveryMs: 1_000,
+      maxHeaderSize: 16 * 1024,
+      /** Longer than the 60 s idle timeout of common load balancers, so they close first. */
+      keepAliveTimeoutMs: 65_000,
+    },
+  },
+
+  signon: {
+    /** Authorization codes live ten minutes and only until first use (RFC 6749 §4.1.2 says "short"). */
+    codeTtlSeconds: 600,
+    /** A member's sign-in on the consent page lasts a working day. */
+    sessionSeconds: 12 * 3600,
+    /** "Last used" of a token is written at most this often, so a busy token costs no writes. */
+    tokenUseNoteEveryMs: 10 * 60 * 1000,
+    /** Looked-up token rows kept per store while the store has not changed. */
+    tokenCacheEntries: 10_000,
+  },
+
+  /** Failed secret checks (sign-in, client secrets, API keys), recorded in the store. */
+  throttle: {
+    /** Failures an account may have before each further one locks it for a doubling time. */
+    freeFailures: 5,
+    maxLockSeconds: 300,
+    /** An address (many accounts behind one proxy) gets more room before it is slowed. */
+    addressFreeFailures: 20,
+    addressMaxLockSeconds: 900,
+    /** A failure older than this no longer counts. */
+    forgetAfterSeconds: 3600,
+  },
+
+  partner: {
+    /** Waits after the 1st, 2nd, … failed delivery attempt. */
+    retryScheduleSeconds: [5, 30, 120, 600, 3600, 3 * 3600] as const,
+    /** Then one attempt every 6 hours … */
+    retryEverySeconds: 6 * 3600,
+    /** … until 3 days after the first attempt, when the delivery is marked failed. */
+    giveUpAfterSeconds: 3 * 86400,
+    /** One partner request, connection to last byte. */
+    requestTimeoutMs: 10_000,
+    /** A claimed delivery stays reserved this long past the request timeout before another sender may take it. */
+    leaseSlackMs: 20_000,
+    /** Members per quota-list PUT when pushing a long list. */
+    memberChunk: 1000,
+  },
+
+  pulse: {
+    /** Respondents read per page of a streamed export: memory stays flat whatever the pulse's size. */
+    exportPageSize: 500,
+  },
+
+  store: {
+    /** Writes committed together by the group writer; more only lengthens the longest wait. */
+    maxWriteBatch: 256,
+    /** Prepared statements kept per connection, and how much SQL text they may hold. */
+    statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
+  },
+} as const

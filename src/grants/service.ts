@@ -1,0 +1,95 @@
+import {iso} from '../lib/clock.js'
+import {sha256} from '../lib/hashing.js'
+import {readerOf, writeTransaction} from '../store/db.js'
+import type {Db} from '../store/database.js'
+import * as repo from './repository.js'
+import {config} from '../config.js'
+
+export interface LiveToken {
+  clientId: string
+  clientName: string
+  clientAdmin: boolean
+  clientGrants: string[]
+  memberId: number | null
+  scopes: string[]
+  expiresInSeconds: number | null
+  createdAt: number
+  member: {first_name: string; last_name: string; country: string; specialty: string} | null
+}
+
+/**
+ * Resolves a presented bearer token to a live grant, or says why it is dead. "Live" is the spec's
+ * "active": known, unexpired, unrevoked, its client not expired, its member (if any) active.
+ */
+export async function resolveToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
+  if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
+  const row = await repo.findTokenWithOwners(readerOf(db), sha256(token))
+  if (!row) return {dead: 'The access token is invalid'}
+  if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
+  const grant = grantOf(row)
+  const remainingMs = grant.expiresAtMs === null ? null : grant.expiresAtMs - now.getTime()
+  if (remainingMs !== null && remainingMs <= 0) return {dead: 'The access token expired'}
+  if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
+  if (row.member_id !== null && row.member_active !== 1) return {dead: 'The member is not active'}
+  // A member's token is sign-on's: it dies with the client's signon grant, as the authorize endpoint refuses such a client.
+  if (row.member_id !== null && !grant.live.clientGrants.includes('signon')) return {dead: 'The client no longer has the signon grant'}
+  return {...grant.live, expiresInSeconds: remainingMs === null ? null : Math.ceil(remainingMs / 1000)}
+}
+
+type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenWithOwners>>>
+
+/** What a token row says once parsed, kept per row object: a remembered row is parsed once. */
+const grants = new WeakMap<TokenRow, {live: Omit<LiveToken, 'expiresInSeconds'>; expiresAtMs: number | null}>()
+
+function grantOf(row: TokenRow) {
+  let grant = grants.get(row)
+  if (!grant) {
+    grant = {
+      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
+      live: {
+        clientId: row.client_id,
+        clientName: row.client_name,
+        clientAdmin: row.client_admin === 1,
+        clientGrants: JSON.parse(row.client_grants) as string[],
+        memberId: row.member_id,
+        scopes: row.scopes.split(' ').filter(Boolean),
+        createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+        member:
+          row.member_id === null
+            ? null
+            : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+      },
+    }
+    grants.set(row, grant)
+  }
+  return grant
+}
+
+/** When each token was last recorded as used, so a busy token writes at most every ten minutes. */
+const lastNoted = new Map<string, number>()
+const NOTE_EVERY_MS = config.signon.tokenUseNoteEveryMs
+
+/**
+ * Records that a token was just presented, for the member's list of allowed applications. At
+ * most one write per token per ten minutes, and never in the caller's way: the write is not
+ * awaited, and a failure only means a staler "last used".
+ */
+export function noteTokenUse(db: Db, token: string, now: Date): void {
+  const hash = sha256(token)
+  const previous = lastNoted.get(hash)
+  if (previous !== undefined && now.getTime() - previous < NOTE_EVERY_MS) return
+  if (lastNoted.size > 50_000) lastNoted.clear()
+  lastNoted.set(hash, now.getTime())
+  void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
+}
+
+
+/**
+ * A bearer token as every interface that accepts one checks it: resolved to its live grant (or
+ * the reason it is dead), and, when it acts for a member, noted as used.
+ */
+export async function presentToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
+  const live = await resolveToken(db, token, now)
+  if (!('dead' in live) && live.memberId !== null) noteTokenUse(db, token, now)
+  return live
+}
