@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {readFile} from 'node:fs/promises'
 import {AppError} from '../src/errors.js'
-import {importPosts, type LoadResult} from '../src/interfaces/conversations/service.js'
+import {importPosts, type LoadResult} from '../src/interfaces/conversations/import.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
 

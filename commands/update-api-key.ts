@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {METHODS, type ApiKeyPatch, type Method} from '../src/interfaces/conversations/schema.js'
-import {updateApiKey, type ApiKeyView} from '../src/interfaces/conversations/service.js'
+import {updateApiKey, type ApiKeyView} from '../src/interfaces/conversations/keys.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand, choicesFlag} from './base-command.js'
 

@@ -5,6 +5,8 @@ import type {Database} from './store/database.js'
  * The demo's fixed names, in a module of their own that imports nothing of the service: every
  * interface's demo part and the sign-on routes use them, and src/demo.ts uses the parts.
  */
+/** Where `serve --demo` listens unless told otherwise; the API reference's examples use it. */
+export const DEMO_BASE_URL = 'http://127.0.0.1:8080'
 export const DEMO_CLIENT_ID = 'demo-client'
 /** Demo only: a fixed, published secret so the printed curl lines work on every run. */
 export const DEMO_CLIENT_SECRET = 'demo-client-secret'

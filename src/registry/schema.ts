@@ -1,6 +1,6 @@
 import {z} from 'zod'
 import {canonical} from '../lib/enums.js'
-import {isCountry} from '../interfaces/balance/reference-data.js'
+import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
 
 export const GRANTS = ['signon', 'balance', 'pulses', 'conversations', 'partner'] as const

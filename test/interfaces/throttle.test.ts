@@ -101,14 +101,8 @@ describe('API keys of interface E', () => {
     const store = await openStore({file: ':memory:'})
     try {
       const clock = new ManualClock()
-      const {conversationCall} = await import('../../src/interfaces/conversations/service.js')
-      const {defaultLimits} = await import('../../src/interfaces/conversations/limits.js')
-      const {RateLimiter} = await import('../../src/interfaces/conversations/rate-limit.js')
-      const {searcherFor} = await import('../../src/interfaces/conversations/search-pool.js')
-      const limits = defaultLimits()
-      const context = {limits, summaryRate: new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond}), searcher: searcherFor(store.db, limits)}
-      const call = (apiKey: string) =>
-        conversationCall(store.db, {method: 'summary', apiKey, terms: ['x'], start: '2025-01-01T00:00:00Z', end: '2025-02-01T00:00:00Z', address: '192.0.2.7', format: 'json'}, clock.now(), context)
+      const {authenticateKey} = await import('../../src/interfaces/conversations/keys.js')
+      const call = (apiKey: string) => authenticateKey(store.db, apiKey, 'summary', {now: clock.now(), address: '192.0.2.7'})
       for (let i = 0; i < THROTTLE.ADDRESS_FREE_FAILURES; i++) await expect(call(`mpk_guess_${i}`)).rejects.toMatchObject({code: 'unauthorized'})
       await expect(call('mpk_guess_next')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
       clock.advance(1)

@@ -15,7 +15,7 @@ import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
 import type {Clock} from '../../lib/clock.js'
 import {toJson} from './decimal-json.js'
-import {listCountries, regionsOf} from './reference-data.js'
+import {listCountries, regionsOf} from '../../lib/iso3166.js'
 import {
   ACCOUNT_KEYS,
   countrySchema,
@@ -151,9 +151,18 @@ const withdrawRoute = createRoute({
         .string()
         .regex(/^[\x21-\x7e]{1,255}$/)
         .optional()
-        .openapi({description: 'Same key and body: the first answer again; same key, other body: 422'}),
+        .openapi({description: 'Same key and body: the first answer again; same key, other body: 422', example: 'order-8842-payout'}),
     }),
-    body: {required: true, content: {'application/json': {schema: withdrawalBodySchema}}},
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: withdrawalBodySchema,
+          // The demo's first member, who has funds and a PayPal payout.
+          example: {type: 'PAYPAL', amount: 10.5, member_details: {first_name: 'Dana', last_name: 'Whitfield', email: 'dana.whitfield@example.com'}},
+        },
+      },
+    },
   },
   responses: {201: json(withdrawalCreatedSchema, 'Created; uri is the path of the new transaction'), ...errors(400, 401, 403, 404, 405, 413, 415, 422, 503)},
 })

@@ -4,7 +4,7 @@ import * as repo from './repository.js'
 import {JSON_TYPE, XML_TYPE} from './negotiation.js'
 import {API_KEY_HEADER} from './routes.js'
 import {seedPosts} from './seed.js'
-import {apiKeyView, issueApiKey} from './service.js'
+import {apiKeyView, issueApiKey} from './keys.js'
 
 /**
  * Demo only: a fixed, published API key so the printed curl lines work on every run. Real keys

@@ -1,31 +1,31 @@
-import {OpenAPIHono} from '@hono/zod-openapi'
-import {z} from '@hono/zod-openapi'
-import type {Context} from 'hono'
+import {createRoute, OpenAPIHono, z, type Hook} from '@hono/zod-openapi'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {toByteStream} from '../../http/byte-stream.js'
-import {rejectInvalid} from '../../http/validation.js'
+import {apiKey} from '../../http/api-key.js'
+import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/fast.js'
-import {storeFailure} from '../../store/failure.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
 import {defaultLimits} from './limits.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
 import {RateLimiter} from './rate-limit.js'
-import type {Method} from './schema.js'
+import {METHODS, type Method} from './schema.js'
 import {searcherFor} from './search-pool.js'
-import {conversationCall, type CallAnswer, type CallContext} from './service.js'
+import {conversationCall, type CallContext} from './calls.js'
+import {authenticateKey} from './keys.js'
+import type {ApiKeyRow} from './tables.js'
 import {stderrLog} from '../../http/access-log.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
     conversationFormat: Format
+    conversationKey: ApiKeyRow
   }
 }
 
 export const API_KEY_HEADER = 'X-Service-Conversation-API-Key'
-const ALLOW = 'GET, HEAD'
 
 /**
  * Interface E's error body, `{code, message, details}`, in the negotiated format; JSON when no
@@ -45,16 +45,68 @@ export const renderConversationError: ErrorRenderer = (c, error) => {
   return c.body(JSON.stringify(body), error.status as 400, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
 }
 
-const callQuery = z.object({
-  'terms[]': z.array(z.string()).openapi({description: 'A search term or phrase; repeat once per term (terms%5B%5D)'}),
-  start: z.string().openapi({description: 'Window start, ISO 8601 UTC, inclusive', example: '2025-01-01T00:00:00Z'}),
-  end: z.string().openapi({description: 'Window end, ISO 8601 UTC, inclusive', example: '2025-12-31T23:59:59Z'}),
+const QUERY_HINT = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
+
+/** One or more values of a repeatable query parameter (Hono gives one value as a string). */
+const repeated = (description: string) =>
+  z
+    .preprocess((value) => (typeof value === 'string' ? [value] : value), z.array(z.string()))
+    .optional()
+    .openapi({description, type: 'array', items: {type: 'string'}})
+
+const required = (name: string, description: string, example: string) =>
+  z.string({error: `${name} is required`}).openapi({description, example})
+
+const callQuery = z
+  .object({
+    'terms[]': repeated('A search term or phrase; repeat once per term (sent as terms%5B%5D)').openapi({example: ['sepsis', 'septic shock']}),
+    terms: repeated('The same as terms[], for clients that send repeated parameters without brackets; both may be mixed'),
+    start: required('start', 'Window start, ISO 8601 with a time zone, inclusive', '2025-01-01T00:00:00Z'),
+    end: required('end', 'Window end, ISO 8601 with a time zone, inclusive; at most 366 days after start', '2025-12-31T23:59:59Z'),
+  })
+  .refine((query) => (query['terms[]']?.length ?? 0) + (query.terms?.length ?? 0) > 0, {error: 'terms[] is required'})
+
+/** A refused query is E's 400, with the hint of how to write one. */
+const rejectQuery: Hook<any, any, any, any> = (result) => {
+  if (!result.success) {
+    const issue = result.error.issues[0]
+    throw new AppError('bad_request', issue?.message ?? 'the query is not valid', {details: QUERY_HINT})
+  }
+}
+
+const errorBody = z.object({code: z.number().int(), message: z.string(), details: z.string()}).openapi('ConversationError')
+const bothFormats = (description: string, schema: z.ZodType) => ({
+  description,
+  content: {[JSON_TYPE]: {schema}, [XML_TYPE]: {schema: z.string().openapi({description: 'The same document in XML'})}},
 })
+
+function callRoute(method: Method) {
+  return createRoute({
+    method: 'get',
+    path: `/conversations/${method}`,
+    operationId: method === 'summary' ? 'conversationSummary' : 'conversationData',
+    summary: method === 'summary' ? 'Counts of posts, comments and occurrences per term in a window' : 'Every matching conversation in a window, with all its comments (spends one data call)',
+    tags: ['E. Conversations'],
+    security: [{conversationApiKey: []}],
+    request: {query: callQuery},
+    responses: {
+      200: {description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`},
+      400: bothFormats('terms[], start or end missing or malformed, or start after end', errorBody),
+      401: bothFormats('missing, unknown or revoked API key, or expired client', errorBody),
+      402: bothFormats('the subscription has lapsed', errorBody),
+      403: bothFormats('this key may not call this method', errorBody),
+      405: bothFormats('only GET and HEAD are allowed', errorBody),
+      406: {description: 'Accept names neither format (error body in JSON)', content: {[JSON_TYPE]: {schema: errorBody}}},
+      429: bothFormats('no data calls left (Retry-After when the allowance renews), or too many summary calls at once', errorBody),
+      503: bothFormats('the store is busy or unavailable, or the search ran past its time budget', errorBody),
+    },
+  })
+}
 
 export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   const writeLog = deps.log ?? stderrLog
-  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const app = new OpenAPIHono({defaultHook: rejectQuery})
   const limits = {...defaultLimits(), ...deps.conversations}
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
@@ -74,59 +126,39 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
     c.header('Vary', 'Accept')
   })
 
-  const handle = (method: Method) => async (c: Context) => {
-    const terms = [...(c.req.queries('terms[]') ?? []), ...(c.req.queries('terms') ?? [])]
-    const format = c.get('conversationFormat')
-    let answer: CallAnswer
-    try {
-      answer = await conversationCall(
+  for (const method of METHODS) {
+    const route = callRoute(method)
+    app.on(
+      ['GET', 'HEAD'],
+      route.getRoutingPath(),
+      apiKey({
+        header: API_KEY_HEADER,
+        verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c)}),
+        missing: () => new AppError('unauthorized', 'an API key is required', {details: `Send the key in the ${API_KEY_HEADER} header.`}),
+        accept: (c, key) => c.set('conversationKey', key),
+      }),
+    )
+    app.openapi(route, async (c) => {
+      const query = c.req.valid('query')
+      const format = c.get('conversationFormat')
+      const answer = await conversationCall(
         db,
-        {method, apiKey: c.req.header(API_KEY_HEADER), terms, start: c.req.query('start'), end: c.req.query('end'), format, headOnly: c.req.method === 'HEAD', address: clientAddress(c)},
+        {method, key: c.get('conversationKey'), terms: [...(query['terms[]'] ?? []), ...(query.terms ?? [])], start: query.start, end: query.end, format, headOnly: c.req.method === 'HEAD'},
         clock.now(),
         context(),
       )
-    } catch (error) {
-      if (error instanceof AppError || storeFailure(error) === undefined) throw error
-      writeLog(`conversations: store unavailable: ${error instanceof Error ? error.message : String(error)}`)
-      throw new AppError('unavailable', 'the store is unavailable', {headers: {'Retry-After': '5'}, cause: error})
-    }
-    const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': `${format === 'xml' ? XML_TYPE : JSON_TYPE}; charset=utf-8`}
-    if (answer.kind === 'data') {
-      const requestId = c.get('requestId') ?? '-'
-      const body = toByteStream(answer.body(), (error) => {
-        const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-        writeLog(`error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`)
-      })
-      return c.body(body, 200, headers)
-    }
-    return c.body(format === 'xml' ? toXml(answer.result) : JSON.stringify(toJson(answer.result)), 200, headers)
-  }
-
-  for (const method of ['summary', 'data'] as const) {
-    const path = `/conversations/${method}`
-    app.openAPIRegistry.registerPath({
-      method: 'get',
-      path,
-      summary: method === 'summary' ? 'Counts of posts, comments and occurrences per term in a window' : 'Every matching conversation in a window, with all its comments (spends one data call)',
-      tags: ['E. Conversations'],
-      security: [{conversationApiKey: []}],
-      request: {query: callQuery},
-      responses: {
-        200: {description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`},
-        400: {description: 'terms[], start or end missing or malformed, or start after end'},
-        401: {description: 'missing, unknown or revoked API key, or expired client'},
-        402: {description: 'the subscription has lapsed'},
-        403: {description: 'this key may not call this method'},
-        405: {description: 'only GET and HEAD are allowed'},
-        406: {description: 'Accept names neither format (error body in JSON)'},
-        429: {description: 'no data calls left (Retry-After when the allowance renews)'},
-        503: {description: 'the store is unavailable'},
-      },
+      const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': `${format === 'xml' ? XML_TYPE : JSON_TYPE}; charset=utf-8`}
+      if (answer.kind === 'data') {
+        const requestId = c.get('requestId') ?? '-'
+        const body = toByteStream(answer.body(), (error) => {
+          const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+          writeLog(`error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`)
+        })
+        return c.body(body, 200, headers)
+      }
+      return c.body(format === 'xml' ? toXml(answer.result) : JSON.stringify(toJson(answer.result)), 200, headers)
     })
-    app.get(path, handle(method))
-    app.all(path, (c) => {
-      throw new AppError('method_not_allowed', `${c.req.method} is not supported here`, {headers: {Allow: ALLOW}, details: `Use ${ALLOW}.`})
-    })
+    app.all(route.getRoutingPath(), methodNotAllowed('GET'))
   }
   return app
 }

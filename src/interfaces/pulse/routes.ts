@@ -20,6 +20,7 @@ const errors = {
 }
 
 const exportRoute = createRoute({
+  operationId: 'exportPulse',
   method: 'get',
   path: '/projects/{projectId}/export',
   summary: 'Export a pulse: definition, respondents and answers (streamed)',
@@ -34,6 +35,7 @@ const exportRoute = createRoute({
 })
 
 const projectsInfoRoute = createRoute({
+  operationId: 'listClientProjects',
   method: 'get',
   path: '/clients/projectsInfo',
   summary: 'Ids of the pulses the caller may export',
@@ -43,6 +45,7 @@ const projectsInfoRoute = createRoute({
 })
 
 const clientInfoRoute = createRoute({
+  operationId: 'clientInfo',
   method: 'get',
   path: '/clients/info',
   summary: 'Whether the caller is an admin, and its pulses with status and last status change',

@@ -19,7 +19,7 @@ import {derivedKey} from '../../store/secrets.js'
 import {ApplicationsPage, ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
 import {applicationForm, authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
 import * as signon from './service.js'
-import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../demo-data.js'
+import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER} from '../../demo-data.js'
 import {revokeConsent} from '../../registry/service.js'
 import {authorizationServerMetadata, withIssuer} from './discovery.js'
 import {checkCsrf, csrfToken, endSession, readSession, startSession} from './session.js'
@@ -40,8 +40,20 @@ const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
 /** Token and member info: RFC 6750 asks no Pragma of resource answers, and these are polled hard. */
 const INFO_NO_STORE = {'cache-control': 'no-store'}
 
+/** The demo's client on the demo's default address: the examples work against `serve --demo`. */
+const AUTHORIZE_EXAMPLE = {
+  client_id: DEMO_CLIENT_ID,
+  redirect_uri: `${DEMO_BASE_URL}/demo/callback`,
+  response_type: 'code',
+  state: 'af0ifjsldkj',
+  scope: 'profile',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8',
+  code_challenge_method: 'S256',
+}
+
 const authorizePage = createRoute({
   method: 'get',
+  operationId: 'authorizePage',
   path: '/oauth/authorize',
   summary: 'Start sign-on: shows the sign-in form, then the consent page',
   tags: ['A. Sign-on'],
@@ -55,10 +67,11 @@ const authorizePage = createRoute({
 
 const decide = createRoute({
   method: 'post',
+  operationId: 'decideConsent',
   path: '/oauth/authorize',
   summary: 'The member allows or denies; redirects to the client with code or error',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: consentForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: consentForm, example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', decision: 'allow'}}}}},
   responses: {
     302: {description: 'Redirect to the redirect URI with code and state, or error=access_denied'},
     400: {description: 'HTML error page'},
@@ -68,10 +81,11 @@ const decide = createRoute({
 
 const createSession = createRoute({
   method: 'post',
+  operationId: 'signIn',
   path: '/oauth/session',
   summary: 'Member sign-in with e-mail and password (the consent page\'s first form)',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: signInForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: signInForm, example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', email: DEMO_MEMBER.email, password: DEMO_MEMBER.password}}}}},
   responses: {
     303: {description: 'Signed in; back to the consent page'},
     401: {description: 'HTML sign-in page with an error'},
@@ -82,6 +96,7 @@ const APPLICATIONS_PATH = '/oauth/authorized_applications'
 
 const applicationsPage = createRoute({
   method: 'get',
+  operationId: 'authorizedApplicationsPage',
   path: APPLICATIONS_PATH,
   summary: 'The applications a member allowed, each with a Revoke button (sign in first)',
   tags: ['A. Sign-on'],
@@ -90,19 +105,21 @@ const applicationsPage = createRoute({
 
 const revokeApplication = createRoute({
   method: 'post',
+  operationId: 'revokeApplication',
   path: `${APPLICATIONS_PATH}/revoke`,
   summary: 'Take an application\'s access back: its tokens and pending codes end at once',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID}}}}},
   responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
 })
 
 const signOut = createRoute({
   method: 'post',
+  operationId: 'signOut',
   path: '/oauth/sign_out',
   summary: 'End the member\'s sign-in session on this browser',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
   responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
 })
 
@@ -110,6 +127,7 @@ const clientAuth: Record<string, string[]>[] = [{clientSecretBasic: []}, {client
 
 const metadataRoute = createRoute({
   method: 'get',
+  operationId: 'authorizationServerMetadata',
   path: '/.well-known/oauth-authorization-server',
   summary: 'Authorization server metadata (RFC 8414): endpoints, grant types, PKCE, authentication methods',
   tags: ['A. Sign-on'],
@@ -118,11 +136,12 @@ const metadataRoute = createRoute({
 
 const revokeRoute = createRoute({
   method: 'post',
+  operationId: 'revokeToken',
   path: '/oauth/revoke',
   summary: 'Revoke one of the calling client\'s access tokens (RFC 7009)',
   tags: ['A. Sign-on'],
   security: clientAuth,
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: revokeForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: revokeForm, example: {token: 'AN_ACCESS_TOKEN', token_type_hint: 'access_token', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
   responses: {
     200: {description: 'Done, or nothing to do: the answer is the same for an unknown token or another client\'s'},
     400: {description: 'invalid_request, unsupported_token_type', content: {'application/json': {schema: oauthError}}},
@@ -132,11 +151,12 @@ const revokeRoute = createRoute({
 
 const introspectRoute = createRoute({
   method: 'post',
+  operationId: 'introspectToken',
   path: '/oauth/introspect',
   summary: 'Describe an access token of the calling client (RFC 7662)',
   tags: ['A. Sign-on'],
   security: clientAuth,
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: introspectForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: introspectForm, example: {token: 'AN_ACCESS_TOKEN', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
   responses: {
     200: {description: 'The token\'s state', content: {'application/json': {schema: introspectionResponse}}},
     400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
@@ -146,10 +166,11 @@ const introspectRoute = createRoute({
 
 const token = createRoute({
   method: 'post',
+  operationId: 'token',
   path: '/oauth/token',
   summary: 'Exchange an authorization code (or client credentials) for an access token',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: tokenForm}}}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: tokenForm, example: {grant_type: 'client_credentials', scope: 'pulses', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
   responses: {
     200: {description: 'Access token', content: {'application/json': {schema: tokenResponse}}},
     400: {description: 'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope', content: {'application/json': {schema: oauthError}}},
@@ -161,6 +182,7 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
   createRoute({
     method: 'get',
     path,
+    operationId: `${kind === 'token' ? 'tokenInfo' : 'memberInfo'}${path.startsWith('/user') ? '' : 'Short'}`,
     summary: kind === 'token' ? 'Check an access token (member still active and consenting)' : 'Member information',
     tags: ['A. Sign-on'],
     security: [{bearer: []}],
@@ -224,7 +246,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
       throw new AppError('payload_too_large', 'the form is too large')
     }}))
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
-    app.on('POST', path, checkOrigin())
+    if (path !== APPLICATIONS_PATH) app.on('POST', path, checkOrigin())
   }
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
     app.use(path, errorShape(renderOAuthError), bodyLimit({maxSize: config.http.requestBodyLimitBytes, onError: () => {

@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {DEMO_BASE_URL, DEMO_CLIENT_ID} from '../../demo-data.js'
 import {useOpenApi} from '../../lib/zod.js'
 
 useOpenApi()
@@ -7,12 +8,12 @@ useOpenApi()
 const param = (max = 2048) => z.string({error: 'must be given once'}).max(max, `must be at most ${max} characters`).optional()
 
 export const authorizeQuery = z.object({
-  client_id: param(128).openapi({description: 'The client id issued at registration'}),
-  redirect_uri: param().openapi({description: 'One of the client\'s registered redirect URIs, exactly'}),
+  client_id: param(128).openapi({description: 'The client id issued at registration', example: DEMO_CLIENT_ID}),
+  redirect_uri: param().openapi({description: 'One of the client\'s registered redirect URIs, exactly', example: `${DEMO_BASE_URL}/demo/callback`}),
   response_type: param(32).openapi({example: 'code'}),
-  state: param(1024).openapi({description: 'Opaque value returned unchanged on the redirect'}),
+  state: param(1024).openapi({description: 'Opaque value returned unchanged on the redirect', example: 'af0ifjsldkj'}),
   scope: param(256).openapi({example: 'profile'}),
-  code_challenge: param(128).openapi({description: 'PKCE S256 challenge (RFC 7636)'}),
+  code_challenge: param(128).openapi({description: 'PKCE S256 challenge (RFC 7636)', example: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8'}),
   code_challenge_method: param(16).openapi({example: 'S256'}),
 })
 

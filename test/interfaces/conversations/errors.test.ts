@@ -1,5 +1,5 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {updateApiKey} from '../../../src/interfaces/conversations/service.js'
+import {updateApiKey} from '../../../src/interfaces/conversations/keys.js'
 import {updateClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {clientWithKey, JSON_TYPE, query, XML_TYPE, xmlAsJson} from './helpers.js'
@@ -112,7 +112,7 @@ describe.each([
       const res = await get(`/conversations/${path}?${GOOD}`, {}, method)
       expect(res.status).toBe(405)
       expect(res.headers.get('allow')).toBe('GET, HEAD')
-      expect(await errorBody(res, format)).toMatchObject({code: 405, message: `${method} is not supported here`})
+      expect(await errorBody(res, format)).toMatchObject({code: 405, message: `${method} is not supported here; use GET`, details: 'Use GET.'})
     }
   })
 
@@ -153,7 +153,8 @@ describe.each([
     await ctx.store.close()
     const res = await get(`/conversations/summary?${GOOD}`)
     expect(res.status).toBe(503)
-    expect(res.headers.get('retry-after')).toBe('5')
+    // The store's one policy (http/error-shape.ts): a store that cannot take requests asks for 30 s.
+    expect(res.headers.get('retry-after')).toBe('30')
     expect(await errorBody(res, format)).toEqual({code: 503, message: 'service temporarily unavailable', details: 'Try again shortly.'})
     ctx = await freshApp()
   })

@@ -2,7 +2,7 @@ import {COMMENT_COLUMNS, POST_COLUMNS} from '../../../src/interfaces/conversatio
 import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
-import {importPosts} from '../../../src/interfaces/conversations/service.js'
+import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
 

@@ -1,7 +1,7 @@
 import {XMLParser} from 'fast-xml-parser'
 import {expect} from 'vitest'
 import {registerClient} from '../../../src/registry/service.js'
-import {issueApiKey} from '../../../src/interfaces/conversations/service.js'
+import {issueApiKey} from '../../../src/interfaces/conversations/keys.js'
 import type {TestContext} from '../../helpers/app.js'
 
 export const JSON_TYPE = 'application/vnd.service-v1+json'

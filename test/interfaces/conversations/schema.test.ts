@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {importPosts} from '../../../src/interfaces/conversations/service.js'
+import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {isIsoDateTime} from '../../../src/interfaces/conversations/schema.js'
 import {freshApp} from '../../helpers/app.js'
 import {CORPUS} from './fixtures.js'

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {phrase} from '../../../src/interfaces/conversations/repository.js'
-import {importPosts} from '../../../src/interfaces/conversations/service.js'
+import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {author} from './fixtures.js'
 import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'

@@ -2,6 +2,7 @@ import {Hono, type Context, type MiddlewareHandler} from 'hono'
 import type {Kysely} from 'kysely'
 import {AppError} from '../../../errors.js'
 import {accessLog, stderrLog} from '../../../http/access-log.js'
+import {basicClientAuth} from '../../../http/basic-auth.js'
 import {toAppError} from '../../../http/error-shape.js'
 import {safeEqual} from '../../../lib/hashing.js'
 import type {Clock} from '../../../lib/clock.js'
@@ -19,15 +20,11 @@ export interface ReceiverOptions {
 /** HTTP Basic with the agreed pair; anything else is 401 (the spec's one fixed partner rule). */
 export function partnerBasicAuth(username: string, password: string): MiddlewareHandler {
   const expected = `${username}:${password}`
-  return async function checkBasic(c, next) {
-    const header = c.req.header('authorization') ?? ''
-    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
-    const given = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : undefined
-    if (given === undefined || !safeEqual(given, expected)) {
-      return c.json({message: 'valid HTTP Basic credentials are required'}, 401, {'WWW-Authenticate': 'Basic realm="partner", charset="UTF-8"'})
-    }
-    await next()
-  }
+  return basicClientAuth({
+    realm: 'partner',
+    verify: async (given) => (safeEqual(`${given.username}:${given.password}`, expected) ? true : {refused: 'valid HTTP Basic credentials are required'}),
+    reject: (_reason, challenge) => new AppError('unauthorized', 'valid HTTP Basic credentials are required', {headers: {'WWW-Authenticate': challenge}}),
+  })
 }
 
 async function jsonBody(c: Context): Promise<unknown> {
@@ -73,7 +70,7 @@ export function receiverApp(options: ReceiverOptions): Hono {
   app.onError((error, c) => {
     const appError = toAppError(error)
     if (appError.status >= 500) log(`error ${c.req.method} ${c.req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400)
+    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, appError.headers)
   })
   return app
 }

@@ -1,5 +1,5 @@
-import countryList from '../../../data/iso/countries.json' with {type: 'json'}
-import regionLists from '../../../data/iso/regions.json' with {type: 'json'}
+import countryList from '../../data/iso/countries.json' with {type: 'json'}
+import regionLists from '../../data/iso/regions.json' with {type: 'json'}
 
 /** ISO 3166-1 entry as the balance API lists it. */
 export interface Country {

@@ -1,0 +1,190 @@
+import {AppError} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {newUuid} from '../../lib/ids.js'
+import type {Db} from '../../store/database.js'
+import {readTransaction, writeTransaction} from '../../store/db.js'
+import {JSON_TAIL, jsonHead} from './format-json.js'
+import {xmlHead, xmlTail} from './format-xml.js'
+import {currentPeriod, refuseKey} from './keys.js'
+import type {ConversationLimits} from './limits.js'
+import type {Format} from './negotiation.js'
+import type {RateLimiter} from './rate-limit.js'
+import * as repo from './repository.js'
+import {isIsoDateTime, type Method} from './schema.js'
+import type {SearchStream, Searcher} from './search-pool.js'
+import type {ApiKeyRow} from './tables.js'
+import {isoSeconds, summarize, type SummaryResult} from './views.js'
+
+// The calls of interface E: a checked query, the allowance, and the search run on the search threads.
+
+const DAY_MS = 86_400_000
+
+/** What a caller sent, before any checking. */
+export interface CallRequest {
+  method: Method
+  /** The key the call was authenticated with (keys.ts, authenticateKey). */
+  key: ApiKeyRow
+  terms: readonly string[]
+  start: string | undefined
+  end: string | undefined
+  /** The answer's format; a data answer's pages are rendered where they are read. */
+  format: Format
+  /** A HEAD request: checked like a GET, but it neither spends the allowance nor searches. */
+  headOnly?: boolean
+}
+
+/** What a call runs with besides the store: the limits, the summary calls' buckets, and where searches run. */
+export interface CallContext {
+  limits: ConversationLimits
+  summaryRate: RateLimiter
+  searcher: Searcher
+}
+
+/** A summary answer, whole; or a data answer as its head and a generator of its bytes (head included). */
+export type CallAnswer = {kind: 'summary'; result: SummaryResult} | {kind: 'data'; result: SummaryResult; conversations: number; body: () => AsyncGenerator<Uint8Array, void, undefined>}
+
+interface ParsedQuery {
+  terms: string[]
+  start: string
+  end: string
+}
+
+function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQuery {
+  const details = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
+  if (request.terms.length === 0) throw new AppError('bad_request', 'terms[] is required', {details})
+  const terms: string[] = []
+  for (const [index, raw] of request.terms.entries()) {
+    const term = raw.trim()
+    if (term === '') throw new AppError('bad_request', `terms[${index}] is empty`, {details})
+    // SQLite ends a query string at NUL, so such a term could never be searched as sent.
+    if (term.includes('\u0000')) throw new AppError('bad_request', `terms[${index}] contains a NUL character`, {details})
+    if (term.length > limits.maxTermLength) throw new AppError('bad_request', `terms[${index}] is longer than ${limits.maxTermLength} characters`, {details})
+    if (!terms.includes(term)) terms.push(term)
+  }
+  if (terms.length > limits.maxTerms) throw new AppError('bad_request', `at most ${limits.maxTerms} distinct terms may be sent in one call`, {details})
+  const instant = (name: 'start' | 'end', value: string | undefined): string => {
+    if (value === undefined || value.trim() === '') throw new AppError('bad_request', `${name} is required`, {details})
+    if (!isIsoDateTime(value.trim())) throw new AppError('bad_request', `${name} is not an ISO 8601 UTC datetime: ${JSON.stringify(value.slice(0, 64))}`, {details})
+    return new Date(value.trim()).toISOString()
+  }
+  const start = instant('start', request.start)
+  const end = instant('end', request.end)
+  if (start > end) throw new AppError('bad_request', 'start is after end', {details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is empty; swap start and end.`})
+  if (new Date(end).getTime() - new Date(start).getTime() > limits.maxWindowDays * DAY_MS) {
+    throw new AppError('bad_request', `the window is longer than ${limits.maxWindowDays} days`, {
+      details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is too long; split it into windows of at most ${limits.maxWindowDays} days.`,
+    })
+  }
+  return {terms, start, end}
+}
+
+async function termTokens(trx: Db, terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
+  const tokens = await repo.tokenizeTerms(trx, terms)
+  tokens.forEach((list, index) => {
+    if (list.length === 0) throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {details: `Term ${JSON.stringify(terms[index])}: punctuation alone never matches a word.`})
+    if (list.length > limits.maxTermWords) throw new AppError('bad_request', `terms[${index}] has more than ${limits.maxTermWords} words`, {details: 'Shorten the phrase.'})
+  })
+  return tokens
+}
+
+const UTF8 = new TextEncoder()
+
+/**
+ * One call of interface E, its key already checked (401, 402, 403 by the apiKey middleware):
+ * query (400), then the summary rate or the data allowance (429). A data call spends its
+ * allowance in a short write transaction (BEGIN IMMEDIATE), so two calls racing for the last one
+ * cannot both win. The search itself runs on the store's search threads (search-pool.ts), in a
+ * read transaction of their own that holds no write lock, within the time budget. A data call
+ * whose search fails, before or while its answer streams, gets its call back; one whose reader
+ * goes away has spent it.
+ */
+export async function conversationCall(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
+  const {limits} = context
+  const arrived = performance.now()
+  const spends = request.method === 'data' && !request.headOnly
+  const query = parseQuery(request, limits)
+  const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
+    // The key as it is now: the allowance is counted from this read, inside the transaction that
+    // spends it, so two calls racing for the last data call cannot both win.
+    const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
+    refuseKey(key, request.method, now)
+    const period = currentPeriod(key, now)
+    let remaining = Math.max(0, key.data_call_allowance - period.used)
+    if (request.method === 'data') {
+      if (remaining === 0) {
+        const headers: Record<string, string> = {}
+        if (period.renewsAt) headers['Retry-After'] = String(Math.max(1, Math.ceil((period.renewsAt.getTime() - now.getTime()) / 1000)))
+        throw new AppError('too_many_requests', 'no data calls are left on this API key', {
+          headers,
+          details: period.renewsAt ? `The allowance of ${key.data_call_allowance} data calls renews at ${isoSeconds(iso(period.renewsAt))}.` : 'Ask for a larger allowance.',
+        })
+      }
+      if (spends) {
+        await repo.updateApiKeyRow(trx, key.id, {data_calls_used: period.used + 1, period_started_at: iso(period.started)})
+        remaining -= 1
+      }
+    }
+    const tokens = request.headOnly ? [] : await termTokens(trx, query.terms, limits)
+    return {key, remaining, tokens, periodStarted: iso(period.started)}
+  })
+
+  const {key, remaining, tokens} = checked
+  const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
+  const id = newUuid()
+  if (request.headOnly) {
+    const empty = {id, data_calls_remaining: remaining, query: echo, summary: {terms: [], uniques: {posts: 0, comments: 0}}}
+    return {kind: 'summary', result: empty}
+  }
+  if (request.method === 'summary') {
+    const wait = context.summaryRate.take(key.id, now)
+    if (wait !== undefined) {
+      throw new AppError('too_many_requests', 'too many summary calls with this API key', {
+        headers: {'Retry-After': String(wait)},
+        details: `A key may make ${limits.summaryBurst} summary calls at once and ${limits.summaryPerSecond} more per second; try again in ${wait} s.`,
+      })
+    }
+  }
+  const search = {terms: query.terms, tokens, start: query.start, end: query.end}
+  const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
+  const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
+  if (request.method === 'summary') {
+    const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, await context.searcher.summary(search, timing))}
+    await record()
+    return {kind: 'summary', result}
+  }
+
+  const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
+  let stream: SearchStream
+  try {
+    stream = await context.searcher.data({search, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing)
+  } catch (error) {
+    await refund()
+    throw error
+  }
+  const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, stream.summary)}
+  const count = stream.conversations
+  const xml = request.format === 'xml'
+  async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
+    let done = false
+    let failed = false
+    try {
+      yield UTF8.encode(xml ? xmlHead(result, count) : jsonHead(result))
+      for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
+      // Logged before the last bytes go out: an answer is never complete without its record.
+      await record()
+      done = true
+      yield UTF8.encode(xml ? xmlTail(count) : JSON_TAIL)
+    } catch (error) {
+      failed = true
+      await refund()
+      throw error
+    } finally {
+      if (!done) {
+        await stream.cancel()
+        if (!failed) await record().catch(() => undefined)
+      }
+    }
+  }
+  return {kind: 'data', result, conversations: count, body}
+}
+
