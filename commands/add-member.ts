@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {addMember, type MemberView} from '../src/registry/service.js'
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
-import {memberRecord} from './client-output.js'
+import {memberRecord} from './output/registry.js'
 
 export default class AddMember extends BaseCommand<typeof AddMember> {
   static override description = 'Add a verified physician member who can sign in'

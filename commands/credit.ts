@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {keyValues, transactionText} from './output/balance.js'
 import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
 import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'

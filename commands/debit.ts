@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {keyValues, transactionText} from './output/balance.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {postDebit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'

@@ -1,6 +1,6 @@
 import {listClients, type ClientView} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
-import {clientTable} from './client-output.js'
+import {clientTable} from './output/registry.js'
 
 export default class ListClients extends BaseCommand<typeof ListClients> {
   static override description = 'List registered clients (never their secrets)'

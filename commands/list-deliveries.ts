@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
-import {deliveriesTable} from '../src/interfaces/partner/cli.js'
+import {deliveriesTable} from './output/partner.js'
 import type {DeliveryView} from '../src/interfaces/partner/outbox.js'
-import {DELIVERY_STATUSES, listDeliveries} from '../src/interfaces/partner/service.js'
+import {DELIVERY_STATUSES, listDeliveries} from '../src/interfaces/partner/outbox.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class ListDeliveries extends BaseCommand<typeof ListDeliveries> {

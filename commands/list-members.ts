@@ -1,6 +1,6 @@
 import {listMembers, type MemberView} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
-import {memberTable} from './client-output.js'
+import {memberTable} from './output/registry.js'
 
 export default class ListMembers extends BaseCommand<typeof ListMembers> {
   static override description = 'List members'

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {transactionsText} from '../src/interfaces/balance/cli-output.js'
+import {transactionsText} from './output/balance.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {listTransactions, resolveAccountHolder, type TransactionListItem} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {withdrawalTypesText} from '../src/interfaces/balance/cli-output.js'
+import {withdrawalTypesText} from './output/balance.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {listWithdrawalTypes, resolveAccountHolder, type WithdrawalTypeView} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'

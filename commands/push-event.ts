@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
-import {queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {type WaitSummary} from '../src/interfaces/partner/operator.js'
+import {queuedLine, waitIfAsked} from './output/partner.js'
 import {EVENT_STATES} from '../src/interfaces/partner/schema.js'
 import {pushEvent, type PushEventResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'

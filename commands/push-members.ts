@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
-import {readMembersFile, queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {readMembersFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
+import {queuedLine, waitIfAsked} from './output/partner.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
 import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
-import {clientRecord} from './client-output.js'
+import {clientRecord} from './output/registry.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
   static override description = 'Register a partner company as a client; prints its client_id and client_secret (shown only once)'

@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
-import {queuedLine, waitIfAsked, type WaitSummary} from '../src/interfaces/partner/cli.js'
+import {type WaitSummary} from '../src/interfaces/partner/operator.js'
+import {queuedLine, waitIfAsked} from './output/partner.js'
 import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
 

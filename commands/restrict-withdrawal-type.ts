@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {restrictionText} from '../src/interfaces/balance/cli-output.js'
+import {restrictionText} from './output/balance.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {resolveAccountHolder, restrictWithdrawalType, type RestrictionResult} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'

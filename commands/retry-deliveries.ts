@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
-import {retryDeliveries, type RetryResult} from '../src/interfaces/partner/service.js'
+import {retryDeliveries, type RetryResult} from '../src/interfaces/partner/outbox.js'
 import {BaseCommand} from './base-command.js'
 
 export default class RetryDeliveries extends BaseCommand<typeof RetryDeliveries> {

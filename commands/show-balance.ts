@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {summaryText} from '../src/interfaces/balance/cli-output.js'
+import {summaryText} from './output/balance.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {getSummary, resolveAccountHolder, type AccountSummary} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {getClient, type ClientView} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
-import {clientRecord} from './client-output.js'
+import {clientRecord} from './output/registry.js'
 
 export default class ShowClient extends BaseCommand<typeof ShowClient> {
   static override description = 'Show one client (never its secret)'

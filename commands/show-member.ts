@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {getMember, parseMemberId, type MemberView} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
-import {memberRecord} from './client-output.js'
+import {memberRecord} from './output/registry.js'
 
 export default class ShowMember extends BaseCommand<typeof ShowMember> {
   static override description = 'Show one member'

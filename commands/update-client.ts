@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
 import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
-import {clientRecord} from './client-output.js'
+import {clientRecord} from './output/registry.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
   static override description = 'Change a client. --expire and --token-ttl end every token the client holds.'

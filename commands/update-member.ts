@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {parseMemberId, updateMember, type MemberView} from '../src/registry/service.js'
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
-import {memberRecord} from './client-output.js'
+import {memberRecord} from './output/registry.js'
 
 export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
   static override description = 'Change a member\'s password or active state. Both end every token the member holds.'

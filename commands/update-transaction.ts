@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {transactionText} from '../src/interfaces/balance/cli-output.js'
+import {transactionText} from './output/balance.js'
 import {STATUSES} from '../src/interfaces/balance/schema.js'
 import {updateTransactionStatus, type TransactionView} from '../src/interfaces/balance/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'

@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
-import {keyValues, transactionText} from '../src/interfaces/balance/cli-output.js'
+import {keyValues, transactionText} from './output/balance.js'
 import type {Decimal} from 'decimal.js'
 import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
 import {listCountries, regionsOf} from '../src/lib/iso3166.js'

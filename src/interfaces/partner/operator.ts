@@ -1,15 +1,13 @@
 import {readFile} from 'node:fs/promises'
 import {AppError} from '../../errors.js'
 import type {Clock} from '../../lib/clock.js'
-import {formatTable} from '../../lib/table.js'
 import type {Db} from '../../store/database.js'
-import type {DeliveryView} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
 import {fetchTransport, type Transport} from './transport.js'
 import {DeliveryWorker} from './worker.js'
 
-/** Helpers the B commands share: reading input files, `--wait`, and human output. */
+/** What the B commands share besides output: reading input files, and sending now for `--wait`. */
 
 export async function readJsonFile(file: string): Promise<unknown> {
   let text: string
@@ -97,54 +95,6 @@ export async function deliverNow(
     if (row.status === 'pending' || row.status === 'failed') {
       summary.problems.push({id: row.id, method: row.method, path: row.path, client_id: row.client_id, last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null)})
     }
-  }
-  return summary
-}
-
-/** The stderr line for a `--wait` that did not deliver everything. */
-export function waitFailureLine(summary: WaitSummary): string {
-  const first = summary.problems[0]
-  const notDone = summary.pending + summary.failed
-  return `${notDone} ${notDone === 1 ? 'delivery was' : 'deliveries were'} not delivered${first ? ` (first: ${first.method} ${first.path}: ${first.last_error ?? 'failed'})` : ''}; pending ones stay queued and the serve worker retries them`
-}
-
-export function deliveriesTable(rows: DeliveryView[]): string {
-  if (rows.length === 0) return 'No deliveries.'
-  return formatTable(rows, [
-    {header: 'ID', get: (r) => r.id},
-    {header: 'STATUS', get: (r) => r.status},
-    {header: 'CLIENT', get: (r) => r.client_id},
-    {header: 'REQUEST', get: (r) => `${r.method} ${r.path}`},
-    {header: 'ATTEMPTS', get: (r) => r.attempts, align: 'right'},
-    {header: 'NEXT ATTEMPT', get: (r) => r.next_attempt_at},
-    {header: 'LAST ERROR', get: (r) => (r.last_error && r.last_error.length > 60 ? r.last_error.slice(0, 59) + '…' : r.last_error)},
-  ])
-}
-
-export function queuedLine(deliveries: string[], partners: string[]): string {
-  if (partners.length === 0) return 'No partner clients receive this project, so nothing was queued.'
-  return `Queued ${deliveries.length} ${deliveries.length === 1 ? 'delivery' : 'deliveries'} for ${partners.length} partner${partners.length === 1 ? '' : 's'} (${partners.join(', ')}).`
-}
-
-/**
- * Runs `--wait` when asked: delivers, reports on stderr, and marks the process as failed (exit 1)
- * when something of this change was not delivered. Returns the summary for the --json output.
- */
-export async function waitIfAsked(
-  wait: boolean,
-  db: Db,
-  clock: Clock,
-  projectIds: string[],
-  deliveryIds: string[],
-  say: (text: string) => void,
-  onAttempt?: (row: DeliveryRow, ok: boolean) => void,
-): Promise<WaitSummary | null> {
-  if (!wait) return null
-  const summary = await deliverNow(db, clock, projectIds, deliveryIds, {onAttempt})
-  say(`Delivered ${summary.delivered} of ${deliveryIds.length}${summary.superseded ? ` (${summary.superseded} superseded by newer pushes)` : ''}.`)
-  if (summary.pending + summary.failed > 0) {
-    process.stderr.write(`Error: ${waitFailureLine(summary)}\n`)
-    process.exitCode = 1
   }
   return summary
 }

@@ -1,8 +1,8 @@
-import {AppError} from '../../errors.js'
-import {formatRecord, formatTable} from '../../lib/table.js'
-import {toJson} from './decimal-json.js'
-import {formatMoney} from './money.js'
-import type {AccountSummary, MoneyObject, RestrictionResult, TransactionListItem, TransactionView, WithdrawalTypeView} from './service.js'
+import {AppError} from '../../src/errors.js'
+import {formatRecord, formatTable} from '../../src/lib/table.js'
+import {toJson} from '../../src/interfaces/balance/decimal-json.js'
+import {formatMoney} from '../../src/interfaces/balance/money.js'
+import type {AccountSummary, MoneyObject, RestrictionResult, TransactionListItem, TransactionView, WithdrawalTypeView} from '../../src/interfaces/balance/service.js'
 
 /** What `--json` prints for balance commands: amounts as JSON numbers from their exact text. */
 export function jsonText(value: unknown): string {

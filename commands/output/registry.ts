@@ -1,6 +1,6 @@
-import type {ClientView} from '../src/registry/service.js'
-import type {MemberView} from '../src/registry/service.js'
-import {formatRecord, formatTable} from '../src/lib/table.js'
+import type {ClientView} from '../../src/registry/service.js'
+import type {MemberView} from '../../src/registry/service.js'
+import {formatRecord, formatTable} from '../../src/lib/table.js'
 
 /** Human renderings shared by the client and member commands. */
 export function clientRecord(client: ClientView & {client_secret?: string}): string {
