@@ -2,6 +2,8 @@ import type {Keyring} from './secrets.js'
 
 /** What a store handle carries besides its connection: its content version and its keys. */
 export interface StoreContext {
+  /** Which database the handle talks to; SQLite when unset. */
+  kind?: 'sqlite' | 'postgres'
   /** Changes whenever the store's content may have; undefined where the driver cannot tell. */
   version?: () => number
   /** The store's keys, loaded (or, for a new store, made) on first use. */

@@ -4,13 +4,15 @@ import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
-import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
+import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer.js'
 import {contextOf, inheritContext, setContext} from './context.js'
+import {beginRead, beginWrite, isRetryableConflict, storeKind, type StoreKind} from './dialect.js'
+import {openPostgres} from './postgres/open.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 
 export {openSqlite}
 
-export type StoreKind = 'sqlite' | 'postgres'
+export type {StoreKind} from './dialect.js'
 
 export interface StoreOptions {
   /** SQLite file path; ':memory:' for a private in-memory store (tests). */
@@ -27,6 +29,8 @@ export interface StoreOptions {
    * are answered while the writer's connection is busy with a batch. Ignored for in-memory stores.
    */
   reader?: boolean
+  /** PostgreSQL only: connections in this process's pool. */
+  poolSize?: number
 }
 
 export interface Store<DB = Database> {
@@ -44,7 +48,9 @@ async function createDialect(
 ): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number; cacheStats?: () => StatementCacheStats}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
-    throw new Error('PostgreSQL stores are not supported by this build yet; use --db PATH for SQLite')
+    if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
+    const {dialect, where} = await openPostgres(url, {poolSize: options.poolSize})
+    return {dialect, kind: 'postgres', where}
   }
   let file = options.file ?? ':memory:'
   if (url) {
@@ -102,6 +108,21 @@ export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
   return (contextOf(db)?.reader as Kysely<DB> | undefined) ?? db
 }
 
+/**
+ * A PostgreSQL store's keys: MEDPANEL_SECRET_KEY, which every process on the database must share.
+ * There is no file beside the store to keep them in, and keys kept in the database itself would
+ * seal nothing.
+ */
+function postgresKeyring(): Keyring {
+  const value = process.env.MEDPANEL_SECRET_KEY
+  if (value === undefined || value === '') {
+    throw new Error(
+      'a PostgreSQL store needs MEDPANEL_SECRET_KEY (one or more base64 32-byte keys, the same in every process) to seal client secrets; make one with: openssl rand -base64 32',
+    )
+  }
+  return loadKeyring(undefined)
+}
+
 /** The keys that seal this store's secrets (see secrets.ts). */
 export function keyringOf(db: Kysely<any>): Keyring {
   const context = contextOf(db)
@@ -132,8 +153,8 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
   try {
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
     let keys: Keyring | undefined
-    const keyring = () => (keys ??= loadKeyring(file))
-    setContext(db, {...(version ? {version} : {}), keyring})
+    const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
+    setContext(db, {kind, ...(version ? {version} : {}), keyring})
     if (options.readonly) await checkSchema(db, schema, where)
     else await migrateToLatest(db, schema, where, {get keyring() {
       return keyring()
@@ -141,8 +162,8 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     if (options.reader && !options.readonly && file !== undefined && file !== ':memory:' && file !== '') {
       const handle = withStatementCache(await openSqlite(file, {readonly: true}))
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
-      setContext(reader, {version: handle.version, keyring})
-      setContext(db, {...(version ? {version} : {}), keyring, reader})
+      setContext(reader, {kind, version: handle.version, keyring})
+      setContext(db, {kind, ...(version ? {version} : {}), keyring, reader})
     }
   } catch (error) {
     await reader?.destroy()
@@ -171,7 +192,29 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
  */
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
+  if (storeKind(db) === 'postgres') return serializableWrite(db, fn)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>)
+}
+
+/** Attempts of one write on PostgreSQL before a run of conflicts is reported as a busy store. */
+const CONFLICT_ATTEMPTS = 12
+
+/**
+ * PostgreSQL: one SERIALIZABLE transaction per write, run again when PostgreSQL reports that it
+ * conflicted with a concurrent one (the database then guarantees the outcome of some serial
+ * order, as SQLite's single writer does). `fn` must therefore only touch the database. After
+ * CONFLICT_ATTEMPTS the last conflict is thrown, which callers answer as a busy store (503).
+ */
+async function serializableWrite<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runTransaction(db, beginWrite('postgres'), fn, true)
+    } catch (error) {
+      if (!isRetryableConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error
+      // Back off a little, growing and jittered, so the same transactions do not collide again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)))
+    }
+  }
 }
 
 /** Write transactions asked for and commits made through this process's writer of `db`. */
@@ -184,12 +227,13 @@ export function writeStats(db: Kysely<any>): WriterStats {
  * several statements, without taking the write lock.
  */
 export function readTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-  return runTransaction(db, sql`begin`, fn)
+  return runTransaction(db, beginRead(storeKind(db)), fn)
 }
 
-async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>, writes = false): Promise<T> {
   return db.connection().execute(async (conn) => {
     inheritContext(conn, db)
+    if (writes) markWriting(conn)
     await begin.execute(conn)
     try {
       const result = await fn(conn)

@@ -2,6 +2,7 @@ import {sql, type Kysely} from 'kysely'
 import {MEDPANEL_VERSION as medpanelVersion} from '../version.js'
 import {migrations as serviceMigrations} from './migrations/index.js'
 import {inheritContext} from './context.js'
+import {storeKind, tableExists} from './dialect.js'
 import {loadKeyring} from './secrets.js'
 import type {AnyMigration, MigrationContext, StoreMigration} from './migration-types.js'
 
@@ -26,6 +27,9 @@ interface MigrationState {
   applied: Set<string>
 }
 
+/** The advisory lock key migrations hold on PostgreSQL (any fixed number; this one spells MDPN). */
+const MIGRATION_LOCK = 0x4d44504e
+
 /** The newest schema a list of migration names reaches, as operators read it. */
 const schemaName = (names: Iterable<string>) => [...names].sort().at(-1) ?? 'empty'
 
@@ -35,7 +39,7 @@ async function readState(db: Kysely<any>, schema: Schema, create: boolean): Prom
     // The same shape Kysely's Migrator gave it, so stores from earlier releases read unchanged.
     await sql`create table if not exists ${sql.table(table)} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(db)
   }
-  const exists = create || (await sql<{n: number}>`select count(*) as n from sqlite_master where type = 'table' and name = ${table}`.execute(db)).rows[0]!.n > 0
+  const exists = create || (await tableExists(db, table))
   const rows = exists ? (await sql<{name: string}>`select name from ${sql.table(table)}`.execute(db)).rows : []
   return {table, known: Object.keys(schema.migrations).sort(), applied: new Set(rows.map((r) => r.name))}
 }
@@ -62,12 +66,15 @@ export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_
   for (const name of state.known) {
     if (state.applied.has(name)) continue
     await db.connection().execute(async (conn) => {
-      // BEGIN IMMEDIATE: another process migrating the same file waits here, then finds it done.
-      await sql`begin immediate`.execute(conn)
+      // Another process migrating the same store waits here, then finds it done: SQLite's BEGIN
+      // IMMEDIATE takes the write lock; on PostgreSQL a transaction-scoped advisory lock does.
+      inheritContext(conn, db)
+      const postgres = storeKind(db) === 'postgres'
+      await (postgres ? sql`begin` : sql`begin immediate`).execute(conn)
       try {
+        if (postgres) await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(conn)
         const done = await sql`select 1 from ${sql.table(state.table)} where name = ${name}`.execute(conn)
         if (done.rows.length === 0) {
-          inheritContext(conn, db)
           await (schema.migrations[name] as StoreMigration).up(conn, context ?? {keyring: loadKeyring(undefined)})
           await sql`insert into ${sql.table(state.table)} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(conn)
         }

@@ -116,6 +116,11 @@ export function writerOf(db: Kysely<any>): GroupWriter {
   return writer
 }
 
+/** Marks a connection running a write transaction outside the group writer (PostgreSQL's). */
+export function markWriting(conn: Kysely<any>): void {
+  batchConnections.add(conn)
+}
+
 /** True for the connection of a running batch, where a further write transaction nests. */
 export function inBatch(db: Kysely<any>): boolean {
   return batchConnections.has(db)

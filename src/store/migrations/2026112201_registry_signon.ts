@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {autoIncrementKey} from '../dialect.js'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -29,7 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('members')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoIncrementKey(db))
     .addColumn('email', 'text', (c) => c.notNull().unique())
     .addColumn('password_hash', 'text', (c) => c.notNull())
     .addColumn('first_name', 'text', (c) => c.notNull())
@@ -65,7 +66,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('access_tokens')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoIncrementKey(db))
     .addColumn('token_hash', 'text', (c) => c.notNull().unique())
     .addColumn('client_id', 'text', (c) => c.notNull().references('clients.id').onDelete('cascade'))
     .addColumn('member_id', 'integer', (c) => c.references('members.id').onDelete('cascade'))

@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {autoIncrementKey} from '../dialect.js'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -35,7 +36,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('partner_events')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoIncrementKey(db))
     .addColumn('project_id', 'text', (c) => c.notNull().references('partner_projects.project_id').onDelete('cascade'))
     .addColumn('quota_id', 'text')
     .addColumn('npi', 'text', (c) => c.notNull())
@@ -48,7 +49,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('partner_deliveries')
-    .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('seq', 'integer', autoIncrementKey(db))
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('client_id', 'text', (c) => c.notNull())
     .addColumn('project_id', 'text', (c) => c.notNull())

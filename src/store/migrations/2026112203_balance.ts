@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {autoIncrementKey} from '../dialect.js'
 import defaultTypes from '../../../data/withdrawal-types.json' with {type: 'json'}
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -14,7 +15,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('balance_transactions')
-    .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('seq', 'integer', autoIncrementKey(db))
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('member_id', 'integer', (c) => c.notNull().references('members.id').onDelete('cascade'))
     .addColumn('type', 'text', (c) => c.notNull())

@@ -1,4 +1,5 @@
 import {sql, type Kysely} from 'kysely'
+import {autoIncrementKey, isPostgres} from '../dialect.js'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -15,12 +16,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('last_updated', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
+    // Pulses list in insertion order, which SQLite keeps as the table's rowid; PostgreSQL gets a
+    // column of that name so the same queries order the same way.
+    .$call((table) => (isPostgres(db) ? table.addColumn('rowid', 'integer', (c) => c.notNull().generatedByDefaultAsIdentity()) : table))
     .execute()
   await db.schema.createIndex('pulses_client').on('pulses').columns(['client_id', 'created_at']).execute()
 
   await db.schema
     .createTable('pulse_questions')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoIncrementKey(db))
     .addColumn('pulse_id', 'text', (c) => c.notNull().references('pulses.id').onDelete('cascade'))
     .addColumn('grid_id', 'integer', (c) => c.references('pulse_questions.id').onDelete('cascade'))
     .addColumn('position', 'integer', (c) => c.notNull())
@@ -42,7 +46,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('pulse_respondents')
-    .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('seq', 'integer', autoIncrementKey(db))
     .addColumn('pulse_id', 'text', (c) => c.notNull().references('pulses.id').onDelete('cascade'))
     .addColumn('respondent_id', 'text', (c) => c.notNull())
     .addColumn('sermo_id', 'integer')
@@ -66,7 +70,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('value', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('pulse_profile_entries_pk', ['respondent_seq', 'position'])
-    .modifyEnd(sql`without rowid`)
+    .modifyEnd(isPostgres(db) ? sql`` : sql`without rowid`)
     .execute()
 
   await db.schema
@@ -76,7 +80,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('question_code', 'text', (c) => c.notNull())
     .addColumn('answer_values', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('pulse_answers_pk', ['respondent_seq', 'position'])
-    .modifyEnd(sql`without rowid`)
+    .modifyEnd(isPostgres(db) ? sql`` : sql`without rowid`)
     .execute()
 }
 

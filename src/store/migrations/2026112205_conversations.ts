@@ -1,4 +1,5 @@
-import {sql, type Kysely} from 'kysely'
+import {sql, type ColumnDefinitionBuilder, type Kysely} from 'kysely'
+import {isPostgres} from '../dialect.js'
 
 /**
  * Interface E: authors, posts and comments in ordinary tables, each text table shadowed by an
@@ -14,7 +15,17 @@ import {sql, type Kysely} from 'kysely'
 const TOKENIZER = `unicode61 remove_diacritics 0`
 const SEARCH_KEY = sql`((cast(strftime('%s', published_at) as integer) << 31) | id)`
 
+/**
+ * The search key column. SQLite computes it as a generated column; PostgreSQL cannot (turning text
+ * into a time is not an immutable expression there), so a trigger sets it on every write instead
+ * (see postgresSearchKey) and the column is an ordinary bigint.
+ */
+function searchKeyColumn(db: Kysely<unknown>): [string, (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder] {
+  return isPostgres(db) ? ['bigint', (c) => c.notNull()] : ['integer', (c) => c.notNull().generatedAlwaysAs(SEARCH_KEY).stored()]
+}
+
 export async function up(db: Kysely<unknown>): Promise<void> {
+  const [searchKeyType, searchKey] = searchKeyColumn(db)
   await db.schema
     .createTable('conversation_authors')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -35,7 +46,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('solved_at', 'text')
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('content', 'text', (c) => c.notNull())
-    .addColumn('search_key', 'integer', (c) => c.notNull().generatedAlwaysAs(SEARCH_KEY).stored())
+    .addColumn('search_key', sql.raw(searchKeyType), searchKey)
     .execute()
   await db.schema.createIndex('conversation_posts_search_key').on('conversation_posts').column('search_key').unique().execute()
   await db.schema.createIndex('conversation_posts_published').on('conversation_posts').column('published_at').execute()
@@ -48,25 +59,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('published_at', 'text', (c) => c.notNull())
     .addColumn('content', 'text', (c) => c.notNull())
     .addColumn('helpful_count', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('search_key', 'integer', (c) => c.notNull().generatedAlwaysAs(SEARCH_KEY).stored())
+    .addColumn('search_key', sql.raw(searchKeyType), searchKey)
     .execute()
   await db.schema.createIndex('conversation_comments_search_key').on('conversation_comments').column('search_key').unique().execute()
   await db.schema.createIndex('conversation_comments_published').on('conversation_comments').column('published_at').execute()
   await db.schema.createIndex('conversation_comments_post').on('conversation_comments').columns(['post_id', 'published_at']).execute()
 
-  await sql
-    .raw(
-      `create virtual table conversation_post_index using fts5(title, content, content='conversation_posts', content_rowid='search_key', tokenize='${TOKENIZER}')`,
-    )
-    .execute(db)
-  await sql
-    .raw(
-      `create virtual table conversation_comment_index using fts5(content, content='conversation_comments', content_rowid='search_key', tokenize='${TOKENIZER}')`,
-    )
-    .execute(db)
-  await sql.raw(`create virtual table conversation_post_terms using fts5vocab(conversation_post_index, instance)`).execute(db)
-  await sql.raw(`create virtual table conversation_comment_terms using fts5vocab(conversation_comment_index, instance)`).execute(db)
-  for (const statement of syncTriggers()) await sql.raw(statement).execute(db)
+  if (isPostgres(db)) {
+    for (const statement of postgresSearchKey()) await sql.raw(statement).execute(db)
+  } else {
+    await sql
+      .raw(
+        `create virtual table conversation_post_index using fts5(title, content, content='conversation_posts', content_rowid='search_key', tokenize='${TOKENIZER}')`,
+      )
+      .execute(db)
+    await sql
+      .raw(
+        `create virtual table conversation_comment_index using fts5(content, content='conversation_comments', content_rowid='search_key', tokenize='${TOKENIZER}')`,
+      )
+      .execute(db)
+    await sql.raw(`create virtual table conversation_post_terms using fts5vocab(conversation_post_index, instance)`).execute(db)
+    await sql.raw(`create virtual table conversation_comment_terms using fts5vocab(conversation_comment_index, instance)`).execute(db)
+    for (const statement of syncTriggers()) await sql.raw(statement).execute(db)
+  }
 
   await db.schema
     .createTable('conversation_api_keys')
@@ -94,6 +109,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute()
   await db.schema.createIndex('conversation_calls_key').on('conversation_calls').columns(['key_id', 'created_at']).execute()
+}
+
+/** PostgreSQL: the trigger that keeps search_key = (published_at in Unix seconds << 31) | id. */
+function postgresSearchKey(): string[] {
+  return [
+    `create function conversation_search_key() returns trigger language plpgsql as $$
+     begin
+       new.search_key := (floor(extract(epoch from new.published_at::timestamptz))::bigint << 31) | new.id;
+       return new;
+     end $$`,
+    `create trigger conversation_posts_search_key before insert or update of id, published_at on conversation_posts
+       for each row execute function conversation_search_key()`,
+    `create trigger conversation_comments_search_key before insert or update of id, published_at on conversation_comments
+       for each row execute function conversation_search_key()`,
+  ]
 }
 
 /** Statements that keep both FTS5 indexes equal to their content tables. */

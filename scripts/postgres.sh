@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for tests and benchmarks, from Debian's packages.
+#   scripts/postgres.sh start DIR [PORT]   initdb into DIR, start on 127.0.0.1:PORT (default 55432),
+#                                          print the database URL on stdout
+#   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
+# initdb refuses to run as root, so under root the cluster belongs to the `postgres` user that
+# Debian's package creates. Only loopback connections are accepted, with trust authentication:
+# the cluster lives only as long as the run that started it.
+set -euo pipefail
+
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+  echo "postgres.sh: PostgreSQL is not installed (apt-get install postgresql)" >&2
+  exit 1
+fi
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+command=${1:-}
+dir=${2:-}
+[ -n "$dir" ] || { echo "usage: postgres.sh start|stop DIR [PORT]" >&2; exit 2; }
+
+case "$command" in
+  start)
+    port=${3:-55432}
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    as_owner "$bindir/initdb" -D "$dir/data" -U medpanel --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+      { cat "$dir/initdb.log" >&2; exit 1; }
+    # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
+    echo "postgres://medpanel@127.0.0.1:$port/medpanel"
+    ;;
+  stop)
+    if [ -d "$dir/data" ]; then as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: postgres.sh start|stop DIR [PORT]" >&2
+    exit 2
+    ;;
+esac

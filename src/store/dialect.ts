@@ -1,0 +1,60 @@
+import {sql, type ColumnDefinitionBuilder, type Expression, type Kysely, type RawBuilder} from 'kysely'
+import {contextOf} from './context.js'
+
+/**
+ * Where SQLite and PostgreSQL differ, in one place: transactions, the catalog, identity columns,
+ * string aggregation. Interfaces' repositories call these instead of writing either dialect.
+ */
+
+export type StoreKind = 'sqlite' | 'postgres'
+
+/** The kind of store behind a handle (or a connection or transaction taken from one). */
+export function storeKind(db: object): StoreKind {
+  return contextOf(db)?.kind ?? 'sqlite'
+}
+
+export const isPostgres = (db: object): boolean => storeKind(db) === 'postgres'
+
+/**
+ * The statement that opens a write transaction. SQLite takes the write lock at once (BEGIN
+ * IMMEDIATE), so a read-check-write can never interleave with another writer. PostgreSQL runs it
+ * SERIALIZABLE: a transaction that would have seen a different result had it run alone fails with
+ * a serialization error and is run again (writeTransaction), which gives the same guarantee
+ * without one global lock.
+ */
+export function beginWrite(kind: StoreKind): RawBuilder<unknown> {
+  return kind === 'postgres' ? sql`begin isolation level serializable` : sql`begin immediate`
+}
+
+/** A read transaction: one consistent snapshot, no write lock. */
+export function beginRead(kind: StoreKind): RawBuilder<unknown> {
+  return kind === 'postgres' ? sql`begin isolation level repeatable read read only` : sql`begin`
+}
+
+/** True for PostgreSQL's "run it again" failures: serialization conflicts and deadlocks. */
+export function isRetryableConflict(error: unknown): boolean {
+  const code = (error as {code?: unknown} | null)?.code
+  return code === '40001' || code === '40P01'
+}
+
+export async function tableExists(db: Kysely<any>, name: string): Promise<boolean> {
+  const query =
+    storeKind(db) === 'postgres'
+      ? sql<{n: number}>`select count(*) as n from information_schema.tables where table_schema = current_schema() and table_name = ${name}`
+      : sql<{n: number}>`select count(*) as n from sqlite_master where type = 'table' and name = ${name}`
+  return Number((await query.execute(db)).rows[0]?.n ?? 0) > 0
+}
+
+/**
+ * An integer key the store assigns in insertion order: SQLite's INTEGER PRIMARY KEY AUTOINCREMENT
+ * (never reused), PostgreSQL's identity column (which still accepts explicit values, so a copied
+ * store keeps its ids).
+ */
+export function autoIncrementKey(db: object): (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder {
+  return isPostgres(db) ? (c) => c.primaryKey().generatedByDefaultAsIdentity() : (c) => c.primaryKey().autoIncrement()
+}
+
+/** group_concat(expr, separator) on SQLite, string_agg on PostgreSQL. */
+export function groupConcat(db: object, expression: Expression<string>, separator = ','): RawBuilder<string> {
+  return isPostgres(db) ? sql<string>`string_agg(${expression}, ${separator})` : sql<string>`group_concat(${expression}, ${separator})`
+}

@@ -1,0 +1,39 @@
+import type {Dialect} from 'kysely'
+import {PostgresDialect} from 'kysely'
+
+/** Connections per process when the operator names none: enough for 2-4 cores of requests. */
+export const DEFAULT_POOL_SIZE = 10
+
+export interface PostgresHandle {
+  dialect: Dialect
+  /** A printable name of the database: the URL without its password. */
+  where: string
+}
+
+/**
+ * A PostgreSQL store's dialect: Kysely's PostgresDialect on a `pg` pool, with a server-side
+ * cursor class for streamed reads. `pg` is loaded here, on first use, so SQLite users never load
+ * it. 64-bit integers (counts, sums, identity keys) come back as numbers when they fit in one
+ * exactly, and as bigint otherwise, never as a rounded number.
+ */
+export async function openPostgres(url: string, options: {poolSize?: number} = {}): Promise<PostgresHandle> {
+  const [{default: pg}, {default: Cursor}] = await Promise.all([import('pg'), import('pg-cursor')])
+  pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
+    const value = Number(text)
+    return Number.isSafeInteger(value) ? value : BigInt(text)
+  })
+  const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
+  // An idle connection the server dropped must not take the process down with it.
+  pool.on('error', () => undefined)
+  return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url)}
+}
+
+export function printableUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'the PostgreSQL database'
+  }
+}
