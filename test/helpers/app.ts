@@ -1,6 +1,7 @@
 import {createApp} from '../../src/app.js'
 import {ManualClock} from '../../src/lib/clock.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import type {Store} from '../../src/store/db.js'
+import {openTestStore} from './store.js'
 
 export interface TestContext {
   store: Store
@@ -10,9 +11,9 @@ export interface TestContext {
   logs: string[]
 }
 
-/** A fresh in-memory store, migrated, with an app on a manual clock. Close it with `ctx.store.close()`. */
+/** A fresh migrated store (see helpers/store.ts), with an app on a manual clock. Close it with `ctx.store.close()`. */
 export async function freshApp(options: {demo?: boolean} = {}): Promise<TestContext> {
-  const store = await openStore({file: ':memory:'})
+  const store = await openTestStore()
   const clock = new ManualClock()
   const logs: string[] = []
   const app = createApp({db: store.db, clock, log: (line) => logs.push(line), demo: options.demo})

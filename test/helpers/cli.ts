@@ -3,6 +3,7 @@ import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {onPostgres, storeFlags} from './store.js'
 
 /** The built CLI entry (`npm test` builds first). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
@@ -39,9 +40,24 @@ export function cliCommand(): Launcher {
   }
 }
 
-/** The command line that runs the CLI with `args`, as argv (first element the program). */
+/**
+ * The command line that runs the CLI with `args`, as argv (first element the program). On a
+ * PostgreSQL run, a store file (`--db FILE`) becomes a database of its own (helpers/store.ts); the
+ * reference partner keeps its SQLite file.
+ */
 export function cliArgv(args: string[], launcher: Launcher = cliCommand()): [string, ...string[]] {
-  return [launcher.command, ...launcher.args, ...args]
+  return [launcher.command, ...launcher.args, ...(onPostgres && args[0] !== 'partner-serve' ? withStoreFlags(args) : args)]
+}
+
+function withStoreFlags(args: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '--db' && i + 1 < args.length) out.push(...storeFlags(args[++i]!))
+    else if (arg.startsWith('--db=')) out.push(...storeFlags(arg.slice(5)))
+    else out.push(arg)
+  }
+  return out
 }
 
 /** A new empty temporary directory for a test's store files. */

@@ -1,3 +1,4 @@
+import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
 import type {AuthorizationCodeRow} from './tables.js'
 
@@ -45,7 +46,7 @@ export async function authorizedApplications(db: Db, memberId: number, now: stri
       'c.name',
       'c.url',
       'c.logo_url',
-      eb.fn<string>('group_concat', ['t.scopes']).as('scopes'),
+      groupConcat(db, eb.ref('t.scopes'), ' ').as('scopes'),
       eb.fn.min<string>('t.created_at').as('since'),
       eb.fn.max<string | null>('t.last_used_at').as('last_used_at'),
     ])

@@ -1,0 +1,90 @@
+import {spawnSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
+import {openStore, type Store, type StoreOptions} from '../../src/store/db.js'
+
+/*
+ * Which store the suites run on. Unset: SQLite (a private in-memory store per test, store files
+ * for CLI tests). MEDPANEL_TEST_DATABASE_URL=postgres://…: PostgreSQL, a fresh database per store
+ * a test asks for, made from a migrated template and dropped when the store closes. `npm test`
+ * sets it for its PostgreSQL run (scripts/test.mjs); .ci/run starts the cluster.
+ */
+export const TEST_DATABASE_URL = process.env.MEDPANEL_TEST_DATABASE_URL || undefined
+export const onPostgres = TEST_DATABASE_URL !== undefined
+
+function urlOf(database: string): string {
+  const url = new URL(TEST_DATABASE_URL!)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+/** One statement on the cluster's maintenance database, synchronously (CLI tests are synchronous). */
+function admin(statement: string): void {
+  const run = spawnSync('psql', [TEST_DATABASE_URL!, '-v', 'ON_ERROR_STOP=1', '-q', '-c', statement], {encoding: 'utf8'})
+  if (run.status !== 0) throw new Error(`psql ${statement}: ${run.stderr}`)
+}
+
+let template: string | undefined
+
+/** A migrated database to copy: migrating once per test process, copying per store. */
+async function templateDatabase(): Promise<string> {
+  if (template) return template
+  const name = `medpanel_template_${process.pid}_${randomBytes(3).toString('hex')}`
+  admin(`create database ${name}`)
+  const store = await openStore({url: urlOf(name)})
+  await store.close()
+  template = name
+  process.once('exit', () => {
+    try {
+      admin(`drop database if exists ${name} with (force)`)
+    } catch {
+      // the cluster may already be gone at exit
+    }
+  })
+  return name
+}
+
+/** A new, empty, migrated PostgreSQL database; its URL. */
+export async function freshDatabaseUrl(): Promise<string> {
+  const name = `medpanel_test_${randomBytes(6).toString('hex')}`
+  admin(`create database ${name} template ${await templateDatabase()}`)
+  return urlOf(name)
+}
+
+function dropDatabaseOf(url: string): void {
+  admin(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`)
+}
+
+/**
+ * A fresh migrated store for one test: in-memory SQLite, or a database of its own on PostgreSQL.
+ * Extra options (a SQLite file, say) are honoured on SQLite only.
+ */
+export async function openTestStore(options: StoreOptions = {}): Promise<Store> {
+  if (!onPostgres) return openStore({file: ':memory:', ...options})
+  const url = await freshDatabaseUrl()
+  const store = await openStore({url})
+  return {
+    ...store,
+    close: async () => {
+      await store.close()
+      dropDatabaseOf(url)
+    },
+  }
+}
+
+const databaseForFile = new Map<string, string>()
+
+/**
+ * The store flags for a CLI run on `file`: `--db file` on SQLite; on PostgreSQL, `--database-url`
+ * of a database made for that file on first use, so each test's "store file" stays its own.
+ */
+export function storeFlags(file: string): string[] {
+  if (!onPostgres) return ['--db', file]
+  let url = databaseForFile.get(file)
+  if (!url) {
+    const name = `medpanel_cli_${randomBytes(6).toString('hex')}`
+    admin(`create database ${name}`)
+    url = urlOf(name)
+    databaseForFile.set(file, url)
+  }
+  return ['--database-url', url]
+}
