@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-/** The built CLI entry (`npm test` builds first). */
+/** The built CLI entry (vitest's globalSetup, test/global-setup.ts, rebuilds dist/ when it is stale). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
