@@ -8,6 +8,8 @@ export default defineConfig(async () => ({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Rebuilds dist/ (what the CLI tests run) when it is older than the sources.
+    globalSetup: ['test/global-setup.ts'],
     // Tests hash hundreds of passwords: at the shipped cost (2^17) that alone would take minutes.
     // test/lib/hashing.test.ts checks the shipped default; every spawned CLI inherits this too.
     env: {MEDPANEL_PASSWORD_COST: '14'},

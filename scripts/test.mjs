@@ -4,13 +4,15 @@
 //   deno    Deno from the deno dev dependency, node:sqlite, every spawned CLI under Deno too
 // `npm test -- node deno` runs only those; anything after `--` that is not a runtime goes to vitest
 // (`npm test -- node test/e2e`). Prints one closing line with the totals. A whole run starts with
-// the lint (Biome).
+// the lint (Biome), and builds dist/ first if it is older than the sources
+// (test/helpers/fresh-build.mjs), once for all the runtimes.
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {ensureFreshBuild} from '../test/helpers/fresh-build.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -45,6 +47,11 @@ if (vitestArgs.length === 0) {
   }
 }
 
+// The CLI tests run dist/: build it once here if it is older than the sources (`npm test`'s
+// pretest has usually just built it), and tell each run's globalSetup not to check again.
+ensureFreshBuild()
+const built = {MEDPANEL_TEST_BUILT: '1'}
+
 const reports = mkdtempSync(join(tmpdir(), 'medpanel-test-'))
 let passed = 0
 let failed = 0
@@ -57,7 +64,7 @@ for (const name of runtimes) {
   const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
     cwd: root,
     stdio: 'inherit',
-    env: {...process.env, ...runtime.env},
+    env: {...process.env, ...built, ...runtime.env},
   })
   let counts = {numPassedTests: 0, numFailedTests: 0, numPendingTests: 0}
   try {

@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
 import {openStore} from '../../src/store/db.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
@@ -15,14 +15,17 @@ function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
 }
 
 describe('client and member commands', () => {
-  const db = join(tempDir(), 'cmd.db')
-  const base = ['--db', db]
-  let clientId: string
-
-  beforeAll(() => {
-    const client = cliJson(['register-client', ...base, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb,http://127.0.0.1:9999/cb', '--grant', 'signon', '--grant', 'balance'])
-    clientId = client.client_id
+  // Every test gets a new, empty store; the ones that need a registered client make it themselves.
+  let db: string
+  let base: string[]
+  beforeEach(() => {
+    db = join(tempDir(), 'cmd.db')
+    base = ['--db', db]
   })
+
+  /** Registers "Acme" (signon and balance, two redirect URIs) and returns its id. */
+  const registerAcme = (): string =>
+    cliJson(['register-client', ...base, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb,http://127.0.0.1:9999/cb', '--grant', 'signon', '--grant', 'balance']).client_id
 
   it('register-client --json prints the id, the secret once, and the registration', () => {
     const client = cliJson(['register-client', ...base, '--name', 'Beta', '--url', 'https://beta.example', '--logo-url', 'https://beta.example/l.png', '--redirect-uri', 'https://beta.example/cb', '--token-ttl', '3600'])
@@ -32,6 +35,7 @@ describe('client and member commands', () => {
   })
 
   it('lists and shows clients without secrets; list flags take commas and repeats', () => {
+    const clientId = registerAcme()
     const list = cliJson<Array<Record<string, unknown>>>(['list-clients', ...base])
     expect(list.map((c) => c.client_id)).toContain(clientId)
     expect(JSON.stringify(list)).not.toMatch(/secret"/)
@@ -63,6 +67,7 @@ describe('client and member commands', () => {
   })
 
   it('unknown ids are one-line errors', () => {
+    const clientId = registerAcme()
     expectUserError(cli(['show-client', 'nope', ...base]), /no client with id "nope"/)
     expectUserError(cli(['show-member', '999', ...base]), /no member with user_id 999/)
     expectUserError(cli(['show-member', 'abc', ...base]), /member id must be a positive integer/)

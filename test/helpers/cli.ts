@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {onPostgres, storeFlags} from './store.js'
 
-/** The built CLI entry (`npm test` builds first). */
+/** The built CLI entry (vitest's globalSetup, test/global-setup.ts, rebuilds dist/ when it is stale). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 

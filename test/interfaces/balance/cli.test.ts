@@ -1,18 +1,20 @@
 import {join} from 'node:path'
 import {writeFileSync} from 'node:fs'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {cli, cliJson, startCli, tempDir, type RunningCli} from '../../helpers/cli.js'
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 
 describe('balance commands and a running server', () => {
-  const dir = tempDir()
-  const db = join(dir, 'balance.db')
-  const store = ['--db', db]
-  let client: {client_id: string; client_secret: string}
-
-  beforeAll(() => {
-    client = cliJson(['register-client', '--name', 'Payer', '--url', 'https://payer.example.com', '--logo-url', 'https://payer.example.com/l.png', '--grant', 'balance', ...store])
+  // Every test gets its own store holding one member (user_id 1, NPI 1234567893, ME 03512345671)
+  // and nothing else, so each runs alone (-t) or in any order.
+  let dir: string
+  let db: string
+  let store: string[]
+  beforeEach(() => {
+    dir = tempDir()
+    db = join(dir, 'balance.db')
+    store = ['--db', db]
     cliJson(['add-member', '--email', 'c@example.com', '--password', 'long enough pw', '--first-name', 'Cy', '--last-name', 'Ng', '--country', 'US', '--specialty', 'Oncology', '--npi', '1234567893', '--me', '03512345671', ...store])
   })
 
@@ -56,23 +58,26 @@ describe('balance commands and a running server', () => {
 
   describe('against serve', () => {
     // Two processes on one store file: only SQLite's write lock (BEGIN IMMEDIATE) keeps them apart.
-    let server: RunningCli
-    let second: RunningCli
-    beforeAll(async () => {
-      cliJson(['credit', 'user_id', '1', '--amount', '100', ...store])
+    let client: {client_id: string; client_secret: string}
+    let server: RunningCli | undefined
+    let second: RunningCli | undefined
+    beforeEach(async () => {
+      client = cliJson(['register-client', '--name', 'Payer', '--url', 'https://payer.example.com', '--logo-url', 'https://payer.example.com/l.png', '--grant', 'balance', ...store])
+      cliJson(['credit', 'user_id', '1', '--amount', '100.05', ...store])
       ;[server, second] = await Promise.all([startCli(['serve', '--port', '0', ...store]), startCli(['serve', '--port', '0', ...store])])
     })
-    afterAll(async () => {
+    afterEach(async () => {
       await Promise.all([server?.stop(), second?.stop()])
+      server = second = undefined
     })
 
     it('lets 200 concurrent withdrawals through two servers succeed exactly as far as funds allow, never below zero', async () => {
-      const before = (await (await fetch(`${server.url}/balance/user_id/1/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).json()) as {available_funds: number}
+      const before = (await (await fetch(`${server!.url}/balance/user_id/1/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).json()) as {available_funds: number}
       expect(before.available_funds).toBe(100.05)
       const body = JSON.stringify({type: 'CHARITY', amount: 0.75, member_details: {first_name: 'Cy', last_name: 'Ng', email: 'cy@example.com'}})
       const statuses = await Promise.all(
         Array.from({length: 200}, (_, i) =>
-          fetch(`${(i % 2 ? second : server).url}/balance/user_id/1/withdrawals`, {
+          fetch(`${(i % 2 ? second : server)!.url}/balance/user_id/1/withdrawals`, {
             method: 'POST',
             headers: {authorization: basic(client.client_id, client.client_secret), 'content-type': 'application/json'},
             body,
@@ -86,10 +91,10 @@ describe('balance commands and a running server', () => {
       // 100.05 / 0.75 = 133 withdrawals, leaving 0.30
       expect(created).toBe(133)
       expect(statuses.filter((s) => s === 422).length).toBe(67)
-      const after = await (await fetch(`${server.url}/balance/npi/1234567893/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).text()
+      const after = await (await fetch(`${server!.url}/balance/npi/1234567893/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).text()
       expect(after).toContain('"available_funds":0.3,')
       const list = cliJson<Array<{type: string; current_balance: number}>>(['list-transactions', 'user_id', '1', ...store])
-      expect(list.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(134)
+      expect(list.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(133)
       expect(list.at(-1)!.current_balance).toBe(0.3)
       expect(Math.min(...list.map((t) => t.current_balance))).toBeGreaterThanOrEqual(0)
     })

@@ -1,7 +1,13 @@
+import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {createApp} from '../../../src/app.js'
 import {updateApiKey} from '../../../src/interfaces/conversations/keys.js'
+import {ManualClock} from '../../../src/lib/clock.js'
 import {updateClient} from '../../../src/registry/service.js'
+import {openStore} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {tempDir} from '../../helpers/cli.js'
+import {holdWriteLock} from '../../helpers/write-lock.js'
 import {clientWithKey, JSON_TYPE, query, XML_TYPE, xmlAsJson} from './helpers.js'
 
 const GOOD = query(['sepsis'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')
@@ -213,6 +219,7 @@ describe('content negotiation', () => {
 })
 
 describe('spending the allowance', () => {
+  // One process, one connection: the group writer runs these in order whatever BEGIN it issues.
   it('lets exactly one of two concurrent data calls through when one call is left', async () => {
     const ctx = await freshApp()
     const {key} = await clientWithKey(ctx, {data_calls: 1})
@@ -221,5 +228,29 @@ describe('spending the allowance', () => {
     )
     expect(calls.map((r) => r.status).sort()).toEqual([200, 429])
     await ctx.store.close()
+  })
+
+  // Two connections on one store file, in two processes: only the write lock taken up front
+  // (BEGIN IMMEDIATE) makes a data call wait for the other process's transaction and then read
+  // what it committed. A deferred BEGIN reads the old count, cannot upgrade to a writer while the
+  // other holds the lock, and answers 503.
+  it('waits for another process spending the last call on the same store file, then answers 429', async () => {
+    const file = join(tempDir(), 'race.db')
+    const store = await openStore({file})
+    const clock = new ManualClock()
+    const logs: string[] = []
+    const ctx: TestContext = {store, db: store.db, clock, app: createApp({db: store.db, clock, log: (line) => logs.push(line)}), logs}
+    try {
+      const {key} = await clientWithKey(ctx, {data_calls: 1})
+      // The other process spends the key's last call and keeps its transaction open for 500 ms.
+      const other = await holdWriteLock(file, [`update conversation_api_keys set data_calls_used = data_calls_used + 1 where id = '${key.id}'`], 500)
+      const res = await ctx.app.request(`/conversations/data?${GOOD}`, {headers: {'X-Service-Conversation-API-Key': key.api_key}})
+      expect(await other.done, other.stderr()).toBe(0)
+      expect(res.status, await res.clone().text()).toBe(429)
+      expect(await errorBody(res, 'json')).toMatchObject({code: 429, message: 'no data calls are left on this API key'})
+      expect((await updateApiKey(ctx.db, key.id, {}, clock.now())).data_calls_remaining).toBe(0)
+    } finally {
+      await store.close()
+    }
   })
 })

@@ -128,10 +128,23 @@ describe('interface B commands against partner-serve', () => {
     // One member per request: hundreds of small deliveries, so the kill lands while many are pending.
     cliJson(['push-members', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--file', file('all.json', all), '--chunk', '1'])
 
+    // --no-worker leaves the outbox alone. No waiting needed to see it: serve starts its worker
+    // right after it reports ready, and on SIGTERM lets that worker finish the drain it began
+    // before exiting, so a serve that ran a worker would exit with P2's queue sent (or at least
+    // tried). After a clean exit the outbox must be exactly as it was.
+    const queued = cliJson(['list-deliveries', ...db, '--project-id', 'P2'])
+    expect(queued).toHaveLength(all.length + 2)
+    expect(queued.every((d: {status: string; attempts: number}) => d.status === 'pending' && d.attempts === 0)).toBe(true)
     const idle = await startCli(['serve', ...db, '--port', '0', '--no-worker'])
-    await new Promise((r) => setTimeout(r, 800))
-    expect(await get('/v1/projects/P2')).toBe(404)
+    // Answering a request means serve has run past its startup (worker and signal handlers set).
+    expect((await fetch(`${idle.url}/healthz`)).status).toBe(200)
     expect(await idle.stop('SIGTERM')).toBe(0)
+    const after = cliJson(['list-deliveries', ...db, '--project-id', 'P2'])
+    const touched = after.filter((d: {status: string; attempts: number}) => d.status !== 'pending' || d.attempts > 0)
+    expect(touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`), 'deliveries serve --no-worker touched').toEqual([])
+    expect(after).toEqual(queued)
+    expect(await get('/v1/projects/P2')).toBe(404)
+    expect(idle.stderr()).not.toMatch(/delivery /)
 
     const first = await startCli(['serve', ...db, '--port', '0'])
     for (let i = 0; i < 400; i++) {

@@ -1,13 +1,24 @@
 import {createHmac} from 'node:crypto'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {hostname} from 'node:os'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {RETRY_SCHEDULE_SECONDS} from '../../../src/interfaces/partner/outbox.js'
 import {listDeliveries, retryDeliveries} from '../../../src/interfaces/partner/outbox.js'
 import {closeProject, getMembers, getProject, pushEvent, pushMembers, pushProject, pushQuota, removeMember} from '../../../src/interfaces/partner/service.js'
+import * as repo from '../../../src/interfaces/partner/repository.js'
 import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
-import {ManualClock} from '../../../src/lib/clock.js'
+import {iso, ManualClock} from '../../../src/lib/clock.js'
 import {updateClient} from '../../../src/registry/service.js'
 import type {Store} from '../../../src/store/db.js'
 import {appTransport, FakeTransport, members, NPI, PARTNER_URL, partnerStore, projectInput, quotaInput, referencePartner, worker} from './helpers.js'
+
+/** Resolves once `condition` holds, looking again every event-loop turn (setImmediate, never faked here); fails after 5 s. */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within 5 s: ${condition}`)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
 
 describe('delivery worker', () => {
   let clock: ManualClock
@@ -175,18 +186,34 @@ describe('delivery worker', () => {
   it('a --wait drain waits for another sender that holds its project, then sends the rest', async () => {
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
     await pushQuota(db, 'P1', quotaInput(), clock.now())
+    const [head] = await repo.listDeliveries(db, {})
+    // Another live process (serve's worker) is sending P1's head: it holds that row's lease.
+    await repo.lease(db, [head!.seq], `${hostname()}:${process.pid}:serve-worker`, iso(new Date(clock.now().getTime() + 60_000)))
     const transport = new FakeTransport()
-    let release!: () => void
-    const gate = new Promise<void>((r) => (release = r))
-    const held = {send: async (r: Parameters<FakeTransport['send']>[0]) => (await gate, transport.send(r))}
-    const background = new DeliveryWorker({db, clock, transport: held}).drain()
-    await new Promise((r) => setTimeout(r, 20))
-    const waiting = new DeliveryWorker({db, clock, transport}).drain({projectIds: ['P1'], now: true})
-    setTimeout(release, 100)
-    const [, mine] = await Promise.all([background, waiting])
-    expect(mine.attempted + (await background).attempted).toBe(2)
+    // Only setTimeout is faked: the drain's pause between looks can be seen (a pending timer) and
+    // ended at will, while the store's writer (setImmediate) and Date run for real.
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    try {
+      let settled = false
+      const waiting = new DeliveryWorker({db, clock, transport}).drain({projectIds: ['P1'], now: true}).finally(() => (settled = true))
+      // It found nothing to claim, saw the other sender, and paused to look again.
+      await until(() => settled || vi.getTimerCount() > 0)
+      expect(settled, 'the --wait drain returned while another process was sending its project').toBe(false)
+      expect(transport.requests).toHaveLength(0)
+
+      // The other process's send succeeds and is recorded, as its worker records it.
+      const stamp = iso(clock.now())
+      await repo.updateDelivery(db, head!.seq, {status: 'delivered', attempts: 1, first_attempt_at: stamp, last_status: 200, last_error: null, delivered_at: stamp, lease_owner: null, lease_until: null, updated_at: stamp})
+      await until(async () => {
+        await vi.advanceTimersByTimeAsync(50)
+        return settled
+      })
+      expect(await waiting).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
+    } finally {
+      vi.useRealTimers()
+    }
+    expect(transport.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['PUT /v1/projects/P1/quotas/Q1'])
     expect((await listDeliveries(db, {})).map((d) => d.status)).toEqual(['delivered', 'delivered'])
-    expect(transport.requests.map((r) => new URL(r.url).pathname)).toEqual(['/v1/projects/P1', '/v1/projects/P1/quotas/Q1'])
   })
 
   it('runs in the background, picks up new rows, and stop() lets the send in flight finish', async () => {

@@ -1,0 +1,3 @@
+/** Types of fresh-build.mjs (plain JavaScript, so that scripts/test.mjs can run it without a loader). */
+export function staleReason(): string | undefined
+export function ensureFreshBuild(options?: {force?: boolean; log?: (line: string) => void}): {built: boolean; reason?: string}
