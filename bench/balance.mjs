@@ -40,10 +40,20 @@ const FUNDING = '1000.00'
   await registerClient(store.db, {name: 'Bench', url: 'https://bench.example.com', logo_url: 'https://bench.example.com/l.png', grants: ['balance']}, now, client)
   for (let i = 1; i <= accountCount; i++) {
     const id = await insertMember(store.db, {
-      email: `bench${i}@example.com`, password_hash: 'unused', first_name: 'Bench', last_name: `Doctor ${i}`, country: 'US', specialty: 'Cardiology',
-      npi: null, me: null, active: 1, password_changed_at: stamp, created_at: stamp, updated_at: stamp,
+      email: `bench${i}@example.com`,
+      password_hash: 'unused',
+      first_name: 'Bench',
+      last_name: `Doctor ${i}`,
+      country: 'US',
+      specialty: 'Cardiology',
+      npi: null,
+      me: null,
+      active: 1,
+      password_changed_at: stamp,
+      created_at: stamp,
+      updated_at: stamp,
     })
-    await postCredit(store.db, (await findMemberBy(store.db, 'id', id)), {type: 'HONORARIUM', amount: FUNDING, survey_id: 'BENCH'}, now)
+    await postCredit(store.db, await findMemberBy(store.db, 'id', id), {type: 'HONORARIUM', amount: FUNDING, survey_id: 'BENCH'}, now)
   }
   await store.close()
 }
@@ -141,5 +151,9 @@ try {
   await bare.stop()
 }
 // serve's last line: how many write transactions shared each commit (and its one sync).
-const storeLine = readFileSync(serveLog, 'utf8').trim().split('\n').reverse().find((line) => line.startsWith('store: '))
+const storeLine = readFileSync(serveLog, 'utf8')
+  .trim()
+  .split('\n')
+  .reverse()
+  .find((line) => line.startsWith('store: '))
 console.log(`group commit: ${storeLine ? storeLine.slice('store: '.length) : 'no store line in the log'}`)

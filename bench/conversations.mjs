@@ -37,7 +37,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const bin = join(root, 'bin/run.js')
 const dir = STORE ? undefined : mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-'))
 const db = STORE ?? join(dir, 'bench.db')
-const log = (line) => process.stderr.write(line + '\n')
+const log = (line) => process.stderr.write(`${line}\n`)
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 function medpanel(args, file = db) {
@@ -108,7 +108,10 @@ async function wholeStoreAnswer() {
   try {
     const before = memory(child.pid)
     const lines = []
-    for (const [format, accept] of [['XML', 'application/vnd.service-v1+xml'], ['JSON', 'application/vnd.service-v1+json']]) {
+    for (const [format, accept] of [
+      ['XML', 'application/vnd.service-v1+xml'],
+      ['JSON', 'application/vnd.service-v1+json'],
+    ]) {
       const t0 = performance.now()
       const res = await fetch(`${url}/conversations/data?terms%5B%5D=a&start=${from}&end=${to}`, {headers: {Accept: accept, 'X-Service-Conversation-API-Key': key}})
       if (res.status !== 200) throw new Error(`data answered ${res.status}: ${await res.text()}`)
@@ -133,7 +136,7 @@ try {
   const sqliteVersion = spawnSync('sqlite3', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[0]
 
   log(STORE ? `timing against the kept store ${db} …` : `seeding ${POSTS} posts with ~${COMMENTS} comments each into ${db} …`)
-  let started = performance.now()
+  const started = performance.now()
   const seeded = STORE
     ? countRows()
     : medpanel(['seed-posts', '--count', String(POSTS), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'])
@@ -204,13 +207,17 @@ try {
   const ceilingMs = median(shellTimes)
   const like = median(likeTimes)
   const fmt = (ms) => `${ms.toFixed(1)} ms`
-  console.log(`conversations bench: ${seeded.posts} posts, ${seeded.comments} comments (${STORE ? 'kept store' : `seeded in ${seedSeconds.toFixed(1)} s`}); summary of ${TERMS.map((t) => JSON.stringify(t)).join(', ')} over ${START} .. ${END}`)
+  console.log(
+    `conversations bench: ${seeded.posts} posts, ${seeded.comments} comments (${STORE ? 'kept store' : `seeded in ${seedSeconds.toFixed(1)} s`}); summary of ${TERMS.map((t) => JSON.stringify(t)).join(', ')} over ${START} .. ${END}`,
+  )
   console.log(`  http   GET /conversations/summary, median of ${RUNS}:        ${fmt(http)}`)
   console.log(`  shell  sqlite3 ${sqliteVersion}, same statement, median of ${RUNS}:  ${fmt(ceilingMs)}`)
   console.log(`  like   LIKE scans in sqlite3, median of ${likeRuns}:             ${fmt(like)}`)
   console.log(`  http / shell = ${(http / ceilingMs).toFixed(2)}x (goal <= 1.5x: ${http / ceilingMs <= 1.5 ? 'met' : 'missed'})`)
   console.log(`  like / http  = ${(like / http).toFixed(1)}x (goal >= 100x: ${like / http >= 100 ? 'met' : 'missed'})`)
-  console.log(`  counts: http and shell ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`)
+  console.log(
+    `  counts: http and shell ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`,
+  )
   if (!agree) process.exitCode = 1
   server.kill('SIGTERM')
   server = undefined

@@ -38,7 +38,9 @@ for (let i = 0; i < rounds; i++) {
 }
 
 const size = statSync(executable).size
-console.log(`machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, bench on Node ${process.version}, executable on Node ${execFileSync(node22, ['--version'], {encoding: 'utf8'}).trim()}`)
+console.log(
+  `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, bench on Node ${process.version}, executable on Node ${execFileSync(node22, ['--version'], {encoding: 'utf8'}).trim()}`,
+)
 console.log(`executable size: ${(size / 1024 / 1024).toFixed(1)} MiB (${size} bytes)`)
 console.log(`medpanel --version: median ${median(exe).toFixed(1)} ms over ${rounds} rounds; node -e 0: median ${median(bare).toFixed(1)} ms`)
 console.log(`ratio: ${(median(exe) / median(bare)).toFixed(2)}x bare Node (goal <= 2x)`)

@@ -38,7 +38,15 @@ export function startJsonServer(command, args, {stderrFile} = {}) {
       out += d
       try {
         const info = JSON.parse(out)
-        resolve({url: info.url, child, stop: () => new Promise((done) => (child.once('exit', done), child.kill('SIGTERM')))})
+        resolve({
+          url: info.url,
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', done)
+              child.kill('SIGTERM')
+            }),
+        })
       } catch {}
     })
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))

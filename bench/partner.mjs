@@ -25,7 +25,10 @@ function npi(base) {
   let double = true
   for (let i = payload.length - 1; i >= 0; i--) {
     let d = Number(payload[i])
-    if (double) (d *= 2), d > 9 && (d -= 9)
+    if (double) {
+      d *= 2
+      if (d > 9) d -= 9
+    }
     sum += d
     double = !double
   }
@@ -35,11 +38,42 @@ function npi(base) {
 const store = tempDb('medpanel.db')
 const dir = dirname(store)
 const db = ['--db', store]
-const partner = await startJsonServer(process.execPath, [BIN, 'partner-serve', '--port', '0', '--username', 'bench', '--password', 'bench-pw', '--db', join(dir, 'partner.db'), '--json'])
+const partner = await startJsonServer(process.execPath, [
+  BIN,
+  'partner-serve',
+  '--port',
+  '0',
+  '--username',
+  'bench',
+  '--password',
+  'bench-pw',
+  '--db',
+  join(dir, 'partner.db'),
+  '--json',
+])
 const auth = `Basic ${Buffer.from('bench:bench-pw').toString('base64')}`
 
 try {
-  cliJson(['register-client', ...db, '--name', 'Bench partner', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'bench', '--partner-password', 'bench-pw', '--signing-secret', 'bench-signing-secret-0123'])
+  cliJson([
+    'register-client',
+    ...db,
+    '--name',
+    'Bench partner',
+    '--url',
+    'https://bench.example',
+    '--logo-url',
+    'https://bench.example/l.png',
+    '--grant',
+    'partner',
+    '--partner-url',
+    partner.url,
+    '--partner-username',
+    'bench',
+    '--partner-password',
+    'bench-pw',
+    '--signing-secret',
+    'bench-signing-secret-0123',
+  ])
   cliJson(['push-project', ...db, '--project-id', 'BENCH', '--name', 'Benchmark', '--duration', '10', '--status', 'active', '--type', 'custom', '--wait'])
   const quotas = Array.from({length: rounds}, (_, r) => [`Q-MEDPANEL-${r}`, `Q-BARE-${r}`]).flat()
   for (const q of quotas) {
@@ -60,7 +94,11 @@ try {
   cliJson(['push-quota', ...db, '--project-id', 'BENCH', '--file', warmFile, '--wait'])
   const warmBody = JSON.stringify(members.slice(0, chunk))
   for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${partner.url}/v1/projects/BENCH/quotas/Q-WARM/members`, {method: 'PUT', body: warmBody, headers: {authorization: auth, 'content-type': 'application/json'}})
+    const res = await fetch(`${partner.url}/v1/projects/BENCH/quotas/Q-WARM/members`, {
+      method: 'PUT',
+      body: warmBody,
+      headers: {authorization: auth, 'content-type': 'application/json'},
+    })
     await res.text()
   }
 
@@ -69,7 +107,11 @@ try {
   for (let r = 0; r < rounds; r++) {
     // medpanel: the whole command (read, validate, store, queue, deliver) and its delivery phase.
     const started = performance.now()
-    const run = spawnSync(process.execPath, [BIN, 'push-members', ...db, '--project-id', 'BENCH', '--quota-id', `Q-MEDPANEL-${r}`, '--file', membersFile, '--chunk', String(chunk), '--wait', '--json'], {encoding: 'utf8', maxBuffer: 64 << 20})
+    const run = spawnSync(
+      process.execPath,
+      [BIN, 'push-members', ...db, '--project-id', 'BENCH', '--quota-id', `Q-MEDPANEL-${r}`, '--file', membersFile, '--chunk', String(chunk), '--wait', '--json'],
+      {encoding: 'utf8', maxBuffer: 64 << 20},
+    )
     const commandSeconds = (performance.now() - started) / 1000
     if (run.status !== 0) throw new Error(`push-members failed: ${run.stderr}`)
     const result = JSON.parse(run.stdout)

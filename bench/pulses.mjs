@@ -93,7 +93,7 @@ const mb = (n) => `${n.toFixed(1)} MB`
 const children = []
 try {
   const client = cliJson(['register-client', '--name', 'Bench Pulses', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'pulses'])
-  let started = performance.now()
+  const started = performance.now()
   const seeded = cliJson(['seed-pulses', '--client', client.client_id, '--count', '1', '--respondents', String(RESPONDENTS), '--seed', 'bench'])
   const pulse = seeded.created[0]
   console.log(`seeded 1 pulse: ${pulse.respondents} respondents x ${pulse.questions} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`)
@@ -141,7 +141,9 @@ try {
   console.log(`medpanel serve export: median ${ours.toFixed(1)} ms  [${times.map((t) => t.toFixed(0)).join(', ')}]`)
   console.log(`ceiling, bare node:http from memory: median ${ceiling.toFixed(1)} ms  [${bareTimes.map((t) => t.toFixed(0)).join(', ')}]`)
   console.log(`serve process RSS: ${mb(idle.now)} idle before exports, peak (VmHWM) ${mb(memory.peak)}; bare server peak ${mb(bareMemory.peak)}`)
-  console.log(`time ratio: ${ratio.toFixed(2)}x the ceiling (goal <= 3x: ${ratio <= 3 ? 'met' : 'NOT met'}); peak RSS ${mb(memory.peak)} (goal < 150 MB: ${memory.peak < 150 ? 'met' : 'NOT met'})`)
+  console.log(
+    `time ratio: ${ratio.toFixed(2)}x the ceiling (goal <= 3x: ${ratio <= 3 ? 'met' : 'NOT met'}); peak RSS ${mb(memory.peak)} (goal < 150 MB: ${memory.peak < 150 ? 'met' : 'NOT met'})`,
+  )
 } finally {
   for (const child of children) await stop(child)
   rmSync(dir, {recursive: true, force: true})

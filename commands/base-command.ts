@@ -131,7 +131,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       }
       // The demo keeps to a file of its own, so its published credentials never land in a real store.
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
-      if (flags['database-url'] === undefined && file.trim() === '') throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
+      if (flags['database-url'] === undefined && file.trim() === '')
+        throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
       this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file}), ...options})
     }
     return this.store

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {type WaitSummary} from '../src/interfaces/partner/operator.js'
+import type {WaitSummary} from '../src/interfaces/partner/operator.js'
 import {queuedLine, waitIfAsked} from './output/partner.js'
 import {closeProject, type CloseProjectResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'

@@ -22,7 +22,6 @@ export default class Credit extends BaseCommand<typeof Credit> {
     property: Flags.string({description: 'extra property key=value (repeatable)', multiple: true}),
   }
 
-
   async run(): Promise<TransactionView> {
     const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
     const {db} = await this.openStore()

@@ -18,7 +18,7 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
   static override flags = {
     client: Flags.string({description: 'client_id of the new owner (needs the pulses grant)'}),
     file: Flags.string({description: 'path of the export JSON document'}),
-    'project-id': Flags.string({description: 'store under this GUID instead of the file\'s Project.ProjectId'}),
+    'project-id': Flags.string({description: "store under this GUID instead of the file's Project.ProjectId"}),
     status: choiceFlag(PULSE_STATUSES, {description: 'pulse status (default: from the dates: Completed after EndDate, Launched after StartDate, Queued before it, else Draft)'}),
   }
 

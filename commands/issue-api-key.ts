@@ -33,7 +33,7 @@ export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
       },
       this.clock.now(),
     )
-    this.say(formatRecord({...key}) + '\n\nStore the api_key now: it is not shown again.')
+    this.say(`${formatRecord({...key})}\n\nStore the api_key now: it is not shown again.`)
     return key
   }
 }

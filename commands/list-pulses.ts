@@ -8,7 +8,7 @@ export default class ListPulses extends BaseCommand<typeof ListPulses> {
   static override examples = ['<%= config.bin %> list-pulses', '<%= config.bin %> list-pulses --client 3f2a… --json']
 
   static override flags = {
-    client: Flags.string({description: 'only this client\'s pulses'}),
+    client: Flags.string({description: "only this client's pulses"}),
   }
 
   async run(): Promise<PulseListItem[]> {

@@ -12,7 +12,6 @@ export default class ListTransactions extends BaseCommand<typeof ListTransaction
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
 
-
   async run(): Promise<TransactionListItem[]> {
     const {db} = await this.openStore()
     const items = await listTransactions(db, await resolveAccountHolder(db, this.args.key, this.args.id))

@@ -12,7 +12,6 @@ export default class ListWithdrawalTypes extends BaseCommand<typeof ListWithdraw
     id: Args.string({description: 'user_id, NPI or AMA ME number'}),
   }
 
-
   async run(): Promise<WithdrawalTypeView[]> {
     const {db} = await this.openStore()
     if (this.args.key !== undefined && this.args.id === undefined) this.error('give both KEY and ID, or neither')

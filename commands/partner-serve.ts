@@ -7,12 +7,15 @@ import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
 export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
   static override description = 'Run a reference partner: every interface B endpoint under /v1, storing what it receives in its own SQLite file'
-  static override examples = ['<%= config.bin %> partner-serve --username acme --password s3cret', '<%= config.bin %> partner-serve --port 0 --username u --password p --db /tmp/partner.db --json']
+  static override examples = [
+    '<%= config.bin %> partner-serve --username acme --password s3cret',
+    '<%= config.bin %> partner-serve --port 0 --username u --password p --db /tmp/partner.db --json',
+  ]
 
   // The partner plays another company's system: it keeps its own file, never medpanel's store.
   static override baseFlags = {
     ...BaseCommand.baseFlags,
-    db: Flags.string({description: 'the partner\'s own SQLite file', default: './partner.db', helpGroup: 'STORE'}),
+    db: Flags.string({description: "the partner's own SQLite file", default: './partner.db', helpGroup: 'STORE'}),
   }
 
   static override asked = ['username', 'password']

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {type WaitSummary} from '../src/interfaces/partner/operator.js'
+import type {WaitSummary} from '../src/interfaces/partner/operator.js'
 import {queuedLine, waitIfAsked} from './output/partner.js'
 import {EVENT_STATES} from '../src/interfaces/partner/schema.js'
 import {pushEvent, type PushEventResult} from '../src/interfaces/partner/service.js'
@@ -31,7 +31,10 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
     const result = await pushEvent(db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now())
     const sent = result.event.state === result.reported_state ? result.event.state : `${result.reported_state}, pushed as ${result.event.state} (quota closed)`
     this.say(`Recorded ${sent} for ${npi}${result.event.quota_id ? ` in quota ${result.event.quota_id}` : ''} at ${result.event.event_at}.`)
-    if (result.quota) this.say(`Quota ${result.quota.quota_id}: ${result.quota.completes}/${result.quota.limit} completes, ${result.quota.status}${result.quota.closed_now ? ' (closed by this complete)' : ''}.`)
+    if (result.quota)
+      this.say(
+        `Quota ${result.quota.quota_id}: ${result.quota.completes}/${result.quota.limit} completes, ${result.quota.status}${result.quota.closed_now ? ' (closed by this complete)' : ''}.`,
+      )
     this.say(queuedLine(result.deliveries, result.partners))
     const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
     return {...result, wait}

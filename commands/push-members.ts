@@ -6,7 +6,7 @@ import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'
 
 export default class PushMembers extends BaseCommand<typeof PushMembers> {
-  static override description = 'Replace (PUT, then POST chunks) or append (POST chunks) a quota\'s member list, from JSON or CSV'
+  static override description = "Replace (PUT, then POST chunks) or append (POST chunks) a quota's member list, from JSON or CSV"
   static override examples = [
     '<%= config.bin %> push-members --project-id P-100 --quota-id Q-1 --file members.csv --wait',
     '<%= config.bin %> push-members --project-id P-100 --quota-id Q-1 --file more.json --append --chunk 500',
@@ -20,7 +20,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     append: Flags.boolean({description: 'append to the current list (POST) instead of replacing it', default: false}),
     chunk: Flags.integer({description: 'members per request', default: DEFAULT_CHUNK, min: 1, max: 100_000}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
-    'allow-empty': Flags.boolean({description: 'let an empty file replace the partner\'s list with an empty one (refused otherwise)', default: false}),
+    'allow-empty': Flags.boolean({description: "let an empty file replace the partner's list with an empty one (refused otherwise)", default: false}),
   }
 
   async run(): Promise<PushMembersResult & {wait: WaitSummary | null}> {
@@ -32,13 +32,18 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     // An empty or header-only file is far more often a broken export than a wish to empty the
     // partner's list of thousands; replacing with nothing takes an explicit flag.
     if (members.length === 0 && (flags.append || !flags['allow-empty'])) {
-      throw new AppError('bad_request', flags.append ? `${file} holds no members: nothing to append` : `${file} holds no members; to empty the quota's list at the partner, add --allow-empty`)
+      throw new AppError(
+        'bad_request',
+        flags.append ? `${file} holds no members: nothing to append` : `${file} holds no members; to empty the quota's list at the partner, add --allow-empty`,
+      )
     }
     const {db} = await this.openStore()
     // Progress goes to stderr and only for people: never under --json.
     // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.
     const {SingleBar, Presets} = (await import('cli-progress')).default
-    const bar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: false}, Presets.shades_classic)
+    const bar = this.jsonEnabled()
+      ? undefined
+      : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: false}, Presets.shades_classic)
     bar?.start(members.length, 0, {phase: 'storing members   '})
     let result: PushMembersResult
     try {
@@ -46,7 +51,9 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     } finally {
       bar?.stop()
     }
-    this.say(`${result.mode === 'append' ? 'Appended' : 'Stored'} ${result.members} members (list now ${result.total}) as ${result.requests} request${result.requests === 1 ? '' : 's'}.`)
+    this.say(
+      `${result.mode === 'append' ? 'Appended' : 'Stored'} ${result.members} members (list now ${result.total}) as ${result.requests} request${result.requests === 1 ? '' : 's'}.`,
+    )
     this.say(queuedLine(result.deliveries, result.partners))
     let wait: WaitSummary | null = null
     if (flags.wait) {
@@ -55,9 +62,17 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
       const ours = new Set(result.deliveries)
       const lines: string[] = []
       try {
-        wait = await waitIfAsked(true, db, this.clock, [projectId], result.deliveries, (t) => lines.push(t), (row) => {
-          if (ours.has(row.id)) sendBar?.increment()
-        })
+        wait = await waitIfAsked(
+          true,
+          db,
+          this.clock,
+          [projectId],
+          result.deliveries,
+          (t) => lines.push(t),
+          (row) => {
+            if (ours.has(row.id)) sendBar?.increment()
+          },
+        )
       } finally {
         sendBar?.stop()
       }

@@ -22,7 +22,7 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
   }
 
   static override flags = {
-    file: Flags.string({description: 'project JSON (the spec\'s Project fields; created_at/updated_at optional)', exclusive: ['project-id']}),
+    file: Flags.string({description: "project JSON (the spec's Project fields; created_at/updated_at optional)", exclusive: ['project-id']}),
     'project-id': Flags.string({description: 'project id (instead of --file)'}),
     name: Flags.string({description: 'project name shown to participants'}),
     duration: Flags.string({description: 'approximate survey length in minutes'}),

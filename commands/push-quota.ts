@@ -17,7 +17,7 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
   static override asked = ['project-id']
   static override flags = {
     'project-id': Flags.string({description: 'owning project'}),
-    file: Flags.string({description: 'quota JSON (the spec\'s Quota fields; project_id, created_at, updated_at optional)'}),
+    file: Flags.string({description: "quota JSON (the spec's Quota fields; project_id, created_at, updated_at optional)"}),
     'quota-id': Flags.string({description: 'with --status and no --file: change only the status of an existing quota'}),
     status: choiceFlag(QUOTA_STATUSES, {description: 'with --quota-id: open (reopen) or closed'}),
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),

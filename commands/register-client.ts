@@ -55,10 +55,12 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       },
       this.clock.now(),
     )
-    this.say(clientRecord(client) + '\n\nStore the client_secret now: it is not shown again.')
+    this.say(`${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
     if (client.token_ttl === null && client.grants.includes('signon')) {
       // On stderr, so it never disturbs --json; strict libraries reject `expires_in: null`.
-      process.stderr.write('Note: this client\'s tokens never expire, so its token responses carry "expires_in": null. openid-client and simple-oauth2 reject that; give such a partner a lifetime with --token-ttl (update-client ID --token-ttl 3600).\n')
+      process.stderr.write(
+        'Note: this client\'s tokens never expire, so its token responses carry "expires_in": null. openid-client and simple-oauth2 reject that; give such a partner a lifetime with --token-ttl (update-client ID --token-ttl 3600).\n',
+      )
     }
     return client
   }

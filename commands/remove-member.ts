@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
-import {type WaitSummary} from '../src/interfaces/partner/operator.js'
+import type {WaitSummary} from '../src/interfaces/partner/operator.js'
 import {queuedLine, waitIfAsked} from './output/partner.js'
 import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
 
 export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
-  static override description = 'Remove one member from a quota\'s list and queue the DELETE'
+  static override description = "Remove one member from a quota's list and queue the DELETE"
   static override examples = ['<%= config.bin %> remove-member --project-id P-100 --quota-id Q-1 --npi 1234567893 --wait']
 
   static override asked = ['project-id', 'quota-id', 'npi']

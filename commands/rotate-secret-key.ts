@@ -8,7 +8,9 @@ export default class RotateSecretKey extends BaseCommand<typeof RotateSecretKey>
 
   async run(): Promise<Rotation> {
     const rotation = await rotateSecretKey((await this.openStore()).db)
-    this.say(`Re-sealed ${rotation.resealed} secret(s) under key ${rotation.key_id} (${rotation.key_source}).${rotation.retired_key_ids.length ? ` Retired: ${rotation.retired_key_ids.join(', ')}.` : ''}`)
+    this.say(
+      `Re-sealed ${rotation.resealed} secret(s) under key ${rotation.key_id} (${rotation.key_source}).${rotation.retired_key_ids.length ? ` Retired: ${rotation.retired_key_ids.join(', ')}.` : ''}`,
+    )
     return rotation
   }
 }

@@ -6,10 +6,7 @@ import {BaseCommand} from './base-command.js'
 export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
   static override description =
     'Generate realistic physician pulses (interface D) owned by a client, deterministic from --seed. Pulse i gets status i mod 7 (Launched, Completed, Held, Draft, Queued, PendingMasterApproval, Pending); fielded pulses get --respondents each. Re-running skips pulses that already exist.'
-  static override examples = [
-    '<%= config.bin %> seed-pulses --client 3f2a…',
-    '<%= config.bin %> seed-pulses --client 3f2a… --count 7 --respondents 500 --seed 42 --json',
-  ]
+  static override examples = ['<%= config.bin %> seed-pulses --client 3f2a…', '<%= config.bin %> seed-pulses --client 3f2a… --count 7 --respondents 500 --seed 42 --json']
 
   static override asked = ['client']
   static override flags = {
@@ -24,7 +21,9 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const {db} = await this.openStore()
     const progress = await this.progress('seeding pulses', f.count)
-    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done) => progress.update(done)).finally(() => progress.stop())
+    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done) => progress.update(done)).finally(() =>
+      progress.stop(),
+    )
     if (result.created.length > 0) {
       this.say(
         formatTable(result.created, [

@@ -10,8 +10,13 @@ import {BaseCommand} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
-  static override description = 'Serve interfaces A (sign-on), C (balances), D (pulse export) and E (conversations) over HTTP, with /healthz, /openapi.json and /docs, and run the delivery worker of B'
-  static override examples = ['<%= config.bin %> serve', '<%= config.bin %> serve --demo --port 8080', '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com']
+  static override description =
+    'Serve interfaces A (sign-on), C (balances), D (pulse export) and E (conversations) over HTTP, with /healthz, /openapi.json and /docs, and run the delivery worker of B'
+  static override examples = [
+    '<%= config.bin %> serve',
+    '<%= config.bin %> serve --demo --port 8080',
+    '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
+  ]
 
   static override flags = {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
@@ -48,7 +53,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const app = createApp({db, clock: this.clock, baseUrl: publicBase, demo: flags.demo, readiness})
     const server = await startServer(app, {port: flags.port, host: flags.host})
     const baseUrl = publicBase ?? server.url
-    let demo
+    let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined
       readiness.ready = true
@@ -60,7 +65,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     if (this.jsonEnabled()) {
       this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
     } else {
-      if (demo) this.log(describeDemo(demo) + '\n')
+      if (demo) this.log(`${describeDemo(demo)}\n`)
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: stderrLog}) : undefined

@@ -12,7 +12,6 @@ export default class ShowBalance extends BaseCommand<typeof ShowBalance> {
     id: Args.string({description: 'user_id, NPI or AMA ME number', required: true}),
   }
 
-
   async run(): Promise<AccountSummary> {
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)

@@ -4,12 +4,12 @@ import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './output/registry.js'
 
 export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
-  static override description = 'Change a member\'s password or active state. Both end every token the member holds.'
+  static override description = "Change a member's password or active state. Both end every token the member holds."
   static override examples = ['<%= config.bin %> update-member 7 --password "new-pass-123"', '<%= config.bin %> update-member 7 --deactivate']
   static override args = {id: Args.string({description: 'user_id', required: true})}
 
   static override flags = {
-    password: secretFlag('new password (revokes the member\'s tokens)', 'MEDPANEL_MEMBER_PASSWORD'),
+    password: secretFlag("new password (revokes the member's tokens)", 'MEDPANEL_MEMBER_PASSWORD'),
     'password-stdin': stdinFlag('password'),
     deactivate: Flags.boolean({description: 'mark the member inactive (revokes tokens)', exclusive: ['activate']}),
     activate: Flags.boolean({description: 'mark the member active again'}),

@@ -1,4 +1,4 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
 import {transactionText} from './output/balance.js'
 import {STATUSES} from '../src/interfaces/balance/schema.js'
 import {updateTransactionStatus, type TransactionView} from '../src/interfaces/balance/service.js'
@@ -6,12 +6,11 @@ import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class UpdateTransaction extends BaseCommand<typeof UpdateTransaction> {
   static override description =
-    'Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal\'s fee follows it.'
+    "Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal's fee follows it."
   static override examples = ['<%= config.bin %> update-transaction 6f1c… --status Completed', '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json']
   static override args = {id: Args.string({description: 'transaction id (GUID)', required: true})}
   static override asked = ['status']
   static override flags = {status: choiceFlag(STATUSES, {description: 'new status'})}
-
 
   async run(): Promise<TransactionView> {
     const status = await this.need(this.flags.status, 'status', `New status (${STATUSES.join(', ')})`)

@@ -4,7 +4,7 @@ import {verifyPartner, type VerifyReport} from '../src/interfaces/partner/verify
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
 export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
-  static override description = 'Check a partner\'s interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails'
+  static override description = "Check a partner's interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails"
   static override examples = ['<%= config.bin %> verify-partner --url https://partner.example.com --username medpanel --password s3cret']
 
   static override asked = ['url', 'username', 'password']
@@ -21,11 +21,13 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
     const username = await this.need(flags.username, 'username', 'Basic username')
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password')
     const report = await verifyPartner({url, username, password})
-    this.say(formatTable(report.checks, [
-      {header: 'RESULT', get: (c) => (c.ok ? 'pass' : 'FAIL')},
-      {header: 'CHECK', get: (c) => c.name},
-      {header: 'DETAIL', get: (c) => (c.ok ? '' : c.detail)},
-    ]))
+    this.say(
+      formatTable(report.checks, [
+        {header: 'RESULT', get: (c) => (c.ok ? 'pass' : 'FAIL')},
+        {header: 'CHECK', get: (c) => c.name},
+        {header: 'DETAIL', get: (c) => (c.ok ? '' : c.detail)},
+      ]),
+    )
     this.say(`\n${report.passed} passed, ${report.failed} failed (project ${report.project_id} at ${report.url}).`)
     if (!report.ok) {
       const failing = report.checks.filter((c) => !c.ok).map((c) => c.name)

@@ -6,7 +6,16 @@ import type {Decimal} from 'decimal.js'
 import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
 import {listCountries, regionsOf} from '../src/lib/iso3166.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
-import {createWithdrawal, getSummary, getTransaction, listTransactions, listWithdrawalTypes, resolveAccountHolder, type TransactionView, type WithdrawalTypeView} from '../src/interfaces/balance/service.js'
+import {
+  createWithdrawal,
+  getSummary,
+  getTransaction,
+  listTransactions,
+  listWithdrawalTypes,
+  resolveAccountHolder,
+  type TransactionView,
+  type WithdrawalTypeView,
+} from '../src/interfaces/balance/service.js'
 import {BaseCommand} from './base-command.js'
 
 const FIELD_LABELS: Record<string, string> = {
@@ -25,7 +34,7 @@ const FIELD_LABELS: Record<string, string> = {
 
 export default class Withdraw extends BaseCommand<typeof Withdraw> {
   static override description =
-    'Withdraw from a balance account. On a terminal, asks for the type, the amount and the type\'s required member details; otherwise they come from flags.'
+    "Withdraw from a balance account. On a terminal, asks for the type, the amount and the type's required member details; otherwise they come from flags."
   static override examples = [
     '<%= config.bin %> withdraw user_id 1',
     '<%= config.bin %> withdraw user_id 1 --type PAYPAL --amount 25 --detail first_name=Dana --detail last_name=Whitfield --detail email=dana@example.com',
@@ -42,7 +51,6 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     details: Flags.string({description: 'JSON file with the member_details object', exclusive: ['detail']}),
     detail: Flags.string({description: 'one member detail as field=value (repeatable)', multiple: true}),
   }
-
 
   async run(): Promise<WithdrawalOutput> {
     const {db} = await this.openStore()
@@ -73,7 +81,8 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
       const fee = chosen.fee?.amount ?? ZERO
       const minimum = chosen.minimum_balance_required?.amount ?? ZERO
       if (wanted.lte(0)) return 'must be more than 0'
-      if (funds.available_funds.lt(minimum)) return `${chosen.type} needs a balance of at least ${formatMoney(minimum, funds.currency)}; available ${formatMoney(funds.available_funds, funds.currency)}`
+      if (funds.available_funds.lt(minimum))
+        return `${chosen.type} needs a balance of at least ${formatMoney(minimum, funds.currency)}; available ${formatMoney(funds.available_funds, funds.currency)}`
       if (wanted.plus(fee).gt(funds.available_funds)) {
         return `${formatMoney(wanted, funds.currency)}${fee.isZero() ? '' : ` plus the ${formatMoney(fee, funds.currency)} fee`} is more than the ${formatMoney(funds.available_funds, funds.currency)} available`
       }
@@ -138,7 +147,9 @@ async function askMissing(type: WithdrawalTypeView, details: Record<string, unkn
     } else if (field === 'region' && typeof details.country === 'string' && regionsOf(details.country.toUpperCase())?.length) {
       details.region = await select({
         message,
-        choices: [...regionsOf(details.country.toUpperCase())!].sort((a, b) => a.name.localeCompare(b.name)).map((r) => ({value: r.region_code, name: `${r.name} (${r.region_code})`})),
+        choices: [...regionsOf(details.country.toUpperCase())!]
+          .sort((a, b) => a.name.localeCompare(b.name))
+          .map((r) => ({value: r.region_code, name: `${r.name} (${r.region_code})`})),
         pageSize: 12,
       })
     } else {

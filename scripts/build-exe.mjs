@@ -67,7 +67,10 @@ const {inject} = require('postject')
 // postject's ELF library reports every note section it cannot name ("Can't find string offset for
 // section name '.note.100'"): harmless for a Node binary, and noise in a build log.
 const {log, warn} = console
-const quiet = (print) => (...args) => (/string offset for section name/.test(String(args[0])) ? undefined : print(...args))
+const quiet =
+  (print) =>
+  (...args) =>
+    /string offset for section name/.test(String(args[0])) ? undefined : print(...args)
 console.log = quiet(log)
 console.warn = quiet(warn)
 try {

@@ -19,25 +19,31 @@ async function load(name, key) {
 
 const byCode = (a, b) => (a < b ? -1 : a > b ? 1 : 0)
 
-const countries = (await load('iso_3166-1.json', '3166-1'))
-  .map((c) => ({alpha_2_code: c.alpha_2, short_name: c.name}))
-  .sort((a, b) => byCode(a.alpha_2_code, b.alpha_2_code))
+const countries = (await load('iso_3166-1.json', '3166-1')).map((c) => ({alpha_2_code: c.alpha_2, short_name: c.name})).sort((a, b) => byCode(a.alpha_2_code, b.alpha_2_code))
 const known = new Set(countries.map((c) => c.alpha_2_code))
 
 const regions = {}
 for (const r of await load('iso_3166-2.json', '3166-2')) {
   const [country, local] = r.code.split('-')
   if (!known.has(country) || !local) throw new Error(`unexpected subdivision code ${r.code}`)
-  ;(regions[country] ??= []).push({region_code: r.code, name: r.name, alpha_2_code: country, postal_abbreviation: local})
+  regions[country] ??= []
+  regions[country].push({region_code: r.code, name: r.name, alpha_2_code: country, postal_abbreviation: local})
 }
 const sortedRegions = {}
 for (const code of Object.keys(regions).sort(byCode)) sortedRegions[code] = regions[code].sort((a, b) => byCode(a.region_code, b.region_code))
 
 // One record per line: small diffs when iso-codes is updated, still plain JSON.
 const lines = (items) => items.map((item) => JSON.stringify(item))
-const countriesText = `[\n${lines(countries).map((l) => `  ${l}`).join(',\n')}\n]\n`
+const countriesText = `[\n${lines(countries)
+  .map((l) => `  ${l}`)
+  .join(',\n')}\n]\n`
 const regionsText = `{\n${Object.entries(sortedRegions)
-  .map(([code, items]) => `  ${JSON.stringify(code)}: [\n${lines(items).map((l) => `    ${l}`).join(',\n')}\n  ]`)
+  .map(
+    ([code, items]) =>
+      `  ${JSON.stringify(code)}: [\n${lines(items)
+        .map((l) => `    ${l}`)
+        .join(',\n')}\n  ]`,
+  )
   .join(',\n')}\n}\n`
 
 await mkdir(out, {recursive: true})

@@ -35,13 +35,22 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
     // The demo client's secret is published: planting it in a store that already has real
     // clients or members would open every balance there to anyone who read the README.
     const [clients, members] = await Promise.all([
-      db.selectFrom('clients').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-      db.selectFrom('members').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      db
+        .selectFrom('clients')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+      db
+        .selectFrom('members')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ])
     if (Number(clients.n) + Number(members.n) > 0) {
       const what = `this store already holds ${clients.n} client(s) and ${members.n} member(s) that the demo did not make`
       if (!options.force) {
-        throw new AppError('conflict', `${what}; seeding would add the demo client with its published secret. Give the demo a store of its own (the default ./medpanel-demo.db), or add --force`)
+        throw new AppError(
+          'conflict',
+          `${what}; seeding would add the demo client with its published secret. Give the demo a store of its own (the default ./medpanel-demo.db), or add --force`,
+        )
       }
       options.warn?.(`${what}; seeding anyway (--force): the demo client and its published secret are now in it`)
     }

@@ -35,11 +35,7 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
     }) as Server
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`)
-          : error,
-      )
+      reject(error.code === 'EADDRINUSE' ? new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`) : error)
     })
     server.once('listening', () => {
       const address = server.address()

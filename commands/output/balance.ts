@@ -6,7 +6,7 @@ import type {AccountSummary, MoneyObject, RestrictionResult, TransactionListItem
 
 /** What `--json` prints for balance commands: amounts as JSON numbers from their exact text. */
 export function jsonText(value: unknown): string {
-  return toJson(value, 2) + '\n'
+  return `${toJson(value, 2)}\n`
 }
 
 export function summaryText(who: string, summary: AccountSummary): string {
@@ -38,7 +38,11 @@ export function transactionText(t: TransactionView): string {
     amount: formatMoney(t.amount, t.currency),
     survey_id: t.survey_id,
     created_date: t.created_date,
-    properties: Object.keys(t.properties).length ? Object.entries(t.properties).map(([k, v]) => `${k}=${v}`).join(', ') : null,
+    properties: Object.keys(t.properties).length
+      ? Object.entries(t.properties)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')
+      : null,
   })
 }
 

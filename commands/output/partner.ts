@@ -23,7 +23,7 @@ export function deliveriesTable(rows: DeliveryView[]): string {
     {header: 'REQUEST', get: (r) => `${r.method} ${r.path}`},
     {header: 'ATTEMPTS', get: (r) => r.attempts, align: 'right'},
     {header: 'NEXT ATTEMPT', get: (r) => r.next_attempt_at},
-    {header: 'LAST ERROR', get: (r) => (r.last_error && r.last_error.length > 60 ? r.last_error.slice(0, 59) + '…' : r.last_error)},
+    {header: 'LAST ERROR', get: (r) => (r.last_error && r.last_error.length > 60 ? `${r.last_error.slice(0, 59)}…` : r.last_error)},
   ])
 }
 

@@ -21,13 +21,7 @@ export async function supersedeCodes(db: Db, memberId: number, clientId: string,
 
 /** Expires every still-unused code of a member, whatever the client (password change, deactivation). */
 export async function supersedeMemberCodes(db: Db, memberId: number, now: string): Promise<void> {
-  await db
-    .updateTable('authorization_codes')
-    .set({superseded_at: now})
-    .where('member_id', '=', memberId)
-    .where('used_at', 'is', null)
-    .where('superseded_at', 'is', null)
-    .execute()
+  await db.updateTable('authorization_codes').set({superseded_at: now}).where('member_id', '=', memberId).where('used_at', 'is', null).where('superseded_at', 'is', null).execute()
 }
 
 export interface NewToken {
@@ -121,7 +115,10 @@ export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<To
   const {rows} = await db.executeQuery<TokenWithOwners>({...compiled, parameters: [tokenHash]})
   const row = rows[0]
   if (row && version !== undefined) {
-    if (!cache) recent.set(db, (cache = new Map()))
+    if (!cache) {
+      cache = new Map()
+      recent.set(db, cache)
+    }
     if (cache.size >= RECENT_LIMIT) cache.clear()
     cache.set(tokenHash, {version, row})
   }

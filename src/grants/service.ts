@@ -54,10 +54,7 @@ function grantOf(row: TokenRow) {
         memberId: row.member_id,
         scopes: row.scopes.split(' ').filter(Boolean),
         createdAt: Math.floor(Date.parse(row.created_at) / 1000),
-        member:
-          row.member_id === null
-            ? null
-            : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+        member: row.member_id === null ? null : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
       },
     }
     grants.set(row, grant)
@@ -82,7 +79,6 @@ export function noteTokenUse(db: Db, token: string, now: Date): void {
   lastNoted.set(hash, now.getTime())
   void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
 }
-
 
 /**
  * A bearer token as every interface that accepts one checks it: resolved to its live grant (or

@@ -23,12 +23,12 @@ function batchedStderr(): (line: string) => void {
   const flush = () => {
     scheduled = false
     if (pending.length === 0) return
-    const text = pending.join('\n') + '\n'
+    const text = `${pending.join('\n')}\n`
     pending = []
     process.stderr.write(text)
   }
   process.once('exit', () => {
-    if (pending.length) writeSync(2, pending.join('\n') + '\n')
+    if (pending.length) writeSync(2, `${pending.join('\n')}\n`)
     pending = []
   })
   return (line) => {
@@ -95,7 +95,7 @@ export function accessLog(write: (line: string) => void = stderrLog): Middleware
       // The raw path as it came (never the decoded one, where %0a would start a forged log line),
       // with anything unprintable escaped all the same.
       const raw = rawPath(c.req.url)
-      const path = printable(raw.length > 200 ? raw.slice(0, 200) + '…' : raw)
+      const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
       write(`${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms}ms id=${id}`)
     })
   }

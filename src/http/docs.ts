@@ -10,7 +10,9 @@ export function docsPage(doc: OpenApiLike) {
   const rows: string[] = []
   for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, Record<string, Operation>][]) {
     for (const [method, op] of Object.entries(ops)) {
-      rows.push(`<tr><td>${escape(op.tags?.[0] ?? '')}</td><td><code>${method.toUpperCase()}</code></td><td><code>${escape(path)}</code></td><td>${escape(op.summary ?? '')}</td></tr>`)
+      rows.push(
+        `<tr><td>${escapeHtml(op.tags?.[0] ?? '')}</td><td><code>${method.toUpperCase()}</code></td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(op.summary ?? '')}</td></tr>`,
+      )
     }
   }
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>medpanel API</title>
@@ -19,6 +21,6 @@ export function docsPage(doc: OpenApiLike) {
 <table>${raw(rows.join(''))}</table></body></html>`
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 }

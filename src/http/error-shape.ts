@@ -56,5 +56,4 @@ export function toAppError(error: unknown): AppError {
 }
 
 /** `{"message": …}`: interface C's shape, and the default for routes that name none. */
-export const renderMessage: ErrorRenderer = (c, error) =>
-  c.json({message: error.message}, error.status as 400, error.headers)
+export const renderMessage: ErrorRenderer = (c, error) => c.json({message: error.message}, error.status as 400, error.headers)

@@ -25,4 +25,3 @@ const OAUTH_CODES: Record<string, true> = {
   insufficient_scope: true,
   unsupported_token_type: true,
 }
-

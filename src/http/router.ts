@@ -23,7 +23,7 @@ export class PrefixSplitRouter<T> implements Router<T> {
   }
 
   #isApart(path: string): boolean {
-    for (const prefix of this.#prefixes) if (path === prefix || path.startsWith(prefix + '/')) return true
+    for (const prefix of this.#prefixes) if (path === prefix || path.startsWith(`${prefix}/`)) return true
     return false
   }
 

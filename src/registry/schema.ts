@@ -32,7 +32,12 @@ export const redirectUri = z
     return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url))
   }, 'must use https (http is allowed only for loopback hosts)')
 
-const tokenTtl = z.number().int('must be a whole number of seconds').positive('must be positive').max(10 * 365 * 86400).nullable()
+const tokenTtl = z
+  .number()
+  .int('must be a whole number of seconds')
+  .positive('must be positive')
+  .max(10 * 365 * 86400)
+  .nullable()
 
 // Names are shown on consent pages and printed in operators' terminals: no control characters.
 const name = z
@@ -48,7 +53,10 @@ export const newClientSchema = z
     url: httpUrl,
     logo_url: httpUrl,
     redirect_uris: z.array(redirectUri).max(20, 'at most 20 redirect URIs').default([]),
-    grants: z.array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS))).min(1, 'at least one grant').default(['signon']),
+    grants: z
+      .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
+      .min(1, 'at least one grant')
+      .default(['signon']),
     admin: z.boolean().default(false),
     token_ttl: tokenTtl.default(null),
     partner_url: httpUrl.nullable().default(null),
@@ -75,7 +83,10 @@ export const clientPatchSchema = z
     url: httpUrl.optional(),
     logo_url: httpUrl.optional(),
     redirect_uris: z.array(redirectUri).min(1, 'at least one redirect URI').max(20).optional(),
-    grants: z.array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS))).min(1, 'at least one grant').optional(),
+    grants: z
+      .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
+      .min(1, 'at least one grant')
+      .optional(),
     admin: z.boolean().optional(),
     token_ttl: tokenTtl.optional(),
     expire: z.boolean().optional(),

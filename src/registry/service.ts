@@ -213,7 +213,11 @@ export function memberView(row: MemberRow): MemberView {
 
 export async function addMember(db: Db, input: NewMemberInput, now: Date): Promise<MemberView> {
   const member = parseInput(newMemberSchema, input)
-  for (const [column, value] of [['email', member.email], ['npi', member.npi], ['me', member.me]] as const) {
+  for (const [column, value] of [
+    ['email', member.email],
+    ['npi', member.npi],
+    ['me', member.me],
+  ] as const) {
     if (value !== null && (await repo.findMemberBy(db, column, value))) {
       throw new AppError('conflict', `${column}: a member with ${column} ${value} already exists`)
     }

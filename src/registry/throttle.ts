@@ -72,7 +72,11 @@ export async function recordFailure(db: Db, subjects: Subjects, now: Date): Prom
   await writeTransaction(db, async (trx) => {
     // Guesses at random client ids or e-mails leave rows behind; now and then the forgotten ones go.
     if (Math.random() < 0.01) {
-      await trx.deleteFrom('auth_failures').where('last_failure_at', '<', forgetBefore).where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', stamp)])).execute()
+      await trx
+        .deleteFrom('auth_failures')
+        .where('last_failure_at', '<', forgetBefore)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', stamp)]))
+        .execute()
     }
     for (const subject of subjectsOf(subjects)) {
       const row = await trx.selectFrom('auth_failures').selectAll().where('subject', '=', subject).executeTakeFirst()

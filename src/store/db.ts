@@ -64,7 +64,6 @@ async function createDialect(
   return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats}
 }
 
-
 const cacheStats = new WeakMap<object, () => StatementCacheStats>()
 const files = new WeakMap<object, string>()
 const closers = new WeakMap<object, (() => Promise<void>)[]>()
@@ -156,9 +155,12 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
     setContext(db, {kind, ...(version ? {version} : {}), keyring})
     if (options.readonly) await checkSchema(db, schema, where)
-    else await migrateToLatest(db, schema, where, {get keyring() {
-      return keyring()
-    }})
+    else
+      await migrateToLatest(db, schema, where, {
+        get keyring() {
+          return keyring()
+        },
+      })
     if (options.reader && !options.readonly && file !== undefined && file !== ':memory:' && file !== '') {
       const handle = withStatementCache(await openSqlite(file, {readonly: true}))
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})

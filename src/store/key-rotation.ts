@@ -40,7 +40,8 @@ export async function rotateSecretKey(db: Kysely<any>): Promise<Rotation> {
   const resealed = await writeTransaction(db, async (trx) => {
     let count = 0
     for (const [table, {key, columns}] of Object.entries(SEALED_COLUMNS)) {
-      const rows = (await sql<Record<string, string | null>>`select ${sql.ref(key)} as row_key, ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}`.execute(trx)).rows
+      const rows = (await sql<Record<string, string | null>>`select ${sql.ref(key)} as row_key, ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}`.execute(trx))
+        .rows
       for (const row of rows) {
         for (const column of columns) {
           const value = row[column]

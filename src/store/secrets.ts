@@ -76,7 +76,7 @@ export function loadKeyring(storeFile: string | undefined, env: NodeJS.ProcessEn
 /** Writes a key file in one step (temporary name, then rename), readable by its owner only. */
 export function writeKeyFile(path: string, keys: Buffer[]): void {
   const partial = `${path}.${process.pid}.partial`
-  writeFileSync(partial, keys.map((key) => key.toString('base64')).join('\n') + '\n', {mode: 0o600})
+  writeFileSync(partial, `${keys.map((key) => key.toString('base64')).join('\n')}\n`, {mode: 0o600})
   renameSync(partial, path)
 }
 

@@ -112,7 +112,10 @@ const writers = new WeakMap<object, GroupWriter>()
 /** The writer of a store handle, made on first use. */
 export function writerOf(db: Kysely<any>): GroupWriter {
   let writer = writers.get(db)
-  if (!writer) writers.set(db, (writer = new GroupWriter(db)))
+  if (!writer) {
+    writer = new GroupWriter(db)
+    writers.set(db, writer)
+  }
   return writer
 }
 

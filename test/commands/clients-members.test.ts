@@ -25,10 +25,38 @@ describe('client and member commands', () => {
 
   /** Registers "Acme" (signon and balance, two redirect URIs) and returns its id. */
   const registerAcme = (): string =>
-    cliJson(['register-client', ...base, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb,http://127.0.0.1:9999/cb', '--grant', 'signon', '--grant', 'balance']).client_id
+    cliJson([
+      'register-client',
+      ...base,
+      '--name',
+      'Acme',
+      '--url',
+      'https://acme.example',
+      '--logo-url',
+      'https://acme.example/l.png',
+      '--redirect-uri',
+      'https://acme.example/cb,http://127.0.0.1:9999/cb',
+      '--grant',
+      'signon',
+      '--grant',
+      'balance',
+    ]).client_id
 
   it('register-client --json prints the id, the secret once, and the registration', () => {
-    const client = cliJson(['register-client', ...base, '--name', 'Beta', '--url', 'https://beta.example', '--logo-url', 'https://beta.example/l.png', '--redirect-uri', 'https://beta.example/cb', '--token-ttl', '3600'])
+    const client = cliJson([
+      'register-client',
+      ...base,
+      '--name',
+      'Beta',
+      '--url',
+      'https://beta.example',
+      '--logo-url',
+      'https://beta.example/l.png',
+      '--redirect-uri',
+      'https://beta.example/cb',
+      '--token-ttl',
+      '3600',
+    ])
     expect(client.client_id).toMatch(/^[0-9a-f]{24}$/)
     expect(client.client_secret.length).toBeGreaterThanOrEqual(43)
     expect(client).toMatchObject({name: 'Beta', grants: ['signon'], token_ttl: 3600, redirect_uris: ['https://beta.example/cb'], expired: false})
@@ -49,10 +77,22 @@ describe('client and member commands', () => {
 
   it('refuses bad registrations with one line naming the field, and stores nothing', () => {
     const before = cliJson<unknown[]>(['list-clients', ...base]).length
-    expectUserError(cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'http://x.example/cb']), /redirect_uris\[0\]: must use https/)
-    expectUserError(cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png']), /redirect_uris: a signon client needs at least one redirect URI/)
-    expectUserError(cli(['register-client', ...base, '--name', 'X', '--url', 'not a url', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'https://x.example/cb']), /url: must be an http\(s\) URL/)
-    expectUserError(cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--grant', 'partner']), /partner_url: is required/)
+    expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'http://x.example/cb']),
+      /redirect_uris\[0\]: must use https/,
+    )
+    expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png']),
+      /redirect_uris: a signon client needs at least one redirect URI/,
+    )
+    expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'not a url', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'https://x.example/cb']),
+      /url: must be an http\(s\) URL/,
+    )
+    expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--grant', 'partner']),
+      /partner_url: is required/,
+    )
     expect(cliJson<unknown[]>(['list-clients', ...base])).toHaveLength(before)
   })
 
@@ -75,7 +115,18 @@ describe('client and member commands', () => {
   })
 
   it('rotate-client-secret replaces the secret: the old one stops working', async () => {
-    const registered = cliJson(['register-client', ...base, '--name', 'Rot', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--redirect-uri', 'https://r.example/cb'])
+    const registered = cliJson([
+      'register-client',
+      ...base,
+      '--name',
+      'Rot',
+      '--url',
+      'https://r.example',
+      '--logo-url',
+      'https://r.example/l.png',
+      '--redirect-uri',
+      'https://r.example/cb',
+    ])
     const rotated = cliJson(['rotate-client-secret', registered.client_id, ...base])
     expect(rotated.client_id).toBe(registered.client_id)
     expect(rotated.client_secret).not.toBe(registered.client_secret)
@@ -89,13 +140,35 @@ describe('client and member commands', () => {
   })
 
   it('add-member, list-members, show-member, update-member', () => {
-    const member = cliJson(['add-member', ...base, '--email', 'Jo@Clinic.Example', '--password', 'long-enough-1', '--first-name', 'Jo', '--last-name', 'Park', '--country', 'us', '--specialty', 'Pediatrics', '--npi', '1234567893', '--me', '12345678901'])
+    const member = cliJson([
+      'add-member',
+      ...base,
+      '--email',
+      'Jo@Clinic.Example',
+      '--password',
+      'long-enough-1',
+      '--first-name',
+      'Jo',
+      '--last-name',
+      'Park',
+      '--country',
+      'us',
+      '--specialty',
+      'Pediatrics',
+      '--npi',
+      '1234567893',
+      '--me',
+      '12345678901',
+    ])
     expect(member).toMatchObject({email: 'jo@clinic.example', country_of_practice: 'US', npi: '1234567893', me: '12345678901', active: true})
     expect(member).not.toHaveProperty('password_hash')
     expect(cliJson<unknown[]>(['list-members', ...base]).length).toBeGreaterThanOrEqual(1)
     expect(cliJson(['show-member', String(member.user_id), ...base]).email).toBe('jo@clinic.example')
     expect(cliJson(['update-member', String(member.user_id), ...base, '--deactivate'])).toMatchObject({active: false, revoked_tokens: 0})
-    expectUserError(cli(['add-member', ...base, '--email', 'jo@clinic.example', '--password', 'long-enough-1', '--first-name', 'J', '--last-name', 'P', '--country', 'US', '--specialty', 'X']), /email: a member with email jo@clinic.example already exists/)
+    expectUserError(
+      cli(['add-member', ...base, '--email', 'jo@clinic.example', '--password', 'long-enough-1', '--first-name', 'J', '--last-name', 'P', '--country', 'US', '--specialty', 'X']),
+      /email: a member with email jo@clinic.example already exists/,
+    )
   })
 
   it('refuses an invalid NPI, short password or bad country, storing nothing', () => {

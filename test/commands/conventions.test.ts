@@ -3,7 +3,11 @@ import {cli} from '../helpers/cli.js'
 
 describe('the conventions people expect from a CLI', () => {
   it('an unknown command is one Error line with the nearest names, exit 1', () => {
-    for (const [typed, near] of [['srve', 'serve'], ['list-client', 'list-clients'], ['withdrw', 'withdraw']] as const) {
+    for (const [typed, near] of [
+      ['srve', 'serve'],
+      ['list-client', 'list-clients'],
+      ['withdrw', 'withdraw'],
+    ] as const) {
       const result = cli([typed])
       expect(result.status, typed).toBe(1)
       expect(result.stdout).toBe('')

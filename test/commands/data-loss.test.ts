@@ -21,15 +21,39 @@ describe('no silent data loss from the CLI', () => {
   it('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {
     const dir = tempDir()
     const db = ['--db', join(dir, 'm.db')]
-    cliJson(['register-client', ...db, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', 'http://127.0.0.1:9', '--partner-username', 'u', '--partner-password', 'p'])
+    cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'P',
+      '--url',
+      'https://p.example',
+      '--logo-url',
+      'https://p.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      'http://127.0.0.1:9',
+      '--partner-username',
+      'u',
+      '--partner-password',
+      'p',
+    ])
     cliJson(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom'])
     writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 5, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
     cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', join(dir, 'quota.json')])
     const before = cliJson<unknown[]>(['list-deliveries', ...db]).length
-    for (const [name, content] of [['empty.csv', ''], ['header.csv', 'npi,honoraria,url\n'], ['empty.json', '[]']] as const) {
+    for (const [name, content] of [
+      ['empty.csv', ''],
+      ['header.csv', 'npi,honoraria,url\n'],
+      ['empty.json', '[]'],
+    ] as const) {
       const file = join(dir, name)
       writeFileSync(file, content)
-      oneLineError(cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file, '--json']), new RegExp(`^Error: .*${name.replace('.', '\\.')}.*(no members|allow-empty)`))
+      oneLineError(
+        cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file, '--json']),
+        new RegExp(`^Error: .*${name.replace('.', '\\.')}.*(no members|allow-empty)`),
+      )
     }
     expect(cliJson<unknown[]>(['list-deliveries', ...db]).length).toBe(before)
     const emptied = cliJson<{members: number; total: number}>(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', join(dir, 'empty.json'), '--allow-empty'])
@@ -38,8 +62,34 @@ describe('no silent data loss from the CLI', () => {
 
   it('issue-token refuses a client without the signon grant, and token info refuses such member tokens', () => {
     const db = ['--db', join(tempDir(), 't.db')]
-    const client = cliJson<{client_id: string}>(['register-client', ...db, '--name', 'C', '--url', 'https://c.example', '--logo-url', 'https://c.example/l.png', '--grant', 'balance'])
-    const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', 'm@clinic.example', '--password', 'member password', '--first-name', 'M', '--last-name', 'N', '--country', 'US', '--specialty', 'Oncology'])
+    const client = cliJson<{client_id: string}>([
+      'register-client',
+      ...db,
+      '--name',
+      'C',
+      '--url',
+      'https://c.example',
+      '--logo-url',
+      'https://c.example/l.png',
+      '--grant',
+      'balance',
+    ])
+    const member = cliJson<{user_id: number}>([
+      'add-member',
+      ...db,
+      '--email',
+      'm@clinic.example',
+      '--password',
+      'member password',
+      '--first-name',
+      'M',
+      '--last-name',
+      'N',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
     oneLineError(cli(['issue-token', ...db, '--member', String(member.user_id), '--client', client.client_id, '--json']), /^Error: client \S+ does not have the signon grant/)
   })
 })
@@ -74,7 +124,20 @@ describe('stores the operator may only read, and files that are not stores', () 
     if (/unshare/.test(list.stderr) && list.status !== 0) throw new Error(`user namespaces are not allowed here: ${list.stderr}`)
     expect(list.status, list.stderr).toBe(0)
     expect(JSON.parse(list.stdout)).toHaveLength(1)
-    const write1 = asNobody(['register-client', '--db', file, '--name', 'W', '--url', 'https://w.example', '--logo-url', 'https://w.example/l.png', '--redirect-uri', 'https://w.example/cb', '--json'])
+    const write1 = asNobody([
+      'register-client',
+      '--db',
+      file,
+      '--name',
+      'W',
+      '--url',
+      'https://w.example',
+      '--logo-url',
+      'https://w.example/l.png',
+      '--redirect-uri',
+      'https://w.example/cb',
+      '--json',
+    ])
     expect(write1.status).toBe(1)
     expect(write1.stderr.trim().split('\n')).toHaveLength(1)
     expect(write1.stderr).toContain(`Error: the store ${file} is read-only for this user`)
@@ -92,7 +155,22 @@ describe('secrets kept out of ps', () => {
     const {openStore} = await import('../../src/store/db.js')
     const {verifyPassword} = await import('../../src/lib/hashing.js')
     const file = join(tempDir(), 'secrets.db')
-    const member = (email: string) => ['add-member', '--db', file, '--email', email, '--first-name', 'S', '--last-name', 'T', '--country', 'US', '--specialty', 'Oncology', '--json']
+    const member = (email: string) => [
+      'add-member',
+      '--db',
+      file,
+      '--email',
+      email,
+      '--first-name',
+      'S',
+      '--last-name',
+      'T',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      '--json',
+    ]
     const [command, ...args] = cliArgv([...member('stdin@clinic.example'), '--password-stdin'])
     const piped = spawnSync(command, args, {input: 'piped password 1\n', encoding: 'utf8'})
     expect(piped.status, piped.stderr).toBe(0)

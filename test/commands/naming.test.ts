@@ -13,7 +13,10 @@ const TYPES: Record<string, 'string' | 'number' | 'boolean'> = {client_id: 'stri
 const RETIRED = new Set(['partner', 'key_id', 'member_id', 'country', 'specialty'])
 
 function check(value: unknown, where: string, problems: string[]): void {
-  if (Array.isArray(value)) return value.forEach((item, i) => check(item, `${where}[${i}]`, problems))
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) check(item, `${where}[${i}]`, problems)
+    return
+  }
   if (value === null || typeof value !== 'object') return
   for (const [key, child] of Object.entries(value)) {
     const at = `${where}.${key}`
@@ -32,8 +35,40 @@ describe('one naming scheme across every --json output', () => {
     const outputs: Record<string, unknown> = {}
     const run = (name: string, args: string[]) => (outputs[name] = cliJson([...args, ...db]))
     run('demo', ['demo'])
-    const partner = run('register-client', ['register-client', '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner,signon', '--redirect-uri', 'https://p.example/cb', '--partner-url', 'http://127.0.0.1:9', '--partner-username', 'u', '--partner-password', 'p']) as {client_id: string}
-    const member = run('add-member', ['add-member', '--email', 'n@clinic.example', '--password', 'long enough password', '--first-name', 'N', '--last-name', 'M', '--country', 'US', '--specialty', 'Oncology']) as {user_id: number}
+    const partner = run('register-client', [
+      'register-client',
+      '--name',
+      'P',
+      '--url',
+      'https://p.example',
+      '--logo-url',
+      'https://p.example/l.png',
+      '--grant',
+      'partner,signon',
+      '--redirect-uri',
+      'https://p.example/cb',
+      '--partner-url',
+      'http://127.0.0.1:9',
+      '--partner-username',
+      'u',
+      '--partner-password',
+      'p',
+    ]) as {client_id: string}
+    const member = run('add-member', [
+      'add-member',
+      '--email',
+      'n@clinic.example',
+      '--password',
+      'long enough password',
+      '--first-name',
+      'N',
+      '--last-name',
+      'M',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ]) as {user_id: number}
     run('show-member', ['show-member', String(member.user_id)])
     run('list-members', ['list-members'])
     run('show-client', ['show-client', partner.client_id])

@@ -2,8 +2,9 @@ import {describe, expect, it} from 'vitest'
 import {oneLine} from '../../commands/base-command.js'
 
 describe('CLI errors are one line that keeps the facts', () => {
-  it('folds oclif\'s missing-argument list and drops the help hint and notes', () => {
-    const message = 'Missing 2 required args:\nkey  (user_id|npi|me) how ID identifies the person\nid   user_id, NPI or AMA ME number\nNote: --property allows multiple values.\nAlternatively, use "--".\nSee more help with --help'
+  it("folds oclif's missing-argument list and drops the help hint and notes", () => {
+    const message =
+      'Missing 2 required args:\nkey  (user_id|npi|me) how ID identifies the person\nid   user_id, NPI or AMA ME number\nNote: --property allows multiple values.\nAlternatively, use "--".\nSee more help with --help'
     expect(oneLine(message)).toBe('Missing 2 required args: key ((user_id|npi|me) how ID identifies the person), id (user_id, NPI or AMA ME number)')
   })
   it('keeps the reason of a flag parse error', () => {

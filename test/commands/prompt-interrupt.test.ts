@@ -15,7 +15,21 @@ describe.skipIf(!hasTmux)('Ctrl-C at a prompt', () => {
   })
 
   it('exits 130 quietly, without an Error line', async () => {
-    const command = cliArgv(['add-member', '--db', join(tempDir(), 'ctrl-c.db'), '--email', 'c@clinic.example', '--first-name', 'C', '--last-name', 'D', '--country', 'US', '--specialty', 'Oncology'])
+    const command = cliArgv([
+      'add-member',
+      '--db',
+      join(tempDir(), 'ctrl-c.db'),
+      '--email',
+      'c@clinic.example',
+      '--first-name',
+      'C',
+      '--last-name',
+      'D',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
       .map((a) => `'${a}'`)
       .join(' ')
     tmux('new-session', '-d', '-s', 'c', '-x', '120', '-y', '30', `${command}; echo EXIT=$?; sleep 60`)

@@ -21,7 +21,18 @@ describe('progress of seed-posts and seed-pulses', () => {
     expect(JSON.parse(posts.stdout)).toMatchObject({posts: 300})
     expect(posts.stderr).toMatch(/^seeding posts: \d+\/300\n/)
     expect(posts.stderr.trim().split('\n').at(-1)).toBe('seeding posts: 300/300')
-    const client = cliJson<{client_id: string}>(['register-client', ...db, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'pulses'])
+    const client = cliJson<{client_id: string}>([
+      'register-client',
+      ...db,
+      '--name',
+      'P',
+      '--url',
+      'https://p.example',
+      '--logo-url',
+      'https://p.example/l.png',
+      '--grant',
+      'pulses',
+    ])
     const pulses = cli(['seed-pulses', ...db, '--client', client.client_id, '--count', '3', '--respondents', '5', '--json'])
     expect(pulses.status).toBe(0)
     expect(pulses.stderr.trim().split('\n').at(-1)).toBe('seeding pulses: 3/3')
@@ -29,7 +40,9 @@ describe('progress of seed-posts and seed-pulses', () => {
 
   it.skipIf(!hasTmux)('draws a bar on a terminal', async () => {
     const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
-    const command = cliArgv(['seed-posts', ...db, '--count', '2000', '--comments', '1', '--seed', '3']).map((a) => `'${a}'`).join(' ')
+    const command = cliArgv(['seed-posts', ...db, '--count', '2000', '--comments', '1', '--seed', '3'])
+      .map((a) => `'${a}'`)
+      .join(' ')
     tmux('new-session', '-d', '-s', 's', '-x', '160', '-y', '50', `${command}; echo EXIT=$?; sleep 60`)
     let screen = ''
     for (let i = 0; i < 300 && !/EXIT=\d/.test(screen); i++) {

@@ -6,7 +6,25 @@ describe('serve --demo', () => {
   it('exits 1 with one Error line, instead of lingering, when the demo cannot be seeded', () => {
     const db = join(tempDir(), 'clash.db')
     // The demo doctor's NPI is already someone else's.
-    cliJson(['add-member', '--db', db, '--email', 'ana@clinic.example', '--password', 'correct horse', '--first-name', 'Ana', '--last-name', 'Ruiz', '--country', 'US', '--specialty', 'Oncology', '--npi', '1234567893'])
+    cliJson([
+      'add-member',
+      '--db',
+      db,
+      '--email',
+      'ana@clinic.example',
+      '--password',
+      'correct horse',
+      '--first-name',
+      'Ana',
+      '--last-name',
+      'Ruiz',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      '--npi',
+      '1234567893',
+    ])
     const started = Date.now()
     const result = cli(['serve', '--demo', '--no-worker', '--port', '0', '--db', db])
     expect(result.status).toBe(1)
@@ -42,7 +60,10 @@ describe('readiness', () => {
       }
       expect(seen.at(-1)).toBe(200)
       // The moment it says ready, the demo's published credentials work.
-      const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {method: 'POST', body: new URLSearchParams({grant_type: 'client_credentials', client_id: 'demo-client', client_secret: 'demo-client-secret'})})
+      const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({grant_type: 'client_credentials', client_id: 'demo-client', client_secret: 'demo-client-secret'}),
+      })
       expect(token.status).toBe(200)
     } finally {
       process.kill(child.pid!, 'SIGTERM')
@@ -64,7 +85,21 @@ describe('the demo keeps to a store of its own', () => {
       expect(existsSync(join(dir, 'medpanel-demo.db'))).toBe(true)
       expect(existsSync(join(dir, 'medpanel.db'))).toBe(false)
 
-      cliJson(['add-member', '--email', 'real@clinic.example', '--password', 'a real password', '--first-name', 'R', '--last-name', 'M', '--country', 'US', '--specialty', 'Oncology'])
+      cliJson([
+        'add-member',
+        '--email',
+        'real@clinic.example',
+        '--password',
+        'a real password',
+        '--first-name',
+        'R',
+        '--last-name',
+        'M',
+        '--country',
+        'US',
+        '--specialty',
+        'Oncology',
+      ])
       const refused = inDir(['demo', '--db', './medpanel.db', '--json'])
       expect(refused.status).toBe(1)
       expect(refused.stdout).toBe('')

@@ -25,12 +25,34 @@ describe('what the CLI refuses, and how it says so', () => {
 
   it('a negative duration, a token lifetime past its maximum, a base URL that is not one', () => {
     refused(['push-project', ...db, '--project-id', 'P', '--name', 'N', '--duration', '-3', '--status', 'active', '--type', 'custom'], 'duration: must be greater than 0')
-    refused(['register-client', ...db, '--name', 'N', '--url', 'https://n.example', '--logo-url', 'https://n.example/l.png', '--redirect-uri', 'https://n.example/cb', '--token-ttl', '99999999999'], /^Error: token_ttl: .*315360000/)
-    refused(['serve', ...db, '--base-url', 'notaurl', '--port', '0'], /^Error: --base-url must be the service's public address, as http\(s\):\/\/host\[:port\] with no path \(got "notaurl"\)/)
+    refused(
+      [
+        'register-client',
+        ...db,
+        '--name',
+        'N',
+        '--url',
+        'https://n.example',
+        '--logo-url',
+        'https://n.example/l.png',
+        '--redirect-uri',
+        'https://n.example/cb',
+        '--token-ttl',
+        '99999999999',
+      ],
+      /^Error: token_ttl: .*315360000/,
+    )
+    refused(
+      ['serve', ...db, '--base-url', 'notaurl', '--port', '0'],
+      /^Error: --base-url must be the service's public address, as http\(s\):\/\/host\[:port\] with no path \(got "notaurl"\)/,
+    )
   })
 
   it('both --db and --database-url, and an unknown key in an imported file, named by its path', () => {
-    refused(['list-clients', ...db, '--database-url', `sqlite:${join(dir, 'v.db')}`], 'give the store once: --db (or MEDPANEL_DB) or --database-url (or MEDPANEL_DATABASE_URL), not both')
+    refused(
+      ['list-clients', ...db, '--database-url', `sqlite:${join(dir, 'v.db')}`],
+      'give the store once: --db (or MEDPANEL_DB) or --database-url (or MEDPANEL_DATABASE_URL), not both',
+    )
     const extra = structuredClone(CORPUS) as unknown as Record<string, unknown>[]
     ;(extra[1] as {post: Record<string, unknown>}).post.mood = 'sunny'
     const file = join(dir, 'extra.json')
@@ -47,16 +69,50 @@ describe('one rule for enumerated values: any case in, the canonical spelling ou
     const {postCredit} = await import('../../src/interfaces/balance/service.js')
     const {getMemberRow} = await import('../../src/registry/service.js')
     const db = ['--db', join(tempDir(), 'case.db')]
-    const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', 'c@clinic.example', '--password', 'long enough password', '--first-name', 'C', '--last-name', 'D', '--country', 'us', '--specialty', 'Oncology'])
+    const member = cliJson<{user_id: number}>([
+      'add-member',
+      ...db,
+      '--email',
+      'c@clinic.example',
+      '--password',
+      'long enough password',
+      '--first-name',
+      'C',
+      '--last-name',
+      'D',
+      '--country',
+      'us',
+      '--specialty',
+      'Oncology',
+    ])
     expect(cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '10', '--type', 'honorarium'])).toMatchObject({type: 'HONORARIUM'})
-    expect(cliJson<{project: {status: string; project_type: string}}>(['push-project', ...db, '--project-id', 'P', '--name', 'N', '--duration', '5', '--status', 'ACTIVE', '--type', 'Real-Time']).project).toMatchObject({status: 'active', project_type: 'real-time'})
+    expect(
+      cliJson<{project: {status: string; project_type: string}}>([
+        'push-project',
+        ...db,
+        '--project-id',
+        'P',
+        '--name',
+        'N',
+        '--duration',
+        '5',
+        '--status',
+        'ACTIVE',
+        '--type',
+        'Real-Time',
+      ]).project,
+    ).toMatchObject({status: 'active', project_type: 'real-time'})
 
     const ctx = await freshApp()
     try {
       await seedClients(ctx.db, ctx.clock.now())
       const m = await seedMember(ctx.db, ctx.clock.now())
       await postCredit(ctx.db, await getMemberRow(ctx.db, m.user_id), {type: 'incentive', amount: '50'}, ctx.clock.now())
-      const res = await ctx.app.request(`/balance/user_id/${m.user_id}/withdrawals`, {method: 'POST', headers: {...AUTH, 'content-type': 'application/json'}, body: JSON.stringify({type: 'paypal', amount: 10, member_details: PAYPAL_DETAILS})})
+      const res = await ctx.app.request(`/balance/user_id/${m.user_id}/withdrawals`, {
+        method: 'POST',
+        headers: {...AUTH, 'content-type': 'application/json'},
+        body: JSON.stringify({type: 'paypal', amount: 10, member_details: PAYPAL_DETAILS}),
+      })
       expect(res.status).toBe(201)
       const {transaction_id: id} = (await res.json()) as {transaction_id: string}
       expect(await (await ctx.app.request(`/balance/transactions/${id}`, {headers: AUTH})).json()).toMatchObject({properties: {withdrawal_type: 'PAYPAL'}})

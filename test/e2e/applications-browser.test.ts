@@ -24,8 +24,36 @@ describe.skipIf(!available)('sign-on in Chromium at a plain-http origin that is 
     await probe.stop()
     origin = `http://medpanel.test:${port}`
     const db = ['--db', join(tempDir(), 'apps.db')]
-    client = cliJson(['register-client', ...db, '--name', 'Partner Research', '--url', 'https://partner.example', '--logo-url', 'https://partner.example/logo.png', '--redirect-uri', REDIRECT, '--token-ttl', '3600'])
-    cliJson(['add-member', ...db, '--email', 'dr.lee@clinic.example', '--password', 'browser password 1', '--first-name', 'Min', '--last-name', 'Lee', '--country', 'US', '--specialty', 'Cardiology'])
+    client = cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'Partner Research',
+      '--url',
+      'https://partner.example',
+      '--logo-url',
+      'https://partner.example/logo.png',
+      '--redirect-uri',
+      REDIRECT,
+      '--token-ttl',
+      '3600',
+    ])
+    cliJson([
+      'add-member',
+      ...db,
+      '--email',
+      'dr.lee@clinic.example',
+      '--password',
+      'browser password 1',
+      '--first-name',
+      'Min',
+      '--last-name',
+      'Lee',
+      '--country',
+      'US',
+      '--specialty',
+      'Cardiology',
+    ])
     server = await startCli(['serve', '--no-worker', '--port', port, '--base-url', origin, ...db])
     browser = await chromium.launch({executablePath: CHROMIUM, args: [...FLAGS, '--host-resolver-rules=MAP medpanel.test 127.0.0.1']})
   })
@@ -50,7 +78,13 @@ describe.skipIf(!available)('sign-on in Chromium at a plain-http origin that is 
     expect(landed.searchParams.get('state')).toBe('apps')
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
-      body: new URLSearchParams({grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret}),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: landed.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
     })
     const {access_token: accessToken} = (await token.json()) as {access_token: string}
     expect((await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${accessToken}`}})).status).toBe(200)

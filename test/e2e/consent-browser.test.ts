@@ -44,7 +44,13 @@ describe.skipIf(!available)('the consent page in a real browser (Debian Chromium
 
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
-      body: new URLSearchParams({grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: redirect, client_id: 'demo-client', client_secret: 'demo-client-secret'}),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: landed.searchParams.get('code')!,
+        redirect_uri: redirect,
+        client_id: 'demo-client',
+        client_secret: 'demo-client-secret',
+      }),
     })
     expect(token.status).toBe(200)
   })

@@ -25,7 +25,7 @@ interface Tx {
 async function verifyLedger(url: string, auth: string, members: number[]): Promise<Map<string, number>> {
   const seen = new Map<string, number>()
   for (const id of members) {
-    const summary = (await (await fetch(`${url}/balance/user_id/${id}/summary`, {headers: {authorization: auth}})).text())
+    const summary = await (await fetch(`${url}/balance/user_id/${id}/summary`, {headers: {authorization: auth}})).text()
     const available = new Decimal(/"available_funds":(-?[\d.]+)/.exec(summary)![1]!)
     const list = (await (await fetch(`${url}/balance/user_id/${id}/transactions`, {headers: {authorization: auth}})).json()) as Tx[]
     let balance = new Decimal(0)
@@ -45,11 +45,37 @@ describe('crashes, repeated', () => {
   it('withdrawals at 20 concurrent through 5 SIGKILLs: ledgers balance, every 201 exists exactly once, a backup taken mid-soak restores balanced', async () => {
     const dir = tempDir('medpanel-soak-')
     const db = ['--db', join(dir, 'soak.db')]
-    const client = cliJson<{client_id: string; client_secret: string}>(['register-client', ...db, '--name', 'Soak', '--url', 'https://soak.example', '--logo-url', 'https://soak.example/l.png', '--grant', 'balance'])
+    const client = cliJson<{client_id: string; client_secret: string}>([
+      'register-client',
+      ...db,
+      '--name',
+      'Soak',
+      '--url',
+      'https://soak.example',
+      '--logo-url',
+      'https://soak.example/l.png',
+      '--grant',
+      'balance',
+    ])
     const auth = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
     const members: number[] = []
     for (let i = 0; i < 4; i++) {
-      const member = cliJson<{user_id: number}>(['add-member', ...db, '--email', `soak${i}@clinic.example`, '--password', 'soak password 1', '--first-name', 'Sam', '--last-name', 'Oak', '--country', 'US', '--specialty', 'Cardiology'])
+      const member = cliJson<{user_id: number}>([
+        'add-member',
+        ...db,
+        '--email',
+        `soak${i}@clinic.example`,
+        '--password',
+        'soak password 1',
+        '--first-name',
+        'Sam',
+        '--last-name',
+        'Oak',
+        '--country',
+        'US',
+        '--specialty',
+        'Cardiology',
+      ])
       cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '100000', '--type', 'HONORARIUM'])
       members.push(member.user_id)
     }
@@ -132,7 +158,24 @@ describe('crashes, repeated', () => {
     const db = ['--db', join(dir, 'push.db')]
     const partner = await startCli(['partner-serve', '--port', '0', '--username', 'soak', '--password', 'soak-pw', '--db', join(dir, 'partner.db')])
     try {
-      const client = cliJson<{client_id: string}>(['register-client', ...db, '--name', 'Soak Partner', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'soak', '--partner-password', 'soak-pw'])
+      const client = cliJson<{client_id: string}>([
+        'register-client',
+        ...db,
+        '--name',
+        'Soak Partner',
+        '--url',
+        'https://p.example',
+        '--logo-url',
+        'https://p.example/l.png',
+        '--grant',
+        'partner',
+        '--partner-url',
+        partner.url,
+        '--partner-username',
+        'soak',
+        '--partner-password',
+        'soak-pw',
+      ])
       const all = Array.from({length: 400}, (_, i) => {
         const npi = npiFromBase(String(300000000 + i))
         return {npi, honoraria: 20 + i, url: `https://survey.example/s?npi=${npi}`}

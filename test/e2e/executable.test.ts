@@ -83,12 +83,42 @@ describe('the single executable, alone in an empty root', () => {
     servers.push(server)
     const redirectUri = `${server.url}/app/callback`
     const client = cliJson<{client_id: string; client_secret: string}>(
-      ['register-client', ...db, '--name', 'Exe Partner', '--url', 'https://exe.example', '--logo-url', 'https://exe.example/logo.png', '--redirect-uri', redirectUri, '--token-ttl', '900', '--grant', 'signon,balance,pulses,conversations'],
+      [
+        'register-client',
+        ...db,
+        '--name',
+        'Exe Partner',
+        '--url',
+        'https://exe.example',
+        '--logo-url',
+        'https://exe.example/logo.png',
+        '--redirect-uri',
+        redirectUri,
+        '--token-ttl',
+        '900',
+        '--grant',
+        'signon,balance,pulses,conversations',
+      ],
       {},
       launcher,
     )
     const member = cliJson<{user_id: number}>(
-      ['add-member', ...db, '--email', 'exe@clinic.example', '--password', 'exe-password-1', '--first-name', 'Ada', '--last-name', 'Okafor', '--country', 'US', '--specialty', 'Cardiology'],
+      [
+        'add-member',
+        ...db,
+        '--email',
+        'exe@clinic.example',
+        '--password',
+        'exe-password-1',
+        '--first-name',
+        'Ada',
+        '--last-name',
+        'Okafor',
+        '--country',
+        'US',
+        '--specialty',
+        'Cardiology',
+      ],
       {},
       launcher,
     )
@@ -98,10 +128,26 @@ describe('the single executable, alone in an empty root', () => {
     const insecure = {[oauth.allowInsecureRequests]: true}
     const verifier = oauth.generateRandomCodeVerifier()
     const url = new URL(as.authorization_endpoint!)
-    url.search = new URLSearchParams({client_id: client.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'profile', state: 'exe-state', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256'}).toString()
+    url.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'profile',
+      state: 'exe-state',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
     const callback = await consentInBrowser(server.url, url, {email: 'exe@clinic.example', password: 'exe-password-1'})
     const params = oauth.validateAuthResponse(as, {client_id: client.client_id}, callback, 'exe-state')
-    const grant = await oauth.authorizationCodeGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretBasic(client.client_secret), params, redirectUri, verifier, insecure)
+    const grant = await oauth.authorizationCodeGrantRequest(
+      as,
+      {client_id: client.client_id},
+      oauth.ClientSecretBasic(client.client_secret),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    )
     const tokens = await oauth.processAuthorizationCodeResponse(as, {client_id: client.client_id}, grant)
     const me = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${server.url}/oauth/user/info`), undefined, undefined, insecure)
     expect(await me.json()).toEqual({first_name: 'Ada', last_name: 'Okafor', country_of_practice: 'US', primary_specialty: 'Cardiology'})
@@ -119,7 +165,11 @@ describe('the single executable, alone in an empty root', () => {
     expect(summary).toMatchObject({available_funds: 100.25, currency: 'USD'})
 
     // D: seeded pulses exported with a client_credentials token.
-    const seeded = cliJson<{created: {project_id: string}[]}>(['seed-pulses', ...db, '--client', client.client_id, '--count', '3', '--respondents', '5', '--seed', '4'], {}, launcher)
+    const seeded = cliJson<{created: {project_id: string}[]}>(
+      ['seed-pulses', ...db, '--client', client.client_id, '--count', '3', '--respondents', '5', '--seed', '4'],
+      {},
+      launcher,
+    )
     const ccResponse = await oauth.clientCredentialsGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretPost(client.client_secret), new URLSearchParams(), insecure)
     const cc = await oauth.processClientCredentialsResponse(as, {client_id: client.client_id}, ccResponse)
     const exported = await fetch(`${server.url}/projects/${seeded.created[0]!.project_id}/export`, {headers: {authorization: `Bearer ${cc.access_token}`}})
@@ -131,7 +181,11 @@ describe('the single executable, alone in an empty root', () => {
     // E: seeded posts counted in XML with an API key.
     cliJson(['seed-posts', ...db, '--count', '60', '--comments', '2', '--from', '2024-01-01T00:00:00Z', '--to', '2024-12-31T23:59:59Z', '--seed', '2'], {}, launcher)
     const key = cliJson<{api_key: string}>(['issue-api-key', client.client_id, ...db, '--methods', 'summary,data'], {}, launcher)
-    const query = new URLSearchParams([['terms[]', 'patient'], ['start', '2024-01-01T00:00:00Z'], ['end', '2024-12-31T23:59:59Z']])
+    const query = new URLSearchParams([
+      ['terms[]', 'patient'],
+      ['start', '2024-01-01T00:00:00Z'],
+      ['end', '2024-12-31T23:59:59Z'],
+    ])
     const search = await fetch(`${server.url}/conversations/summary?${query}`, {headers: {accept: 'application/vnd.service-v1+xml', 'x-service-conversation-api-key': key.api_key}})
     expect(search.status).toBe(200)
     expect(search.headers.get('content-type')).toMatch(/xml/)
@@ -148,11 +202,48 @@ describe('the single executable, alone in an empty root', () => {
     const partner = await startCli(['partner-serve', '--port', '0', '--username', 'exe', '--password', 'exe-partner-pw', '--db', '/tmp/partner.db'], {}, launcher)
     servers.push(partner)
     const pusher = cliJson<{client_id: string}>(
-      ['register-client', ...db, '--name', 'Exe Panel', '--url', 'https://panel.example', '--logo-url', 'https://panel.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'exe', '--partner-password', 'exe-partner-pw'],
+      [
+        'register-client',
+        ...db,
+        '--name',
+        'Exe Panel',
+        '--url',
+        'https://panel.example',
+        '--logo-url',
+        'https://panel.example/l.png',
+        '--grant',
+        'partner',
+        '--partner-url',
+        partner.url,
+        '--partner-username',
+        'exe',
+        '--partner-password',
+        'exe-partner-pw',
+      ],
       {},
       launcher,
     )
-    cliJson(['push-project', ...db, '--project-id', 'EXE-1', '--name', 'Executable study', '--duration', '12', '--status', 'active', '--type', 'custom', '--partner', pusher.client_id, '--wait'], {}, launcher)
+    cliJson(
+      [
+        'push-project',
+        ...db,
+        '--project-id',
+        'EXE-1',
+        '--name',
+        'Executable study',
+        '--duration',
+        '12',
+        '--status',
+        'active',
+        '--type',
+        'custom',
+        '--partner',
+        pusher.client_id,
+        '--wait',
+      ],
+      {},
+      launcher,
+    )
     const received = await fetch(`${partner.url}/v1/projects/EXE-1`, {headers: {authorization: `Basic ${Buffer.from('exe:exe-partner-pw').toString('base64')}`}})
     expect(received.status).toBe(200)
     expect(await received.json()).toMatchObject({project_id: 'EXE-1', name: 'Executable study', status: 'active', project_type: 'custom'})

@@ -20,8 +20,40 @@ describe('sign-on end to end with oauth4webapi', () => {
   beforeAll(async () => {
     server = await startCli(['serve', '--port', '0', '--db', db])
     redirectUri = `${server.url}/app/callback`
-    client = cliJson(['register-client', '--db', db, '--name', 'E2E Partner', '--url', 'https://e2e.example', '--logo-url', 'https://e2e.example/logo.png', '--redirect-uri', redirectUri, '--token-ttl', '900', '--grant', 'signon,pulses'])
-    member = cliJson(['add-member', '--db', db, '--email', 'e2e@clinic.example', '--password', 'e2e-password-1', '--first-name', 'Eve', '--last-name', 'Ito', '--country', 'CA', '--specialty', 'Neurology'])
+    client = cliJson([
+      'register-client',
+      '--db',
+      db,
+      '--name',
+      'E2E Partner',
+      '--url',
+      'https://e2e.example',
+      '--logo-url',
+      'https://e2e.example/logo.png',
+      '--redirect-uri',
+      redirectUri,
+      '--token-ttl',
+      '900',
+      '--grant',
+      'signon,pulses',
+    ])
+    member = cliJson([
+      'add-member',
+      '--db',
+      db,
+      '--email',
+      'e2e@clinic.example',
+      '--password',
+      'e2e-password-1',
+      '--first-name',
+      'Eve',
+      '--last-name',
+      'Ito',
+      '--country',
+      'CA',
+      '--specialty',
+      'Neurology',
+    ])
     as = {issuer: server.url, authorization_endpoint: `${server.url}/oauth/authorize`, token_endpoint: `${server.url}/oauth/token`}
   })
   afterAll(async () => {
@@ -46,7 +78,15 @@ describe('sign-on end to end with oauth4webapi', () => {
 
     const callback = await consent(url)
     const params = oauth.validateAuthResponse(as, {client_id: client.client_id}, callback, state)
-    const response = await oauth.authorizationCodeGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretBasic(client.client_secret), params, redirectUri, verifier, insecure)
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      {client_id: client.client_id},
+      oauth.ClientSecretBasic(client.client_secret),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    )
     const tokens = await oauth.processAuthorizationCodeResponse(as, {client_id: client.client_id}, response)
     expect(tokens.token_type).toBe('bearer')
     expect(tokens.expires_in).toBe(900)
@@ -56,7 +96,15 @@ describe('sign-on end to end with oauth4webapi', () => {
     const me = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${server.url}/oauth/user/info`), undefined, undefined, insecure)
     expect(await me.json()).toEqual({first_name: 'Eve', last_name: 'Ito', country_of_practice: 'CA', primary_specialty: 'Neurology'})
 
-    const replay = await oauth.authorizationCodeGrantRequest(as, {client_id: client.client_id}, oauth.ClientSecretBasic(client.client_secret), params, redirectUri, verifier, insecure)
+    const replay = await oauth.authorizationCodeGrantRequest(
+      as,
+      {client_id: client.client_id},
+      oauth.ClientSecretBasic(client.client_secret),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    )
     await expect(oauth.processAuthorizationCodeResponse(as, {client_id: client.client_id}, replay)).rejects.toMatchObject({error: 'invalid_grant'})
     const after = await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${tokens.access_token}`}})
     expect(after.status).toBe(401)
@@ -76,7 +124,11 @@ describe('sign-on end to end with oauth4webapi', () => {
     expect(await check(first.access_token)).toBe(401)
 
     const second = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({user_id: member.user_id, client_id: client.client_id, revoked_tokens: 1})
+    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({
+      user_id: member.user_id,
+      client_id: client.client_id,
+      revoked_tokens: 1,
+    })
     expect(await check(second.access_token)).toBe(401)
 
     const third = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])

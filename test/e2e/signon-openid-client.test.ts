@@ -20,8 +20,40 @@ describe('sign-on with openid-client', () => {
     server = await startCli(['serve', '--port', '0', '--no-worker', '--db', db])
     redirectUri = `${server.url}/app/callback`
     // openid-client needs a number in expires_in (RFC 6749 §5.1): this client has a token lifetime.
-    registered = cliJson(['register-client', '--db', db, '--name', 'OIDC Partner', '--url', 'https://oidc.example', '--logo-url', 'https://oidc.example/l.png', '--redirect-uri', redirectUri, '--token-ttl', '900', '--grant', 'signon,pulses'])
-    cliJson(['add-member', '--db', db, '--email', 'oidc@clinic.example', '--password', 'oidc-password-1', '--first-name', 'Olu', '--last-name', 'Ide', '--country', 'GB', '--specialty', 'Neurology'])
+    registered = cliJson([
+      'register-client',
+      '--db',
+      db,
+      '--name',
+      'OIDC Partner',
+      '--url',
+      'https://oidc.example',
+      '--logo-url',
+      'https://oidc.example/l.png',
+      '--redirect-uri',
+      redirectUri,
+      '--token-ttl',
+      '900',
+      '--grant',
+      'signon,pulses',
+    ])
+    cliJson([
+      'add-member',
+      '--db',
+      db,
+      '--email',
+      'oidc@clinic.example',
+      '--password',
+      'oidc-password-1',
+      '--first-name',
+      'Olu',
+      '--last-name',
+      'Ide',
+      '--country',
+      'GB',
+      '--specialty',
+      'Neurology',
+    ])
     config = await client.discovery(new URL(server.url), registered.client_id, registered.client_secret, undefined, {algorithm: 'oauth2', ...insecure})
   })
   afterAll(async () => server?.stop())
@@ -37,7 +69,13 @@ describe('sign-on with openid-client', () => {
   it('runs the code flow with PKCE and an iss it checks, then revokes and introspects through its own calls', async () => {
     const verifier = client.randomPKCECodeVerifier()
     const state = client.randomState()
-    const url = client.buildAuthorizationUrl(config, {redirect_uri: redirectUri, scope: 'profile', state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256'})
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'profile',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
     const callback = await consentInBrowser(server.url, url, {email: 'oidc@clinic.example', password: 'oidc-password-1'})
     expect(callback.searchParams.get('iss')).toBe(server.url)
     const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})
@@ -57,10 +95,18 @@ describe('sign-on with openid-client', () => {
   it('refuses a redirect whose iss names another issuer (the mix-up defence works end to end)', async () => {
     const state = client.randomState()
     const verifier = client.randomPKCECodeVerifier()
-    const url = client.buildAuthorizationUrl(config, {redirect_uri: redirectUri, scope: 'profile', state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256'})
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'profile',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
     const callback = await consentInBrowser(server.url, url, {email: 'oidc@clinic.example', password: 'oidc-password-1'})
     callback.searchParams.set('iss', 'https://attacker.example')
-    await expect(client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})).rejects.toMatchObject({cause: {message: expect.stringMatching(/"iss" \(issuer\)/)}})
+    await expect(client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})).rejects.toMatchObject({
+      cause: {message: expect.stringMatching(/"iss" \(issuer\)/)},
+    })
   })
 
   it('gets a client_credentials token for the pulses client', async () => {

@@ -16,7 +16,13 @@ function trickle(url: URL, onClose: () => void): {socket: Socket; stop: () => vo
     clearInterval(timer)
     onClose()
   })
-  return {socket, stop: () => (clearInterval(timer), socket.destroy())}
+  return {
+    socket,
+    stop: () => {
+      clearInterval(timer)
+      socket.destroy()
+    },
+  }
 }
 
 describe('slow clients', () => {

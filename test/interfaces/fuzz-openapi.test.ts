@@ -17,7 +17,9 @@ interface Operation {
 
 /** Every stored row, hashed per table: what a refused request must leave exactly as it was. */
 async function fingerprint(ctx: TestContext): Promise<Record<string, string>> {
-  const tables = (await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%' order by name`.execute(ctx.db)).rows
+  const tables = (
+    await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%' order by name`.execute(ctx.db)
+  ).rows
   const result: Record<string, string> = {}
   for (const {name} of tables) {
     // Every value as text: node:sqlite refuses to read a 64-bit integer (the search keys) as a number.
@@ -54,7 +56,30 @@ describe('every documented operation, fuzzed', () => {
   const nasty = fc.oneof(
     fc.string(),
     fc.string({unit: 'grapheme', maxLength: 40}),
-    fc.constantFrom('', '\u0000', 'a\u0000b', '\ud800', '\udfff x', '..', '%', '%00', '%zz', '-1', '1e309', 'NaN', 'null', '[]', '{}', 'user_id', 'npi', '../../etc', "' or 1=1 --", '"', '<x>', '\u001b[2J'),
+    fc.constantFrom(
+      '',
+      '\u0000',
+      'a\u0000b',
+      '\ud800',
+      '\udfff x',
+      '..',
+      '%',
+      '%00',
+      '%zz',
+      '-1',
+      '1e309',
+      'NaN',
+      'null',
+      '[]',
+      '{}',
+      'user_id',
+      'npi',
+      '../../etc',
+      "' or 1=1 --",
+      '"',
+      '<x>',
+      '\u001b[2J',
+    ),
     fc.string({minLength: 5000, maxLength: 9000}),
     fc.integer().map(String),
   )
@@ -65,7 +90,15 @@ describe('every documented operation, fuzzed', () => {
     fc.record({type: nasty, amount: fc.oneof(nasty, fc.double().map(String)), member_details: fc.oneof(fc.dictionary(nasty, nasty), nasty)}).map((v) => JSON.stringify(v)),
     nasty,
   )
-  const contentType = fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=zz', 'application/xml', '', 'application/json; charset=utf-16')
+  const contentType = fc.constantFrom(
+    'application/json',
+    'application/x-www-form-urlencoded',
+    'text/plain',
+    'multipart/form-data; boundary=zz',
+    'application/xml',
+    '',
+    'application/json; charset=utf-16',
+  )
   const credentials = fc.constantFrom('none', 'basic', 'bearer', 'key', 'garbage')
   const accept = fc.constantFrom(undefined, '*/*', 'application/vnd.service-v1+xml', 'application/vnd.service-v1+json', 'text/html', '\u0000')
 

@@ -1,5 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER, seedDemo} from '../../src/demo.js'
+import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, seedDemo} from '../../src/demo.js'
 import {issueToken} from '../../src/interfaces/signon/service.js'
 import {freshApp, type TestContext} from '../helpers/app.js'
 
@@ -60,9 +60,16 @@ async function credentials(op: Operation, path: string): Promise<Record<string, 
   if (scheme.type === 'apiKey') return {} // client_secret in the form: the example carries it
   if (scheme.type === 'http' && scheme.scheme === 'bearer') {
     // Interface D wants the client's own token; sign-on's info endpoints a member's.
-    const issued = path.startsWith('/projects') || path.startsWith('/clients')
-      ? await (await ctx.app.request(`${ORIGIN}/oauth/token`, {method: 'POST', headers: {authorization: basic, 'content-type': 'application/x-www-form-urlencoded'}, body: 'grant_type=client_credentials&scope=pulses'})).json()
-      : await issueToken(ctx.db, 1, DEMO_CLIENT_ID, ctx.clock.now())
+    const issued =
+      path.startsWith('/projects') || path.startsWith('/clients')
+        ? await (
+            await ctx.app.request(`${ORIGIN}/oauth/token`, {
+              method: 'POST',
+              headers: {authorization: basic, 'content-type': 'application/x-www-form-urlencoded'},
+              body: 'grant_type=client_credentials&scope=pulses',
+            })
+          ).json()
+        : await issueToken(ctx.db, 1, DEMO_CLIENT_ID, ctx.clock.now())
     return {authorization: `Bearer ${(issued as {access_token: string}).access_token}`}
   }
   throw new Error(`no demo credentials for scheme ${name}`)
@@ -88,7 +95,10 @@ async function send(path: string, method: string, op: Operation): Promise<Respon
     const [type, media] = Object.entries(content)[0]!
     expect(media.example, `${method} ${path}: the request body has no example`).toBeDefined()
     const example = {...media.example}
-    if ('csrf_token' in example) example.csrf_token = await csrfToken(path === '/oauth/authorize' ? `/oauth/authorize?${new URLSearchParams(example as Record<string, string>)}` : '/oauth/authorized_applications')
+    if ('csrf_token' in example)
+      example.csrf_token = await csrfToken(
+        path === '/oauth/authorize' ? `/oauth/authorize?${new URLSearchParams(example as Record<string, string>)}` : '/oauth/authorized_applications',
+      )
     headers['content-type'] = type
     body = type === 'application/json' ? JSON.stringify(example) : new URLSearchParams(example as Record<string, string>).toString()
   }
@@ -121,7 +131,14 @@ describe('the OpenAPI document', () => {
       // The demo's transactions get fresh ids in every store, so the example id names none: the
       // request is accepted and answered with the documented 404.
       if (op.operationId === 'getBalanceTransaction') documented.push('404')
-      expect(documented, `${method} ${path}: ${res.status} ${(await res.text()).replace(/<style>[^]*<\/style>/, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 300)}`).toContain(String(res.status))
+      expect(
+        documented,
+        `${method} ${path}: ${res.status} ${(await res.text())
+          .replace(/<style>[\s\S]*<\/style>/, '')
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .slice(0, 300)}`,
+      ).toContain(String(res.status))
       expect(op.operationId, `${method} ${path} has no operationId`).toBeTruthy()
     }
   })

@@ -31,7 +31,10 @@ describe('guessing is slowed and recorded in the store', () => {
     const params = {client_id: client.client_id, redirect_uri: 'https://client.example/callback', response_type: 'code', state: 's'}
     const jar = new CookieJar()
     const page = jar.take(await target.request(`/oauth/authorize?${new URLSearchParams(params)}`))
-    return target.request('/oauth/session', form({...params, csrf_token: csrfOf(await page.text()), email: 'ana@clinic.example', password}, {...jar.header(), origin: 'http://localhost'}))
+    return target.request(
+      '/oauth/session',
+      form({...params, csrf_token: csrfOf(await page.text()), email: 'ana@clinic.example', password}, {...jar.header(), origin: 'http://localhost'}),
+    )
   }
 
   it('locks a member after five wrong passwords (even the right one waits), then lets the real member in', async () => {
@@ -59,7 +62,7 @@ describe('guessing is slowed and recorded in the store', () => {
     expect(THROTTLE.MAX_LOCK_SECONDS).toBeLessThanOrEqual(300)
   })
 
-  it('throttles client secrets at the token endpoint and interface C alike, in each one\'s error shape', async () => {
+  it("throttles client secrets at the token endpoint and interface C alike, in each one's error shape", async () => {
     const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
     for (let i = 0; i < THROTTLE.FREE_FAILURES; i++) {
       expect((await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic('wrong-secret')}))).status).toBe(401)
@@ -97,7 +100,7 @@ describe('guessing is slowed and recorded in the store', () => {
 })
 
 describe('API keys of interface E', () => {
-  it('slows an address that keeps presenting wrong keys, answering 429 in E\'s own shape', async () => {
+  it("slows an address that keeps presenting wrong keys, answering 429 in E's own shape", async () => {
     const store = await openStore({file: ':memory:'})
     try {
       const clock = new ManualClock()

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {DEFAULT_PASSWORD_COST, hashPassword, needsRehash, verifyPassword} from '../../src/lib/hashing.js'
 
 describe('password hashes', () => {
-  it('ships at OWASP\'s floor for scrypt (N = 2^17, r = 8, p = 1) and verifies what it made', async () => {
+  it("ships at OWASP's floor for scrypt (N = 2^17, r = 8, p = 1) and verifies what it made", async () => {
     const saved = process.env.MEDPANEL_PASSWORD_COST
     delete process.env.MEDPANEL_PASSWORD_COST
     try {

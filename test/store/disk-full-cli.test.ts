@@ -13,10 +13,14 @@ describe('the CLI on a full disk', () => {
     const mountPoint = tempDir('medpanel-full-')
     const store = join(mountPoint, 'store.db')
     const argv = cliArgv(['seed-posts', '--db', store, '--count', '20000', '--comments', '3', '--json'])
-    const run = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"', 'sh', mountPoint, ...argv], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    })
+    const run = spawnSync(
+      'unshare',
+      ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"', 'sh', mountPoint, ...argv],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    )
     if (/Operation not permitted|unshare failed/i.test(run.stderr) && run.stdout === '') {
       throw new Error(`this machine does not allow user namespaces, so a full disk cannot be simulated here: ${run.stderr.trim()}`)
     }

@@ -36,10 +36,12 @@ describe('durable commits', () => {
     await sql`create table counters (id integer primary key, n integer not null)`.execute(store.db)
     const before = {...writeStats(store.db)}
     const results = await Promise.all(
-      Array.from({length: 40}, (_, i) => writeTransaction(store.db, async (trx) => {
-        await sql`insert into counters (id, n) values (${i}, ${i * 2})`.execute(trx)
-        return i * 2
-      })),
+      Array.from({length: 40}, (_, i) =>
+        writeTransaction(store.db, async (trx) => {
+          await sql`insert into counters (id, n) values (${i}, ${i * 2})`.execute(trx)
+          return i * 2
+        }),
+      ),
     )
     expect(results).toEqual(Array.from({length: 40}, (_, i) => i * 2))
     const stats = writeStats(store.db)
@@ -92,7 +94,7 @@ describe('durable commits', () => {
     expect((await sql<{n: number}>`select count(*) as n from parents`.execute(store.db)).rows[0]!.n).toBe(1)
   })
 
-  it('a full store refuses withdrawals with a 503 in interface C\'s shape, keeps answering reads, and balances once space is back', async () => {
+  it("a full store refuses withdrawals with a 503 in interface C's shape, keeps answering reads, and balances once space is back", async () => {
     const store = await openStore({file: join(tempDir(), 'full.db')})
     open.push(store)
     const clock = new ManualClock()

@@ -17,7 +17,16 @@ const basic = `Basic ${Buffer.from(`acme:${PASSWORD}`).toString('base64')}`
 async function partnerClient(store: Store, clock: ManualClock): Promise<string> {
   const client = await registerClient(
     store.db,
-    {name: 'Acme', url: 'https://acme.example', logo_url: 'https://acme.example/l.png', grants: ['partner'], partner_url: 'http://127.0.0.1:9', partner_username: 'acme', partner_password: PASSWORD, signing_secret: SIGNING},
+    {
+      name: 'Acme',
+      url: 'https://acme.example',
+      logo_url: 'https://acme.example/l.png',
+      grants: ['partner'],
+      partner_url: 'http://127.0.0.1:9',
+      partner_username: 'acme',
+      partner_password: PASSWORD,
+      signing_secret: SIGNING,
+    },
     clock.now(),
   )
   return client.client_id
@@ -82,7 +91,9 @@ describe('secrets sealed under a key outside the database', () => {
     await enqueueProject(copy.db, clientId, 'P-2', clock.now())
     const transport = new FakeTransport()
     const logs: string[] = []
-    await new DeliveryWorker({db: copy.db, clock, transport, log: (line) => logs.push(line)}).drain({now: true, projectIds: ['P-2']}).catch((error: Error) => logs.push(error.message))
+    await new DeliveryWorker({db: copy.db, clock, transport, log: (line) => logs.push(line)})
+      .drain({now: true, projectIds: ['P-2']})
+      .catch((error: Error) => logs.push(error.message))
     expect(transport.requests).toHaveLength(0)
     expect(logs.join('\n')).toMatch(/sealed with key [0-9a-f]{12}, which this process does not have/)
   })

@@ -44,7 +44,9 @@ describe('the statement cache', () => {
       if (shapes.has(shape)) continue
       shapes.add(shape)
       const terms = words.map((n, t) => Array.from({length: n}, (_, w) => `t${t}w${w}`).join(' '))
-      const res = await ctx.app.request(`/conversations/summary?${query(terms, '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {headers: {'X-Service-Conversation-API-Key': key.api_key}})
+      const res = await ctx.app.request(`/conversations/summary?${query(terms, '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {
+        headers: {'X-Service-Conversation-API-Key': key.api_key},
+      })
       expect(res.status).toBe(200)
       ctx.clock.advance(1)
       const stats = statementCacheStats(ctx.db)!

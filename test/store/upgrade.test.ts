@@ -74,7 +74,9 @@ describe.each(releases)('a store written by %s opens under this release with eve
     const info = (await (await app.request('/clients/projectsInfo', {headers: {authorization: `Bearer ${exportsToken}`}})).json()) as {ProjectIds: string[]}
     expect(info.ProjectIds).toHaveLength(3)
 
-    const search = await app.request('/conversations/summary?terms[]=patient&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z', {headers: {'x-service-conversation-api-key': credentials.api_key}})
+    const search = await app.request('/conversations/summary?terms[]=patient&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z', {
+      headers: {'x-service-conversation-api-key': credentials.api_key},
+    })
     expect(search.status).toBe(200)
   })
 
@@ -84,7 +86,13 @@ describe.each(releases)('a store written by %s opens under this release with eve
     const jar = new CookieJar()
     const page = jar.take(await app.request(`/oauth/authorize?${new URLSearchParams(params)}`))
     const signedIn = jar.take(
-      await app.request('/oauth/session', form({...params, csrf_token: csrfOf(await page.text()), email: credentials.member_email, password: credentials.member_password}, {...jar.header(), origin: 'http://localhost'})),
+      await app.request(
+        '/oauth/session',
+        form(
+          {...params, csrf_token: csrfOf(await page.text()), email: credentials.member_email, password: credentials.member_password},
+          {...jar.header(), origin: 'http://localhost'},
+        ),
+      ),
     )
     expect(signedIn.status).toBe(303)
   })
@@ -113,7 +121,11 @@ describe.each(releases)('a store written by %s opens under this release with eve
 
   it('seals the secrets an earlier release kept in the clear on the first open, and drops the stored cookie secret', async () => {
     const {store} = await upgraded()
-    const rows = (await sql<{partner_password: string | null; signing_secret: string | null}>`select partner_password, signing_secret from clients where partner_password is not null`.execute(store.db)).rows
+    const rows = (
+      await sql<{partner_password: string | null; signing_secret: string | null}>`select partner_password, signing_secret from clients where partner_password is not null`.execute(
+        store.db,
+      )
+    ).rows
     expect(rows.length).toBeGreaterThan(0)
     for (const row of rows) {
       expect(row.partner_password).toMatch(/^sealed:v1:/)
@@ -167,22 +179,36 @@ describe('schema changes', () => {
     const clock = new ManualClock()
     const app = createApp({db: store.db, clock, log: () => undefined})
     const {registerClient, addMember} = await import('../../src/registry/service.js')
-    const client = await registerClient(store.db, {name: 'Old', url: 'https://old.example', logo_url: 'https://old.example/l.png', redirect_uris: ['https://old.example/cb']}, clock.now())
-    const member = await addMember(store.db, {email: 'old@clinic.example', password: 'old password 1', first_name: 'O', last_name: 'L', country: 'US', specialty: 'Oncology'}, clock.now())
+    const client = await registerClient(
+      store.db,
+      {name: 'Old', url: 'https://old.example', logo_url: 'https://old.example/l.png', redirect_uris: ['https://old.example/cb']},
+      clock.now(),
+    )
+    const member = await addMember(
+      store.db,
+      {email: 'old@clinic.example', password: 'old password 1', first_name: 'O', last_name: 'L', country: 'US', specialty: 'Oncology'},
+      clock.now(),
+    )
     // What an earlier release stored: scrypt with a smaller N, its parameters beside the hash.
     const salt = randomBytes(16)
     const key = scryptSync('old password 1', salt, 32, {N: 1024, r: 8, p: 1})
     const stored = `scrypt$1024$8$1$${salt.toString('base64')}$${key.toString('base64')}`
     expect(needsRehash(stored)).toBe(true)
     await sql`update members set password_hash = ${stored} where id = ${member.user_id}`.execute(store.db)
-    const changedAt = (await sql<{password_changed_at: string}>`select password_changed_at from members where id = ${member.user_id}`.execute(store.db)).rows[0]!.password_changed_at
+    const changedAt = (await sql<{password_changed_at: string}>`select password_changed_at from members where id = ${member.user_id}`.execute(store.db)).rows[0]!
+      .password_changed_at
 
     const params = {client_id: client.client_id, redirect_uri: 'https://old.example/cb', response_type: 'code', state: 's'}
     const jar = new CookieJar()
     const page = jar.take(await app.request(`/oauth/authorize?${new URLSearchParams(params)}`))
-    const signedIn = await app.request('/oauth/session', form({...params, csrf_token: csrfOf(await page.text()), email: 'old@clinic.example', password: 'old password 1'}, {...jar.header(), origin: 'http://localhost'}))
+    const signedIn = await app.request(
+      '/oauth/session',
+      form({...params, csrf_token: csrfOf(await page.text()), email: 'old@clinic.example', password: 'old password 1'}, {...jar.header(), origin: 'http://localhost'}),
+    )
     expect(signedIn.status).toBe(303)
-    const after = (await sql<{password_hash: string; password_changed_at: string}>`select password_hash, password_changed_at from members where id = ${member.user_id}`.execute(store.db)).rows[0]!
+    const after = (
+      await sql<{password_hash: string; password_changed_at: string}>`select password_hash, password_changed_at from members where id = ${member.user_id}`.execute(store.db)
+    ).rows[0]!
     expect(after.password_hash).not.toBe(stored)
     expect(needsRehash(after.password_hash)).toBe(false)
     expect(await verifyPassword('old password 1', after.password_hash)).toBe(true)

@@ -14,9 +14,9 @@ function write(value: unknown, indent: number, pad: string): string {
     return value === undefined || typeof value === 'function' ? 'null' : JSON.stringify(value)
   }
   const inner = indent ? pad + ' '.repeat(indent) : ''
-  const open = indent ? '\n' + inner : ''
-  const close = indent ? '\n' + pad : ''
-  const sep = indent ? ',\n' + inner : ','
+  const open = indent ? `\n${inner}` : ''
+  const close = indent ? `\n${pad}` : ''
+  const sep = indent ? `,\n${inner}` : ','
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]'
     return `[${open}${value.map((item) => write(item, indent, inner)).join(sep)}${close}]`

@@ -5,7 +5,6 @@ import {findMemberBy, findMemberByEmail} from '../../registry/repository.js'
 import {addMember} from '../../registry/service.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database} from '../../store/database.js'
-import {amountText} from './money.js'
 import * as repo from './repository.js'
 import {createWithdrawal, getSummary, postCredit, restrictWithdrawalType, setPreferredStatus, updateTransactionStatus} from './service.js'
 
@@ -44,7 +43,23 @@ const PEOPLE = [
     history: [
       credit(60, 'HONORARIUM', '320.00', 'P-2040'),
       credit(45, 'HONORARIUM', '85.75', 'P-2077'),
-      withdraw(30, 'ACH', '200.00', {first_name: 'Priya', last_name: 'Raman', email: 'priya.raman@example.com', phone_number: '+1 415-555-0134', address_line1: '500 Market St', city: 'San Francisco', region: 'US-CA', postal_code: '94105', country: 'US'}, 'Completed'),
+      withdraw(
+        30,
+        'ACH',
+        '200.00',
+        {
+          first_name: 'Priya',
+          last_name: 'Raman',
+          email: 'priya.raman@example.com',
+          phone_number: '+1 415-555-0134',
+          address_line1: '500 Market St',
+          city: 'San Francisco',
+          region: 'US-CA',
+          postal_code: '94105',
+          country: 'US',
+        },
+        'Completed',
+      ),
       credit(3, 'CREDIT_ADJUSTMENT', '12.50'),
     ],
   },
@@ -71,7 +86,15 @@ const DEMO_DOCTOR_HISTORY: Step[] = [
   credit(75, 'INCENTIVE', '25.00'),
   credit(40, 'HONORARIUM', '75.00', 'P-1002'),
   withdraw(30, 'PAYPAL', '40.00', {first_name: 'Dana', last_name: 'Whitfield', email: 'dana.whitfield@example.com'}, 'Completed'),
-  withdraw(2, 'CHECK', '30.00', {first_name: 'Dana', last_name: 'Whitfield', address_line1: '221 Elm Street', city: 'Springfield', region: 'US-IL', postal_code: '62704', country: 'US'}),
+  withdraw(2, 'CHECK', '30.00', {
+    first_name: 'Dana',
+    last_name: 'Whitfield',
+    address_line1: '221 Elm Street',
+    city: 'Springfield',
+    region: 'US-IL',
+    postal_code: '62704',
+    country: 'US',
+  }),
 ]
 
 /** Plays a history once: a member whose account already has transactions is left alone. */

@@ -20,7 +20,11 @@ export async function setAvailableFunds(db: Db, memberId: number, available: str
 }
 
 export async function setPreferred(db: Db, memberId: number, preferred: boolean, now: string): Promise<void> {
-  await db.updateTable('balance_accounts').set({preferred_status: preferred ? 1 : 0, updated_at: now}).where('member_id', '=', memberId).execute()
+  await db
+    .updateTable('balance_accounts')
+    .set({preferred_status: preferred ? 1 : 0, updated_at: now})
+    .where('member_id', '=', memberId)
+    .execute()
 }
 
 export async function insertTransaction(db: Db, row: NewTransactionRow): Promise<void> {

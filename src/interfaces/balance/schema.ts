@@ -98,9 +98,7 @@ export function validateMemberDetails(input: Record<string, unknown>, required: 
   const details: MemberDetails = {}
   for (const [field, raw] of Object.entries(input)) {
     if (!allowed.has(field)) {
-      problems.push(
-        (MEMBER_DETAIL_FIELDS as readonly string[]).includes(field) ? `${field}: is not used by ${typeCode}` : `${field}: is not a member-detail field`,
-      )
+      problems.push((MEMBER_DETAIL_FIELDS as readonly string[]).includes(field) ? `${field}: is not used by ${typeCode}` : `${field}: is not a member-detail field`)
       continue
     }
     if (raw === null || raw === undefined) continue
@@ -162,9 +160,7 @@ const transactionFields = {
   status: z.enum(STATUSES),
   survey_id: z.string().nullable(),
 }
-export const transactionSchema = z
-  .object({...transactionFields, created_date: z.string(), properties: z.record(z.string(), z.string())})
-  .openapi('BalanceTransaction')
+export const transactionSchema = z.object({...transactionFields, created_date: z.string(), properties: z.record(z.string(), z.string())}).openapi('BalanceTransaction')
 export const transactionListSchema = z
   .array(z.object({...transactionFields, current_balance: z.number(), created_date: z.string(), properties: z.record(z.string(), z.string())}))
   .openapi('BalanceTransactionList')
@@ -196,7 +192,9 @@ export const withdrawalBodySchema = z
       .union([z.number().finite(), z.string().regex(DECIMAL_TEXT)], {error: 'must be a decimal number'})
       .openapi({example: 25.5, description: 'Greater than 0, at most the currency\'s decimal places; a number or a decimal string such as "25.50"'}),
     member_details: z
-      .object(Object.fromEntries(MEMBER_DETAIL_FIELDS.map((f) => [f, z.unknown().openapi({type: 'string'})])) as Record<MemberDetailField, z.ZodUnknown>, {error: 'must be an object'})
+      .object(Object.fromEntries(MEMBER_DETAIL_FIELDS.map((f) => [f, z.unknown().openapi({type: 'string'})])) as Record<MemberDetailField, z.ZodUnknown>, {
+        error: 'must be an object',
+      })
       .catchall(z.unknown())
       .openapi({
         description: 'The fields the chosen type lists in required_fields (all of them) and optional_fields; any other field is refused with 422',

@@ -242,7 +242,12 @@ async function postCompleted(
 }
 
 /** Posts a Completed DEBIT_ADJUSTMENT; refused when it would take the account below zero. */
-export async function postDebit(db: Kysely<Database>, member: MemberRow, input: {amount: unknown; properties?: Record<string, unknown> | undefined}, now: Date): Promise<TransactionView> {
+export async function postDebit(
+  db: Kysely<Database>,
+  member: MemberRow,
+  input: {amount: unknown; properties?: Record<string, unknown> | undefined},
+  now: Date,
+): Promise<TransactionView> {
   const properties = parseProperties(input.properties)
   return writeTransaction(db, async (trx) => {
     const stamp = iso(now)
@@ -250,7 +255,8 @@ export async function postDebit(db: Kysely<Database>, member: MemberRow, input: 
     const currency = account?.currency ?? DEFAULT_CURRENCY
     const amount = parseAmount(input.amount, currency)
     const available = new Money(account?.available_funds ?? '0')
-    if (amount.gt(available)) throw new AppError('unprocessable', `insufficient funds: a debit of ${amountText(amount)} exceeds available funds of ${amountText(available)} ${currency}`)
+    if (amount.gt(available))
+      throw new AppError('unprocessable', `insufficient funds: a debit of ${amountText(amount)} exceeds available funds of ${amountText(available)} ${currency}`)
     if (!account) await repo.ensureAccount(trx, member.id, currency, stamp)
     return postCompleted(trx, member, {type: 'DEBIT_ADJUSTMENT', amount, currency, surveyId: null, properties}, available.minus(amount), stamp)
   })
@@ -300,7 +306,7 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
         return {created: JSON.parse(prior.body) as WithdrawalCreated, replayed: true}
       }
     }
-    if (member.active !== 1) throw new AppError('forbidden', 'this person\'s membership is inactive; withdrawals are closed')
+    if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
     const typeRow = await repo.findWithdrawalType(trx, request.type)
     if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
     const denied = unavailableReason(typeRow, member, (await repo.isRestricted(trx, member.id, typeRow.code)) ? [typeRow.code] : [])
@@ -315,7 +321,10 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
     const fee = type.fee?.amount ?? ZERO
     const minimum = type.minimum_balance_required?.amount ?? ZERO
     if (available.lt(minimum)) {
-      throw new AppError('unprocessable', `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`)
+      throw new AppError(
+        'unprocessable',
+        `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
+      )
     }
     if (amount.plus(fee).gt(available)) {
       const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
@@ -371,7 +380,10 @@ export async function updateTransactionStatus(db: Kysely<Database>, id: string, 
     const current = row.status as TransactionStatus
     if (!TRANSITIONS[current].includes(next)) {
       const allowed = TRANSITIONS[current]
-      throw new AppError('unprocessable', `a ${current} transaction cannot become ${next}${allowed.length ? ` (it can become ${allowed.join(' or ')})` : ' (that status is final)'}`)
+      throw new AppError(
+        'unprocessable',
+        `a ${current} transaction cannot become ${next}${allowed.length ? ` (it can become ${allowed.join(' or ')})` : ' (that status is final)'}`,
+      )
     }
     const moving = [row]
     const fee = row.type === 'WITHDRAWAL' ? await repo.findFee(trx, row.id) : undefined

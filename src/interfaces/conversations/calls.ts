@@ -41,7 +41,9 @@ export interface CallContext {
 }
 
 /** A summary answer, whole; or a data answer as its head and a generator of its bytes (head included). */
-export type CallAnswer = {kind: 'summary'; result: SummaryResult} | {kind: 'data'; result: SummaryResult; conversations: number; body: () => AsyncGenerator<Uint8Array, void, undefined>}
+export type CallAnswer =
+  | {kind: 'summary'; result: SummaryResult}
+  | {kind: 'data'; result: SummaryResult; conversations: number; body: () => AsyncGenerator<Uint8Array, void, undefined>}
 
 interface ParsedQuery {
   terms: string[]
@@ -81,7 +83,10 @@ function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQue
 async function termTokens(trx: Db, terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
   const tokens = await repo.tokenizeTerms(trx, terms)
   tokens.forEach((list, index) => {
-    if (list.length === 0) throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {details: `Term ${JSON.stringify(terms[index])}: punctuation alone never matches a word.`})
+    if (list.length === 0)
+      throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {
+        details: `Term ${JSON.stringify(terms[index])}: punctuation alone never matches a word.`,
+      })
     if (list.length > limits.maxTermWords) throw new AppError('bad_request', `terms[${index}] has more than ${limits.maxTermWords} words`, {details: 'Shorten the phrase.'})
   })
   return tokens
@@ -187,4 +192,3 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   }
   return {kind: 'data', result, conversations: count, body}
 }
-

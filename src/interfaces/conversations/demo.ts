@@ -31,8 +31,7 @@ export const conversationDemo: DemoPart = {
     const start = wholeSeconds(new Date(to.getTime() - 365 * 86_400_000))
     const end = wholeSeconds(to)
     const query = `terms%5B%5D=atrial%20fibrillation&terms%5B%5D=metformin&terms%5B%5D=chest%20pain&start=${start}&end=${end}`
-    const call = (method: string, type: string) =>
-      `curl -s "${baseUrl}/conversations/${method}?${query}" -H "Accept: ${type}" -H "${API_KEY_HEADER}: ${DEMO_API_KEY}"`
+    const call = (method: string, type: string) => `curl -s "${baseUrl}/conversations/${method}?${query}" -H "Accept: ${type}" -H "${API_KEY_HEADER}: ${DEMO_API_KEY}"`
     return {
       info: {api_key: DEMO_API_KEY, id: key.id, data_calls_remaining: key.data_calls_remaining, posts: counts.posts, comments: counts.comments},
       lines: [

@@ -19,7 +19,7 @@ export function xmlText(value: string): string {
 function cdata(value: string): {'#cdata': string | string[]} {
   const pieces = xmlText(value).split(']]>')
   if (pieces.length === 1) return {'#cdata': pieces[0]!}
-  return {'#cdata': pieces.map((piece, i) => (i === 0 ? piece + ']]' : i === pieces.length - 1 ? '>' + piece : '>' + piece + ']]'))}
+  return {'#cdata': pieces.map((piece, i) => (i === 0 ? `${piece}]]` : i === pieces.length - 1 ? `>${piece}` : `>${piece}]]`))}
 }
 
 /** The XML form: root `call`, the JSON names with hyphens, list elements wrapping one element per item. */

@@ -51,7 +51,10 @@ export async function importPosts(db: Db, document: unknown): Promise<LoadResult
       }
     }
     const existing = await repo.postsByIds(trx, [...postIds])
-    await repo.deletePosts(trx, existing.map((p) => p.id))
+    await repo.deletePosts(
+      trx,
+      existing.map((p) => p.id),
+    )
     const authors = new Map<string, NewAuthorRow>()
     for (const {post} of parsed.conversations) {
       authors.set(post.author.id, authorRow(post.author))

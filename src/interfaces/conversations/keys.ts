@@ -151,7 +151,8 @@ async function checkKey(db: Db, presented: string, method: Method, now: Date): P
   if (row.revoked_at !== null) refuseKey(row, method, now)
   const client = await getClientRow(db, row.client_id)
   if (client.expired_at !== null) throw new AppError('unauthorized', "the API key's client account has expired", {details: `Expired at ${client.expired_at}.`})
-  if (!hasGrant(client, 'conversations')) throw new AppError('forbidden', "the API key's client may not use the conversation interface", {details: 'The client no longer holds the conversations grant.'})
+  if (!hasGrant(client, 'conversations'))
+    throw new AppError('forbidden', "the API key's client may not use the conversation interface", {details: 'The client no longer holds the conversations grant.'})
   refuseKey(row, method, now)
   return row
 }

@@ -210,7 +210,13 @@ export const COMMENT_COLUMNS = ['id', 'post_id', 'author_id', 'published_at', 'c
 export async function postsByIds(db: Db, ids: readonly number[]): Promise<PostRow[]> {
   const rows: PostRow[] = []
   for (let i = 0; i < ids.length; i += 500) {
-    rows.push(...(await db.selectFrom('conversation_posts').select(POST_COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute()))
+    rows.push(
+      ...(await db
+        .selectFrom('conversation_posts')
+        .select(POST_COLUMNS)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute()),
+    )
   }
   return rows.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
 }
@@ -218,7 +224,13 @@ export async function postsByIds(db: Db, ids: readonly number[]): Promise<PostRo
 export async function commentsOfPosts(db: Db, postIds: readonly number[]): Promise<CommentRow[]> {
   const rows: CommentRow[] = []
   for (let i = 0; i < postIds.length; i += 500) {
-    rows.push(...(await db.selectFrom('conversation_comments').select(COMMENT_COLUMNS).where('post_id', 'in', postIds.slice(i, i + 500)).execute()))
+    rows.push(
+      ...(await db
+        .selectFrom('conversation_comments')
+        .select(COMMENT_COLUMNS)
+        .where('post_id', 'in', postIds.slice(i, i + 500))
+        .execute()),
+    )
   }
   return rows.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
 }
@@ -227,7 +239,12 @@ export async function authorsByIds(db: Db, ids: readonly string[]): Promise<Map<
   const map = new Map<string, AuthorRow>()
   const unique = [...new Set(ids)]
   for (let i = 0; i < unique.length; i += 500) {
-    for (const row of await db.selectFrom('conversation_authors').selectAll().where('id', 'in', unique.slice(i, i + 500)).execute()) map.set(row.id, row)
+    for (const row of await db
+      .selectFrom('conversation_authors')
+      .selectAll()
+      .where('id', 'in', unique.slice(i, i + 500))
+      .execute())
+      map.set(row.id, row)
   }
   return map
 }
@@ -261,31 +278,56 @@ export async function deletePosts(db: Db, ids: readonly number[]): Promise<void>
 }
 
 export async function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 300) await db.insertInto('conversation_posts').values(rows.slice(i, i + 300)).execute()
+  for (let i = 0; i < rows.length; i += 300)
+    await db
+      .insertInto('conversation_posts')
+      .values(rows.slice(i, i + 300))
+      .execute()
 }
 
 export async function insertComments(db: Db, rows: readonly NewCommentRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 300) await db.insertInto('conversation_comments').values(rows.slice(i, i + 300)).execute()
+  for (let i = 0; i < rows.length; i += 300)
+    await db
+      .insertInto('conversation_comments')
+      .values(rows.slice(i, i + 300))
+      .execute()
 }
 
 /** Comment ids already attached to a post other than the one being loaded. */
 export async function commentOwners(db: Db, ids: readonly number[]): Promise<Map<number, number>> {
   const owners = new Map<number, number>()
   for (let i = 0; i < ids.length; i += 500) {
-    for (const row of await db.selectFrom('conversation_comments').select(['id', 'post_id']).where('id', 'in', ids.slice(i, i + 500)).execute()) owners.set(row.id, row.post_id)
+    for (const row of await db
+      .selectFrom('conversation_comments')
+      .select(['id', 'post_id'])
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute())
+      owners.set(row.id, row.post_id)
   }
   return owners
 }
 
 export async function countPosts(db: Db): Promise<{posts: number; comments: number}> {
-  const posts = await db.selectFrom('conversation_posts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-  const comments = await db.selectFrom('conversation_comments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const posts = await db
+    .selectFrom('conversation_posts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  const comments = await db
+    .selectFrom('conversation_comments')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return {posts: Number(posts.n), comments: Number(comments.n)}
 }
 
 export async function maxIds(db: Db): Promise<{post: number; comment: number}> {
-  const post = await db.selectFrom('conversation_posts').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst()
-  const comment = await db.selectFrom('conversation_comments').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst()
+  const post = await db
+    .selectFrom('conversation_posts')
+    .select((eb) => eb.fn.max('id').as('m'))
+    .executeTakeFirst()
+  const comment = await db
+    .selectFrom('conversation_comments')
+    .select((eb) => eb.fn.max('id').as('m'))
+    .executeTakeFirst()
   return {post: Number(post?.m ?? 0), comment: Number(comment?.m ?? 0)}
 }
 

@@ -54,8 +54,7 @@ const repeated = (description: string) =>
     .optional()
     .openapi({description, type: 'array', items: {type: 'string'}})
 
-const required = (name: string, description: string, example: string) =>
-  z.string({error: `${name} is required`}).openapi({description, example})
+const required = (name: string, description: string, example: string) => z.string({error: `${name} is required`}).openapi({description, example})
 
 const callQuery = z
   .object({
@@ -67,6 +66,7 @@ const callQuery = z
   .refine((query) => (query['terms[]']?.length ?? 0) + (query.terms?.length ?? 0) > 0, {error: 'terms[] is required'})
 
 /** A refused query is E's 400, with the hint of how to write one. */
+// biome-ignore lint/suspicious/noExplicitAny: a default hook serves every route, whatever its input types (OpenAPIHono's own signature)
 const rejectQuery: Hook<any, any, any, any> = (result) => {
   if (!result.success) {
     const issue = result.error.issues[0]
@@ -85,7 +85,10 @@ function callRoute(method: Method) {
     method: 'get',
     path: `/conversations/${method}`,
     operationId: method === 'summary' ? 'conversationSummary' : 'conversationData',
-    summary: method === 'summary' ? 'Counts of posts, comments and occurrences per term in a window' : 'Every matching conversation in a window, with all its comments (spends one data call)',
+    summary:
+      method === 'summary'
+        ? 'Counts of posts, comments and occurrences per term in a window'
+        : 'Every matching conversation in a window, with all its comments (spends one data call)',
     tags: ['E. Conversations'],
     security: [{conversationApiKey: []}],
     request: {query: callQuery},
@@ -143,7 +146,15 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
       const format = c.get('conversationFormat')
       const answer = await conversationCall(
         db,
-        {method, key: c.get('conversationKey'), terms: [...(query['terms[]'] ?? []), ...(query.terms ?? [])], start: query.start, end: query.end, format, headOnly: c.req.method === 'HEAD'},
+        {
+          method,
+          key: c.get('conversationKey'),
+          terms: [...(query['terms[]'] ?? []), ...(query.terms ?? [])],
+          start: query.start,
+          end: query.end,
+          format,
+          headOnly: c.req.method === 'HEAD',
+        },
         clock.now(),
         context(),
       )

@@ -42,31 +42,39 @@ const author = z.preprocess(
   // Some samples spell the field "country of practice"; the model's name is country_of_practice.
   (value) => {
     if (value && typeof value === 'object' && !('country_of_practice' in value) && 'country of practice' in value) {
-      const {['country of practice']: country, ...rest} = value as Record<string, unknown>
+      const {'country of practice': country, ...rest} = value as Record<string, unknown>
       return {...rest, country_of_practice: country}
     }
     return value
   },
-  z.object({
-    id: z.union([z.string().min(1, 'is required').max(64), z.number().int().nonnegative().transform(String)]),
-    specialty: text(200),
-    country_of_practice: text(100),
-    zipcode: text(20),
-    post_badge: z.boolean(),
-    comment_badge: z.boolean(),
-  }).strict(),
+  z
+    .object({
+      id: z.union([z.string().min(1, 'is required').max(64), z.number().int().nonnegative().transform(String)]),
+      specialty: text(200),
+      country_of_practice: text(100),
+      zipcode: text(20),
+      post_badge: z.boolean(),
+      comment_badge: z.boolean(),
+    })
+    .strict(),
 )
 export type AuthorInput = z.output<typeof author>
 
-const positiveId = z.number().int('must be an integer').positive('must be positive').max(2 ** 31 - 1, 'must be below 2147483648')
+const positiveId = z
+  .number()
+  .int('must be an integer')
+  .positive('must be positive')
+  .max(2 ** 31 - 1, 'must be below 2147483648')
 
-const comment = z.object({
-  id: positiveId,
-  author,
-  published_at: publishedAt,
-  content: text(100_000),
-  helpful_count: z.number().int('must be an integer').nonnegative('must not be negative'),
-}).strict()
+const comment = z
+  .object({
+    id: positiveId,
+    author,
+    published_at: publishedAt,
+    content: text(100_000),
+    helpful_count: z.number().int('must be an integer').nonnegative('must not be negative'),
+  })
+  .strict()
 export type CommentInput = z.output<typeof comment>
 
 const rating = z

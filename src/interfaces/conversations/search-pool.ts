@@ -220,7 +220,12 @@ class SearchPool implements Searcher {
     if (idle) return Promise.resolve(this.lease(idle))
     if (this.live.size + this.stopping < this.limits.threads) return Promise.resolve(this.lease(this.spawn()))
     if (this.waiting.length >= this.limits.queue) {
-      return Promise.reject(new AppError('unavailable', 'too many searches are waiting', {headers: {'Retry-After': '1'}, details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`}))
+      return Promise.reject(
+        new AppError('unavailable', 'too many searches are waiting', {
+          headers: {'Retry-After': '1'},
+          details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`,
+        }),
+      )
     }
     return new Promise<Thread>((resolve, reject) => {
       const waiter: Waiter = {

@@ -17,11 +17,7 @@ export type SearchRequest =
   | {id: number; type: 'next'}
   | {id: number; type: 'cancel'}
 
-export type SearchValue =
-  | {kind: 'summary'; rows: SummaryRow[]}
-  | {kind: 'first'; summary: SummaryRow[]; conversations: number}
-  | {kind: 'page'; bytes: Uint8Array}
-  | {kind: 'done'}
+export type SearchValue = {kind: 'summary'; rows: SummaryRow[]} | {kind: 'first'; summary: SummaryRow[]; conversations: number} | {kind: 'page'; bytes: Uint8Array} | {kind: 'done'}
 
 export type SearchReply = {id: number; ok: true; value: SearchValue} | {id: number; ok: false; error: SerializedError}
 

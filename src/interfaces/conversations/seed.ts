@@ -108,7 +108,7 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
     }
   })
   // A few prolific authors write most posts, as in real communities.
-  const author = () => authors[Math.floor(authorCount * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999) / 1000)]!
+  const author = () => authors[Math.floor((authorCount * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999)) / 1000)]!
 
   const dates = Array.from({length: options.count}, () => from + Math.floor(w.random() * (to - from + 1))).sort((a, b) => a - b)
   const start = await repo.maxIds(db)

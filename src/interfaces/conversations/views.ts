@@ -64,7 +64,7 @@ export function isoSeconds(stored: string): string {
 
 /** Comment timestamps have the fixed form YYYY-MM-DDTHH:MM:SSZ. */
 function isoWholeSeconds(stored: string): string {
-  return stored.slice(0, 19) + 'Z'
+  return `${stored.slice(0, 19)}Z`
 }
 
 export function summarize(terms: readonly string[], rows: readonly SummaryRow[]): SummaryResult['summary'] {
@@ -84,7 +84,14 @@ export function summarize(terms: readonly string[], rows: readonly SummaryRow[])
 
 function authorView(row: AuthorRow | undefined, id: string): Author {
   if (!row) return {id, specialty: '', country_of_practice: '', zipcode: '', post_badge: false, comment_badge: false}
-  return {id: row.id, specialty: row.specialty, country_of_practice: row.country_of_practice, zipcode: row.zipcode, post_badge: row.post_badge === 1, comment_badge: row.comment_badge === 1}
+  return {
+    id: row.id,
+    specialty: row.specialty,
+    country_of_practice: row.country_of_practice,
+    zipcode: row.zipcode,
+    post_badge: row.post_badge === 1,
+    comment_badge: row.comment_badge === 1,
+  }
 }
 
 export function postView(post: PostRow, comments: readonly CommentRow[], authors: Map<string, AuthorRow>): Post {

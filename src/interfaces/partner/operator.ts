@@ -58,7 +58,11 @@ export async function readMembersFile(file: string): Promise<MemberFile> {
     return {members: rows, label: (i) => `${file} row ${i + 1}`}
   }
   const data = await readJsonFile(file)
-  const members = Array.isArray(data) ? data : data && typeof data === 'object' && Array.isArray((data as {members?: unknown}).members) ? (data as {members: unknown[]}).members : undefined
+  const members = Array.isArray(data)
+    ? data
+    : data && typeof data === 'object' && Array.isArray((data as {members?: unknown}).members)
+      ? (data as {members: unknown[]}).members
+      : undefined
   if (!members) throw new AppError('bad_request', `file: ${file} must hold an array of quota members (or {"members": [...]})`)
   return {members, label: (i) => `members[${i}]`}
 }
@@ -93,7 +97,13 @@ export async function deliverNow(
   for (const row of rows) {
     summary[row.status]++
     if (row.status === 'pending' || row.status === 'failed') {
-      summary.problems.push({id: row.id, method: row.method, path: row.path, client_id: row.client_id, last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null)})
+      summary.problems.push({
+        id: row.id,
+        method: row.method,
+        path: row.path,
+        client_id: row.client_id,
+        last_error: row.last_error ?? (row.status === 'pending' ? 'waiting for an earlier delivery of the project' : null),
+      })
     }
   }
   return summary

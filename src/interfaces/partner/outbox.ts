@@ -92,7 +92,7 @@ async function supersede(db: Db, clientId: string, projectId: string, push: Push
 
 /** The partner clients that receive a project: given ones, else every current partner client. */
 export async function resolvePartners(db: Db, requested: string[] | undefined): Promise<string[]> {
-  if (requested && requested.length) {
+  if (requested?.length) {
     for (const clientId of requested) {
       const row = await getClientRow(db, clientId)
       if (!hasGrant(row, 'partner') || !row.partner_url) throw new AppError('bad_request', `partner: client "${clientId}" has no partner grant and URL`)
@@ -219,7 +219,15 @@ export async function retryDeliveries(db: Db, selection: {ids?: string[]; allFai
         result.superseded.push(row.id)
         continue
       }
-      await repo.updateDelivery(trx, row.seq, {status: 'pending', attempts: 0, first_attempt_at: null, next_attempt_at: stamp, lease_owner: null, lease_until: null, updated_at: stamp})
+      await repo.updateDelivery(trx, row.seq, {
+        status: 'pending',
+        attempts: 0,
+        first_attempt_at: null,
+        next_attempt_at: stamp,
+        lease_owner: null,
+        lease_until: null,
+        updated_at: stamp,
+      })
       result.requeued.push(row.id)
     }
     return result

@@ -31,23 +31,11 @@ export async function saveQuota(db: Db, row: QuotaRow): Promise<void> {
 }
 
 export async function listMembers(db: Db, projectId: string, quotaId: string): Promise<QuotaMemberRow[]> {
-  return db
-    .selectFrom('partner_quota_members')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('quota_id', '=', quotaId)
-    .orderBy('position')
-    .execute()
+  return db.selectFrom('partner_quota_members').selectAll().where('project_id', '=', projectId).where('quota_id', '=', quotaId).orderBy('position').execute()
 }
 
 export async function findMember(db: Db, projectId: string, quotaId: string, npi: string): Promise<QuotaMemberRow | undefined> {
-  return db
-    .selectFrom('partner_quota_members')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('quota_id', '=', quotaId)
-    .where('npi', '=', npi)
-    .executeTakeFirst()
+  return db.selectFrom('partner_quota_members').selectAll().where('project_id', '=', projectId).where('quota_id', '=', quotaId).where('npi', '=', npi).executeTakeFirst()
 }
 
 /** Which of `npis` are already on the list (for append). */
@@ -86,7 +74,10 @@ export async function deleteMember(db: Db, projectId: string, quotaId: string, n
 
 export async function insertMembers(db: Db, rows: QuotaMemberRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
-    await db.insertInto('partner_quota_members').values(rows.slice(i, i + 500)).execute()
+    await db
+      .insertInto('partner_quota_members')
+      .values(rows.slice(i, i + 500))
+      .execute()
   }
 }
 
@@ -149,7 +140,11 @@ export async function pendingOfProject(db: Db, clientId: string, projectId: stri
 
 export async function setStatus(db: Db, seqs: number[], status: DeliveryStatus, now: string): Promise<void> {
   for (let i = 0; i < seqs.length; i += 500) {
-    await db.updateTable('partner_deliveries').set({status, updated_at: now}).where('seq', 'in', seqs.slice(i, i + 500)).execute()
+    await db
+      .updateTable('partner_deliveries')
+      .set({status, updated_at: now})
+      .where('seq', 'in', seqs.slice(i, i + 500))
+      .execute()
   }
 }
 
@@ -235,7 +230,12 @@ export async function updateDelivery(db: Db, seq: number, patch: Partial<Omit<De
 
 /** Leased rows, for releasing those whose owner process died. */
 export async function leasedRows(db: Db): Promise<Pick<DeliveryRow, 'seq' | 'lease_owner' | 'lease_until' | 'project_id'>[]> {
-  return db.selectFrom('partner_deliveries').select(['seq', 'lease_owner', 'lease_until', 'project_id']).where('status', '=', 'pending').where('lease_owner', 'is not', null).execute()
+  return db
+    .selectFrom('partner_deliveries')
+    .select(['seq', 'lease_owner', 'lease_until', 'project_id'])
+    .where('status', '=', 'pending')
+    .where('lease_owner', 'is not', null)
+    .execute()
 }
 
 export async function releaseLeases(db: Db, seqs: number[]): Promise<void> {

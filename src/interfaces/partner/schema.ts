@@ -11,11 +11,62 @@ import {isValidNpi} from '../../lib/npi.js'
 
 /** The 50 states, DC, and the inhabited territories with a USPS two-letter code. */
 export const US_POSTAL_ABBREVIATIONS = [
-  'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD',
-  'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC',
-  'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY',
+  'AL',
+  'AK',
+  'AZ',
+  'AR',
+  'CA',
+  'CO',
+  'CT',
+  'DE',
+  'FL',
+  'GA',
+  'HI',
+  'ID',
+  'IL',
+  'IN',
+  'IA',
+  'KS',
+  'KY',
+  'LA',
+  'ME',
+  'MD',
+  'MA',
+  'MI',
+  'MN',
+  'MS',
+  'MO',
+  'MT',
+  'NE',
+  'NV',
+  'NH',
+  'NJ',
+  'NM',
+  'NY',
+  'NC',
+  'ND',
+  'OH',
+  'OK',
+  'OR',
+  'PA',
+  'RI',
+  'SC',
+  'SD',
+  'TN',
+  'TX',
+  'UT',
+  'VT',
+  'VA',
+  'WA',
+  'WV',
+  'WI',
+  'WY',
   'DC',
-  'AS', 'GU', 'MP', 'PR', 'VI',
+  'AS',
+  'GU',
+  'MP',
+  'PR',
+  'VI',
 ] as const
 const POSTAL = new Set<string>(US_POSTAL_ABBREVIATIONS)
 
@@ -53,23 +104,24 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z$/
 /** ISO 8601 in UTC (ending in Z), and a real date; kept as written. */
 export const utcTimestamp = z
   .string({error: 'is required and must be an ISO 8601 UTC timestamp'})
-  .refine((v) => ISO_UTC.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString().slice(0, 10) === v.slice(0, 10), 'must be an ISO 8601 UTC timestamp such as 2026-03-01T12:00:00Z')
+  .refine(
+    (v) => ISO_UTC.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString().slice(0, 10) === v.slice(0, 10),
+    'must be an ISO 8601 UTC timestamp such as 2026-03-01T12:00:00Z',
+  )
 
 /**
  * USD amounts: JSON numbers or decimal text, never negative, at most 4 decimal places and 10
  * integer digits. That bound keeps every accepted value exactly representable as a JSON number
  * written from its decimal text, so the value pushed is the value given.
  */
-export const money = z
-  .union([z.number(), z.string()], {error: 'must be a decimal amount'})
-  .transform((v, ctx) => {
-    const text = typeof v === 'number' ? String(v) : v.trim()
-    if (!/^\d{1,10}(\.\d{1,4})?$/.test(text)) {
-      ctx.addIssue({code: 'custom', message: 'must be a non-negative decimal amount with at most 4 decimal places'})
-      return z.NEVER
-    }
-    return new Decimal(text).toString()
-  })
+export const money = z.union([z.number(), z.string()], {error: 'must be a decimal amount'}).transform((v, ctx) => {
+  const text = typeof v === 'number' ? String(v) : v.trim()
+  if (!/^\d{1,10}(\.\d{1,4})?$/.test(text)) {
+    ctx.addIssue({code: 'custom', message: 'must be a non-negative decimal amount with at most 4 decimal places'})
+    return z.NEVER
+  }
+  return new Decimal(text).toString()
+})
 
 const positiveNumber = z.number({error: 'must be a number'}).positive('must be greater than 0')
 
@@ -110,7 +162,10 @@ export const quotaSchema = z
     duration: positiveNumber.optional(),
     incidence_rate: z.number({error: 'is required and must be a number'}).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
     type: anyCase(QUOTA_TYPES).optional(),
-    matching_specialties: z.array(z.string({error: 'must be a string'}).min(1, 'must not be empty').max(200)).max(500).optional(),
+    matching_specialties: z
+      .array(z.string({error: 'must be a string'}).min(1, 'must not be empty').max(200))
+      .max(500)
+      .optional(),
     matching_regions: z
       .array(z.string({error: 'must be a string'}).refine((v) => POSTAL.has(v), 'must be a two-letter US state or territory postal abbreviation (e.g. NY, DC, PR)'))
       .max(100)

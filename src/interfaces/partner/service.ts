@@ -3,7 +3,7 @@ import {iso} from '../../lib/clock.js'
 import {parseInput} from '../../lib/validate.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
-import {deliveryView, enqueue, paths, resolvePartners, type DeliveryView, type Push} from './outbox.js'
+import {enqueue, paths, resolvePartners, type Push} from './outbox.js'
 import * as repo from './repository.js'
 import {
   eventBody,
@@ -25,7 +25,7 @@ import {
   type QuotaMember,
   type SurveyEvent,
 } from './schema.js'
-import type {DeliveryStatus, ProjectRow, QuotaRow} from './tables.js'
+import type {ProjectRow, QuotaRow} from './tables.js'
 import {config} from '../../config.js'
 
 /**
@@ -99,7 +99,8 @@ async function snapshot(db: Db, projectId: string): Promise<Push[]> {
     pushes.push(quotaPush(quotaOf(row)))
     const list = (await repo.listMembers(db, projectId, row.quota_id)).map(memberJson)
     const path = paths.members(projectId, row.quota_id)
-    chunked(list, DEFAULT_CHUNK).forEach((chunk, i) => pushes.push({kind: 'members', method: i === 0 ? 'PUT' : 'POST', path, quotaId: row.quota_id, body: JSON.stringify(chunk)}))
+    for (const [i, chunk] of chunked(list, DEFAULT_CHUNK).entries())
+      pushes.push({kind: 'members', method: i === 0 ? 'PUT' : 'POST', path, quotaId: row.quota_id, body: JSON.stringify(chunk)})
   }
   return pushes
 }
@@ -265,7 +266,16 @@ export async function pushMembers(db: Db, options: PushMembersOptions, now: Date
     if (!options.append && pushes.length === 0) pushes.push({kind: 'members', method: 'PUT', path, quotaId: qid, body: '[]'})
     const deliveries = await enqueue(trx, pid, partnersOf(project), pushes, now)
     const total = await repo.countMembers(trx, pid, qid)
-    return {project_id: pid, quota_id: qid, mode: options.append ? 'append' : 'replace', members: members.length, total, requests: pushes.length, deliveries, partners: partnersOf(project)}
+    return {
+      project_id: pid,
+      quota_id: qid,
+      mode: options.append ? 'append' : 'replace',
+      members: members.length,
+      total,
+      requests: pushes.length,
+      deliveries,
+      partners: partnersOf(project),
+    }
   })
 }
 
@@ -367,11 +377,20 @@ export async function closeProject(db: Db, projectId: string, now: Date): Promis
 }
 
 /** A project as medpanel holds it: the wire form of the project and of each quota, plus counts. */
-export async function getProject(db: Db, projectId: string): Promise<{project: Project; partners: string[]; quotas: (Record<string, unknown> & {quota_id: string; status: string; completes: number; members: number})[]}> {
+export async function getProject(
+  db: Db,
+  projectId: string,
+): Promise<{project: Project; partners: string[]; quotas: (Record<string, unknown> & {quota_id: string; status: string; completes: number; members: number})[]}> {
   const row = await requireProject(db, projectId)
   const quotas = []
   for (const q of await repo.listQuotas(db, projectId)) {
-    quotas.push({...(JSON.parse(q.body) as Record<string, unknown>), quota_id: q.quota_id, status: q.status, completes: q.completes, members: await repo.countMembers(db, projectId, q.quota_id)})
+    quotas.push({
+      ...(JSON.parse(q.body) as Record<string, unknown>),
+      quota_id: q.quota_id,
+      status: q.status,
+      completes: q.completes,
+      members: await repo.countMembers(db, projectId, q.quota_id),
+    })
   }
   return {project: projectOf(row), partners: partnersOf(row), quotas}
 }

@@ -63,7 +63,16 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
 
   const npis = ['900000001', '900000002', '900000003'].map(npiFromBase)
   const member = (npi: string, honoraria: number) => ({npi, honoraria, url: `https://survey.example.com/s/${encodeId(p)}?npi=${npi}`})
-  const project = {project_id: p, name: 'medpanel conformance check', custom_text: 'Created by medpanel verify-partner; safe to delete.', duration: 15, status: 'active', project_type: 'custom', created_at: stamp, updated_at: stamp}
+  const project = {
+    project_id: p,
+    name: 'medpanel conformance check',
+    custom_text: 'Created by medpanel verify-partner; safe to delete.',
+    duration: 15,
+    status: 'active',
+    project_type: 'custom',
+    created_at: stamp,
+    updated_at: stamp,
+  }
   const quota = {
     quota_id: q,
     project_id: p,
@@ -108,8 +117,10 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
     }
   }
 
-  const expectStatus = (answer: Answer, status: number) => (answer.status === status ? true : `expected HTTP ${status}, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`)
-  const ok2xx = (answer: Answer) => (answer.status >= 200 && answer.status < 300 ? true : `expected 2xx, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`)
+  const expectStatus = (answer: Answer, status: number) =>
+    answer.status === status ? true : `expected HTTP ${status}, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
+  const ok2xx = (answer: Answer) =>
+    answer.status >= 200 && answer.status < 300 ? true : `expected 2xx, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
   const echoes = (answer: Answer, expected: unknown) => {
     if (answer.status !== 200) return `GET answered ${answer.status}`
     return isDeepStrictEqual(answer.json, expected) ? true : `GET returned ${JSON.stringify(answer.json)?.slice(0, 200)}, expected ${JSON.stringify(expected).slice(0, 200)}`

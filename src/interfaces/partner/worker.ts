@@ -178,7 +178,9 @@ export class DeliveryWorker {
       const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs)
       const ok = response.status >= 200 && response.status < 300
       // The partner's words are stored and later printed: escaped here, before either.
-      outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? ': ' + printable(response.body.replace(/[ \t\r\n]+/g, ' ').slice(0, 200)) : ''}`}
+      outcome = ok
+        ? {ok, status: response.status}
+        : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? `: ${printable(response.body.replace(/[ \t\r\n]+/g, ' ').slice(0, 200))}` : ''}`}
     } catch (error) {
       const failure = networkFailure(error)
       const reason = failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : failure.reason
@@ -211,7 +213,9 @@ export class DeliveryWorker {
 
   private async othersSending(projectIds: string[] | undefined): Promise<boolean> {
     const stamp = iso(this.clock.now())
-    return (await repo.leasedRows(this.db)).some((row) => row.lease_owner !== this.owner && row.lease_until !== null && row.lease_until >= stamp && (!projectIds || projectIds.includes(row.project_id)))
+    return (await repo.leasedRows(this.db)).some(
+      (row) => row.lease_owner !== this.owner && row.lease_until !== null && row.lease_until >= stamp && (!projectIds || projectIds.includes(row.project_id)),
+    )
   }
 
   /** Frees rows leased by a process of this host that no longer exists (killed mid-send). */

@@ -53,25 +53,12 @@ export async function pulseExists(db: Db, id: string): Promise<boolean> {
 
 /** A pulse with its owner's name (the export's ClientName). */
 export async function findPulseWithOwner(db: Db, id: string) {
-  return db
-    .selectFrom('pulses as p')
-    .innerJoin('clients as c', 'c.id', 'p.client_id')
-    .selectAll('p')
-    .select('c.name as client_name')
-    .where('p.id', '=', id)
-    .executeTakeFirst()
+  return db.selectFrom('pulses as p').innerJoin('clients as c', 'c.id', 'p.client_id').selectAll('p').select('c.name as client_name').where('p.id', '=', id).executeTakeFirst()
 }
 
 /** Questions and grid rows of a pulse, top-level questions first, each group in position order. */
 export async function questionsOf(db: Db, pulseId: string): Promise<PulseQuestionRow[]> {
-  return db
-    .selectFrom('pulse_questions')
-    .selectAll()
-    .where('pulse_id', '=', pulseId)
-    .orderBy(sql`grid_id is not null`)
-    .orderBy('grid_id')
-    .orderBy('position')
-    .execute()
+  return db.selectFrom('pulse_questions').selectAll().where('pulse_id', '=', pulseId).orderBy(sql`grid_id is not null`).orderBy('grid_id').orderBy('position').execute()
 }
 
 /**

@@ -16,7 +16,10 @@ import {stderrLog} from '../../http/access-log.js'
 const TAG = 'D. Pulse export'
 const errors = {
   401: {description: 'Missing, invalid, expired or revoked access token (with WWW-Authenticate: Bearer)', content: {'application/json': {schema: oauthErrorBody}}},
-  403: {description: 'insufficient_scope: a member\'s sign-on token, a token without the pulses scope, or a client without the pulses grant', content: {'application/json': {schema: oauthErrorBody}}},
+  403: {
+    description: "insufficient_scope: a member's sign-on token, a token without the pulses scope, or a client without the pulses grant",
+    content: {'application/json': {schema: oauthErrorBody}},
+  },
 }
 
 const exportRoute = createRoute({
@@ -30,7 +33,7 @@ const exportRoute = createRoute({
   responses: {
     200: {description: 'The project export object', content: {'application/json': {schema: exportSchema}}},
     ...errors,
-    404: {description: 'No such pulse among the caller\'s projects', content: {'application/json': {schema: oauthErrorBody}}},
+    404: {description: "No such pulse among the caller's projects", content: {'application/json': {schema: oauthErrorBody}}},
   },
 })
 

@@ -140,7 +140,11 @@ export type PulseRespondent = z.output<typeof respondentSchema>
 export type PulseProject = z.output<typeof projectSchema>
 
 export const projectIdParam = z.object({
-  projectId: z.string().openapi({param: {name: 'projectId', in: 'path'}, example: '7cd70870-01ca-4ff7-a39e-a20b4808ed07', description: 'A pulse of the calling client (the example is the first pulse of the demo)'}),
+  projectId: z.string().openapi({
+    param: {name: 'projectId', in: 'path'},
+    example: '7cd70870-01ca-4ff7-a39e-a20b4808ed07',
+    description: 'A pulse of the calling client (the example is the first pulse of the demo)',
+  }),
 })
 
 export const projectsInfoResponse = z.object({ProjectIds: z.array(z.string())}).openapi('ClientProjects')

@@ -20,7 +20,26 @@ export const STATUS_CYCLE: readonly PulseStatus[] = ['Launched', 'Completed', 'H
 const FIELDED: readonly PulseStatus[] = ['Launched', 'Completed', 'Held']
 const FIELDING_TIMES = ['04:00', '08:00', '12:00', '24:00', '48:00', '72:00']
 /** The main body after the two screeners: 18 slots, so every pulse has 20 questions and all seven types. */
-const MAIN_SLOTS = ['single', 'followup', 'multi', 'rank', 'fixedsum', 'gridsingle', 'gridmulti', 'numeric', 'text', 'single', 'followup', 'multi', 'followup', 'gridsingle', 'rank', 'fixedsum', 'single', 'text'] as const
+const MAIN_SLOTS = [
+  'single',
+  'followup',
+  'multi',
+  'rank',
+  'fixedsum',
+  'gridsingle',
+  'gridmulti',
+  'numeric',
+  'text',
+  'single',
+  'followup',
+  'multi',
+  'followup',
+  'gridsingle',
+  'rank',
+  'fixedsum',
+  'single',
+  'text',
+] as const
 type Slot = (typeof MAIN_SLOTS)[number]
 
 const FORCED_STATUSES: readonly SurveyStatus[] = ['Completed', 'ScreenedOut', 'Incomplete', 'ScreenedIn', 'QuotaFull']
@@ -158,7 +177,14 @@ function buildPlans(rng: Rng, topic: Topic): Plan[] {
         const bySetting = t.choices === '$settings'
         plans.push({
           kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'SingleSelect', Choices: choices, OtherAvailable: other, FreetextLabels: other ? [OTHER_LABEL] : null}),
+          question: base({
+            QuestionCode: code,
+            Title: fill(t.title, topic, drug),
+            Type: 'SingleSelect',
+            Choices: choices,
+            OtherAvailable: other,
+            FreetextLabels: other ? [OTHER_LABEL] : null,
+          }),
           answer: (r, who) => [{code, values: bySetting ? [who.setting] : other && r.chance(0.07) ? [r.pick(FREE_TEXT.other!)] : [r.pick(choices)]}],
         })
         break
@@ -170,7 +196,15 @@ function buildPlans(rng: Rng, topic: Topic): Plan[] {
         const required = t.required ?? 1
         plans.push({
           kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'MultiSelect', Choices: choices, OtherAvailable: other, AnswersRequired: required, FreetextLabels: other ? [OTHER_LABEL] : null}),
+          question: base({
+            QuestionCode: code,
+            Title: fill(t.title, topic, drug),
+            Type: 'MultiSelect',
+            Choices: choices,
+            OtherAvailable: other,
+            AnswersRequired: required,
+            FreetextLabels: other ? [OTHER_LABEL] : null,
+          }),
           answer: (r) => [{code, values: withOther(r, r.sample(choices, r.int(required, Math.min(choices.length, required + 3))), other, 0.1)}],
         })
         break
@@ -190,7 +224,15 @@ function buildPlans(rng: Rng, topic: Topic): Plan[] {
         const choices = resolve(t.choices, topic)
         plans.push({
           kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Numeric', Choices: choices, DisplayUnit: t.unit, FixedSumTotal: t.total, AnswersRequired: choices.length}),
+          question: base({
+            QuestionCode: code,
+            Title: fill(t.title, topic, drug),
+            Type: 'Numeric',
+            Choices: choices,
+            DisplayUnit: t.unit,
+            FixedSumTotal: t.total,
+            AnswersRequired: choices.length,
+          }),
           answer: (r) => [{code, values: splitTotal(r, t.total, choices.length).map(String)}],
         })
         break
@@ -215,7 +257,14 @@ function buildPlans(rng: Rng, topic: Topic): Plan[] {
         }))
         plans.push({
           kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: single ? 'GridSingleSelect' : 'GridMultiSelect', Choices: columns, AnswersRequired: rows.length, Rows: rows}),
+          question: base({
+            QuestionCode: code,
+            Title: fill(t.title, topic, drug),
+            Type: single ? 'GridSingleSelect' : 'GridMultiSelect',
+            Choices: columns,
+            AnswersRequired: rows.length,
+            Rows: rows,
+          }),
           answer: (r) => rows.map((row) => ({code: row.QuestionCode, values: single ? [r.pick(columns)] : r.sample(columns, r.int(1, Math.min(3, columns.length)))})),
         })
         break
@@ -320,7 +369,7 @@ function respondentAnswers(rng: Rng, plans: Plan[], status: SurveyStatus, who: P
     if (asked >= budget) break
     if (plan.trigger) {
       const parent = given.get(plan.trigger.parent)
-      if (!parent || !parent.some((v) => plan.trigger!.values.has(v))) continue
+      if (!parent?.some((v) => plan.trigger!.values.has(v))) continue
     }
     ask(plan)
     asked++
@@ -358,7 +407,9 @@ export function generatePulse(options: PulseSeedOptions): GeneratedPulse {
   } else {
     lastUpdated = ANCHOR - rng.int(1, 30) * DAY
   }
-  const month = isoUtc(new Date(start ?? lastUpdated)).slice(2, 7).replace('-', '')
+  const month = isoUtc(new Date(start ?? lastUpdated))
+    .slice(2, 7)
+    .replace('-', '')
 
   const plans = buildPlans(rng, topic)
   const project: PulseProject = {
@@ -419,7 +470,8 @@ export interface SeedPulsesResult {
  */
 export async function seedPulses(db: Db, options: SeedPulsesOptions, now: Date, onProgress?: (done: number, total: number) => void): Promise<SeedPulsesResult> {
   if (!Number.isInteger(options.count) || options.count < 1 || options.count > 1000) throw new AppError('bad_request', '--count must be a whole number from 1 to 1000')
-  if (!Number.isInteger(options.respondents) || options.respondents < 0 || options.respondents > 100_000) throw new AppError('bad_request', '--respondents must be a whole number from 0 to 100000')
+  if (!Number.isInteger(options.respondents) || options.respondents < 0 || options.respondents > 100_000)
+    throw new AppError('bad_request', '--respondents must be a whole number from 0 to 100000')
   await requirePulseOwner(db, options.clientId)
   const result: SeedPulsesResult = {created: [], skipped: []}
   for (let index = 0; index < options.count; index++) {

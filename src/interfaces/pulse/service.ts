@@ -7,7 +7,17 @@ import {writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
 import {nestQuestions} from './render.js'
 import * as repo from './repository.js'
-import {exportSchema, PULSE_STATUSES, isoUtc, type PulseDocument, type PulseProject, type PulseQuestion, type PulseRowQuestion, type PulseRespondent, type PulseStatus} from './schema.js'
+import {
+  exportSchema,
+  PULSE_STATUSES,
+  isoUtc,
+  type PulseDocument,
+  type PulseProject,
+  type PulseQuestion,
+  type PulseRowQuestion,
+  type PulseRespondent,
+  type PulseStatus,
+} from './schema.js'
 import {config} from '../../config.js'
 
 /** Who is asking: a client, and whether it is an admin (admins see every pulse). */
@@ -174,8 +184,9 @@ export async function storePulse(
       first_interaction: r.FirstInteraction,
       last_interaction: r.LastInteraction,
     })
-    r.Profile.forEach((entry, position) => profiles.push({respondent_seq: seq, position, key: entry.Key, value: entry.Value}))
-    r.Answers.forEach((answer, position) => answers.push({respondent_seq: seq, position, question_code: answer.QuestionCode, answer_values: JSON.stringify(answer.Values)}))
+    for (const [position, entry] of r.Profile.entries()) profiles.push({respondent_seq: seq, position, key: entry.Key, value: entry.Value})
+    for (const [position, answer] of r.Answers.entries())
+      answers.push({respondent_seq: seq, position, question_code: answer.QuestionCode, answer_values: JSON.stringify(answer.Values)})
     seq++
     if (respondents.length >= 1000) await flush()
   }

@@ -28,9 +28,7 @@ const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
 
 /** The authorize parameters ride along in every form so no server-side flow state is needed. */
 const Hidden: FC<{params: Record<string, string | undefined>}> = ({params}) => (
-  <>
-    {Object.entries(params).map(([name, value]) => (value === undefined ? null : <input type="hidden" name={name} value={value} />))}
-  </>
+  <>{Object.entries(params).map(([name, value]) => (value === undefined ? null : <input type="hidden" name={name} value={value} />))}</>
 )
 
 export interface ClientCard {
@@ -39,10 +37,19 @@ export interface ClientCard {
   logo_url: string
 }
 
-export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({client, params, csrf, error}) => (
+export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({
+  client,
+  params,
+  csrf,
+  error,
+}) => (
   <Layout title="Sign in">
     <h1>{client ? `Sign in to continue to ${client.name}` : 'Sign in to see the applications you allowed'}</h1>
-    {error ? <p class="error" role="alert">{error}</p> : null}
+    {error ? (
+      <p class="error" role="alert">
+        {error}
+      </p>
+    ) : null}
     <form method="post" action="/oauth/session">
       <Hidden params={params} />
       <input type="hidden" name="csrf_token" value={csrf} />
@@ -50,7 +57,9 @@ export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<str
       <input id="email" type="email" name="email" autocomplete="username" required />
       <label for="password">Password</label>
       <input id="password" type="password" name="password" autocomplete="current-password" required />
-      <button class="primary" type="submit">Sign in</button>
+      <button class="primary" type="submit">
+        Sign in
+      </button>
     </form>
   </Layout>
 )
@@ -67,7 +76,9 @@ export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: st
       <img src={client.logo_url} alt="" />
       <div>
         <h1>{client.name}</h1>
-        <a href={client.url} rel="noopener noreferrer" target="_blank">{client.url}</a>
+        <a href={client.url} rel="noopener noreferrer" target="_blank">
+          {client.url}
+        </a>
       </div>
     </div>
     <p>
@@ -78,8 +89,12 @@ export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: st
       <Hidden params={params} />
       <input type="hidden" name="csrf_token" value={csrf} />
       <div class="row">
-        <button class="primary" type="submit" name="decision" value="allow">Allow</button>
-        <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+        <button class="primary" type="submit" name="decision" value="allow">
+          Allow
+        </button>
+        <button class="secondary" type="submit" name="decision" value="deny">
+          Deny
+        </button>
       </div>
     </form>
     <p class="muted">You can withdraw this access at any time.</p>
@@ -103,7 +118,12 @@ const day = (iso: string) => iso.slice(0, 10)
  * What Doorkeeper calls authorized applications: every client the member allowed, each with a
  * Revoke button, and a Sign out button. Plain forms with the CSRF token, no JavaScript.
  */
-export const ApplicationsPage: FC<{memberName: string; applications: AllowedApplication[]; csrf: string; notice?: string | undefined}> = ({memberName, applications, csrf, notice}) => (
+export const ApplicationsPage: FC<{memberName: string; applications: AllowedApplication[]; csrf: string; notice?: string | undefined}> = ({
+  memberName,
+  applications,
+  csrf,
+  notice,
+}) => (
   <Layout title="Your applications">
     <h1>Applications you allowed</h1>
     <p class="muted">Signed in as {memberName}.</p>
@@ -115,7 +135,9 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
           <img src={app.logo_url} alt="" />
           <div>
             <h2>{app.name}</h2>
-            <a href={app.url} rel="noopener noreferrer" target="_blank">{app.url}</a>
+            <a href={app.url} rel="noopener noreferrer" target="_blank">
+              {app.url}
+            </a>
           </div>
         </div>
         <p>
@@ -125,13 +147,17 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
         <form method="post" action="/oauth/authorized_applications/revoke">
           <input type="hidden" name="csrf_token" value={csrf} />
           <input type="hidden" name="client_id" value={app.client_id} />
-          <button class="secondary" type="submit">Revoke access for {app.name}</button>
+          <button class="secondary" type="submit">
+            Revoke access for {app.name}
+          </button>
         </form>
       </section>
     ))}
     <form method="post" action="/oauth/sign_out">
       <input type="hidden" name="csrf_token" value={csrf} />
-      <button class="secondary" type="submit">Sign out</button>
+      <button class="secondary" type="submit">
+        Sign out
+      </button>
     </form>
   </Layout>
 )
@@ -139,7 +165,9 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
 export const ErrorPage: FC<{title: string; message: string}> = ({title, message}) => (
   <Layout title={title}>
     <h1>{title}</h1>
-    <p class="error" role="alert">{message}</p>
+    <p class="error" role="alert">
+      {message}
+    </p>
     <p class="muted">No information was sent to the application.</p>
   </Layout>
 )

@@ -12,12 +12,7 @@ export async function findCode(db: Db, codeHash: string): Promise<AuthorizationC
 
 /** Marks the code used; false when another exchange got there first. */
 export async function consumeCode(db: Db, codeHash: string, now: string): Promise<boolean> {
-  const result = await db
-    .updateTable('authorization_codes')
-    .set({used_at: now})
-    .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null)
-    .executeTakeFirst()
+  const result = await db.updateTable('authorization_codes').set({used_at: now}).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst()
   return result.numUpdatedRows === 1n
 }
 

@@ -17,7 +17,21 @@ import {rejectInvalid} from '../../http/validation.js'
 import {keyringOf} from '../../store/db.js'
 import {derivedKey} from '../../store/secrets.js'
 import {ApplicationsPage, ConsentPage, DemoCallbackPage, ErrorPage, SignInPage} from './pages.js'
-import {applicationForm, authorizeQuery, consentForm, introspectForm, introspectionResponse, memberInfoResponse, oauthError, revokeForm, serverMetadata, signInForm, tokenForm, tokenInfoResponse, tokenResponse} from './schema.js'
+import {
+  applicationForm,
+  authorizeQuery,
+  consentForm,
+  introspectForm,
+  introspectionResponse,
+  memberInfoResponse,
+  oauthError,
+  revokeForm,
+  serverMetadata,
+  signInForm,
+  tokenForm,
+  tokenInfoResponse,
+  tokenResponse,
+} from './schema.js'
 import * as signon from './service.js'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER} from '../../demo-data.js'
 import {revokeConsent} from '../../registry/service.js'
@@ -29,12 +43,14 @@ import {config} from '../../config.js'
  * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
  * 9207), else an HTML page.
  */
-const pageRenderer = (issuerOf: (c: Context) => string): ErrorRenderer => (c, error) => {
-  if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
-  const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
-  c.header('Cache-Control', 'no-store')
-  return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400)
-}
+const pageRenderer =
+  (issuerOf: (c: Context) => string): ErrorRenderer =>
+  (c, error) => {
+    if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
+    const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
+    c.header('Cache-Control', 'no-store')
+    return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400)
+  }
 
 const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
 /** Token and member info: RFC 6750 asks no Pragma of resource answers, and these are polled hard. */
@@ -83,9 +99,18 @@ const createSession = createRoute({
   method: 'post',
   operationId: 'signIn',
   path: '/oauth/session',
-  summary: 'Member sign-in with e-mail and password (the consent page\'s first form)',
+  summary: "Member sign-in with e-mail and password (the consent page's first form)",
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: signInForm, example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', email: DEMO_MEMBER.email, password: DEMO_MEMBER.password}}}}},
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: signInForm,
+          example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', email: DEMO_MEMBER.email, password: DEMO_MEMBER.password},
+        },
+      },
+    },
+  },
   responses: {
     303: {description: 'Signed in; back to the consent page'},
     401: {description: 'HTML sign-in page with an error'},
@@ -107,7 +132,7 @@ const revokeApplication = createRoute({
   method: 'post',
   operationId: 'revokeApplication',
   path: `${APPLICATIONS_PATH}/revoke`,
-  summary: 'Take an application\'s access back: its tokens and pending codes end at once',
+  summary: "Take an application's access back: its tokens and pending codes end at once",
   tags: ['A. Sign-on'],
   request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID}}}}},
   responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
@@ -117,7 +142,7 @@ const signOut = createRoute({
   method: 'post',
   operationId: 'signOut',
   path: '/oauth/sign_out',
-  summary: 'End the member\'s sign-in session on this browser',
+  summary: "End the member's sign-in session on this browser",
   tags: ['A. Sign-on'],
   request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
   responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
@@ -138,12 +163,21 @@ const revokeRoute = createRoute({
   method: 'post',
   operationId: 'revokeToken',
   path: '/oauth/revoke',
-  summary: 'Revoke one of the calling client\'s access tokens (RFC 7009)',
+  summary: "Revoke one of the calling client's access tokens (RFC 7009)",
   tags: ['A. Sign-on'],
   security: clientAuth,
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: revokeForm, example: {token: 'AN_ACCESS_TOKEN', token_type_hint: 'access_token', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: revokeForm,
+          example: {token: 'AN_ACCESS_TOKEN', token_type_hint: 'access_token', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET},
+        },
+      },
+    },
+  },
   responses: {
-    200: {description: 'Done, or nothing to do: the answer is the same for an unknown token or another client\'s'},
+    200: {description: "Done, or nothing to do: the answer is the same for an unknown token or another client's"},
     400: {description: 'invalid_request, unsupported_token_type', content: {'application/json': {schema: oauthError}}},
     401: {description: 'invalid_client', content: {'application/json': {schema: oauthError}}},
   },
@@ -156,9 +190,13 @@ const introspectRoute = createRoute({
   summary: 'Describe an access token of the calling client (RFC 7662)',
   tags: ['A. Sign-on'],
   security: clientAuth,
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: introspectForm, example: {token: 'AN_ACCESS_TOKEN', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
+  request: {
+    body: {
+      content: {'application/x-www-form-urlencoded': {schema: introspectForm, example: {token: 'AN_ACCESS_TOKEN', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}},
+    },
+  },
   responses: {
-    200: {description: 'The token\'s state', content: {'application/json': {schema: introspectionResponse}}},
+    200: {description: "The token's state", content: {'application/json': {schema: introspectionResponse}}},
     400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
     401: {description: 'invalid_client', content: {'application/json': {schema: oauthError}}},
   },
@@ -170,7 +208,16 @@ const token = createRoute({
   path: '/oauth/token',
   summary: 'Exchange an authorization code (or client credentials) for an access token',
   tags: ['A. Sign-on'],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: tokenForm, example: {grant_type: 'client_credentials', scope: 'pulses', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}}}},
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: tokenForm,
+          example: {grant_type: 'client_credentials', scope: 'pulses', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET},
+        },
+      },
+    },
+  },
   responses: {
     200: {description: 'Access token', content: {'application/json': {schema: tokenResponse}}},
     400: {description: 'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope', content: {'application/json': {schema: oauthError}}},
@@ -191,7 +238,10 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
         description: kind === 'token' ? 'Token info' : 'Member information',
         content: {'application/json': {schema: kind === 'token' ? tokenInfoResponse : memberInfoResponse}},
       },
-      401: {description: kind === 'token' ? 'invalid_request: unknown, expired or revoked token, or inactive member' : 'invalid_token', content: {'application/json': {schema: oauthError}}},
+      401: {
+        description: kind === 'token' ? 'invalid_request: unknown, expired or revoked token, or inactive member' : 'invalid_token',
+        content: {'application/json': {schema: oauthError}},
+      },
     },
   })
 
@@ -242,24 +292,43 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
   for (const path of ['/oauth/authorize', '/oauth/session', APPLICATIONS_PATH, `${APPLICATIONS_PATH}/revoke`, '/oauth/sign_out']) {
-    app.use(path, errorShape(renderPage), bodyLimit({maxSize: config.http.requestBodyLimitBytes, onError: () => {
-      throw new AppError('payload_too_large', 'the form is too large')
-    }}))
+    app.use(
+      path,
+      errorShape(renderPage),
+      bodyLimit({
+        maxSize: config.http.requestBodyLimitBytes,
+        onError: () => {
+          throw new AppError('payload_too_large', 'the form is too large')
+        },
+      }),
+    )
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
     if (path !== APPLICATIONS_PATH) app.on('POST', path, checkOrigin())
   }
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
-    app.use(path, errorShape(renderOAuthError), bodyLimit({maxSize: config.http.requestBodyLimitBytes, onError: () => {
-      throw new AppError('payload_too_large', 'the request body is too large')
-    }}))
+    app.use(
+      path,
+      errorShape(renderOAuthError),
+      bodyLimit({
+        maxSize: config.http.requestBodyLimitBytes,
+        onError: () => {
+          throw new AppError('payload_too_large', 'the request body is too large')
+        },
+      }),
+    )
   }
   app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret (RFC 6749 §2.3.1)'})
-  app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretPost', {type: 'apiKey', in: 'query', name: 'client_secret', description: 'client_id and client_secret as form fields of the body'})
+  app.openAPIRegistry.registerComponent('securitySchemes', 'clientSecretPost', {
+    type: 'apiKey',
+    in: 'query',
+    name: 'client_secret',
+    description: 'client_id and client_secret as form fields of the body',
+  })
   app.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',
     flows: {
-      authorizationCode: {authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', scopes: {profile: 'the member\'s name, country of practice and specialty'}},
-      clientCredentials: {tokenUrl: '/oauth/token', scopes: {pulses: 'the client\'s own pulse exports (interface D)'}},
+      authorizationCode: {authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', scopes: {profile: "the member's name, country of practice and specialty"}},
+      clientCredentials: {tokenUrl: '/oauth/token', scopes: {pulses: "the client's own pulse exports (interface D)"}},
     },
   })
 

@@ -9,7 +9,7 @@ const param = (max = 2048) => z.string({error: 'must be given once'}).max(max, `
 
 export const authorizeQuery = z.object({
   client_id: param(128).openapi({description: 'The client id issued at registration', example: DEMO_CLIENT_ID}),
-  redirect_uri: param().openapi({description: 'One of the client\'s registered redirect URIs, exactly', example: `${DEMO_BASE_URL}/demo/callback`}),
+  redirect_uri: param().openapi({description: "One of the client's registered redirect URIs, exactly", example: `${DEMO_BASE_URL}/demo/callback`}),
   response_type: param(32).openapi({example: 'code'}),
   state: param(1024).openapi({description: 'Opaque value returned unchanged on the redirect', example: 'af0ifjsldkj'}),
   scope: param(256).openapi({example: 'profile'}),
@@ -123,6 +123,4 @@ export const memberInfoResponse = z
   })
   .openapi('MemberInfo')
 
-export const oauthError = z
-  .object({error: z.string(), error_description: z.string()})
-  .openapi('OAuthError')
+export const oauthError = z.object({error: z.string(), error_description: z.string()}).openapi('OAuthError')

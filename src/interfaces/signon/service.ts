@@ -60,7 +60,7 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
 export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Promise<CheckedAuthorizeRequest> {
   const client = req.client_id ? await findClient(db, req.client_id) : undefined
   if (!client) throw invalidRequest('unknown client_id: this application is not registered')
-  if (client.expired_at !== null) throw new AppError('unauthorized_client', 'this application\'s account has expired')
+  if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
   const registered = JSON.parse(client.redirect_uris) as string[]
   // Exact, byte-for-byte comparison: no prefix, pattern or normalisation.
   if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
@@ -112,7 +112,7 @@ export async function signIn(db: Db, email: string, password: string, attempt: {
 export async function sessionMember(db: Db, session: {memberId: number; issuedAt: number}, now: Date): Promise<MemberRow | undefined> {
   if (now.getTime() - session.issuedAt > SESSION_SECONDS * 1000) return undefined
   const member = await findMember(db, session.memberId)
-  if (!member || member.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
+  if (member?.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
   if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= session.issuedAt) return undefined
   return member
 }
@@ -268,9 +268,7 @@ export async function revoke(db: Db, credentials: ClientCredentials, token: stri
   await writeTransaction(db, (trx) => grants.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
 }
 
-export type Introspection =
-  | {active: false}
-  | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
+export type Introspection = {active: false} | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
 
 /**
  * RFC 7662 introspection for the authenticated client: what a live token of its own is; for any
@@ -296,7 +294,8 @@ export async function introspect(db: Db, credentials: ClientCredentials, token: 
 export async function issueToken(db: Db, memberId: number, clientId: string, now: Date): Promise<TokenResponse> {
   const client = await getClientRow(db, clientId)
   if (client.expired_at !== null) throw new AppError('bad_request', `client ${clientId} has expired`)
-  if (!hasGrant(client, 'signon')) throw new AppError('bad_request', `client ${clientId} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`)
+  if (!hasGrant(client, 'signon'))
+    throw new AppError('bad_request', `client ${clientId} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`)
   const member = await getMemberRow(db, memberId)
   if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
   return mintToken(db, client, memberId, MEMBER_SCOPES.join(' '), null, now)

@@ -58,11 +58,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('superseded_at', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute()
-  await db.schema
-    .createIndex('authorization_codes_pair')
-    .on('authorization_codes')
-    .columns(['member_id', 'client_id'])
-    .execute()
+  await db.schema.createIndex('authorization_codes_pair').on('authorization_codes').columns(['member_id', 'client_id']).execute()
 
   await db.schema
     .createTable('access_tokens')

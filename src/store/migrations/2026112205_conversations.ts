@@ -69,14 +69,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     for (const statement of postgresSearchKey()) await sql.raw(statement).execute(db)
   } else {
     await sql
-      .raw(
-        `create virtual table conversation_post_index using fts5(title, content, content='conversation_posts', content_rowid='search_key', tokenize='${TOKENIZER}')`,
-      )
+      .raw(`create virtual table conversation_post_index using fts5(title, content, content='conversation_posts', content_rowid='search_key', tokenize='${TOKENIZER}')`)
       .execute(db)
     await sql
-      .raw(
-        `create virtual table conversation_comment_index using fts5(content, content='conversation_comments', content_rowid='search_key', tokenize='${TOKENIZER}')`,
-      )
+      .raw(`create virtual table conversation_comment_index using fts5(content, content='conversation_comments', content_rowid='search_key', tokenize='${TOKENIZER}')`)
       .execute(db)
     await sql.raw(`create virtual table conversation_post_terms using fts5vocab(conversation_post_index, instance)`).execute(db)
     await sql.raw(`create virtual table conversation_comment_terms using fts5vocab(conversation_comment_index, instance)`).execute(db)

@@ -144,7 +144,10 @@ export function withStatementCache(
   }
   return {
     driver: handle.driver,
-    exec: (text) => (wrote(), handle.exec(text)),
+    exec: (text) => {
+      wrote()
+      return handle.exec(text)
+    },
     value: (text) => handle.value(text),
     close: () => handle.close(),
     version: () => {
@@ -173,9 +176,18 @@ export function withStatementCache(
         ? fresh
         : {
             reader: fresh.reader,
-            all: (parameters) => (wrote(), fresh.all(parameters)),
-            run: (parameters) => (wrote(), fresh.run(parameters)),
-            iterate: (parameters) => (wrote(), fresh.iterate(parameters)),
+            all: (parameters) => {
+              wrote()
+              return fresh.all(parameters)
+            },
+            run: (parameters) => {
+              wrote()
+              return fresh.run(parameters)
+            },
+            iterate: (parameters) => {
+              wrote()
+              return fresh.iterate(parameters)
+            },
           }
       keep(text, statement)
       return statement

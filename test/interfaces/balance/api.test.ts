@@ -28,7 +28,12 @@ describe('interface C over HTTP', () => {
 
   describe('authentication', () => {
     it('answers 401 with a message and a Basic challenge without valid credentials of a balance client', async () => {
-      for (const headers of [{} as Record<string, string>, {authorization: basic(CLIENT.id, 'wrong')}, {authorization: basic('signon-client', 'signon-client-secret')}, {authorization: 'Bearer abc'}]) {
+      for (const headers of [
+        {} as Record<string, string>,
+        {authorization: basic(CLIENT.id, 'wrong')},
+        {authorization: basic('signon-client', 'signon-client-secret')},
+        {authorization: 'Bearer abc'},
+      ]) {
         const res = await get(`/balance/user_id/${member.user_id}/summary`, headers)
         expect(res.status).toBe(401)
         expect(res.headers.get('www-authenticate')).toMatch(/^Basic /)
@@ -47,7 +52,7 @@ describe('interface C over HTTP', () => {
       expect(((await res.json()) as {message: string}).message).toMatch(/expired/)
     })
 
-    it('keeps an inactive member\'s balance readable but refuses withdrawals (403)', async () => {
+    it("keeps an inactive member's balance readable but refuses withdrawals (403)", async () => {
       await credit('50')
       await updateMember(ctx.db, member.user_id, {active: false}, ctx.clock.now())
       expect((await get(`/balance/user_id/${member.user_id}/summary`)).status).toBe(200)
@@ -61,7 +66,11 @@ describe('interface C over HTTP', () => {
     it('reaches one account by user_id, npi and me; a member with no history has 0 USD', async () => {
       await credit('12.5')
       const bodies = []
-      for (const [key, id] of [['user_id', String(member.user_id)], ['npi', member.npi!], ['me', member.me!]]) {
+      for (const [key, id] of [
+        ['user_id', String(member.user_id)],
+        ['npi', member.npi!],
+        ['me', member.me!],
+      ]) {
         const res = await get(`/balance/${key}/${id}/summary`)
         expect(res.status).toBe(200)
         expect(res.headers.get('content-type')).toMatch(/^application\/json/)
@@ -179,7 +188,19 @@ describe('interface C over HTTP', () => {
 
     it('accepts international phone numbers and lower-case codes', async () => {
       await credit('100')
-      const res = await withdraw({type: 'WIRE', amount: 50, member_details: {...PAYPAL_DETAILS, phone_number: '+44 20-7946 0958', address_line1: '10 Downing St', city: 'London', postal_code: 'SW1A 2AA', country: 'gb', region: 'gb-lnd'}})
+      const res = await withdraw({
+        type: 'WIRE',
+        amount: 50,
+        member_details: {
+          ...PAYPAL_DETAILS,
+          phone_number: '+44 20-7946 0958',
+          address_line1: '10 Downing St',
+          city: 'London',
+          postal_code: 'SW1A 2AA',
+          country: 'gb',
+          region: 'gb-lnd',
+        },
+      })
       expect(res.status).toBe(201)
     })
 
@@ -267,10 +288,12 @@ describe('interface C over HTTP', () => {
     it('debits once when the same Idempotency-Key arrives many times at once', async () => {
       await credit('100')
       const body = {type: 'GIFT_CARD', amount: 7, member_details: PAYPAL_DETAILS}
-      const answers = await Promise.all(Array.from({length: 8}, async () => {
+      const answers = await Promise.all(
+        Array.from({length: 8}, async () => {
           const r = await withdraw(body, {'idempotency-key': 'burst'})
           return [r.status, await r.text()] as const
-        }))
+        }),
+      )
       expect(new Set(answers.map(([status]) => status))).toEqual(new Set([201]))
       expect(new Set(answers.map(([, text]) => text)).size).toBe(1)
       expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":93,')
@@ -289,7 +312,12 @@ describe('interface C over HTTP', () => {
       expect(otherAccount.status).toBe(422)
       expect(((await otherAccount.json()) as {message: string}).message).toMatch(/Idempotency-Key/)
       // Another client's key space is its own.
-      await registerClient(ctx.db, {name: 'Second payer', url: 'https://two.example.com', logo_url: 'https://two.example.com/l.png', redirect_uris: ['https://two.example.com/cb'], grants: ['balance']}, ctx.clock.now(), {id: 'second', secret: 'second-secret'})
+      await registerClient(
+        ctx.db,
+        {name: 'Second payer', url: 'https://two.example.com', logo_url: 'https://two.example.com/l.png', redirect_uris: ['https://two.example.com/cb'], grants: ['balance']},
+        ctx.clock.now(),
+        {id: 'second', secret: 'second-secret'},
+      )
       const second = await withdraw(body, {'idempotency-key': 'k', authorization: basic('second', 'second-secret')})
       expect(second.status).toBe(201)
       expect(((await second.json()) as {transaction_id: string}).transaction_id).not.toBe(((await first.json()) as {transaction_id: string}).transaction_id)

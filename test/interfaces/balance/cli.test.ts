@@ -15,7 +15,26 @@ describe('balance commands and a running server', () => {
     dir = tempDir()
     db = join(dir, 'balance.db')
     store = ['--db', db]
-    cliJson(['add-member', '--email', 'c@example.com', '--password', 'long enough pw', '--first-name', 'Cy', '--last-name', 'Ng', '--country', 'US', '--specialty', 'Oncology', '--npi', '1234567893', '--me', '03512345671', ...store])
+    cliJson([
+      'add-member',
+      '--email',
+      'c@example.com',
+      '--password',
+      'long enough pw',
+      '--first-name',
+      'Cy',
+      '--last-name',
+      'Ng',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      '--npi',
+      '1234567893',
+      '--me',
+      '03512345671',
+      ...store,
+    ])
   })
 
   it('credits, withdraws and moves statuses from the command line, printing exact amounts', () => {
@@ -48,7 +67,12 @@ describe('balance commands and a running server', () => {
   })
 
   it('restricts a type for a person and lists what is left', () => {
-    expect(cliJson(['restrict-withdrawal-type', 'user_id', '1', '--type', 'PAYPAL', ...store])).toEqual({user_id: 1, type: 'PAYPAL', restricted: true, restricted_types: ['PAYPAL']})
+    expect(cliJson(['restrict-withdrawal-type', 'user_id', '1', '--type', 'PAYPAL', ...store])).toEqual({
+      user_id: 1,
+      type: 'PAYPAL',
+      restricted: true,
+      restricted_types: ['PAYPAL'],
+    })
     const types = cliJson<Array<{type: string; fee: unknown}>>(['list-withdrawal-types', 'user_id', '1', ...store])
     expect(types.map((t) => t.type)).not.toContain('PAYPAL')
     expect(types.find((t) => t.type === 'CHECK')!.fee).toEqual({amount: 2.5, currency: 'USD'})
@@ -62,7 +86,18 @@ describe('balance commands and a running server', () => {
     let server: RunningCli | undefined
     let second: RunningCli | undefined
     beforeEach(async () => {
-      client = cliJson(['register-client', '--name', 'Payer', '--url', 'https://payer.example.com', '--logo-url', 'https://payer.example.com/l.png', '--grant', 'balance', ...store])
+      client = cliJson([
+        'register-client',
+        '--name',
+        'Payer',
+        '--url',
+        'https://payer.example.com',
+        '--logo-url',
+        'https://payer.example.com/l.png',
+        '--grant',
+        'balance',
+        ...store,
+      ])
       cliJson(['credit', 'user_id', '1', '--amount', '100.05', ...store])
       ;[server, second] = await Promise.all([startCli(['serve', '--port', '0', ...store]), startCli(['serve', '--port', '0', ...store])])
     })
@@ -72,7 +107,9 @@ describe('balance commands and a running server', () => {
     })
 
     it('lets 200 concurrent withdrawals through two servers succeed exactly as far as funds allow, never below zero', async () => {
-      const before = (await (await fetch(`${server!.url}/balance/user_id/1/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).json()) as {available_funds: number}
+      const before = (await (await fetch(`${server!.url}/balance/user_id/1/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).json()) as {
+        available_funds: number
+      }
       expect(before.available_funds).toBe(100.05)
       const body = JSON.stringify({type: 'CHARITY', amount: 0.75, member_details: {first_name: 'Cy', last_name: 'Ng', email: 'cy@example.com'}})
       const statuses = await Promise.all(

@@ -16,11 +16,30 @@ describe('balance demo data', () => {
     const now = ctx.clock.now()
     await registerClient(
       ctx.db,
-      {name: 'Demo', url: 'https://partner.example.com', logo_url: 'https://partner.example.com/l.png', redirect_uris: ['http://127.0.0.1:8080/demo/callback'], grants: ['signon', 'balance']},
+      {
+        name: 'Demo',
+        url: 'https://partner.example.com',
+        logo_url: 'https://partner.example.com/l.png',
+        redirect_uris: ['http://127.0.0.1:8080/demo/callback'],
+        grants: ['signon', 'balance'],
+      },
       now,
       {id: DEMO_CLIENT_ID, secret: DEMO_CLIENT_SECRET},
     )
-    const doctor = await addMember(ctx.db, {email: 'demo.doctor@medpanel.test', password: 'demo-password', first_name: 'Dana', last_name: 'Whitfield', country: 'US', specialty: 'Cardiology', npi: '1234567893', me: '03512345671'}, now)
+    const doctor = await addMember(
+      ctx.db,
+      {
+        email: 'demo.doctor@medpanel.test',
+        password: 'demo-password',
+        first_name: 'Dana',
+        last_name: 'Whitfield',
+        country: 'US',
+        specialty: 'Cardiology',
+        npi: '1234567893',
+        me: '03512345671',
+      },
+      now,
+    )
     const ctxArgs = {baseUrl: 'http://127.0.0.1:8080', now, clientId: DEMO_CLIENT_ID, memberId: doctor.user_id}
     const first = await balanceDemoPart.seed(ctx.db, ctxArgs)
     const second = await balanceDemoPart.seed(ctx.db, ctxArgs)

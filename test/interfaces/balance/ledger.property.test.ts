@@ -23,7 +23,14 @@ type TypeCode = keyof typeof TYPES
  */
 type TransactionStatus = 'Processing' | 'Completed' | 'Cancelled' | 'Reversed' | 'OnHold'
 const STATUSES: TransactionStatus[] = ['Processing', 'Completed', 'Cancelled', 'Reversed', 'OnHold']
-const LEGAL_MOVES: ReadonlySet<string> = new Set(['Processing→Completed', 'Processing→Cancelled', 'Processing→OnHold', 'OnHold→Processing', 'OnHold→Cancelled', 'Completed→Reversed'])
+const LEGAL_MOVES: ReadonlySet<string> = new Set([
+  'Processing→Completed',
+  'Processing→Cancelled',
+  'Processing→OnHold',
+  'OnHold→Processing',
+  'OnHold→Cancelled',
+  'Completed→Reversed',
+])
 const legalMove = (from: TransactionStatus, to: TransactionStatus) => LEGAL_MOVES.has(`${from}→${to}`)
 
 type Op =
@@ -39,7 +46,10 @@ const cents = fc.integer({min: 1, max: 20_000})
 const op: fc.Arbitrary<Op> = fc.oneof(
   {arbitrary: fc.record({kind: fc.constant('credit' as const), cents}), weight: 2},
   {arbitrary: fc.record({kind: fc.constant('debit' as const), cents}), weight: 1},
-  {arbitrary: fc.record({kind: fc.constant('withdraw' as const), type: fc.constantFrom(...(Object.keys(TYPES) as TypeCode[])), cents: fc.integer({min: 1, max: 5_000})}), weight: 3},
+  {
+    arbitrary: fc.record({kind: fc.constant('withdraw' as const), type: fc.constantFrom(...(Object.keys(TYPES) as TypeCode[])), cents: fc.integer({min: 1, max: 5_000})}),
+    weight: 3,
+  },
   {arbitrary: fc.record({kind: fc.constant('status' as const), pick: fc.nat(), status: fc.constantFrom(...STATUSES)}), weight: 4},
 )
 
@@ -161,8 +171,18 @@ describe('ledger properties', () => {
         n += 1
         const now = new Date('2026-02-01T00:00:00Z')
         const id = await insertMember(store.db, {
-          email: `d${n}@example.com`, password_hash: 'x', first_name: 'D', last_name: 'E', country: 'US', specialty: 'X',
-          npi: null, me: null, active: 1, password_changed_at: now.toISOString(), created_at: now.toISOString(), updated_at: now.toISOString(),
+          email: `d${n}@example.com`,
+          password_hash: 'x',
+          first_name: 'D',
+          last_name: 'E',
+          country: 'US',
+          specialty: 'X',
+          npi: null,
+          me: null,
+          active: 1,
+          password_changed_at: now.toISOString(),
+          created_at: now.toISOString(),
+          updated_at: now.toISOString(),
         })
         const member = (await findMemberBy(store.db, 'id', id))!
         for (const p of parts) await balance.postCredit(store.db, member, {type: 'INCENTIVE', amount: text(p)}, now)
@@ -177,15 +197,31 @@ describe('ledger properties', () => {
   // when the property above happens to generate it.
   describe('status moves of a withdrawal (and its fee), by the model above', () => {
     // How a new (Processing) withdrawal reaches each status by legal moves.
-    const PATHS: Record<TransactionStatus, TransactionStatus[]> = {Processing: [], Completed: ['Completed'], Cancelled: ['Cancelled'], Reversed: ['Completed', 'Reversed'], OnHold: ['OnHold']}
+    const PATHS: Record<TransactionStatus, TransactionStatus[]> = {
+      Processing: [],
+      Completed: ['Completed'],
+      Cancelled: ['Cancelled'],
+      Reversed: ['Completed', 'Reversed'],
+      OnHold: ['OnHold'],
+    }
     const pairs = STATUSES.flatMap((from) => STATUSES.map((to) => [from, to] as const))
 
     it.each(pairs)('%s → %s', async (from, to) => {
       const now = new Date('2026-02-01T00:00:00Z')
       n += 1
       const id = await insertMember(store.db, {
-        email: `m${n}@example.com`, password_hash: 'x', first_name: 'M', last_name: 'N', country: 'US', specialty: 'X',
-        npi: null, me: null, active: 1, password_changed_at: now.toISOString(), created_at: now.toISOString(), updated_at: now.toISOString(),
+        email: `m${n}@example.com`,
+        password_hash: 'x',
+        first_name: 'M',
+        last_name: 'N',
+        country: 'US',
+        specialty: 'X',
+        npi: null,
+        me: null,
+        active: 1,
+        password_changed_at: now.toISOString(),
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
       })
       const member = (await findMemberBy(store.db, 'id', id))!
       await balance.postCredit(store.db, member, {type: 'HONORARIUM', amount: '100.00'}, now)

@@ -25,15 +25,32 @@ describe.skipIf(!hasTmux)('withdraw on a terminal', () => {
   }
 
   beforeAll(() => {
-    cliJson(['add-member', '--email', 't@example.com', '--password', 'long enough pw', '--first-name', 'Ty', '--last-name', 'Ro', '--country', 'US', '--specialty', 'Oncology', ...store])
+    cliJson([
+      'add-member',
+      '--email',
+      't@example.com',
+      '--password',
+      'long enough pw',
+      '--first-name',
+      'Ty',
+      '--last-name',
+      'Ro',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      ...store,
+    ])
     cliJson(['credit', 'user_id', '1', '--amount', '100', '--type', 'HONORARIUM', ...store])
   })
   afterAll(() => {
     spawnSync('tmux', ['-L', socket, 'kill-server'], {stdio: 'ignore'})
   })
 
-  it('asks for the type, amount and the type\'s required fields, with selects for country and region', async () => {
-    const command = cliArgv(['withdraw', 'user_id', '1', ...store]).map((a) => `'${a}'`).join(' ')
+  it("asks for the type, amount and the type's required fields, with selects for country and region", async () => {
+    const command = cliArgv(['withdraw', 'user_id', '1', ...store])
+      .map((a) => `'${a}'`)
+      .join(' ')
     tmux('new-session', '-d', '-s', 'w', '-x', '160', '-y', '50', `${command}; echo EXIT=$?; sleep 60`)
     await waitFor('Available funds: 100.00 USD')
     await waitFor('Withdrawal type')

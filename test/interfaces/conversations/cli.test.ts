@@ -13,7 +13,19 @@ describe('interface E from the command line', () => {
   let clientId: string
 
   beforeAll(() => {
-    clientId = cliJson(['register-client', '--db', db, '--name', 'Insight Co', '--url', 'https://insight.example', '--logo-url', 'https://insight.example/l.png', '--grant', 'conversations']).client_id
+    clientId = cliJson([
+      'register-client',
+      '--db',
+      db,
+      '--name',
+      'Insight Co',
+      '--url',
+      'https://insight.example',
+      '--logo-url',
+      'https://insight.example/l.png',
+      '--grant',
+      'conversations',
+    ]).client_id
   })
 
   it('issues a key shown once, stored only as a hash, and refuses clients without the grant', async () => {
@@ -74,7 +86,19 @@ describe('interface E from the command line', () => {
     let servers: Awaited<ReturnType<typeof startCli>>[] = []
 
     beforeAll(async () => {
-      const client = cliJson(['register-client', '--db', shared, '--name', 'Race', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--grant', 'conversations'])
+      const client = cliJson([
+        'register-client',
+        '--db',
+        shared,
+        '--name',
+        'Race',
+        '--url',
+        'https://r.example',
+        '--logo-url',
+        'https://r.example/l.png',
+        '--grant',
+        'conversations',
+      ])
       key = cliJson(['issue-api-key', client.client_id, '--db', shared, '--data-calls', '1']).api_key
       servers = await Promise.all([startCli(['serve', '--db', shared, '--port', '0']), startCli(['serve', '--db', shared, '--port', '0'])])
     }, 60_000)
@@ -84,9 +108,7 @@ describe('interface E from the command line', () => {
 
     it('let exactly one of many concurrent data calls spend the last call', async () => {
       const path = `/conversations/data?${query(['pain'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`
-      const answers = await Promise.all(
-        Array.from({length: 8}, (_, i) => fetch(servers[i % 2]!.url + path, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': key}})),
-      )
+      const answers = await Promise.all(Array.from({length: 8}, (_, i) => fetch(servers[i % 2]!.url + path, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': key}})))
       const statuses = answers.map((r) => r.status).sort()
       expect(statuses).toEqual([200, 429, 429, 429, 429, 429, 429, 429])
     })

@@ -1,7 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {author, CORPUS} from './fixtures.js'
+import {type author, CORPUS} from './fixtures.js'
 import {clientWithKey, JSON_TYPE, query, XML_TYPE, xmlAsJson} from './helpers.js'
 
 const WINDOW = {start: '2025-01-01T00:00:00Z', end: '2025-12-31T23:59:59Z'}

@@ -223,9 +223,7 @@ describe('spending the allowance', () => {
   it('lets exactly one of two concurrent data calls through when one call is left', async () => {
     const ctx = await freshApp()
     const {key} = await clientWithKey(ctx, {data_calls: 1})
-    const calls = await Promise.all(
-      [0, 1].map(() => ctx.app.request(`/conversations/data?${GOOD}`, {headers: {'X-Service-Conversation-API-Key': key.api_key}})),
-    )
+    const calls = await Promise.all([0, 1].map(() => ctx.app.request(`/conversations/data?${GOOD}`, {headers: {'X-Service-Conversation-API-Key': key.api_key}})))
     expect(calls.map((r) => r.status).sort()).toEqual([200, 429])
     await ctx.store.close()
   })

@@ -22,8 +22,38 @@ describe('serve with five of the heaviest summary calls in flight', () => {
 
   beforeAll(async () => {
     cliJson(['seed-posts', '--db', db, '--count', '20000', '--comments', '4', '--from', YEAR[0], '--to', YEAR[1], '--seed', '3'])
-    const client = cliJson(['register-client', '--db', db, '--name', 'Busy Co', '--url', 'https://busy.example', '--logo-url', 'https://busy.example/l.png', '--redirect-uri', 'https://busy.example/cb', '--grant', 'signon,conversations'])
-    const member = cliJson(['add-member', '--db', db, '--email', 'busy@example.com', '--password', 'long enough pw', '--first-name', 'Bo', '--last-name', 'Sy', '--country', 'US', '--specialty', 'Oncology'])
+    const client = cliJson([
+      'register-client',
+      '--db',
+      db,
+      '--name',
+      'Busy Co',
+      '--url',
+      'https://busy.example',
+      '--logo-url',
+      'https://busy.example/l.png',
+      '--redirect-uri',
+      'https://busy.example/cb',
+      '--grant',
+      'signon,conversations',
+    ])
+    const member = cliJson([
+      'add-member',
+      '--db',
+      db,
+      '--email',
+      'busy@example.com',
+      '--password',
+      'long enough pw',
+      '--first-name',
+      'Bo',
+      '--last-name',
+      'Sy',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
     token = cliJson(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id]).access_token
     apiKey = cliJson(['issue-api-key', client.client_id, '--db', db, '--methods', 'summary']).api_key
     server = await startCli(['serve', '--db', db, '--port', '0', '--no-worker'])

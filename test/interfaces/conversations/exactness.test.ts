@@ -6,7 +6,6 @@ import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
 
-
 interface Doc {
   kind: 'post' | 'comment'
   id: number
@@ -63,7 +62,18 @@ describe('counts agree with a brute-force reference', () => {
       ...posts.map((p) => ({kind: 'post' as const, id: p.id, postId: p.id, published: p.published_at, fields: [p.title, p.content]})),
       ...comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: c.post_id, published: c.published_at, fields: [c.content]})),
     ]
-    const terms = ['metformin', 'Atrial Fibrillation', 'chest pain', 'TSH', 'the', 'sacubitril/valsartan', 'heart failure with reduced ejection fraction', 'CHA2DS2-VASc score', 'a', 'pain']
+    const terms = [
+      'metformin',
+      'Atrial Fibrillation',
+      'chest pain',
+      'TSH',
+      'the',
+      'sacubitril/valsartan',
+      'heart failure with reduced ejection fraction',
+      'CHA2DS2-VASc score',
+      'a',
+      'pain',
+    ]
     const start = '2024-06-01T00:00:00.000Z'
     const end = '2025-05-31T23:59:59.000Z'
     const expected = reference(docs, terms, start, end)
@@ -91,7 +101,10 @@ describe('counts agree with a brute-force reference', () => {
     let run = 0
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({title: text, content: text, published: stamp, comments: fc.array(fc.record({content: text, published: stamp}), {maxLength: 3})}), {minLength: 1, maxLength: 5}),
+        fc.array(fc.record({title: text, content: text, published: stamp, comments: fc.array(fc.record({content: text, published: stamp}), {maxLength: 3})}), {
+          minLength: 1,
+          maxLength: 5,
+        }),
         fc.uniqueArray(term, {minLength: 1, maxLength: 3}),
         async (posts, terms) => {
           run += 1

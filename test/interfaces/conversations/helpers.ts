@@ -31,7 +31,13 @@ const parser = new XMLParser({cdataPropName: '#cdata', parseTagValue: false, ign
 
 const NUMBERS = new Set(['data_calls_remaining', 'matches', 'posts', 'comments', 'helpful_count', 'rating', 'code'])
 const BOOLEANS = new Set(['iconsult', 'post_badge', 'comment_badge'])
-const WRAPPERS: Record<string, string> = {query_terms: 'query_term', summary_terms: 'summary_term', matched_terms: 'matched_term', conversations: 'conversation', comments: 'comment'}
+const WRAPPERS: Record<string, string> = {
+  query_terms: 'query_term',
+  summary_terms: 'summary_term',
+  matched_terms: 'matched_term',
+  conversations: 'conversation',
+  comments: 'comment',
+}
 const RENAMED: Record<string, string> = {query_terms: 'terms', summary_terms: 'terms'}
 
 /**
@@ -78,7 +84,6 @@ function wrapper(value: unknown, item: string): unknown[] {
   const items = (value as Record<string, unknown>)[item.replace(/_/g, '-')] as unknown[]
   return items.map((entry) => convert(entry, item.replace(/^query_term$|^matched_term$/, 'term')))
 }
-
 
 /** The reference counter for tests: whole-word, case-insensitive, brute force over ASCII text. */
 export function words(text: string): string[] {

@@ -61,7 +61,9 @@ describe('interface E limits', () => {
     const {key} = await clientWithKey(ctx, {data_calls: 5})
     const other = await clientWithKey(ctx)
     const call = (method: string, apiKey = key.api_key, terms = ['sepsis']) =>
-      ctx.app.request(`/conversations/${method}?${query(terms, '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {headers: {Accept: accept, 'X-Service-Conversation-API-Key': apiKey}})
+      ctx.app.request(`/conversations/${method}?${query(terms, '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {
+        headers: {Accept: accept, 'X-Service-Conversation-API-Key': apiKey},
+      })
     // a caller's mistakes cost nothing
     expect((await call('summary', key.api_key, ['--'])).status).toBe(400)
     for (let i = 0; i < 3; i++) expect((await call('summary')).status).toBe(200)
@@ -69,7 +71,11 @@ describe('interface E limits', () => {
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('2')
     const body = format === 'json' ? await refused.json() : xmlAsJson(await refused.text()).value
-    expect(body).toEqual({code: 429, message: 'too many summary calls with this API key', details: 'A key may make 3 summary calls at once and 0.5 more per second; try again in 2 s.'})
+    expect(body).toEqual({
+      code: 429,
+      message: 'too many summary calls with this API key',
+      details: 'A key may make 3 summary calls at once and 0.5 more per second; try again in 2 s.',
+    })
     // data calls are metered by their allowance alone, and other keys have buckets of their own
     expect((await call('data')).status).toBe(200)
     expect((await call('summary', other.key.api_key)).status).toBe(200)

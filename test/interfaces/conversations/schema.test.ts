@@ -28,11 +28,19 @@ describe('import-posts validation', () => {
   }
 
   it.each([
-    ['a solved_at on a post that is not an iConsult', (p: any) => (p.solved_at = '2025-07-01T00:00:00Z'), 'conversations[1].post.solved_at: must be null when the post is not an iConsult'],
+    [
+      'a solved_at on a post that is not an iConsult',
+      (p: any) => (p.solved_at = '2025-07-01T00:00:00Z'),
+      'conversations[1].post.solved_at: must be null when the post is not an iConsult',
+    ],
     ['an id too large for the search key', (p: any) => (p.id = 2 ** 31), 'conversations[1].post.id: must be below 2147483648'],
     ['a date before 1970', (p: any) => (p.published_at = '1969-12-31T23:59:59Z'), 'conversations[1].post.published_at: must fall between 1970 and 2100'],
     ['a rating above five', (p: any) => (p.rating = 5.5), 'conversations[1].post.rating: must be a decimal between 0 and 5 with at most 4 decimal places'],
-    ['a missing author field (doc-2 first appears as a commenter)', (p: any) => delete p.author.zipcode, 'conversations[0].post.comments[0].author.zipcode: Invalid input: expected string, received undefined'],
+    [
+      'a missing author field (doc-2 first appears as a commenter)',
+      (p: any) => delete p.author.zipcode,
+      'conversations[0].post.comments[0].author.zipcode: Invalid input: expected string, received undefined',
+    ],
     ['a comment id used twice', (p: any) => (p.comments[0].id = 11), 'conversations[1].post.comments[0].id: comment 11 appears twice in the file'],
   ])('rejects the whole file for %s, naming the path', async (_, change, message) => {
     const ctx = await freshApp()

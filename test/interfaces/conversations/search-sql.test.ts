@@ -15,7 +15,6 @@ import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
 
 const WINDOW = {start: '2025-01-01T00:00:00.000Z', end: '2025-12-31T23:59:59.000Z'}
 
-
 interface PostText {
   title: string
   content: string
@@ -120,7 +119,19 @@ describe('search by MATCH and position lists', () => {
       // metformin in the content column, never after the word "content"
       {title: 'Metformin', content: 'metformin NEAR chest pain + nausea', comments: ['{title} : metformin', 'chest AND pain']},
     ])
-    const terms = ['content: metformin', 'title:metformin', '{title}: metformin', '- metformin', '^metformin', 'NEAR(chest pain)', 'chest + pain', 'chest AND pain', 'near chest', 'metformin*', '"metformin"']
+    const terms = [
+      'content: metformin',
+      'title:metformin',
+      '{title}: metformin',
+      '- metformin',
+      '^metformin',
+      'NEAR(chest pain)',
+      'chest + pain',
+      'chest AND pain',
+      'near chest',
+      'metformin*',
+      '"metformin"',
+    ]
     const got = await summary(terms)
     expect(got).toEqual(
       reference(
@@ -173,14 +184,36 @@ describe('search by MATCH and position lists', () => {
       const body = await res.json()
       return {term: body.summary.terms[0], uniques: body.summary.uniques, posts: body.conversations.map((c: {post: {id: number}}) => c.post.id)}
     }
-    expect(await at('2025-06-01T00:00:00.500Z', '2025-06-01T00:00:00.999Z')).toEqual({term: {term: 'sepsis', matches: 3, posts: 1, comments: 0}, uniques: {posts: 1, comments: 0}, posts: [2]})
-    expect(await at('2025-06-01T00:00:00.000Z', '2025-06-01T00:00:00.500Z')).toEqual({term: {term: 'sepsis', matches: 4, posts: 1, comments: 1}, uniques: {posts: 1, comments: 1}, posts: [1]})
-    expect(await at('2025-06-01T00:00:00.001Z', '2025-06-01T00:00:00.299Z')).toEqual({term: {term: 'sepsis', matches: 0, posts: 0, comments: 0}, uniques: {posts: 0, comments: 0}, posts: []})
-    expect(await at('2025-05-31T23:59:59.999Z', '2025-06-01T00:00:01Z')).toEqual({term: {term: 'sepsis', matches: 7, posts: 2, comments: 1}, uniques: {posts: 2, comments: 1}, posts: [1, 2]})
+    expect(await at('2025-06-01T00:00:00.500Z', '2025-06-01T00:00:00.999Z')).toEqual({
+      term: {term: 'sepsis', matches: 3, posts: 1, comments: 0},
+      uniques: {posts: 1, comments: 0},
+      posts: [2],
+    })
+    expect(await at('2025-06-01T00:00:00.000Z', '2025-06-01T00:00:00.500Z')).toEqual({
+      term: {term: 'sepsis', matches: 4, posts: 1, comments: 1},
+      uniques: {posts: 1, comments: 1},
+      posts: [1],
+    })
+    expect(await at('2025-06-01T00:00:00.001Z', '2025-06-01T00:00:00.299Z')).toEqual({
+      term: {term: 'sepsis', matches: 0, posts: 0, comments: 0},
+      uniques: {posts: 0, comments: 0},
+      posts: [],
+    })
+    expect(await at('2025-05-31T23:59:59.999Z', '2025-06-01T00:00:01Z')).toEqual({
+      term: {term: 'sepsis', matches: 7, posts: 2, comments: 1},
+      uniques: {posts: 2, comments: 1},
+      posts: [1, 2],
+    })
   })
 
   it('runs the largest query allowed (20 terms of 12 words) and refuses anything larger', async () => {
-    const posts = [{title: 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13', content: 'w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14', comments: ['w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20']}]
+    const posts = [
+      {
+        title: 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13',
+        content: 'w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14',
+        comments: ['w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20'],
+      },
+    ]
     await load(posts)
     const terms = Array.from({length: 20}, (_, i) => Array.from({length: 12}, (_, j) => `w${i + j + 1}`).join(' '))
     const expected = reference(posts, terms)
@@ -192,7 +225,9 @@ describe('search by MATCH and position lists', () => {
     expect((await data.json()).conversations.map((c: {matched_terms: string[]}) => c.matched_terms)).toEqual([expected.terms.filter((t) => t.matches > 0).map((t) => t.term)])
 
     const refuse = async (search: string[], message: string) => {
-      const res = await ctx.app.request(`/conversations/summary?${query(search, WINDOW.start, WINDOW.end)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
+      const res = await ctx.app.request(`/conversations/summary?${query(search, WINDOW.start, WINDOW.end)}`, {
+        headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey},
+      })
       expect(res.status).toBe(400)
       expect((await res.json()).message).toBe(message)
     }

@@ -47,9 +47,19 @@ describe('a data answer written in pieces', () => {
     fc.assert(
       fc.property(head, fc.array(conversation, {maxLength: 7}), fc.integer({min: 1, max: 4}), (summary, conversations, size) => {
         const whole: DataResult = {...summary, conversations}
-        const json = jsonHead(summary) + pages(conversations, size).map((page, i) => jsonConversations(page, i === 0)).join('') + JSON_TAIL
+        const json =
+          jsonHead(summary) +
+          pages(conversations, size)
+            .map((page, i) => jsonConversations(page, i === 0))
+            .join('') +
+          JSON_TAIL
         expect(json).toBe(JSON.stringify(toJson(whole)))
-        const xml = xmlHead(summary, conversations.length) + pages(conversations, size).map((page) => xmlConversations(page)).join('') + xmlTail(conversations.length)
+        const xml =
+          xmlHead(summary, conversations.length) +
+          pages(conversations, size)
+            .map((page) => xmlConversations(page))
+            .join('') +
+          xmlTail(conversations.length)
         expect(xml).toBe(toXml(whole))
       }),
       {numRuns: 300, seed: 20261124},

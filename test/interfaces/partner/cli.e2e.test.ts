@@ -21,11 +21,42 @@ describe('interface B commands against partner-serve', () => {
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
     return path
   }
-  const quota = {quota_id: 'Q1', status: 'open', limit: 2, incidence_rate: 0.35, type: 'specialty', matching_specialties: ['Cardiology'], matching_regions: ['CA', 'NY', 'PR'], cost_per_complete: '140.00', honoraria: 90.5, url: 'https://survey.example/s/P1?npi=<npi>', closes_at: '2026-12-31T23:00:00Z'}
+  const quota = {
+    quota_id: 'Q1',
+    status: 'open',
+    limit: 2,
+    incidence_rate: 0.35,
+    type: 'specialty',
+    matching_specialties: ['Cardiology'],
+    matching_regions: ['CA', 'NY', 'PR'],
+    cost_per_complete: '140.00',
+    honoraria: 90.5,
+    url: 'https://survey.example/s/P1?npi=<npi>',
+    closes_at: '2026-12-31T23:00:00Z',
+  }
 
   beforeAll(async () => {
     partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
-    const client = cliJson(['register-client', ...db, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'acme', '--partner-password', 's3cret', '--signing-secret', 'a-long-signing-secret'])
+    const client = cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'Acme',
+      '--url',
+      'https://acme.example',
+      '--logo-url',
+      'https://acme.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      partner.url,
+      '--partner-username',
+      'acme',
+      '--partner-password',
+      's3cret',
+      '--signing-secret',
+      'a-long-signing-secret',
+    ])
     clientId = client.client_id
   })
   afterAll(async () => {
@@ -33,7 +64,13 @@ describe('interface B commands against partner-serve', () => {
   })
 
   it('pushes a whole project lifecycle with --wait and the partner ends equal to medpanel', async () => {
-    const project = cliJson(['push-project', ...db, '--file', file('project.json', {project_id: 'P1', name: 'Heart failure therapies', duration: 25, status: 'active', project_type: 'custom', custom_text: 'Thank you'}), '--wait'])
+    const project = cliJson([
+      'push-project',
+      ...db,
+      '--file',
+      file('project.json', {project_id: 'P1', name: 'Heart failure therapies', duration: 25, status: 'active', project_type: 'custom', custom_text: 'Thank you'}),
+      '--wait',
+    ])
     expect(project.wait).toMatchObject({delivered: 1, pending: 0, failed: 0})
     expect(await get('/v1/projects/P1')).toEqual(project.project)
 
@@ -45,7 +82,18 @@ describe('interface B commands against partner-serve', () => {
     expect(replaced.status).toBe(0)
     expect(replaced.stderr).toBe('')
     expect(JSON.parse(replaced.stdout)).toMatchObject({mode: 'replace', members: 5, requests: 3, wait: {delivered: 3}})
-    const appended = cliJson(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file('more.json', [{npi: NPI[9], honoraria: 100, url: 'https://survey.example/x'}]), '--append', '--wait'])
+    const appended = cliJson([
+      'push-members',
+      ...db,
+      '--project-id',
+      'P1',
+      '--quota-id',
+      'Q1',
+      '--file',
+      file('more.json', [{npi: NPI[9], honoraria: 100, url: 'https://survey.example/x'}]),
+      '--append',
+      '--wait',
+    ])
     expect(appended).toMatchObject({mode: 'append', total: 6})
     cliJson(['remove-member', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[1]!, '--wait'])
     const list = (await get('/v1/projects/P1/quotas/Q1/members')) as {npi: string; honoraria: number}[]
@@ -95,7 +143,24 @@ describe('interface B commands against partner-serve', () => {
   })
 
   it('marks deliveries failed for an expired partner, and retry-deliveries sends them once reinstated', async () => {
-    const other = cliJson(['register-client', ...db, '--name', 'Beta', '--url', 'https://beta.example', '--logo-url', 'https://beta.example/l.png', '--grant', 'partner', '--partner-url', partner.url, '--partner-username', 'acme', '--partner-password', 's3cret'])
+    const other = cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'Beta',
+      '--url',
+      'https://beta.example',
+      '--logo-url',
+      'https://beta.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      partner.url,
+      '--partner-username',
+      'acme',
+      '--partner-password',
+      's3cret',
+    ])
     cliJson(['push-project', ...db, '--project-id', 'P3', '--name', 'Oncology', '--duration', '10', '--status', 'onhold', '--type', 'real-time', '--partner', other.client_id])
     cliJson(['update-client', other.client_id, ...db, '--expire'])
     const waited = cli(['push-quota', ...db, '--project-id', 'P3', '--file', file('q3.json', {...quota, quota_id: 'Q3'}), '--wait', '--json'])
@@ -141,7 +206,10 @@ describe('interface B commands against partner-serve', () => {
     expect(await idle.stop('SIGTERM')).toBe(0)
     const after = cliJson(['list-deliveries', ...db, '--project-id', 'P2'])
     const touched = after.filter((d: {status: string; attempts: number}) => d.status !== 'pending' || d.attempts > 0)
-    expect(touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`), 'deliveries serve --no-worker touched').toEqual([])
+    expect(
+      touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`),
+      'deliveries serve --no-worker touched',
+    ).toEqual([])
     expect(after).toEqual(queued)
     expect(await get('/v1/projects/P2')).toBe(404)
     expect(idle.stderr()).not.toMatch(/delivery /)

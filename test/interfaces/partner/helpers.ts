@@ -25,7 +25,7 @@ export async function partnerStore(clock: ManualClock, partners = 1): Promise<{s
         grants: ['partner'],
         partner_url: i === 0 ? PARTNER_URL : `http://partner${i + 1}.test/base`,
         partner_username: 'medpanel',
-        partner_password: 'pw-' + i,
+        partner_password: `pw-${i}`,
         signing_secret: i === 0 ? 'signing-secret-0123456789' : null,
       },
       clock.now(),

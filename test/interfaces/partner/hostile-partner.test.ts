@@ -11,9 +11,42 @@ const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/
 describe('what goes out to partners', () => {
   it('refuses "." and ".." as ids (in any spelling a URL parser folds), with one Error line, queueing nothing', async () => {
     const db = ['--db', join(tempDir(), 'dots.db')]
-    const partner = cliJson(['register-client', ...db, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', 'http://127.0.0.1:9', '--partner-username', 'u', '--partner-password', 'p'])
+    const partner = cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'P',
+      '--url',
+      'https://p.example',
+      '--logo-url',
+      'https://p.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      'http://127.0.0.1:9',
+      '--partner-username',
+      'u',
+      '--partner-password',
+      'p',
+    ])
     for (const bad of ['..', '.', '%2e%2E', '.%2e']) {
-      const run = await cliAsync(['push-project', ...db, '--project-id', bad, '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', partner.client_id, '--json'])
+      const run = await cliAsync([
+        'push-project',
+        ...db,
+        '--project-id',
+        bad,
+        '--name',
+        'X',
+        '--duration',
+        '5',
+        '--status',
+        'active',
+        '--type',
+        'custom',
+        '--partner',
+        partner.client_id,
+        '--json',
+      ])
       expect(run.status, bad).toBe(1)
       expect(run.stderr).toMatch(/^Error: project_id: must not be "\." or "\.\."/)
       expect(run.stderr.trim().split('\n')).toHaveLength(1)
@@ -52,8 +85,41 @@ describe('what a partner says reaches the operator escaped', () => {
 
   it('push-project --wait and list-deliveries print the answer with its control characters escaped', async () => {
     const db = ['--db', join(tempDir(), 'hostile.db')]
-    const partner = cliJson(['register-client', ...db, '--name', 'Hostile', '--url', 'https://h.example', '--logo-url', 'https://h.example/l.png', '--grant', 'partner', '--partner-url', partnerUrl, '--partner-username', 'u', '--partner-password', 'p'])
-    const pushed = await cliAsync(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', partner.client_id, '--wait'])
+    const partner = cliJson([
+      'register-client',
+      ...db,
+      '--name',
+      'Hostile',
+      '--url',
+      'https://h.example',
+      '--logo-url',
+      'https://h.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      partnerUrl,
+      '--partner-username',
+      'u',
+      '--partner-password',
+      'p',
+    ])
+    const pushed = await cliAsync([
+      'push-project',
+      ...db,
+      '--project-id',
+      'P1',
+      '--name',
+      'X',
+      '--duration',
+      '5',
+      '--status',
+      'active',
+      '--type',
+      'custom',
+      '--partner',
+      partner.client_id,
+      '--wait',
+    ])
     expect(pushed.status).toBe(1)
     expect(pushed.stderr).toContain('FAKE: all deliveries OK')
     expect(pushed.stderr).toContain('\\u001b[2J')

@@ -19,7 +19,9 @@ describe.skipIf(!hasTmux)('push-members on a terminal', () => {
 
   /** Runs the command in a fresh tmux window and returns the screen once it has exited. */
   async function onTerminal(name: string, args: string[]): Promise<string> {
-    const command = cliArgv(args).map((a) => `'${a}'`).join(' ')
+    const command = cliArgv(args)
+      .map((a) => `'${a}'`)
+      .join(' ')
     tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', `${command}; echo EXIT=$?; sleep 60`)
     for (let i = 0; i < 150; i++) {
       const screen = tmux('capture-pane', '-p', '-J', '-t', name)

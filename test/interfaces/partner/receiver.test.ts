@@ -7,9 +7,23 @@ import {startServer, type RunningServer} from '../../../src/server.js'
 import {cliAsync, NPI, referencePartner} from './helpers.js'
 
 const AUTH = {authorization: `Basic ${Buffer.from('medpanel:pw-0').toString('base64')}`}
-const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({method, body: JSON.stringify(body), headers: {...AUTH, 'content-type': 'application/json', ...headers}})
+const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method,
+  body: JSON.stringify(body),
+  headers: {...AUTH, 'content-type': 'application/json', ...headers},
+})
 const project = {project_id: 'P 1', name: 'N', duration: 10, status: 'active', project_type: 'real-time', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z'}
-const quota = {quota_id: 'Q1', project_id: 'P 1', status: 'open', limit: 3, incidence_rate: 0.5, closes_at: '2026-02-01T00:00:00Z', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', honoraria: 12.5}
+const quota = {
+  quota_id: 'Q1',
+  project_id: 'P 1',
+  status: 'open',
+  limit: 3,
+  incidence_rate: 0.5,
+  closes_at: '2026-02-01T00:00:00Z',
+  created_at: '2026-01-01T00:00:00Z',
+  updated_at: '2026-01-01T00:00:00Z',
+  honoraria: 12.5,
+}
 const member = (i: number) => ({npi: NPI[i]!, honoraria: 50, url: `https://s.example/${i}`})
 
 describe('reference partner (partner-serve)', () => {
@@ -88,7 +102,13 @@ describe('verify-partner', () => {
     })
     const dropping = new Hono()
     dropping.all('*', (c) => (c.req.method === 'POST' && c.req.path.endsWith('/members') ? c.json({ok: true}) : partner.app.fetch(c.req.raw)))
-    servers.push(...(await Promise.all([startServer(partner.app, {port: 0, host: '127.0.0.1'}), startServer(open, {port: 0, host: '127.0.0.1'}), startServer(dropping, {port: 0, host: '127.0.0.1'})])))
+    servers.push(
+      ...(await Promise.all([
+        startServer(partner.app, {port: 0, host: '127.0.0.1'}),
+        startServer(open, {port: 0, host: '127.0.0.1'}),
+        startServer(dropping, {port: 0, host: '127.0.0.1'}),
+      ])),
+    )
     ;[good, noAuth, dropsAppends] = servers.map((s) => s.url) as [string, string, string]
   })
   afterAll(async () => {

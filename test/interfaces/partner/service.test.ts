@@ -86,13 +86,31 @@ describe('interface B source of truth and outbox', () => {
 
   it('accepts every state, DC and the territories as regions and keeps money exact', async () => {
     await pushProject(db, projectInput(), {}, clock.now())
-    await pushQuota(db, 'P1', quotaInput({matching_regions: ['AK', 'WY', 'DC', 'PR', 'GU', 'VI', 'AS', 'MP'], cost_per_complete: '0.1', cost_per_incentive: 1234567890.1234}), clock.now())
+    await pushQuota(
+      db,
+      'P1',
+      quotaInput({matching_regions: ['AK', 'WY', 'DC', 'PR', 'GU', 'VI', 'AS', 'MP'], cost_per_complete: '0.1', cost_per_incentive: 1234567890.1234}),
+      clock.now(),
+    )
     const row = await outbox().where('d.method', '=', 'PUT').where('d.path', '=', '/v1/projects/P1/quotas/Q1').executeTakeFirstOrThrow()
     expect(row.body).toContain('"cost_per_complete":0.1,')
     expect(row.body).toContain('"cost_per_incentive":1234567890.1234,')
     expect(Object.keys(JSON.parse(row.body!))).toEqual([
-      'quota_id', 'project_id', 'status', 'limit', 'incidence_rate', 'type', 'matching_specialties', 'matching_regions',
-      'cost_per_complete', 'cost_per_incentive', 'honoraria', 'url', 'closes_at', 'created_at', 'updated_at',
+      'quota_id',
+      'project_id',
+      'status',
+      'limit',
+      'incidence_rate',
+      'type',
+      'matching_specialties',
+      'matching_regions',
+      'cost_per_complete',
+      'cost_per_incentive',
+      'honoraria',
+      'url',
+      'closes_at',
+      'created_at',
+      'updated_at',
     ])
   })
 
@@ -106,10 +124,16 @@ describe('interface B source of truth and outbox', () => {
     expect(rows.flatMap((r) => JSON.parse(r.body!))).toEqual(members(5).map((m) => ({...m, honoraria: 75.25})))
     await pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: members(2, 5), append: true}, clock.now())
     expect((await getMembers(db, 'P1', 'Q1')).map((m) => m.npi)).toEqual(NPI.slice(0, 7))
-    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: members(1, 6), append: true}, clock.now())).rejects.toThrow(/members\[0\]\.npi: .* is already on the quota's list/)
-    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: [{npi: '1234567890', honoraria: 5, url: 'https://x.example'}]}, clock.now())).rejects.toThrow(/members\[0\]\.npi: must be a valid 10-digit NPI/)
-    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: [...members(1), ...members(1)]}, clock.now())).rejects.toThrow(/members\[1\]\.npi: .* appears more than once/)
-    expect((await getMembers(db, 'P1', 'Q1'))).toHaveLength(7)
+    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: members(1, 6), append: true}, clock.now())).rejects.toThrow(
+      /members\[0\]\.npi: .* is already on the quota's list/,
+    )
+    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: [{npi: '1234567890', honoraria: 5, url: 'https://x.example'}]}, clock.now())).rejects.toThrow(
+      /members\[0\]\.npi: must be a valid 10-digit NPI/,
+    )
+    await expect(pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: [...members(1), ...members(1)]}, clock.now())).rejects.toThrow(
+      /members\[1\]\.npi: .* appears more than once/,
+    )
+    expect(await getMembers(db, 'P1', 'Q1')).toHaveLength(7)
     await removeMember(db, 'P1', 'Q1', NPI[3]!, clock.now())
     expect((await pending()).at(-1)).toBe(`DELETE /v1/projects/P1/quota/Q1/members/${NPI[3]}`)
     await expect(removeMember(db, 'P1', 'Q1', NPI[3]!, clock.now())).rejects.toThrow(/is not on the list/)
@@ -147,7 +171,13 @@ describe('interface B source of truth and outbox', () => {
     await pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: members(2, 10), chunk: 1}, clock.now())
     const rows = await listDeliveries(db, {})
     const superseded = rows.filter((r) => r.status === 'superseded').map((r) => `${r.method} ${r.path}`)
-    expect(superseded).toEqual(['PUT /v1/projects/P1', 'PUT /v1/projects/P1/quotas/Q1', 'PUT /v1/projects/P1/quotas/Q1/members', 'POST /v1/projects/P1/quotas/Q1/members', 'POST /v1/projects/P1/quotas/Q1/members'])
+    expect(superseded).toEqual([
+      'PUT /v1/projects/P1',
+      'PUT /v1/projects/P1/quotas/Q1',
+      'PUT /v1/projects/P1/quotas/Q1/members',
+      'POST /v1/projects/P1/quotas/Q1/members',
+      'POST /v1/projects/P1/quotas/Q1/members',
+    ])
   })
 
   it('counts completes, closes the quota at its limit after the event, and turns later starts into quotafull', async () => {

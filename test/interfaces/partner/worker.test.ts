@@ -203,7 +203,17 @@ describe('delivery worker', () => {
 
       // The other process's send succeeds and is recorded, as its worker records it.
       const stamp = iso(clock.now())
-      await repo.updateDelivery(db, head!.seq, {status: 'delivered', attempts: 1, first_attempt_at: stamp, last_status: 200, last_error: null, delivered_at: stamp, lease_owner: null, lease_until: null, updated_at: stamp})
+      await repo.updateDelivery(db, head!.seq, {
+        status: 'delivered',
+        attempts: 1,
+        first_attempt_at: stamp,
+        last_status: 200,
+        last_error: null,
+        delivered_at: stamp,
+        lease_owner: null,
+        lease_until: null,
+        updated_at: stamp,
+      })
       await until(async () => {
         await vi.advanceTimersByTimeAsync(50)
         return settled
@@ -219,7 +229,13 @@ describe('delivery worker', () => {
   it('runs in the background, picks up new rows, and stop() lets the send in flight finish', async () => {
     const transport = new FakeTransport()
     let sending = 0
-    const slow = {send: async (r: Parameters<FakeTransport['send']>[0]) => (sending++, await new Promise((res) => setTimeout(res, 150)), transport.send(r))}
+    const slow = {
+      send: async (r: Parameters<FakeTransport['send']>[0]) => {
+        sending++
+        await new Promise((res) => setTimeout(res, 150))
+        return transport.send(r)
+      },
+    }
     const w = new DeliveryWorker({db, clock, transport: slow})
     w.start(30)
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
@@ -232,7 +248,12 @@ describe('delivery worker', () => {
   it('two workers draining at once send each delivery exactly once (leases)', async () => {
     for (let i = 0; i < 6; i++) await pushProject(db, projectInput({project_id: `P${i}`}), {partners: [clientIds[0]!]}, clock.now())
     const transport = new FakeTransport()
-    const slow = {send: async (r: Parameters<FakeTransport['send']>[0]) => (await new Promise((res) => setTimeout(res, 5)), transport.send(r))}
+    const slow = {
+      send: async (r: Parameters<FakeTransport['send']>[0]) => {
+        await new Promise((res) => setTimeout(res, 5))
+        return transport.send(r)
+      },
+    }
     const a = new DeliveryWorker({db, clock, transport: slow, concurrency: 2})
     const b = new DeliveryWorker({db, clock, transport: slow, concurrency: 2})
     await Promise.all([a.drain(), b.drain()])

@@ -7,9 +7,35 @@ describe('pulse commands and the served export, end to end', () => {
   it('seeds, serves, exports with a client_credentials token, re-imports and lists', async () => {
     const dir = tempDir()
     const db = ['--db', join(dir, 'm.db')]
-    const client = cliJson<{client_id: string; client_secret: string}>(['register-client', '--name', 'Acme Pulses', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--grant', 'pulses', ...db])
-    const seeded = cliJson<{created: {project_id: string; status: string; respondents: number}[]; skipped: string[]}>(['seed-pulses', '--client', client.client_id, '--count', '3', '--respondents', '25', '--seed', '5', ...db])
-    expect(seeded.created.map((p) => [p.status, p.respondents])).toEqual([['Launched', 25], ['Completed', 25], ['Held', 25]])
+    const client = cliJson<{client_id: string; client_secret: string}>([
+      'register-client',
+      '--name',
+      'Acme Pulses',
+      '--url',
+      'https://acme.example',
+      '--logo-url',
+      'https://acme.example/l.png',
+      '--grant',
+      'pulses',
+      ...db,
+    ])
+    const seeded = cliJson<{created: {project_id: string; status: string; respondents: number}[]; skipped: string[]}>([
+      'seed-pulses',
+      '--client',
+      client.client_id,
+      '--count',
+      '3',
+      '--respondents',
+      '25',
+      '--seed',
+      '5',
+      ...db,
+    ])
+    expect(seeded.created.map((p) => [p.status, p.respondents])).toEqual([
+      ['Launched', 25],
+      ['Completed', 25],
+      ['Held', 25],
+    ])
     const again = cliJson<{created: unknown[]; skipped: string[]}>(['seed-pulses', '--client', client.client_id, '--count', '3', '--seed', '5', ...db])
     expect(again).toEqual({created: [], skipped: seeded.created.map((p) => p.project_id)})
 

@@ -1,7 +1,7 @@
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {issueToken} from '../../../src/interfaces/signon/service.js'
-import {type PulseDocument} from '../../../src/interfaces/pulse/schema.js'
+import type {PulseDocument} from '../../../src/interfaces/pulse/schema.js'
 import {generatePulse, seedPulses} from '../../../src/interfaces/pulse/seed.js'
 import {exportDocument, importPulse, listPulses, prepareExport} from '../../../src/interfaces/pulse/service.js'
 import {addMember, registerClient, revokeConsent, updateClient} from '../../../src/registry/service.js'
@@ -45,7 +45,7 @@ describe('interface D: pulse export over HTTP', () => {
   }
   const get = (path: string, token?: string) => ctx.app.request(path, {headers: token === undefined ? {} : {Authorization: `Bearer ${token}`}})
 
-  it('exports the owner\'s pulse with the spec\'s PascalCase fields, every stored value intact', async () => {
+  it("exports the owner's pulse with the spec's PascalCase fields, every stored value intact", async () => {
     const res = await get(`/projects/${ownerPulses[0]}/export`, await tokenFor('owner'))
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
@@ -54,7 +54,20 @@ describe('interface D: pulse export over HTTP', () => {
     const doc = (await res.json()) as PulseDocument
     expect(Object.keys(doc)).toEqual(['Project', 'Respondents', 'ClientName'])
     expect(Object.keys(doc.Project)).toEqual(['ProjectId', 'Title', 'InternalTitle', 'Identifier', 'StartDate', 'EndDate', 'FieldingTime', 'ExternalIntroduction', 'Questions'])
-    expect(Object.keys(doc.Project.Questions[0]!)).toEqual(['QuestionCode', 'Title', 'Type', 'IsScreener', 'Choices', 'ParentCode', 'OtherAvailable', 'DisplayUnit', 'FixedSumTotal', 'AnswersRequired', 'FreetextLabels', 'Rows'])
+    expect(Object.keys(doc.Project.Questions[0]!)).toEqual([
+      'QuestionCode',
+      'Title',
+      'Type',
+      'IsScreener',
+      'Choices',
+      'ParentCode',
+      'OtherAvailable',
+      'DisplayUnit',
+      'FixedSumTotal',
+      'AnswersRequired',
+      'FreetextLabels',
+      'Rows',
+    ])
     expect(Object.keys(doc.Respondents[0]!)).toEqual(['RespondentId', 'SermoId', 'SurveyStatus', 'Profile', 'Answers', 'FirstInteraction', 'LastInteraction'])
     expect(Object.keys(doc.Respondents[0]!.Profile[0]!)).toEqual(['Key', 'Value'])
     expect(Object.keys(doc.Respondents[0]!.Answers[0]!)).toEqual(['QuestionCode', 'Values'])
@@ -77,7 +90,7 @@ describe('interface D: pulse export over HTTP', () => {
     expect(((await res.json()) as PulseDocument).Project.ProjectId).toBe(ownerPulses[0])
   })
 
-  it('answers 404 for another client\'s pulse, an unknown id and a malformed id alike', async () => {
+  it("answers 404 for another client's pulse, an unknown id and a malformed id alike", async () => {
     const token = await tokenFor('owner')
     for (const id of [rivalPulse, '00000000-0000-4000-8000-000000000000', 'not-a-guid', 'a'.repeat(300)]) {
       const res = await get(`/projects/${id}/export`, token)
@@ -98,7 +111,7 @@ describe('interface D: pulse export over HTTP', () => {
     expect(info.ProjectInfo.map((p) => p.ProjectId).sort()).toEqual([...ownerPulses, rivalPulse].sort())
   })
 
-  it('lists only the caller\'s pulses, with status and last status change', async () => {
+  it("lists only the caller's pulses, with status and last status change", async () => {
     const token = await tokenFor('owner')
     const ids = await get('/clients/projectsInfo', token)
     expect(ids.status).toBe(200)
@@ -127,7 +140,11 @@ describe('interface D: pulse export over HTTP', () => {
     await expectDenied(await get('/clients/info', expiring), 'invalid_token')
 
     // A member token of the owner is never an export credential; once consent is revoked it is dead.
-    const member = await addMember(ctx.db, {email: 'dr@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'}, ctx.clock.now())
+    const member = await addMember(
+      ctx.db,
+      {email: 'dr@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'},
+      ctx.clock.now(),
+    )
     // The owner also signs members on, so it can hold a member token at all.
     await updateClient(ctx.db, 'owner', {grants: ['pulses', 'signon'], redirect_uris: ['https://example.com/cb']}, ctx.clock.now())
     const memberToken = (await issueToken(ctx.db, member.user_id, 'owner', ctx.clock.now())).access_token
@@ -141,7 +158,11 @@ describe('interface D: pulse export over HTTP', () => {
   })
 
   it('answers 403 insufficient_scope to a live token of a client without the pulses grant', async () => {
-    const member = await addMember(ctx.db, {email: 'dr2@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'}, ctx.clock.now())
+    const member = await addMember(
+      ctx.db,
+      {email: 'dr2@example.com', password: 'password123', first_name: 'A', last_name: 'B', country: 'US', specialty: 'Cardiology'},
+      ctx.clock.now(),
+    )
     const token = (await issueToken(ctx.db, member.user_id, 'plain', ctx.clock.now())).access_token
     for (const path of [`/projects/${ownerPulses[0]}/export`, '/clients/info', '/clients/projectsInfo']) {
       const res = await get(path, token)
@@ -264,7 +285,9 @@ describe('interface D: pulse export over HTTP', () => {
       await expect(attempt((d) => (d.Project.FieldingTime = '2 hours'))).rejects.toThrow(/^Project\.FieldingTime: must be hh:mm/)
       await expect(attempt((d) => (d.Respondents[5].SurveyStatus = 'Done'))).rejects.toThrow(/^Respondents\[5\]\.SurveyStatus/)
       await expect(attempt((d) => (d.Respondents[1].FirstInteraction = 'yesterday'))).rejects.toThrow(/^Respondents\[1\]\.FirstInteraction/)
-      await expect(attempt((d) => (d.Project.Questions[4].QuestionCode = d.Project.Questions[3].QuestionCode))).rejects.toThrow(/^Project\.Questions\[4\]\.QuestionCode: duplicates/)
+      await expect(attempt((d) => (d.Project.Questions[4].QuestionCode = d.Project.Questions[3].QuestionCode))).rejects.toThrow(
+        /^Project\.Questions\[4\]\.QuestionCode: duplicates/,
+      )
       await expect(attempt((d) => (d.Project.Questions[2].ParentCode = 'ZZ'))).rejects.toThrow(/^Project\.Questions\[2\]\.ParentCode/)
       await expect(attempt((d) => (d.Project.Extra = 1))).rejects.toThrow(/Extra/)
       await expect(attempt((d) => (d.Project.ProjectId = ownerPulses[0]))).rejects.toThrow(/already exists/)

@@ -61,15 +61,23 @@ describe('bearer routes read only what the token was granted', () => {
     expect((await ctx.app.request('/user/oauth/user/info', bearer(memberToken))).status).toBe(200)
   })
 
-  it('every client bearer operation in /openapi.json refuses a member token, another client\'s token and a token without the grant', async () => {
+  it("every client bearer operation in /openapi.json refuses a member token, another client's token and a token without the grant", async () => {
     const operations = (await bearerOperations()).filter((op) => !MEMBER_OPERATIONS.has(op.path))
     // The walk must cover interface D at least; a document without it would make this test vacuous.
     expect(operations.map((op) => op.path).sort()).toEqual(expect.arrayContaining(['/clients/info', '/clients/projectsInfo', '/projects/{projectId}/export']))
 
     const rivalSecret = 'rival-client-secret-long-enough'
-    const rival = await registerClient(ctx.db, {name: 'Rival', url: 'https://rival.example', logo_url: 'https://rival.example/l.png', grants: ['pulses']}, ctx.clock.now(), {id: 'rival', secret: rivalSecret})
+    const rival = await registerClient(ctx.db, {name: 'Rival', url: 'https://rival.example', logo_url: 'https://rival.example/l.png', grants: ['pulses']}, ctx.clock.now(), {
+      id: 'rival',
+      secret: rivalSecret,
+    })
     const lapsedSecret = 'lapsed-client-secret-long-enough'
-    await registerClient(ctx.db, {name: 'Lapsed', url: 'https://lapsed.example', logo_url: 'https://lapsed.example/l.png', grants: ['pulses'], redirect_uris: [REDIRECT]}, ctx.clock.now(), {id: 'lapsed', secret: lapsedSecret})
+    await registerClient(
+      ctx.db,
+      {name: 'Lapsed', url: 'https://lapsed.example', logo_url: 'https://lapsed.example/l.png', grants: ['pulses'], redirect_uris: [REDIRECT]},
+      ctx.clock.now(),
+      {id: 'lapsed', secret: lapsedSecret},
+    )
     const lapsedToken = await clientToken({client_id: 'lapsed', client_secret: lapsedSecret})
     await updateClient(ctx.db, 'lapsed', {grants: ['signon']}, ctx.clock.now())
 
@@ -89,7 +97,9 @@ describe('bearer routes read only what the token was granted', () => {
         const res = await ctx.app.request(url, {method: method.toUpperCase(), ...bearer(token)})
         const text = await res.text()
         // Refused outright, or (for a caller's own listing) answered without a trace of the owner's data.
-        expect(res.status === 200 ? 'answered' : 'refused', `${method} ${path} as ${who}: ${res.status}`).toBe(who === "another client's token" && !path.includes('{') ? 'answered' : 'refused')
+        expect(res.status === 200 ? 'answered' : 'refused', `${method} ${path} as ${who}: ${res.status}`).toBe(
+          who === "another client's token" && !path.includes('{') ? 'answered' : 'refused',
+        )
         if (res.status === 200) {
           expect(text, `${method} ${path} as ${who}`).not.toContain(ownerPulse)
         } else {

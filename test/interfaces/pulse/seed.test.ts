@@ -71,7 +71,9 @@ describe('pulse generator', () => {
   it('uses open "other" answers with free text, and screens out by specialty and by volume', () => {
     const pulse = materialise(7, 0, 600)
     const otherQuestions = new Map(pulse.project.Questions.filter((q) => q.OtherAvailable).map((q) => [q.QuestionCode, q]))
-    const freeText = pulse.list.flatMap((r) => r.Answers.filter((a) => otherQuestions.has(a.QuestionCode) && a.Values.some((v) => !otherQuestions.get(a.QuestionCode)!.Choices.includes(v))))
+    const freeText = pulse.list.flatMap((r) =>
+      r.Answers.filter((a) => otherQuestions.has(a.QuestionCode) && a.Values.some((v) => !otherQuestions.get(a.QuestionCode)!.Choices.includes(v))),
+    )
     expect(freeText.length).toBeGreaterThan(0)
     const screenedOut = pulse.list.filter((r) => r.SurveyStatus === 'ScreenedOut')
     expect(screenedOut.some((r) => r.Answers.length === 1 && r.Answers[0]!.Values[0] === 'None of these')).toBe(true)

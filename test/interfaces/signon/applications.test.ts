@@ -3,7 +3,7 @@ import type {RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {CookieJar, ORIGIN, PASSWORD, bearer, csrfOf, setupClientAndMember, tokenFor} from './flow.js'
 
-describe('the member\'s authorized applications', () => {
+describe("the member's authorized applications", () => {
   let ctx: TestContext
   let client: RegisteredClient
   beforeEach(async () => {
@@ -17,10 +17,15 @@ describe('the member\'s authorized applications', () => {
     const first = jar.take(await ctx.app.request('/oauth/authorized_applications'))
     const html = await first.text()
     expect(html).toContain('Sign in to see the applications you allowed')
-    const res = jar.take(await ctx.app.request('/oauth/session', form({csrf_token: csrfOf(html), return_to: '/oauth/authorized_applications', email: 'ana@clinic.example', password: PASSWORD}, {...jar.header(), origin: ORIGIN})))
+    const res = jar.take(
+      await ctx.app.request(
+        '/oauth/session',
+        form({csrf_token: csrfOf(html), return_to: '/oauth/authorized_applications', email: 'ana@clinic.example', password: PASSWORD}, {...jar.header(), origin: ORIGIN}),
+      ),
+    )
     expect(res.status).toBe(303)
     expect(res.headers.get('location')).toBe('/oauth/authorized_applications')
-    const page = await (jar.take(await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()}))).text()
+    const page = await jar.take(await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()})).text()
     return {jar, page}
   }
 
@@ -44,7 +49,10 @@ describe('the member\'s authorized applications', () => {
   it('refuses a post from another site or without the form token, and a client the member never allowed', async () => {
     const token = await tokenFor(ctx, client)
     const {jar, page} = await signedIn()
-    const foreign = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: client.client_id}, {...jar.header(), origin: 'https://evil.example'}))
+    const foreign = await ctx.app.request(
+      '/oauth/authorized_applications/revoke',
+      form({csrf_token: csrfOf(page), client_id: client.client_id}, {...jar.header(), origin: 'https://evil.example'}),
+    )
     expect(foreign.status).toBe(403)
     const noToken = await ctx.app.request('/oauth/authorized_applications/revoke', form({client_id: client.client_id}, {...jar.header(), origin: ORIGIN}))
     expect(noToken.status).toBe(403)

@@ -12,7 +12,11 @@ describe('discovery, iss, revocation and introspection', () => {
   beforeEach(async () => {
     ctx = await freshApp()
     client = (await setupClientAndMember(ctx)).client
-    other = await registerClient(ctx.db, {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://client.example/callback'], token_ttl: 600}, ctx.clock.now())
+    other = await registerClient(
+      ctx.db,
+      {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://client.example/callback'], token_ttl: 600},
+      ctx.clock.now(),
+    )
   })
   afterEach(async () => ctx.store.close())
 
@@ -54,7 +58,7 @@ describe('discovery, iss, revocation and introspection', () => {
     expect(location.searchParams.get('iss')).toBe(ISSUER)
   })
 
-  it('revokes the calling client\'s token at once; another client\'s token or an unknown one changes nothing and answers the same', async () => {
+  it("revokes the calling client's token at once; another client's token or an unknown one changes nothing and answers the same", async () => {
     const mine = await tokenFor(ctx, client)
     const theirs = await tokenFor(ctx, other)
     for (const token of [theirs, 'no-such-token']) {

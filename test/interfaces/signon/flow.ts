@@ -26,7 +26,11 @@ export class CookieJar {
   }
 }
 
-export async function setupClientAndMember(ctx: TestContext, client: Partial<NewClientInput> = {}, email = 'ana@clinic.example'): Promise<{client: RegisteredClient; member: MemberView}> {
+export async function setupClientAndMember(
+  ctx: TestContext,
+  client: Partial<NewClientInput> = {},
+  email = 'ana@clinic.example',
+): Promise<{client: RegisteredClient; member: MemberView}> {
   const now = ctx.clock.now()
   const registered = await registerClient(
     ctx.db,
@@ -52,7 +56,12 @@ export function csrfOf(html: string): string {
 }
 
 /** Opens the authorize page and signs in; returns the jar (now signed in) and the csrf token. */
-export async function signIn(ctx: TestContext, params: Record<string, string>, email = 'ana@clinic.example', password = PASSWORD): Promise<{jar: CookieJar; csrf: string; res: Response}> {
+export async function signIn(
+  ctx: TestContext,
+  params: Record<string, string>,
+  email = 'ana@clinic.example',
+  password = PASSWORD,
+): Promise<{jar: CookieJar; csrf: string; res: Response}> {
   const jar = new CookieJar()
   const page = jar.take(await ctx.app.request(authorizeUrl(params)))
   const csrf = csrfOf(await page.text())

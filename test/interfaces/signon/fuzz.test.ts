@@ -13,15 +13,45 @@ describe('garbage never reaches a 500', () => {
   })
   afterAll(async () => ctx.store.close())
 
-  const names = fc.constantFrom('client_id', 'redirect_uri', 'response_type', 'state', 'scope', 'code_challenge', 'code_challenge_method', 'grant_type', 'code', 'client_secret', 'code_verifier', 'csrf_token', 'decision', 'email', 'password', 'x[]', 'access_token')
-  const values = fc.oneof(fc.string(), fc.string({unit: 'grapheme', maxLength: 50}), fc.constantFrom('', 'authorization_code', 'client_credentials', 'code', 'S256', 'allow', 'https://client.example/callback', 'CLIENT'), fc.string({minLength: 2000, maxLength: 3000}))
+  const names = fc.constantFrom(
+    'client_id',
+    'redirect_uri',
+    'response_type',
+    'state',
+    'scope',
+    'code_challenge',
+    'code_challenge_method',
+    'grant_type',
+    'code',
+    'client_secret',
+    'code_verifier',
+    'csrf_token',
+    'decision',
+    'email',
+    'password',
+    'x[]',
+    'access_token',
+  )
+  const values = fc.oneof(
+    fc.string(),
+    fc.string({unit: 'grapheme', maxLength: 50}),
+    fc.constantFrom('', 'authorization_code', 'client_credentials', 'code', 'S256', 'allow', 'https://client.example/callback', 'CLIENT'),
+    fc.string({minLength: 2000, maxLength: 3000}),
+  )
   const pairs = fc.array(fc.tuple(names, values), {maxLength: 8})
   const paths = fc.constantFrom('/oauth/authorize', '/oauth/session', '/oauth/token', '/user/oauth/token/info', '/oauth/user/info', '/oauth/token/info', '/user/oauth/user/info')
   const methods = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE')
   const contentTypes = fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'multipart/form-data; boundary=x', 'text/plain', '')
-  const authorizations = fc.option(fc.oneof(fc.string(), fc.constant('Bearer '), fc.constant('Basic Og=='), fc.string().map((s) => `Bearer ${s}`)))
+  const authorizations = fc.option(
+    fc.oneof(
+      fc.string(),
+      fc.constant('Bearer '),
+      fc.constant('Basic Og=='),
+      fc.string().map((s) => `Bearer ${s}`),
+    ),
+  )
 
-  it('answers every random request below 500, in the interface\'s own shape', async () => {
+  it("answers every random request below 500, in the interface's own shape", async () => {
     await fc.assert(
       fc.asyncProperty(paths, methods, pairs, contentTypes, authorizations, fc.boolean(), async (path, method, fields, type, authorization, inQuery) => {
         const params = new URLSearchParams(fields.map(([k, v]) => [k, v === 'CLIENT' ? clientId : v]))

@@ -40,7 +40,7 @@ describe('sign-on hardening', () => {
     await expectInvalidGrant(await exchange(ctx, grant(code)))
   })
 
-  it('a deactivation ends the member\'s sign-in sessions, and reactivating does not bring them back', async () => {
+  it("a deactivation ends the member's sign-in sessions, and reactivating does not bring them back", async () => {
     const {jar} = await signIn(ctx, authorizeParams(client.client_id))
     const consent = async () => (await ctx.app.request(authorizeUrl(authorizeParams(client.client_id)), {headers: jar.header()})).text()
     expect(await consent()).toContain('name="decision"')
@@ -53,7 +53,7 @@ describe('sign-on hardening', () => {
     expect(page).toContain('name="password"')
   })
 
-  it('a member token dies with its client\'s signon grant, as the authorize endpoint would refuse that client', async () => {
+  it("a member token dies with its client's signon grant, as the authorize endpoint would refuse that client", async () => {
     const token = await tokenFor(ctx, client)
     expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
     await updateClient(ctx.db, client.client_id, {grants: ['balance']}, ctx.clock.now())
@@ -71,7 +71,7 @@ describe('sign-on hardening', () => {
     expect(((await res.json()) as {error: string}).error).toBe('invalid_client')
   })
 
-  it('the demo callback prints the curl line only for a code it issued, with that code\'s client, and no secret but the demo\'s', async () => {
+  it("the demo callback prints the curl line only for a code it issued, with that code's client, and no secret but the demo's", async () => {
     const hostile = await ctx.app.request(`/demo/callback?code=${encodeURIComponent('x; touch /tmp/pwned #')}`)
     expect(await hostile.text()).not.toContain('curl')
     expect(await (await ctx.app.request('/demo/callback?code=Abc_123-xyz')).text()).not.toContain('curl')
@@ -157,7 +157,11 @@ describe('member info refusals beyond a dead token', () => {
   it('a client_credentials token (no member) is 401 invalid_token with a Bearer challenge', async () => {
     const ctx = await freshApp()
     try {
-      const client = await registerClient(ctx.db, {name: 'Pulses', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
+      const client = await registerClient(
+        ctx.db,
+        {name: 'Pulses', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']},
+        ctx.clock.now(),
+      )
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
       const {access_token} = (await res.json()) as {access_token: string}
       const info = await ctx.app.request('/user/oauth/user/info', {headers: {authorization: `Bearer ${access_token}`}})

@@ -40,7 +40,7 @@ describe('token info and member info', () => {
     expect(await dead.json()).toEqual({error: 'invalid_request', error_description: 'The access token expired'})
   })
 
-  it.each(MEMBER_INFO)('%s answers the member\'s name, country and specialty', async (path) => {
+  it.each(MEMBER_INFO)("%s answers the member's name, country and specialty", async (path) => {
     const res = await ctx.app.request(path, bearer(token))
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({first_name: 'Ana', last_name: 'Ruiz', country_of_practice: 'US', primary_specialty: 'Oncology'})

@@ -30,7 +30,7 @@ describe('service basics', () => {
     expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  it('routes interface C\'s paths, which live in a router of their own, beside everything else', async () => {
+  it("routes interface C's paths, which live in a router of their own, beside everything else", async () => {
     expect((await ctx.app.request('/balance/countries')).status).toBe(401)
     expect((await ctx.app.request('/balance/user_id/1/summary')).status).toBe(401)
     expect((await ctx.app.request('/user/oauth/token/info')).status).toBe(401)
@@ -74,7 +74,10 @@ describe('service basics', () => {
       'GET /conversations/summary',
       'GET /conversations/data',
     ]
-    expect(documented.filter((operation) => !operations.includes(operation)), 'operations missing from /openapi.json').toEqual([])
+    expect(
+      documented.filter((operation) => !operations.includes(operation)),
+      'operations missing from /openapi.json',
+    ).toEqual([])
   })
 
   it('answers a real 200 on every interface to a caller with the right credentials', async () => {
@@ -91,7 +94,11 @@ describe('service basics', () => {
 
     // C: HTTP Basic as a client holding the balance grant.
     await registerClient(ctx.db, {...site, name: 'Payer', grants: ['balance']}, now, {id: 'payer', secret: SECRET})
-    const member = await addMember(ctx.db, {email: 'smoke@clinic.example', password: 'correct horse battery', first_name: 'Sam', last_name: 'Oke', country: 'US', specialty: 'Oncology'}, now)
+    const member = await addMember(
+      ctx.db,
+      {email: 'smoke@clinic.example', password: 'correct horse battery', first_name: 'Sam', last_name: 'Oke', country: 'US', specialty: 'Oncology'},
+      now,
+    )
     const balance = await ctx.app.request(`/balance/user_id/${member.user_id}/summary`, {headers: {authorization: `Basic ${Buffer.from(`payer:${SECRET}`).toString('base64')}`}})
     expect(balance.status).toBe(200)
     expect(await balance.json()).toEqual({available_funds: 0, currency: 'USD', preferred_status: false})
@@ -103,7 +110,9 @@ describe('service basics', () => {
 
     // E: the API key of a client holding the conversations grant.
     const {key} = await clientWithKey(ctx)
-    const search = await ctx.app.request(`/conversations/summary?${query(['sepsis'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {headers: {'X-Service-Conversation-API-Key': key.api_key}})
+    const search = await ctx.app.request(`/conversations/summary?${query(['sepsis'], '2025-01-01T00:00:00Z', '2025-12-31T23:59:59Z')}`, {
+      headers: {'X-Service-Conversation-API-Key': key.api_key},
+    })
     expect(search.status).toBe(200)
     expect(await search.json()).toMatchObject({summary: {terms: [{term: 'sepsis', matches: 0}], uniques: {posts: 0, comments: 0}}})
   })

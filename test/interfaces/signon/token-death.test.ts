@@ -48,7 +48,7 @@ describe('token death', () => {
     await expectDead(/revoked/)
   })
 
-  it('the client\'s token lifetime is altered', async () => {
+  it("the client's token lifetime is altered", async () => {
     const result = await updateClient(ctx.db, client.client_id, {token_ttl: 7200}, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)
     await expectDead(/revoked/)
@@ -64,8 +64,12 @@ describe('token death', () => {
     expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
   })
 
-  it('the member revokes the client\'s access, and only that client\'s', async () => {
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: ['https://client.example/callback']}, ctx.clock.now())
+  it("the member revokes the client's access, and only that client's", async () => {
+    const other = await registerClient(
+      ctx.db,
+      {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: ['https://client.example/callback']},
+      ctx.clock.now(),
+    )
     const otherToken = await tokenFor(ctx, other)
     const result = await revokeConsent(ctx.db, 1, client.client_id, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)

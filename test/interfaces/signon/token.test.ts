@@ -4,7 +4,7 @@ import {freshApp, type TestContext} from '../../helpers/app.js'
 import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {REDIRECT, bearer, exchange, getCode, setupClientAndMember} from './flow.js'
 
-const verifier = 'v'.repeat(20) + 'erifier-with-enough-entropy-1234567890'
+const verifier = `${'v'.repeat(20)}erifier-with-enough-entropy-1234567890`
 const challenge = createHash('sha256').update(verifier).digest('base64url')
 
 describe('POST /oauth/token', () => {
@@ -66,7 +66,7 @@ describe('POST /oauth/token', () => {
     expect((await ctx.app.request('/user/oauth/token/info', bearer(access_token))).status).toBe(401)
   })
 
-  it('a new allow expires the pair\'s earlier unused code', async () => {
+  it("a new allow expires the pair's earlier unused code", async () => {
     const older = await getCode(ctx, client.client_id)
     const newer = await getCode(ctx, client.client_id)
     await expectError(await exchange(ctx, grant(older)), 400, 'invalid_grant')

@@ -109,7 +109,12 @@ export async function writeMembers(db: RDb, p: string, q: string, body: unknown,
     if (mode === 'replace') {
       await trx.deleteFrom('received_members').where('project_id', '=', p).where('quota_id', '=', q).execute()
     } else {
-      const row = await trx.selectFrom('received_members').select((eb) => eb.fn.max('position').as('max')).where('project_id', '=', p).where('quota_id', '=', q).executeTakeFirst()
+      const row = await trx
+        .selectFrom('received_members')
+        .select((eb) => eb.fn.max('position').as('max'))
+        .where('project_id', '=', p)
+        .where('quota_id', '=', q)
+        .executeTakeFirst()
       position = Number(row?.max ?? 0)
     }
     const rows = members.map((m) => ({project_id: p, quota_id: q, npi: m.npi, body: JSON.stringify(m), position: ++position}))
@@ -120,7 +125,12 @@ export async function writeMembers(db: RDb, p: string, q: string, body: unknown,
         .onConflict((oc) => oc.columns(['project_id', 'quota_id', 'npi']).doUpdateSet((eb) => ({body: eb.ref('excluded.body')})))
         .execute()
     }
-    const count = await trx.selectFrom('received_members').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', p).where('quota_id', '=', q).executeTakeFirst()
+    const count = await trx
+      .selectFrom('received_members')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', p)
+      .where('quota_id', '=', q)
+      .executeTakeFirst()
     return {received: members.length, count: Number(count?.n ?? 0)}
   })
 }
@@ -135,8 +145,16 @@ export async function putMember(db: RDb, p: string, q: string, npi: string, body
     if (existing) {
       await trx.updateTable('received_members').set({body: text}).where('project_id', '=', p).where('quota_id', '=', q).where('npi', '=', npi).execute()
     } else {
-      const row = await trx.selectFrom('received_members').select((eb) => eb.fn.max('position').as('max')).where('project_id', '=', p).where('quota_id', '=', q).executeTakeFirst()
-      await trx.insertInto('received_members').values({project_id: p, quota_id: q, npi, body: text, position: Number(row?.max ?? 0) + 1}).execute()
+      const row = await trx
+        .selectFrom('received_members')
+        .select((eb) => eb.fn.max('position').as('max'))
+        .where('project_id', '=', p)
+        .where('quota_id', '=', q)
+        .executeTakeFirst()
+      await trx
+        .insertInto('received_members')
+        .values({project_id: p, quota_id: q, npi, body: text, position: Number(row?.max ?? 0) + 1})
+        .execute()
     }
     return body
   })
@@ -156,7 +174,10 @@ export async function postEvent(db: RDb, p: string, body: unknown, deliveryId: s
   const text = JSON.stringify(body)
   return once(db, deliveryId, now, async (trx) => {
     await requireProject(trx, p)
-    await trx.insertInto('received_events').values({project_id: p, body: text, delivery_id: deliveryId ?? null, received_at: now}).execute()
+    await trx
+      .insertInto('received_events')
+      .values({project_id: p, body: text, delivery_id: deliveryId ?? null, received_at: now})
+      .execute()
     return body
   })
 }
