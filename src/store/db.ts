@@ -192,9 +192,19 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
  * can never interleave with another writer, in this process or another one on the same file. If
  * `fn` throws, its writes roll back and the error comes back here; the rest of the batch commits.
  */
-export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+export interface WriteOptions {
+  /**
+   * PostgreSQL only. `read committed` is for a transaction that takes row locks itself
+   * (lockForUpdate, lockKey) before it reads what it decides on: a hot row (one account hit by
+   * many withdrawals at once) then queues its writers instead of failing them into retries, and
+   * each statement after the lock sees the latest committed rows. Default: serializable.
+   */
+  isolation?: 'serializable' | 'read committed'
+}
+
+export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
-  if (storeKind(db) === 'postgres') return serializableWrite(db, fn)
+  if (storeKind(db) === 'postgres') return serializableWrite(db, fn, options.isolation === 'read committed' ? sql`begin isolation level read committed` : beginWrite('postgres'))
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>)
 }
 
@@ -207,10 +217,10 @@ const CONFLICT_ATTEMPTS = 12
  * order, as SQLite's single writer does). `fn` must therefore only touch the database. After
  * CONFLICT_ATTEMPTS the last conflict is thrown, which callers answer as a busy store (503).
  */
-async function serializableWrite<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+async function serializableWrite<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, begin: RawBuilder<unknown>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await runTransaction(db, beginWrite('postgres'), fn, true)
+      return await runTransaction(db, begin, fn, true)
     } catch (error) {
       if (!isRetryableConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error
       // Back off a little, growing and jittered, so the same transactions do not collide again.

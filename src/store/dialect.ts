@@ -1,4 +1,4 @@
-import {sql, type ColumnDefinitionBuilder, type Expression, type Kysely, type RawBuilder} from 'kysely'
+import {sql, type ColumnDefinitionBuilder, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder} from 'kysely'
 import {contextOf} from './context.js'
 
 /**
@@ -57,4 +57,22 @@ export function autoIncrementKey(db: object): (column: ColumnDefinitionBuilder) 
 /** group_concat(expr, separator) on SQLite, string_agg on PostgreSQL. */
 export function groupConcat(db: object, expression: Expression<string>, separator = ','): RawBuilder<string> {
   return isPostgres(db) ? sql<string>`string_agg(${expression}, ${separator})` : sql<string>`group_concat(${expression}, ${separator})`
+}
+
+/**
+ * SELECT … FOR UPDATE on PostgreSQL: the row stays locked until the transaction ends, so writers
+ * of it queue. SQLite has no row locks and needs none: its write transactions already run one at
+ * a time.
+ */
+export function lockForUpdate<DB, TB extends keyof DB, O>(db: object, query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return isPostgres(db) ? query.forUpdate() : query
+}
+
+/**
+ * A lock on a name for the rest of the transaction (PostgreSQL's transaction-scoped advisory
+ * lock), for a check-then-insert on something that has no row yet, such as an idempotency key.
+ * A no-op on SQLite, where write transactions never overlap.
+ */
+export async function lockKey(db: Kysely<any>, name: string): Promise<void> {
+  if (isPostgres(db)) await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(db)
 }

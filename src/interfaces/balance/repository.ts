@@ -1,3 +1,4 @@
+import {lockForUpdate} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
 import type {AccountRow, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
 
@@ -13,6 +14,19 @@ export async function ensureAccount(db: Db, memberId: number, currency: string, 
     .onConflict((oc) => oc.column('member_id').doNothing())
     .execute()
   return (await findAccount(db, memberId))!
+}
+
+/**
+ * The member's account, created if missing, locked for the rest of the write transaction: every
+ * withdrawal of one person decides on the balance it read after this, one at a time.
+ */
+export async function lockAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
+  await db
+    .insertInto('balance_accounts')
+    .values({member_id: memberId, currency, available_funds: '0', preferred_status: 0, created_at: now, updated_at: now})
+    .onConflict((oc) => oc.column('member_id').doNothing())
+    .execute()
+  return (await lockForUpdate(db, db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId)).executeTakeFirst())!
 }
 
 export async function setAvailableFunds(db: Db, memberId: number, available: string, now: string): Promise<void> {

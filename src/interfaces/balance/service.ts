@@ -9,6 +9,7 @@ import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database, Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {lockKey} from '../../store/dialect.js'
 import {toJson} from './decimal-json.js'
 import {DEFAULT_CURRENCY, Money, ZERO, amountText, parseAmount} from './money.js'
 import * as repo from './repository.js'
@@ -289,78 +290,84 @@ function canonical(value: unknown): string {
 
 /**
  * Creates a withdrawal and its fee. Everything from the idempotency check to the debit happens in
- * one write transaction (BEGIN IMMEDIATE), so concurrent requests see each other's debits and no
- * combination of them can overdraw the account.
+ * one write transaction, so concurrent requests see each other's debits and no combination of
+ * them can overdraw the account: on SQLite the transaction holds the write lock from its start
+ * (BEGIN IMMEDIATE); on PostgreSQL it first locks the idempotency key and the account row, and
+ * everything it decides on is read after those locks.
  */
 export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, body: unknown, options: WithdrawalOptions): Promise<WithdrawalResult> {
   const request = parseWithdrawalBody(body)
   const clientId = options.clientId ?? null
   const idem = options.idempotencyKey !== undefined && clientId !== null ? {clientId, key: options.idempotencyKey} : undefined
   const requestHash = idem ? sha256(`${member.id}\n${canonical(request)}`) : ''
-  return writeTransaction(db, async (trx) => {
-    const stamp = iso(options.now)
-    if (idem) {
-      const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
-      if (prior) {
-        if (prior.request_hash !== requestHash) throw new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request')
-        return {created: JSON.parse(prior.body) as WithdrawalCreated, replayed: true}
+  return writeTransaction(
+    db,
+    async (trx) => {
+      const stamp = iso(options.now)
+      if (idem) await lockKey(trx, `balance-idempotency:${idem.clientId}:${idem.key}`)
+      const account = await repo.lockAccount(trx, member.id, DEFAULT_CURRENCY, stamp)
+      if (idem) {
+        const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
+        if (prior) {
+          if (prior.request_hash !== requestHash) throw new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request')
+          return {created: JSON.parse(prior.body) as WithdrawalCreated, replayed: true}
+        }
       }
-    }
-    if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
-    const typeRow = await repo.findWithdrawalType(trx, request.type)
-    if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
-    const denied = unavailableReason(typeRow, member, (await repo.isRestricted(trx, member.id, typeRow.code)) ? [typeRow.code] : [])
-    if (denied) throw new AppError('forbidden', denied)
-    const type = withdrawalTypeView(typeRow)
-    const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
+      if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
+      const typeRow = await repo.findWithdrawalType(trx, request.type)
+      if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
+      const denied = unavailableReason(typeRow, member, (await repo.isRestricted(trx, member.id, typeRow.code)) ? [typeRow.code] : [])
+      if (denied) throw new AppError('forbidden', denied)
+      const type = withdrawalTypeView(typeRow)
+      const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
 
-    const account = await repo.findAccount(trx, member.id)
-    const currency = account?.currency ?? DEFAULT_CURRENCY
-    const amount = parseAmount(request.amount, currency)
-    const available = new Money(account?.available_funds ?? '0')
-    const fee = type.fee?.amount ?? ZERO
-    const minimum = type.minimum_balance_required?.amount ?? ZERO
-    if (available.lt(minimum)) {
-      throw new AppError(
-        'unprocessable',
-        `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
-      )
-    }
-    if (amount.plus(fee).gt(available)) {
-      const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
-      throw new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`)
-    }
+      const currency = account.currency
+      const amount = parseAmount(request.amount, currency)
+      const available = new Money(account.available_funds)
+      const fee = type.fee?.amount ?? ZERO
+      const minimum = type.minimum_balance_required?.amount ?? ZERO
+      if (available.lt(minimum)) {
+        throw new AppError(
+          'unprocessable',
+          `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
+        )
+      }
+      if (amount.plus(fee).gt(available)) {
+        const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
+        throw new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`)
+      }
 
-    if (!account) await repo.ensureAccount(trx, member.id, currency, stamp)
-    const id = newUuid()
-    const base = {member_id: member.id, currency, survey_id: null, withdrawal_type: type.type, client_id: clientId, created_at: stamp, updated_at: stamp}
-    await repo.insertTransaction(trx, {
-      ...base,
-      id,
-      type: 'WITHDRAWAL',
-      amount: amountText(amount),
-      status: 'Processing',
-      properties: JSON.stringify({withdrawal_type: type.type, vendor: type.description}),
-      withdrawal_id: null,
-      member_details: JSON.stringify(details),
-    })
-    if (!fee.isZero()) {
+      const id = newUuid()
+      const base = {member_id: member.id, currency, survey_id: null, withdrawal_type: type.type, client_id: clientId, created_at: stamp, updated_at: stamp}
       await repo.insertTransaction(trx, {
         ...base,
-        id: newUuid(),
-        type: 'WITHDRAWAL_FEE',
-        amount: amountText(fee),
+        id,
+        type: 'WITHDRAWAL',
+        amount: amountText(amount),
         status: 'Processing',
-        properties: JSON.stringify({withdrawal_type: type.type, withdrawal_id: id}),
-        withdrawal_id: id,
-        member_details: null,
+        properties: JSON.stringify({withdrawal_type: type.type, vendor: type.description}),
+        withdrawal_id: null,
+        member_details: JSON.stringify(details),
       })
-    }
-    await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount).minus(fee)), stamp)
-    const created = {transaction_id: id, uri: transactionPath(id)}
-    if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJson(created), created_at: stamp})
-    return {created, replayed: false}
-  })
+      if (!fee.isZero()) {
+        await repo.insertTransaction(trx, {
+          ...base,
+          id: newUuid(),
+          type: 'WITHDRAWAL_FEE',
+          amount: amountText(fee),
+          status: 'Processing',
+          properties: JSON.stringify({withdrawal_type: type.type, withdrawal_id: id}),
+          withdrawal_id: id,
+          member_details: null,
+        })
+      }
+      await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount).minus(fee)), stamp)
+      const created = {transaction_id: id, uri: transactionPath(id)}
+      if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJson(created), created_at: stamp})
+      return {created, replayed: false}
+    },
+    {isolation: 'read committed'},
+  )
 }
 
 /**
