@@ -46,6 +46,9 @@ export default class Serve extends BaseCommand<typeof Serve> {
       }
       publicBase = url.origin
     }
+    // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
+    // ready line (or during start-up) still gets the graceful path below, never the default kill.
+    const signalled = untilSignal()
     const {db} = await this.openStore({reader: true})
     const flags = this.flags
     // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
@@ -70,7 +73,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: stderrLog}) : undefined
     worker?.start()
-    const signal = await untilSignal()
+    const signal = await signalled
     process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
     // The worker finishes and records its sends in flight before the store closes under it.
     await worker?.stop()

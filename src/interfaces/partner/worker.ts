@@ -80,17 +80,28 @@ export class DeliveryWorker {
     const result: DrainResult = {attempted: 0, delivered: 0, failedAttempts: 0}
     const tried: number[] = []
     const giveUpAt = this.clock.now().getTime() + LEASE_MS
+    let lookedAgain = false
     for (;;) {
       const rows = await this.claim(options, tried)
       if (rows.length === 0) {
         // A `--wait` run whose project is mid-send in another process (serve's worker) waits for
         // that send to finish rather than reporting its own rows as stuck behind it.
-        if (options.now && this.clock.now().getTime() < giveUpAt && (await this.othersSending(options.projectIds))) {
-          await new Promise((resolve) => setTimeout(resolve, 50))
-          continue
+        if (options.now && this.clock.now().getTime() < giveUpAt) {
+          if (await this.othersSending(options.projectIds)) {
+            await new Promise((resolve) => setTimeout(resolve, 50))
+            lookedAgain = false
+            continue
+          }
+          // The other sender may have finished between the empty claim and that check, leaving
+          // this run's rows claimable: claim once more before reporting them as not sent.
+          if (!lookedAgain) {
+            lookedAgain = true
+            continue
+          }
         }
         return result
       }
+      lookedAgain = false
       const outcomes = await Promise.all(rows.map((row) => this.deliver(row)))
       for (const [i, ok] of outcomes.entries()) {
         tried.push(rows[i]!.seq)
