@@ -7,6 +7,7 @@
 // the lint (Biome), and builds dist/ first if it is older than the sources
 // (test/helpers/fresh-build.mjs), once for all the runtimes.
 import {spawnSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
@@ -29,12 +30,28 @@ const RUNTIMES = {
     args: ['run', '-A', vitest],
     env: {MEDPANEL_SQLITE_DRIVER: 'node:sqlite', MEDPANEL_TEST_CLI: 'deno', DENO_NO_UPDATE_CHECK: '1'},
   },
+  // The same suites with every store on PostgreSQL (test/helpers/store.ts): needs a cluster at
+  // MEDPANEL_TEST_DATABASE_URL, which .ci/run starts. Left out are the tests of SQLite files as
+  // such: the store's file format, durability and backups, the single executable alone in an
+  // empty root, and the CLI's refusals about store files.
+  postgres: {
+    command: process.execPath,
+    args: [vitest],
+    env: {MEDPANEL_SQLITE_DRIVER: 'better-sqlite3', MEDPANEL_TEST_CLI: 'node', MEDPANEL_SECRET_KEY: randomBytes(32).toString('base64')},
+    exclude: ['test/store/**', 'test/e2e/crash-soak.test.ts', 'test/e2e/executable.test.ts', 'test/commands/data-loss.test.ts'],
+  },
 }
+const postgresUrl = process.env.MEDPANEL_TEST_DATABASE_URL || ''
 
 const given = process.argv.slice(2)
 const chosen = given.filter((arg) => arg in RUNTIMES)
 const vitestArgs = given.filter((arg) => !(arg in RUNTIMES))
-const runtimes = chosen.length > 0 ? chosen : Object.keys(RUNTIMES)
+const runtimes = chosen.length > 0 ? chosen : Object.keys(RUNTIMES).filter((name) => name !== 'postgres' || postgresUrl !== '')
+if (runtimes.includes('postgres') && postgresUrl === '') {
+  console.error('postgres: set MEDPANEL_TEST_DATABASE_URL to a cluster the tests may create databases in (scripts/postgres.sh starts one)')
+  process.exit(1)
+}
+if (chosen.length === 0 && postgresUrl === '') console.log('(postgres run skipped: MEDPANEL_TEST_DATABASE_URL is not set; .ci/run starts a cluster for it)')
 
 // Lint and format first (Biome, biome.json): a whole run is not spent on a tree that fails them.
 // Only for a whole-suite run; `npm test -- node test/…` skips it.
@@ -59,12 +76,13 @@ const lines = []
 for (const name of runtimes) {
   const runtime = RUNTIMES[name]
   const report = join(reports, `${name}.json`)
-  console.log(`\n=== ${name}: ${runtime.env.MEDPANEL_SQLITE_DRIVER}, CLI under ${runtime.env.MEDPANEL_TEST_CLI} ===`)
+  console.log(`\n=== ${name}: ${name === 'postgres' ? 'PostgreSQL' : runtime.env.MEDPANEL_SQLITE_DRIVER}, CLI under ${runtime.env.MEDPANEL_TEST_CLI} ===`)
   const started = Date.now()
-  const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
+  const excluded = (runtime.exclude ?? []).map((glob) => `--exclude=${glob}`)
+  const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...excluded, ...vitestArgs], {
     cwd: root,
     stdio: 'inherit',
-    env: {...process.env, ...built, ...runtime.env},
+    env: {...process.env, ...built, MEDPANEL_TEST_DATABASE_URL: name === 'postgres' ? postgresUrl : '', ...runtime.env},
   })
   let counts = {numPassedTests: 0, numFailedTests: 0, numPendingTests: 0}
   try {

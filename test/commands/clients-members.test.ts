@@ -1,8 +1,8 @@
 import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
-import {openStore} from '../../src/store/db.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {openCliStore} from '../helpers/store.js'
 
 /** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
 function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
@@ -130,7 +130,7 @@ describe('client and member commands', () => {
     const rotated = cliJson(['rotate-client-secret', registered.client_id, ...base])
     expect(rotated.client_id).toBe(registered.client_id)
     expect(rotated.client_secret).not.toBe(registered.client_secret)
-    const store = await openStore({file: db})
+    const store = await openCliStore(db)
     try {
       expect(await authenticateClient(store.db, registered.client_id, registered.client_secret)).toBeUndefined()
       expect(await authenticateClient(store.db, registered.client_id, rotated.client_secret)).toBeDefined()

@@ -1,6 +1,7 @@
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {onPostgres} from '../helpers/store.js'
 
 describe('serve --demo', () => {
   it('exits 1 with one Error line, instead of lingering, when the demo cannot be seeded', () => {
@@ -72,7 +73,8 @@ describe('readiness', () => {
 })
 
 describe('the demo keeps to a store of its own', () => {
-  it('seeds ./medpanel-demo.db by default, and refuses a store with real clients or members unless --force, which warns', async () => {
+  // The default demo store is a SQLite file in the working directory; a PostgreSQL run names its database.
+  it.skipIf(onPostgres)('seeds ./medpanel-demo.db by default, and refuses a store with real clients or members unless --force, which warns', async () => {
     const {cli: run} = await import('../helpers/cli.js')
     const {existsSync} = await import('node:fs')
     const dir = tempDir()

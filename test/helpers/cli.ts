@@ -46,7 +46,8 @@ export function cliCommand(): Launcher {
  * reference partner keeps its SQLite file.
  */
 export function cliArgv(args: string[], launcher: Launcher = cliCommand()): [string, ...string[]] {
-  return [launcher.command, ...launcher.args, ...(onPostgres && args[0] !== 'partner-serve' ? withStoreFlags(args) : args)]
+  const rewrite = onPostgres && args[0] !== 'partner-serve' && !args.includes('--database-url')
+  return [launcher.command, ...launcher.args, ...(rewrite ? withStoreFlags(args) : args)]
 }
 
 function withStoreFlags(args: string[]): string[] {

@@ -88,3 +88,13 @@ export function storeFlags(file: string): string[] {
   }
   return ['--database-url', url]
 }
+
+/**
+ * The store a CLI run used for `file` (see storeFlags), opened in the test: the file itself on
+ * SQLite, its database on PostgreSQL. Closing it leaves the database for the next CLI run.
+ */
+export function openCliStore(file: string): Promise<Store> {
+  if (!onPostgres) return openStore({file})
+  const [, url] = storeFlags(file)
+  return openStore({url: url!})
+}

@@ -9,6 +9,7 @@ import {form} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from './signon/flow.js'
 import type {RegisteredClient} from '../../src/registry/service.js'
+import {openCliStore} from '../helpers/store.js'
 
 describe('guessing is slowed and recorded in the store', () => {
   let store: Store
@@ -20,7 +21,7 @@ describe('guessing is slowed and recorded in the store', () => {
 
   beforeEach(async () => {
     path = file()
-    store = await openStore({file: path})
+    store = await openCliStore(path)
     clock = new ManualClock()
     app = createApp({db: store.db, clock, log: () => undefined})
     client = (await setupClientAndMember({store, db: store.db, clock, app, logs: []}, {grants: ['signon', 'balance']})).client
@@ -79,7 +80,7 @@ describe('guessing is slowed and recorded in the store', () => {
 
   it('holds across restarts and across every process on the store', async () => {
     for (let i = 0; i < THROTTLE.FREE_FAILURES; i++) await signInForm('wrong password')
-    const other = await openStore({file: path})
+    const other = await openCliStore(path)
     try {
       const otherApp = createApp({db: other.db, clock, log: () => undefined})
       expect((await signInForm(PASSWORD, otherApp)).status).toBe(429)

@@ -6,6 +6,7 @@ import {openStore} from '../../../src/store/db.js'
 import {cli, cliJson, startCli, tempDir} from '../../helpers/cli.js'
 import {CORPUS} from './fixtures.js'
 import {JSON_TYPE, query} from './helpers.js'
+import {openCliStore} from '../../helpers/store.js'
 
 describe('interface E from the command line', () => {
   const dir = tempDir('medpanel-conversations-')
@@ -32,7 +33,7 @@ describe('interface E from the command line', () => {
     const key = cliJson(['issue-api-key', clientId, '--db', db, '--methods', 'summary', '--data-calls', '5', '--subscription-ends', '2030-01-01T00:00:00Z'])
     expect(key).toMatchObject({client_id: clientId, methods: ['summary'], data_call_allowance: 5, data_calls_remaining: 5, subscription_ends_at: '2030-01-01T00:00:00.000Z'})
     expect(key.api_key).toMatch(/^mpk_[A-Za-z0-9_-]{43}$/)
-    const store = await openStore({file: db})
+    const store = await openCliStore(db)
     const rows = await store.db.selectFrom('conversation_api_keys').selectAll().execute()
     await store.close()
     expect(JSON.stringify(rows)).not.toContain(key.api_key)
