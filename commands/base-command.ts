@@ -71,8 +71,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'STORE',
     }),
     'database-url': Flags.string({
-      description: 'database URL instead of --db (sqlite:PATH; postgres://… is reserved for PostgreSQL)',
+      description: 'database URL instead of --db: postgres://user@host:port/db for PostgreSQL, or sqlite:PATH',
       env: 'MEDPANEL_DATABASE_URL',
+      helpGroup: 'STORE',
+    }),
+    'pool-size': Flags.integer({
+      description: 'PostgreSQL connections this process keeps open [default: 10]',
+      env: 'MEDPANEL_POOL_SIZE',
+      min: 1,
+      max: 1000,
       helpGroup: 'STORE',
     }),
   }
@@ -118,7 +125,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
     if (!this.store) {
-      const flags = this.flags as {db?: string; 'database-url'?: string}
+      const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number}
       // An empty value is a script whose variable was unset: refuse it rather than write a
       // store nobody will find again.
       if (flags['database-url'] === '') throw new AppError('bad_request', '--database-url (or MEDPANEL_DATABASE_URL) is empty; give a database URL')
@@ -133,7 +140,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
       if (flags['database-url'] === undefined && file.trim() === '')
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
-      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url']} : {file}), ...options})
+      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}), ...options})
     }
     return this.store
   }

@@ -9,6 +9,7 @@ import type {Command} from '@oclif/core'
 export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'add-member': () => import('./add-member.js').then((m) => m.default),
   backup: () => import('./backup.js').then((m) => m.default),
+  'copy-store': () => import('./copy-store.js').then((m) => m.default),
   restore: () => import('./restore.js').then((m) => m.default),
   demo: () => import('./demo.js').then((m) => m.default),
   'issue-token': () => import('./issue-token.js').then((m) => m.default),

@@ -1,7 +1,7 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
 import {isAbsolute, resolve} from 'node:path'
 import type {Database} from './database.js'
-import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema} from './migrate.js'
+import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
 import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer.js'
@@ -170,6 +170,10 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
   } catch (error) {
     await reader?.destroy()
     await db.destroy()
+    // A database that cannot be reached or does not exist: say which, in the operator's terms.
+    if (kind === 'postgres' && !(error instanceof StoreVersionError) && typeof (error as {code?: unknown}).code === 'string') {
+      throw new Error(`cannot open the PostgreSQL store ${where}: ${(error as Error).message}`)
+    }
     throw error
   }
   return {

@@ -3,7 +3,7 @@ import {keyringOf, writeTransaction} from './db.js'
 import {isSealed, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
 
 /** Every column that holds a sealed secret, by table. */
-const SEALED_COLUMNS: Record<string, {key: string; columns: string[]}> = {
+export const SEALED_COLUMNS: Record<string, {key: string; columns: string[]}> = {
   clients: {key: 'id', columns: ['partner_password', 'signing_secret']},
 }
 

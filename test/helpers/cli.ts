@@ -46,7 +46,8 @@ export function cliCommand(): Launcher {
  * reference partner keeps its SQLite file.
  */
 export function cliArgv(args: string[], launcher: Launcher = cliCommand()): [string, ...string[]] {
-  const rewrite = onPostgres && args[0] !== 'partner-serve' && !args.includes('--database-url')
+  // partner-serve keeps its own SQLite file; copy-store reads a SQLite store by definition.
+  const rewrite = onPostgres && args[0] !== 'partner-serve' && args[0] !== 'copy-store' && !args.includes('--database-url')
   return [launcher.command, ...launcher.args, ...(rewrite ? withStoreFlags(args) : args)]
 }
 

@@ -1,0 +1,34 @@
+import {Flags} from '@oclif/core'
+import {AppError} from '../src/errors.js'
+import {type CopyResult, copyStore, TargetNotEmptyError} from '../src/store/copy.js'
+import {openStore} from '../src/store/db.js'
+import {BaseCommand} from './base-command.js'
+
+export default class CopyStore extends BaseCommand<typeof CopyStore> {
+  static override description =
+    'Copy every table of a SQLite store into an empty PostgreSQL database (migrated first), keeping ids, and re-sealing secrets under MEDPANEL_SECRET_KEY'
+  static override examples = ['MEDPANEL_SECRET_KEY="$(openssl rand -base64 32)" <%= config.bin %> copy-store --db ./medpanel.db --to postgres://medpanel@127.0.0.1:5432/medpanel']
+  static override flags = {
+    to: Flags.string({description: 'the PostgreSQL database to fill (postgres://user@host:port/db); it must hold no data yet', required: true}),
+  }
+
+  async run(): Promise<CopyResult> {
+    const to = this.flags.to
+    if (!/^postgres(ql)?:\/\//i.test(to)) throw new AppError('bad_request', `--to must be a postgres:// URL (got "${to}")`)
+    const source = await this.openStore()
+    if (source.kind !== 'sqlite') throw new AppError('bad_request', 'copy-store reads a SQLite store: give it with --db FILE')
+    const target = await openStore({url: to})
+    try {
+      const result = await copyStore(source.db, target.db, (table) => {
+        if (!this.jsonEnabled()) process.stderr.write(`  ${table.table}: ${table.rows} row${table.rows === 1 ? '' : 's'}\n`)
+      })
+      this.say(`Copied ${result.rows} rows in ${result.tables.length} tables; ${result.resealed} secret(s) re-sealed under MEDPANEL_SECRET_KEY.`)
+      return result
+    } catch (error) {
+      if (error instanceof TargetNotEmptyError) throw new AppError('conflict', error.message)
+      throw error
+    } finally {
+      await target.close()
+    }
+  }
+}

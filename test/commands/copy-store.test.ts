@@ -1,0 +1,90 @@
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {openSecret, openStore} from '../../src/store/db.js'
+import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+
+// Moving an operator's SQLite store to PostgreSQL. Needs a cluster, so it runs in the suites'
+// PostgreSQL run; the SQLite side is given through MEDPANEL_DB, which no test helper rewrites.
+describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQL database', () => {
+  it('copies every row with its id, re-seals secrets, moves the id sequences on, and refuses a second copy', async () => {
+    const file = join(tempDir(), 'old.db')
+    const sqlite = {MEDPANEL_DB: file}
+    cliJson(['demo'], sqlite)
+    const partner = cliJson<{client_id: string}>(
+      [
+        'register-client',
+        '--name',
+        'Panel Co',
+        '--url',
+        'https://panel.example',
+        '--logo-url',
+        'https://panel.example/l.png',
+        '--redirect-uri',
+        'https://panel.example/cb',
+        '--grant',
+        'partner',
+        '--partner-url',
+        'http://127.0.0.1:9/panel',
+        '--partner-username',
+        'mp',
+        '--partner-password',
+        'partner-secret-1',
+      ],
+      sqlite,
+    )
+    cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
+    const url = await freshDatabaseUrl()
+    const pg = ['--database-url', url]
+
+    const copied = cliJson<{rows: number; resealed: number; tables: {table: string; rows: number}[]}>(['copy-store', '--to', url], sqlite)
+    expect(copied.resealed).toBeGreaterThanOrEqual(1)
+    const sourceCount = (table: string) => copied.tables.find((t) => t.table === table)?.rows
+    expect(sourceCount('members')).toBe(3)
+    expect(sourceCount('pulse_answers')).toBeGreaterThan(1000)
+    expect(sourceCount('conversation_posts')).toBeGreaterThan(100)
+
+    // The same commands read the same answers, byte for byte, from either store.
+    for (const command of [['list-clients'], ['list-members'], ['list-transactions', 'user_id', '1'], ['show-balance', 'npi', '1234567893'], ['list-pulses']]) {
+      const before = cli([...command, '--json'], sqlite)
+      expect(before.status, before.stderr).toBe(0)
+      expect(cli([...command, ...pg, '--json']).stdout, command.join(' ')).toBe(before.stdout)
+    }
+
+    const store = await openStore({url})
+    try {
+      const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
+      expect(row.partner_password).not.toContain('partner-secret-1')
+      expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
+    } finally {
+      await store.close()
+    }
+
+    const next = cliJson<{user_id: number}>([
+      'add-member',
+      ...pg,
+      '--email',
+      'new.doctor@clinic.example',
+      '--password',
+      'a long enough password',
+      '--first-name',
+      'New',
+      '--last-name',
+      'Doctor',
+      '--country',
+      'US',
+      '--specialty',
+      'Cardiology',
+    ])
+    expect(next.user_id).toBe(4)
+
+    const again = cli(['copy-store', '--to', url], sqlite)
+    expect(again.status).toBe(1)
+    expect(again.stderr).toMatch(/^Error: the target already holds data \(table \w+ has rows\)/)
+    expect(cliJson<unknown[]>(['list-members', ...pg])).toHaveLength(4)
+
+    const notPostgres = cli(['copy-store', '--to', join(tempDir(), 'x.db')], sqlite)
+    expect(notPostgres.status).toBe(1)
+    expect(notPostgres.stderr).toMatch(/^Error: --to must be a postgres:\/\/ URL/)
+  })
+})
