@@ -7,6 +7,7 @@ import {toAppError} from '../../../http/error-shape.js'
 import {safeEqual} from '../../../lib/hashing.js'
 import type {Clock} from '../../../lib/clock.js'
 import * as svc from './service.js'
+import {receiverTransaction} from './store.js'
 import type {ReceiverDatabase} from './tables.js'
 
 export interface ReceiverOptions {
@@ -49,6 +50,17 @@ export function receiverApp(options: ReceiverOptions): Hono {
   app.use(accessLog(log))
   app.get('/healthz', (c) => c.json({status: 'ok'}))
   app.use('/v1/*', partnerBasicAuth(options.username, options.password))
+  app.use('/v1/*', async function logWrite(c, next) {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      await receiverTransaction(db, (trx) =>
+        trx
+          .insertInto('received_requests')
+          .values({method: c.req.method, path: c.req.path, delivery_id: delivery(c) ?? null, received_at: now()})
+          .execute(),
+      )
+    }
+    await next()
+  })
 
   const project = '/v1/projects/:p'
   const quota = `${project}/:seg{quotas?}/:q`

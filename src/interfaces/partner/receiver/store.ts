@@ -53,6 +53,23 @@ const migrations: Record<string, Migration> = {
       for (const table of ['seen_deliveries', 'received_events', 'received_members', 'received_quotas', 'received_projects']) await db.schema.dropTable(table).execute()
     },
   },
+  '2026112501_request_log': {
+    // Every write request as it arrived, resends included: what a test of "exactly once, in
+    // order" reads back (seen_deliveries keeps only the first of each id).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('received_requests')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('delivery_id', 'text')
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('received_requests').execute()
+    },
+  },
 }
 
 export type ReceiverStore = Store<ReceiverDatabase>

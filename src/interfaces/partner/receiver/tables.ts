@@ -36,7 +36,17 @@ export interface SeenDeliveryTable {
   received_at: string
 }
 
+/** Every write request as it arrived, in order, resends included. */
+export interface ReceivedRequestTable {
+  seq: Generated<number>
+  method: string
+  path: string
+  delivery_id: string | null
+  received_at: string
+}
+
 export interface ReceiverDatabase {
+  received_requests: ReceivedRequestTable
   received_projects: ReceivedProjectTable
   received_quotas: ReceivedQuotaTable
   received_members: ReceivedMemberTable

@@ -1,0 +1,256 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {openReceiverStore} from '../../src/interfaces/partner/receiver/store.js'
+import {npiFromBase} from '../../src/lib/npi.js'
+import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {consentInBrowser} from '../helpers/consent.js'
+import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+
+/*
+ * Scaling out: three `serve` processes on one PostgreSQL database, as behind a load balancer.
+ * Everything shared lives in the database, so each guarantee must hold across processes.
+ */
+describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database', () => {
+  const dir = tempDir('medpanel-scale-')
+  let url: string
+  let store: string[]
+  let servers: RunningCli[] = []
+  let partner: RunningCli
+  let client: {client_id: string; client_secret: string}
+  const member = {email: 'scale.doctor@clinic.example', password: 'a long enough password'}
+  const quotaFile = (project: string) => {
+    const file = join(dir, `${project}-quota.json`)
+    writeFileSync(
+      file,
+      JSON.stringify({
+        quota_id: 'Q1',
+        status: 'open',
+        limit: 50,
+        incidence_rate: 0.35,
+        type: 'specialty',
+        matching_specialties: ['Oncology'],
+        matching_regions: ['CA'],
+        cost_per_complete: '140.00',
+        honoraria: 90.5,
+        url: `https://survey.example/s/${project}?npi=<npi>`,
+        closes_at: '2026-12-31T23:00:00Z',
+      }),
+    )
+    return file
+  }
+  const basic = () => `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+
+  beforeAll(async () => {
+    url = await freshDatabaseUrl()
+    store = ['--database-url', url]
+    partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
+    client = cliJson([
+      'register-client',
+      ...store,
+      '--name',
+      'Scale Co',
+      '--url',
+      'https://scale.example',
+      '--logo-url',
+      'https://scale.example/logo.png',
+      '--redirect-uri',
+      'http://127.0.0.1/callback',
+      '--grant',
+      'signon,balance,partner',
+      '--partner-url',
+      partner.url,
+      '--partner-username',
+      'acme',
+      '--partner-password',
+      's3cret',
+    ])
+    cliJson([
+      'add-member',
+      ...store,
+      '--email',
+      member.email,
+      '--password',
+      member.password,
+      '--first-name',
+      'Sam',
+      '--last-name',
+      'Lee',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      '--npi',
+      '1234567893',
+    ])
+    servers = await Promise.all([0, 1, 2].map(() => startCli(['serve', ...store, '--port', '0'])))
+  })
+
+  afterAll(async () => {
+    await Promise.all([...servers, partner].map((running) => running?.stop('SIGTERM')))
+  })
+
+  it('200 concurrent withdrawals spread over the three never overdraw and leave the exact balance', async () => {
+    cliJson(['credit', 'user_id', '1', '--amount', '100.05', '--type', 'INCENTIVE', ...store])
+    const body = JSON.stringify({type: 'CHARITY', amount: 0.75, member_details: {first_name: 'Sam', last_name: 'Lee', email: 'sam@example.com'}})
+    const statuses = await Promise.all(
+      Array.from({length: 200}, async (_, i) => {
+        const res = await fetch(`${servers[i % 3]!.url}/balance/user_id/1/withdrawals`, {
+          method: 'POST',
+          headers: {authorization: basic(), 'content-type': 'application/json'},
+          body,
+        })
+        await res.arrayBuffer()
+        return res.status
+      }),
+    )
+    // 100.05 / 0.75 = 133 withdrawals, leaving 0.30; every other request is refused, none fails.
+    expect(statuses.filter((s) => s === 201)).toHaveLength(133)
+    expect(statuses.filter((s) => s === 422)).toHaveLength(67)
+    for (const server of servers) {
+      const summary = await fetch(`${server.url}/balance/user_id/1/summary`, {headers: {authorization: basic()}})
+      expect(await summary.text()).toContain('"available_funds":0.3,')
+    }
+    const ledger = cliJson<{type: string; current_balance: number}[]>(['list-transactions', 'user_id', '1', ...store])
+    expect(ledger.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(133)
+    expect(Math.min(...ledger.map((t) => t.current_balance))).toBeGreaterThanOrEqual(0)
+  })
+
+  it('a code redeemed in two processes at once yields one token, and the replay revokes it', async () => {
+    const authorize = new URL(`${servers[0]!.url}/oauth/authorize`)
+    authorize.search = new URLSearchParams({client_id: client.client_id, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', state: 's'}).toString()
+    const back = await consentInBrowser(servers[0]!.url, authorize, member)
+    const code = back.searchParams.get('code')!
+    const redeem = (server: RunningCli) =>
+      fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: {authorization: basic(), 'content-type': 'application/x-www-form-urlencoded'},
+        body: new URLSearchParams({grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/callback'}),
+      }).then(async (res) => ({status: res.status, body: (await res.json()) as {access_token?: string; error?: string}}))
+    const answers = await Promise.all([redeem(servers[1]!), redeem(servers[2]!)])
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400])
+    expect(answers.find((a) => a.status === 400)!.body.error).toBe('invalid_grant')
+    const token = answers.find((a) => a.status === 200)!.body.access_token!
+    for (const server of servers) {
+      const info = await fetch(`${server.url}/oauth/token/info`, {headers: {authorization: `Bearer ${token}`}})
+      expect(info.status).toBe(401)
+    }
+  })
+
+  it("pushes queued while all three run reach partner-serve once each, in each project's order", async () => {
+    const projects = ['PA', 'PB', 'PC', 'PD']
+    for (const project of projects) {
+      cliJson([
+        'push-project',
+        ...store,
+        '--project-id',
+        project,
+        '--name',
+        `Study ${project}`,
+        '--duration',
+        '5',
+        '--status',
+        'active',
+        '--type',
+        'custom',
+        '--partner',
+        client.client_id,
+      ])
+      cliJson(['push-quota', ...store, '--project-id', project, '--file', quotaFile(project)])
+      const members = Array.from({length: 20}, (_, i) => {
+        const npi = npiFromBase(String(300000000 + i))
+        return {npi, honoraria: 10 + i, url: `https://survey.example/${project}?npi=${npi}`}
+      })
+      const file = join(dir, `${project}-members.json`)
+      writeFileSync(file, JSON.stringify(members))
+      cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
+    }
+    const queued = cliJson<{id: string; project_id: string; path: string; method: string}[]>(['list-deliveries', ...store])
+    // Per project: the project, its quota, and twenty one-member chunks of the list.
+    expect(queued.length).toBe(projects.length * 22)
+
+    let delivered: {id: string; status: string}[] = []
+    for (let i = 0; i < 600; i++) {
+      delivered = cliJson(['list-deliveries', ...store])
+      if (delivered.every((d) => d.status === 'delivered')) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(delivered.filter((d) => d.status !== 'delivered')).toEqual([])
+
+    const received = await openReceiverStore(join(dir, 'partner.db'))
+    try {
+      const log = await received.db.selectFrom('received_requests').selectAll().orderBy('seq').execute()
+      // Exactly once: no process was killed, so no delivery id may arrive twice.
+      const ids = log.map((r) => r.delivery_id)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect([...ids].sort()).toEqual(queued.map((d) => d.id).sort())
+      // In order: per project, the partner saw the deliveries in the order they were queued.
+      for (const project of projects) {
+        const expected = queued.filter((d) => d.project_id === project).map((d) => d.id)
+        const seen = log.filter((r) => r.path.startsWith(`/v1/projects/${project}`)).map((r) => r.delivery_id)
+        expect(seen, project).toEqual(expected)
+      }
+    } finally {
+      await received.close()
+    }
+  })
+
+  it('a process SIGKILLed mid-send leaves its deliveries to the others: each arrives, at most resent with its own id, in order', async () => {
+    const projects = ['KA', 'KB', 'KC']
+    for (const project of projects) {
+      cliJson([
+        'push-project',
+        ...store,
+        '--project-id',
+        project,
+        '--name',
+        `Study ${project}`,
+        '--duration',
+        '5',
+        '--status',
+        'active',
+        '--type',
+        'custom',
+        '--partner',
+        client.client_id,
+      ])
+      cliJson(['push-quota', ...store, '--project-id', project, '--file', quotaFile(project)])
+      const members = Array.from({length: 60}, (_, i) => {
+        const npi = npiFromBase(String(400000000 + i))
+        return {npi, honoraria: 10 + i, url: `https://survey.example/${project}?npi=${npi}`}
+      })
+      const file = join(dir, `${project}-members.json`)
+      writeFileSync(file, JSON.stringify(members))
+      cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
+    }
+    const queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', ...store]).filter((d) => projects.includes(d.project_id))
+    const received = await openReceiverStore(join(dir, 'partner.db'))
+    try {
+      const arrived = async () =>
+        (await received.db.selectFrom('received_requests').selectAll().orderBy('seq').execute()).filter((r) => projects.some((p) => r.path.startsWith(`/v1/projects/${p}`)))
+      for (let i = 0; i < 400 && (await arrived()).length < 10; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      const victim = servers[2]!
+      victim.child.kill('SIGKILL')
+      await new Promise((resolve) => victim.child.once('exit', resolve))
+      servers = servers.slice(0, 2)
+
+      let pending = queued.length
+      for (let i = 0; i < 600 && pending > 0; i++) {
+        pending = cliJson<{id: string; status: string}[]>(['list-deliveries', ...store]).filter((d) => queued.some((q) => q.id === d.id) && d.status !== 'delivered').length
+        if (pending > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(pending).toBe(0)
+      const log = await arrived()
+      const ids = log.map((r) => r.delivery_id)
+      expect([...new Set(ids)].sort()).toEqual(queued.map((d) => d.id).sort())
+      // A resend is the send that was in flight when the process died: at most one per project.
+      expect(ids.length - new Set(ids).size).toBeLessThanOrEqual(projects.length)
+      for (const project of projects) {
+        const firstArrivals = [...new Set(log.filter((r) => r.path.startsWith(`/v1/projects/${project}`)).map((r) => r.delivery_id))]
+        expect(firstArrivals, project).toEqual(queued.filter((d) => d.project_id === project).map((d) => d.id))
+      }
+    } finally {
+      await received.close()
+    }
+  })
+})
