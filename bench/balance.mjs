@@ -2,12 +2,15 @@
 // while 10 more read the same accounts' summaries, against `serve` in a child process. Then every
 // account is checked: balance = credits − debits, both in the store and over HTTP. The ceiling is a
 // bare node:http server taking the same POSTs, measured in the same run.
-// Usage: npm run build && node bench/balance.mjs [--duration 10] [--connections 50] [--accounts 1000]
+// --store postgres runs it on PostgreSQL (a throwaway cluster, or BENCH_DATABASE_URL's), and
+// --processes N spreads the withdrawals over N serve processes on that one database.
+// Usage: npm run build && node bench/balance.mjs [--duration 10] [--connections 50] [--accounts 1000] [--store sqlite|postgres] [--processes 1]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
+import {cpus, tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
-import {cannon, fmt, startBareServer, startJsonServer, tempDb, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
+import {benchStore, cannon, fmt, startBareServer, startJsonServer, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
 
 const {values} = parseArgs({
   options: {
@@ -15,8 +18,12 @@ const {values} = parseArgs({
     connections: {type: 'string', default: '50'},
     readers: {type: 'string', default: '10'},
     accounts: {type: 'string', default: '1000'},
+    store: {type: 'string', default: 'sqlite'},
+    processes: {type: 'string', default: '1'},
   },
 })
+const processes = Number(values.processes)
+if (processes > 1 && values.store !== 'postgres') throw new Error('--processes above 1 needs --store postgres: SQLite serves one machine')
 const duration = Number(values.duration)
 const connections = Number(values.connections)
 const readers = Number(values.readers)
@@ -30,11 +37,11 @@ const {registerClient} = await import('../src/registry/service.ts')
 const {insertMember, findMemberBy} = await import('../src/registry/repository.ts')
 const {postCredit} = await import('../src/interfaces/balance/service.ts')
 
-const db = tempDb('balance.db')
+const target = benchStore(values.store, 'balance')
 const client = {id: 'bench-client', secret: 'bench-client-secret'}
 const FUNDING = '1000.00'
 {
-  const store = await openStore({file: db})
+  const store = await openStore(target.url ? {url: target.url} : {file: target.flags[1]})
   const now = new Date()
   const stamp = now.toISOString()
   await registerClient(store.db, {name: 'Bench', url: 'https://bench.example.com', logo_url: 'https://bench.example.com/l.png', grants: ['balance']}, now, client)
@@ -75,8 +82,11 @@ const pick = (n) => Math.floor(Math.random() * n)
 const account = () => 1 + pick(accountCount)
 
 // As shipped: access log on (stderr to a file), durability on, the delivery worker running.
-const serveLog = db.replace(/\.db$/, '.serve.log')
-const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', '--db', db, '--json'], {stderrFile: serveLog})
+const serveLogs = Array.from({length: processes}, (_, i) => `${tmpdir()}/medpanel-bench-balance-${process.pid}-${i}.serve.log`)
+const services = await Promise.all(
+  serveLogs.map((serveLog) => startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...target.flags, '--json'], {stderrFile: serveLog})),
+)
+const service = services[0]
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
 try {
   const headers = {authorization: auth, 'content-type': 'application/json'}
@@ -103,7 +113,15 @@ try {
   // Warm-up (counted in the verification like everything else).
   await Promise.all([cannon(withdrawals(service.url, 2)), cannon(summaries(2)), cannon(withdrawals(bare.url, 2, false))])
 
-  const [w, s] = await Promise.all([cannon(withdrawals(service.url, duration)), cannon(summaries(duration))])
+  // The withdrawal connections are shared out over the serve processes, as a load balancer would.
+  const share = (i) => Math.floor(connections / processes) + (i < connections % processes ? 1 : 0)
+  const [parts, s] = await Promise.all([Promise.all(services.map((one, i) => cannon({...withdrawals(one.url, duration), connections: share(i)}))), cannon(summaries(duration))])
+  const w = {
+    requests: {total: parts.reduce((sum, r) => sum + r.requests.total, 0)},
+    latency: {p99: Math.max(...parts.map((r) => r.latency.p99))},
+    non2xx: parts.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: parts.reduce((sum, r) => sum + r.errors, 0),
+  }
   const b = await cannon(withdrawals(bare.url, duration, false))
   if (w.non2xx || w.errors || s.non2xx || s.errors) throw new Error(`non-2xx: withdrawals ${w.non2xx} (errors ${w.errors}), summaries ${s.non2xx} (errors ${s.errors})`)
 
@@ -135,7 +153,9 @@ try {
   const sps = s.requests.total / seconds
   const ceiling = b.requests.total / seconds
   const verified = problems.length === 0
-  console.log(`withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${w.latency.p99} ms  (${connections} connections, ${duration} s, ${accountCount} accounts)`)
+  const where = `${target.label}${processes > 1 ? `, ${processes} serve processes` : ''}`
+  console.log(`machine: ${cpus().length} cores, Node ${process.version}; store: ${where}`)
+  console.log(`withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${w.latency.p99} ms  (${connections} connections, ${duration} s, ${accountCount} accounts, ${where})`)
   console.log(`summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${s.latency.p99} ms  (${readers} connections, same run)`)
   console.log(`bare node:http (ceiling, same POSTs): ${fmt(ceiling)} /s  p99 ${b.latency.p99} ms`)
   console.log(`ratio withdrawals/ceiling ${fmt(wps / ceiling, 2)}  goal >= 1,000 withdrawals/s: ${wps >= 1000 ? 'MET' : 'NOT MET'}`)
@@ -147,11 +167,11 @@ try {
     process.exitCode = 1
   }
 } finally {
-  await service.stop()
+  await Promise.all(services.map((one) => one.stop()))
   await bare.stop()
 }
-// serve's last line: how many write transactions shared each commit (and its one sync).
-const storeLine = readFileSync(serveLog, 'utf8')
+// serve's last line: how many write transactions shared each commit (and its one sync; SQLite).
+const storeLine = readFileSync(serveLogs[0], 'utf8')
   .trim()
   .split('\n')
   .reverse()

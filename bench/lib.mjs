@@ -1,6 +1,7 @@
 // Shared helpers for the benchmark scripts: start the built CLI, run autocannon, print results.
 import autocannon from 'autocannon'
 import {spawn, spawnSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, openSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -74,3 +75,32 @@ export function cannon(options) {
 export function fmt(n, digits = 0) {
   return Number(n).toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 }
+
+/**
+ * The store a benchmark runs on, chosen by --store: a SQLite file (as shipped), or a fresh database
+ * on PostgreSQL — BENCH_DATABASE_URL's cluster when set, else a throwaway cluster this process
+ * starts (scripts/postgres.sh, Debian's PostgreSQL) and removes on exit. Returns the CLI flags that
+ * name it; PostgreSQL runs also get a MEDPANEL_SECRET_KEY for every child.
+ */
+export function benchStore(kind, name) {
+  if (kind === 'sqlite') return {flags: ['--db', tempDb(`${name}.db`)], label: 'SQLite'}
+  if (kind !== 'postgres') throw new Error(`--store must be sqlite or postgres (got ${kind})`)
+  process.env.MEDPANEL_SECRET_KEY ||= randomBytes(32).toString('base64')
+  let base = process.env.BENCH_DATABASE_URL
+  if (!base) {
+    const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-pg-'))
+    const started = spawnSync('bash', [SCRIPTS_POSTGRES, 'start', dir, '55480'], {encoding: 'utf8'})
+    if (started.status !== 0) throw new Error(`could not start PostgreSQL: ${started.stderr}`)
+    base = started.stdout.trim()
+    process.env.BENCH_DATABASE_URL = base
+    process.once('exit', () => spawnSync('bash', [SCRIPTS_POSTGRES, 'stop', dir]))
+  }
+  const database = `bench_${name}_${randomBytes(4).toString('hex')}`
+  const created = spawnSync('psql', [base, '-q', '-c', `create database ${database}`], {encoding: 'utf8'})
+  if (created.status !== 0) throw new Error(`could not create ${database}: ${created.stderr}`)
+  const url = new URL(base)
+  url.pathname = `/${database}`
+  return {flags: ['--database-url', url.toString()], url: url.toString(), label: 'PostgreSQL'}
+}
+
+const SCRIPTS_POSTGRES = fileURLToPath(new URL('../scripts/postgres.sh', import.meta.url))
