@@ -69,7 +69,7 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
       {id: DEMO_CLIENT_ID, secret: DEMO_CLIENT_SECRET},
     )
   } else {
-    const uris = JSON.parse(existing.redirect_uris) as string[]
+    const uris = existing.redirect_uris
     if (!uris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
   }
   const client = await getClient(db, DEMO_CLIENT_ID)

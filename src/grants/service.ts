@@ -2,6 +2,8 @@ import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
 import {readerOf, writeTransaction} from '../store/db.js'
 import type {Db} from '../store/database.js'
+import {grantsSchema} from '../registry/repository.js'
+import {fromJsonText} from '../store/json.js'
 import * as repo from './repository.js'
 import {config} from '../config.js'
 
@@ -50,7 +52,7 @@ function grantOf(row: TokenRow) {
         clientId: row.client_id,
         clientName: row.client_name,
         clientAdmin: row.client_admin === 1,
-        clientGrants: JSON.parse(row.client_grants) as string[],
+        clientGrants: fromJsonText(row.client_grants, grantsSchema, `clients.grants of ${row.client_id}`),
         memberId: row.member_id,
         scopes: row.scopes.split(' ').filter(Boolean),
         createdAt: Math.floor(Date.parse(row.created_at) / 1000),

@@ -1,16 +1,33 @@
+import {z} from 'zod'
 import type {Db} from '../store/database.js'
-import type {ClientRow, ClientUpdate, MemberRow, MemberUpdate, NewClientRow, NewMemberRow} from './tables.js'
+import {fromJsonText} from '../store/json.js'
+import {GRANTS} from './schema.js'
+import type {Client, ClientRow, ClientUpdate, MemberRow, MemberUpdate, NewClientRow, NewMemberRow} from './tables.js'
+
+const redirectUrisSchema = z.array(z.string())
+/** A client's grants as stored. */
+export const grantsSchema = z.array(z.enum(GRANTS))
+
+/** The one mapper of a client row: its JSON lists decoded and checked. */
+export function clientFromRow(row: ClientRow): Client {
+  return {
+    ...row,
+    redirect_uris: fromJsonText(row.redirect_uris, redirectUrisSchema, `clients.redirect_uris of ${row.id}`),
+    grants: fromJsonText(row.grants, grantsSchema, `clients.grants of ${row.id}`),
+  }
+}
 
 export async function insertClient(db: Db, row: NewClientRow): Promise<void> {
   await db.insertInto('clients').values(row).execute()
 }
 
-export async function findClient(db: Db, id: string): Promise<ClientRow | undefined> {
-  return db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst()
+export async function findClient(db: Db, id: string): Promise<Client | undefined> {
+  const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && clientFromRow(row)
 }
 
-export async function listClientRows(db: Db): Promise<ClientRow[]> {
-  return db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('id').execute()
+export async function listClients(db: Db): Promise<Client[]> {
+  return (await db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('id').execute()).map(clientFromRow)
 }
 
 export async function updateClientRow(db: Db, id: string, patch: ClientUpdate): Promise<void> {

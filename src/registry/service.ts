@@ -4,6 +4,7 @@ import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
 import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
+import {toJsonText} from '../store/json.js'
 import {throttled} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
@@ -21,7 +22,7 @@ import {
   type NewClientInput,
   type NewMemberInput,
 } from './schema.js'
-import type {ClientRow, MemberRow} from './tables.js'
+import type {Client, MemberRow} from './tables.js'
 
 /** What operators and callers may see of a client: everything but secrets. */
 export interface ClientView {
@@ -42,14 +43,14 @@ export interface ClientView {
   updated_at: string
 }
 
-export function clientView(row: ClientRow): ClientView {
+export function clientView(row: Client): ClientView {
   return {
     client_id: row.id,
     name: row.name,
     url: row.url,
     logo_url: row.logo_url,
-    redirect_uris: JSON.parse(row.redirect_uris) as string[],
-    grants: JSON.parse(row.grants) as Grant[],
+    redirect_uris: row.redirect_uris,
+    grants: row.grants,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,
@@ -62,8 +63,9 @@ export function clientView(row: ClientRow): ClientView {
   }
 }
 
-export function hasGrant(row: Pick<ClientRow, 'grants'>, grant: Grant): boolean {
-  return (JSON.parse(row.grants) as string[]).includes(grant)
+/** Whether a client (its grants decoded once, when it was read) holds a grant. */
+export function hasGrant(client: Pick<Client, 'grants'>, grant: Grant): boolean {
+  return client.grants.includes(grant)
 }
 
 export interface RegisteredClient extends ClientView {
@@ -82,8 +84,8 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     name: client.name,
     url: client.url,
     logo_url: client.logo_url,
-    redirect_uris: JSON.stringify(client.redirect_uris),
-    grants: JSON.stringify([...new Set(client.grants)]),
+    redirect_uris: toJsonText(client.redirect_uris),
+    grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
     expired_at: null,
@@ -98,7 +100,7 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
   return {...clientView(await getClientRow(db, id)), client_secret: secret}
 }
 
-export async function getClientRow(db: Db, id: string): Promise<ClientRow> {
+export async function getClientRow(db: Db, id: string): Promise<Client> {
   const row = await repo.findClient(db, id)
   if (!row) throw notFound(`no client with id "${id}"`)
   return row
@@ -109,7 +111,7 @@ export async function getClient(db: Db, id: string): Promise<ClientView> {
 }
 
 export async function listClients(db: Db): Promise<ClientView[]> {
-  return (await repo.listClientRows(db)).map(clientView)
+  return (await repo.listClients(db)).map(clientView)
 }
 
 /**
@@ -121,8 +123,8 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
   return writeTransaction(db, async (trx) => {
     const row = await getClientRow(trx, id)
     const stamp = iso(now)
-    const grants = patch.grants ? [...new Set(patch.grants)] : (JSON.parse(row.grants) as Grant[])
-    const redirectUris = patch.redirect_uris ?? (JSON.parse(row.redirect_uris) as string[])
+    const grants = patch.grants ? [...new Set(patch.grants)] : row.grants
+    const redirectUris = patch.redirect_uris ?? row.redirect_uris
     if (grants.includes('signon') && redirectUris.length === 0) {
       throw new AppError('bad_request', 'redirect_uris: a signon client needs at least one redirect URI')
     }
@@ -130,8 +132,8 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
       logo_url: patch.logo_url ?? row.logo_url,
-      redirect_uris: JSON.stringify(redirectUris),
-      grants: JSON.stringify(grants),
+      redirect_uris: toJsonText(redirectUris),
+      grants: toJsonText(grants),
       admin: patch.admin === undefined ? row.admin : patch.admin ? 1 : 0,
       token_ttl: patch.token_ttl === undefined ? row.token_ttl : patch.token_ttl,
       expired_at: patch.expire === undefined ? row.expired_at : patch.expire ? (row.expired_at ?? stamp) : null,
@@ -166,7 +168,7 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
  * `attempt` (every HTTP caller gives one) the check runs under the failed-attempt throttle
  * (throttle.ts): 429 while the client id or the address is locked.
  */
-export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<ClientRow | undefined> {
+export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<Client | undefined> {
   const check = async () => {
     const row = await repo.findClient(readerOf(db), id)
     // Hash even when the client is unknown so the timing does not tell which ids exist.

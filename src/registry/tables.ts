@@ -1,4 +1,6 @@
 import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
+import type {JsonColumn} from '../store/json.js'
+import type {Grant} from './schema.js'
 
 /** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
 export interface ClientTable {
@@ -7,8 +9,8 @@ export interface ClientTable {
   name: string
   url: string
   logo_url: string
-  redirect_uris: string
-  grants: string
+  redirect_uris: JsonColumn<string[]>
+  grants: JsonColumn<Grant[]>
   admin: number
   /** Agreed access-token lifetime in seconds; null means tokens never expire. */
   token_ttl: number | null
@@ -63,6 +65,8 @@ export interface RegistryTables {
 }
 
 export type ClientRow = Selectable<ClientTable>
+/** A client as the service works with it: its lists decoded (registry/repository.ts, clientFromRow). */
+export type Client = Omit<ClientRow, 'redirect_uris' | 'grants'> & {redirect_uris: string[]; grants: Grant[]}
 export type NewClientRow = Insertable<ClientTable>
 export type ClientUpdate = Updateable<ClientTable>
 export type MemberRow = Selectable<MemberTable>

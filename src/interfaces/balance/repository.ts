@@ -1,6 +1,7 @@
 import {lockForUpdate} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
-import type {AccountRow, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
+import type {Insertable} from 'kysely'
+import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
 
 export async function findAccount(db: Db, memberId: number): Promise<AccountRow | undefined> {
   return db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId).executeTakeFirst()
@@ -95,6 +96,6 @@ export async function findIdempotent(db: Db, clientId: string, key: string) {
   return db.selectFrom('balance_idempotency').selectAll().where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst()
 }
 
-export async function saveIdempotent(db: Db, row: {client_id: string; key: string; request_hash: string; status: number; body: string; created_at: string}): Promise<void> {
+export async function saveIdempotent(db: Db, row: Insertable<BalanceIdempotencyTable>): Promise<void> {
   await db.insertInto('balance_idempotency').values(row).execute()
 }

@@ -1,3 +1,4 @@
+import {z} from 'zod'
 import type {Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, notFound} from '../../errors.js'
@@ -9,8 +10,8 @@ import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database, Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {fromJsonText, toJsonText} from '../../store/json.js'
 import {lockKey} from '../../store/dialect.js'
-import {toJson} from './decimal-json.js'
 import {DEFAULT_CURRENCY, Money, ZERO, amountText, parseAmount} from './money.js'
 import * as repo from './repository.js'
 import {
@@ -112,18 +113,23 @@ export function effect(type: string, status: string, amount: Decimal): Decimal {
   return status === 'Processing' || status === 'OnHold' || status === 'Completed' ? amount.neg() : ZERO
 }
 
+/** How the JSON columns of the ledger are checked when read back. */
+const propertiesSchema = z.record(z.string(), z.string())
+const fieldListSchema = z.array(z.string())
+const createdSchema = z.object({transaction_id: z.string(), uri: z.string()})
+
 function transactionView(row: TransactionRow): TransactionView {
   const amount = new Money(row.amount)
   return {
     id: row.id,
     amount: isCreditType(row.type) ? amount : amount.neg(),
     currency: row.currency,
-    type: row.type as TransactionType,
-    type_description: TRANSACTION_TYPES[row.type as TransactionType] ?? row.type,
-    status: row.status as TransactionStatus,
+    type: row.type,
+    type_description: TRANSACTION_TYPES[row.type],
+    status: row.status,
     survey_id: row.survey_id,
     created_date: row.created_at,
-    properties: JSON.parse(row.properties) as Record<string, string>,
+    properties: fromJsonText(row.properties, propertiesSchema, `the properties of transaction ${row.id}`),
   }
 }
 
@@ -162,15 +168,15 @@ function withdrawalTypeView(row: WithdrawalTypeRow): WithdrawalTypeView {
     description: row.description,
     fee: moneyObject(row.fee_amount, row.fee_currency),
     minimum_balance_required: moneyObject(row.minimum_amount, row.minimum_currency),
-    required_fields: JSON.parse(row.required_fields) as string[],
-    optional_fields: JSON.parse(row.optional_fields) as string[],
+    required_fields: fromJsonText(row.required_fields, fieldListSchema, `the required fields of ${row.code}`),
+    optional_fields: fromJsonText(row.optional_fields, fieldListSchema, `the optional fields of ${row.code}`),
   }
 }
 
 /** Why a type is not offered to this person, or undefined when it is. */
 function unavailableReason(row: WithdrawalTypeRow, member: MemberRow, restricted: readonly string[]): string | undefined {
   if (restricted.includes(row.code)) return `withdrawal type ${row.code} is restricted for this person`
-  const countries = row.countries ? (JSON.parse(row.countries) as string[]) : null
+  const countries = row.countries ? fromJsonText(row.countries, fieldListSchema, `the countries of ${row.code}`) : null
   if (countries && !countries.includes(member.country)) return `withdrawal type ${row.code} is not offered to members practising in ${member.country}`
   return undefined
 }
@@ -230,7 +236,7 @@ async function postCompleted(
     currency: tx.currency,
     status: 'Completed',
     survey_id: tx.surveyId,
-    properties: JSON.stringify(tx.properties),
+    properties: toJsonText(tx.properties),
     withdrawal_id: null,
     withdrawal_type: null,
     member_details: null,
@@ -310,7 +316,7 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
         const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
         if (prior) {
           if (prior.request_hash !== requestHash) throw new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request')
-          return {created: JSON.parse(prior.body) as WithdrawalCreated, replayed: true}
+          return {created: fromJsonText(prior.body, createdSchema, 'a remembered withdrawal answer'), replayed: true}
         }
       }
       if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
@@ -345,9 +351,9 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
         type: 'WITHDRAWAL',
         amount: amountText(amount),
         status: 'Processing',
-        properties: JSON.stringify({withdrawal_type: type.type, vendor: type.description}),
+        properties: toJsonText({withdrawal_type: type.type, vendor: type.description}),
         withdrawal_id: null,
-        member_details: JSON.stringify(details),
+        member_details: toJsonText(details),
       })
       if (!fee.isZero()) {
         await repo.insertTransaction(trx, {
@@ -356,14 +362,14 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
           type: 'WITHDRAWAL_FEE',
           amount: amountText(fee),
           status: 'Processing',
-          properties: JSON.stringify({withdrawal_type: type.type, withdrawal_id: id}),
+          properties: toJsonText({withdrawal_type: type.type, withdrawal_id: id}),
           withdrawal_id: id,
           member_details: null,
         })
       }
       await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount).minus(fee)), stamp)
       const created = {transaction_id: id, uri: transactionPath(id)}
-      if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJson(created), created_at: stamp})
+      if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJsonText(created), created_at: stamp})
       return {created, replayed: false}
     },
     {isolation: 'read committed'},
@@ -378,13 +384,12 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
 export async function updateTransactionStatus(db: Kysely<Database>, id: string, status: string, now: Date): Promise<TransactionView> {
   const wanted = canonicalEnum(status, STATUSES)
   if (!wanted) throw new AppError('bad_request', `status: must be one of ${STATUSES.join(', ')} (any case)`)
-  status = wanted
-  const next = status as TransactionStatus
+  const next: TransactionStatus = wanted
   return writeTransaction(db, async (trx) => {
     const row = await repo.findTransaction(trx, id.trim().toLowerCase())
     if (!row) throw notFound(`no transaction with id "${id}"`)
     if (row.type === 'WITHDRAWAL_FEE') throw new AppError('unprocessable', `a withdrawal fee follows its withdrawal; change ${row.withdrawal_id} instead`)
-    const current = row.status as TransactionStatus
+    const current = row.status
     if (!TRANSITIONS[current].includes(next)) {
       const allowed = TRANSITIONS[current]
       throw new AppError(

@@ -1,4 +1,6 @@
 import type {Generated, Insertable, Selectable, Updateable} from 'kysely'
+import type {JsonColumn} from '../../store/json.js'
+import type {MemberDetails, TransactionStatus, TransactionType} from './schema.js'
 
 /**
  * One account per member, created on the first posting. `available_funds` is the fold of the
@@ -20,18 +22,18 @@ export interface BalanceTransactionTable {
   seq: Generated<number>
   id: string
   member_id: number
-  type: string
+  type: TransactionType
   amount: string
   currency: string
-  status: string
+  status: TransactionStatus
   survey_id: string | null
-  /** JSON object of string to string. */
-  properties: string
+  /** Free-form string keys to string values. */
+  properties: JsonColumn<Record<string, string>>
   /** On a WITHDRAWAL_FEE: the withdrawal it belongs to (its status follows that one). */
   withdrawal_id: string | null
   withdrawal_type: string | null
-  /** On a WITHDRAWAL: the member details it was requested with, as JSON; never shown in the API. */
-  member_details: string | null
+  /** On a WITHDRAWAL: the member details it was requested with; never shown in the API. */
+  member_details: JsonColumn<MemberDetails> | null
   /** The balance client that requested a withdrawal; null for operator postings. */
   client_id: string | null
   created_at: string
@@ -46,11 +48,11 @@ export interface WithdrawalTypeTable {
   fee_currency: string | null
   minimum_amount: string | null
   minimum_currency: string | null
-  /** JSON arrays of member-detail field names. */
-  required_fields: string
-  optional_fields: string
-  /** JSON array of alpha-2 codes the type is offered in (by the member's country); null = everywhere. */
-  countries: string | null
+  /** Member-detail field names. */
+  required_fields: JsonColumn<string[]>
+  optional_fields: JsonColumn<string[]>
+  /** Alpha-2 codes the type is offered in (by the member's country); null = everywhere. */
+  countries: JsonColumn<string[]> | null
   position: number
   active: number
 }
@@ -67,7 +69,8 @@ export interface BalanceIdempotencyTable {
   key: string
   request_hash: string
   status: number
-  body: string
+  /** The answer as sent: `{transaction_id, uri}`. */
+  body: JsonColumn<{transaction_id: string; uri: string}>
   created_at: string
 }
 

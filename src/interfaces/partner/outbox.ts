@@ -3,7 +3,7 @@ import {isDotSegment} from './schema.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
-import {findClient} from '../../registry/repository.js'
+import {findClient, listClients} from '../../registry/repository.js'
 import type {Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
@@ -99,8 +99,8 @@ export async function resolvePartners(db: Db, requested: string[] | undefined): 
     }
     return [...new Set(requested)]
   }
-  const rows = await db.selectFrom('clients').select(['id', 'grants', 'partner_url', 'expired_at']).orderBy('created_at').execute()
-  return rows.filter((r) => hasGrant(r, 'partner') && r.partner_url && r.expired_at === null).map((r) => r.id)
+  const clients = await listClients(db)
+  return clients.filter((c) => hasGrant(c, 'partner') && c.partner_url && c.expired_at === null).map((c) => c.id)
 }
 
 /** Queues `pushes`, in order, for every partner of the project. Call inside the change's transaction. */

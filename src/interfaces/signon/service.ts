@@ -7,7 +7,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
 import {assertNotLocked, recordFailure, recordSuccess} from '../../registry/throttle.js'
-import type {ClientRow, MemberRow} from '../../registry/tables.js'
+import type {Client, MemberRow} from '../../registry/tables.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
 import {isValidChallenge, isValidVerifier, verifierMatches} from './pkce.js'
@@ -38,7 +38,7 @@ export interface AuthorizeRequest {
 }
 
 export interface CheckedAuthorizeRequest {
-  client: ClientRow
+  client: Client
   redirectUri: string
   state: string | undefined
   scopes: string[]
@@ -61,7 +61,7 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
   const client = req.client_id ? await findClient(db, req.client_id) : undefined
   if (!client) throw invalidRequest('unknown client_id: this application is not registered')
   if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
-  const registered = JSON.parse(client.redirect_uris) as string[]
+  const registered = client.redirect_uris
   // Exact, byte-for-byte comparison: no prefix, pattern or normalisation.
   if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
     throw invalidRequest('redirect_uri does not match any URI registered for this application')
@@ -158,7 +158,7 @@ export interface TokenResponse {
   created_at: number
 }
 
-async function mintToken(db: Db, client: ClientRow, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
+async function mintToken(db: Db, client: Client, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
   const token = randomToken(32)
   const expiresAt = client.token_ttl === null ? null : iso(new Date(now.getTime() + client.token_ttl * 1000))
   await grants.insertToken(db, {
@@ -180,7 +180,7 @@ export interface ClientCredentials {
   address?: string | undefined
 }
 
-async function requireClient(db: Db, credentials: ClientCredentials, now: Date): Promise<ClientRow> {
+async function requireClient(db: Db, credentials: ClientCredentials, now: Date): Promise<Client> {
   const client = await authenticateClient(db, credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')

@@ -1,0 +1,36 @@
+import type {ColumnType} from 'kysely'
+import type {z} from 'zod'
+
+/*
+ * JSON kept in a text column. Both stores hand such a column back as the text it holds, so the
+ * column is typed as text that is known to encode T (Kysely's JSONColumnType would claim the
+ * driver returns T itself, which neither SQLite nor a PostgreSQL `text` column does). Rows are
+ * turned into views by one mapper per table, which decodes the text through a zod schema: what
+ * comes out of the store is checked, never cast.
+ */
+
+declare const encodes: unique symbol
+
+/** Text holding the JSON encoding of a T. */
+export type JsonText<T> = string & {readonly [encodes]: T}
+
+/** A text column holding JSON of type T, read and written as that text. */
+export type JsonColumn<T> = ColumnType<JsonText<T>, JsonText<T>, JsonText<T>>
+
+/** The one place a value becomes stored JSON text. */
+export function toJsonText<T>(value: T): JsonText<T> {
+  return JSON.stringify(value) as JsonText<T>
+}
+
+/** Stored JSON text back into a T, checked against `schema`; `what` names it in the error. */
+export function fromJsonText<T>(text: JsonText<T>, schema: z.ZodType<T>, what: string): T {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new Error(`the store holds malformed JSON in ${what}`)
+  }
+  const result = schema.safeParse(value)
+  if (!result.success) throw new Error(`the store holds an unexpected value in ${what}: ${result.error.issues[0]?.message ?? 'invalid'}`)
+  return result.data
+}
