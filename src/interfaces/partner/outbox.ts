@@ -3,7 +3,7 @@ import {isDotSegment} from './schema.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
-import {findClient, listClients} from '../../registry/repository.js'
+import {clientFromRow, findClient} from '../../registry/repository.js'
 import type {Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
@@ -99,7 +99,7 @@ export async function resolvePartners(db: Db, requested: string[] | undefined): 
     }
     return [...new Set(requested)]
   }
-  const clients = await listClients(db)
+  const clients = (await db.selectFrom('clients').selectAll().orderBy('created_at').execute()).map(clientFromRow)
   return clients.filter((c) => hasGrant(c, 'partner') && c.partner_url && c.expired_at === null).map((c) => c.id)
 }
 
