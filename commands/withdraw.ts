@@ -4,7 +4,8 @@ import {AppError} from '../src/errors.js'
 import {keyValues, transactionText} from './output/balance.js'
 import type {Decimal} from 'decimal.js'
 import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
-import {listCountries, regionsOf} from '../src/lib/iso3166.js'
+import {listCountries} from '../src/lib/iso3166.js'
+import {regionsOf} from '../src/lib/iso3166-regions.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {
   createWithdrawal,

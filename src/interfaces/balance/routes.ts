@@ -15,7 +15,8 @@ import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
 import type {Clock} from '../../lib/clock.js'
 import {toJson} from './decimal-json.js'
-import {listCountries, regionsOf} from '../../lib/iso3166.js'
+import {listCountries} from '../../lib/iso3166.js'
+import {regionsOf} from '../../lib/iso3166-regions.js'
 import {
   ACCOUNT_KEYS,
   countrySchema,

@@ -5,7 +5,8 @@ useOpenApi()
 import {AppError} from '../../errors.js'
 import {parseInput} from '../../lib/validate.js'
 import {DECIMAL_TEXT} from './money.js'
-import {isCountry, isRegionOf} from '../../lib/iso3166.js'
+import {isCountry} from '../../lib/iso3166.js'
+import {isRegionOf} from '../../lib/iso3166-regions.js'
 
 export const ACCOUNT_KEYS = ['user_id', 'npi', 'me'] as const
 export type AccountKey = (typeof ACCOUNT_KEYS)[number]
