@@ -5,7 +5,7 @@ import {printable} from '../src/lib/printable.js'
 import {jsonText} from './output/balance.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
-import {storeFailure} from '../src/store/failure.js'
+import {storeFailure, storeRefusal} from '../src/store/failure.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 
 /**
@@ -224,7 +224,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A failed parse still counts as parsed: oclif would otherwise add a second warning line.
     this.parsed = true
     const text = oneLine(error.message || String(error))
-    const message = storeProblem(error, this.storeName()) ?? (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
+    const message =
+      storeRefusal(error) ??
+      storeProblem(error, this.storeName()) ??
+      (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
     process.stderr.write(`Error: ${printable(message)}\n`)
     if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1

@@ -1,6 +1,6 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
-import {storeFailure} from '../store/failure.js'
+import {storeFailure, storeRefusal} from '../store/failure.js'
 import {AppError, type ErrorCode} from '../errors.js'
 import {guarded, type Guard} from './guards.js'
 
@@ -49,6 +49,8 @@ export function toAppError(error: unknown): AppError {
     const code = STATUS_TO_CODE[error.status] ?? (error.status >= 500 ? 'internal' : 'bad_request')
     return new AppError(code, error.message || 'request rejected', {status: error.status as 400})
   }
+  const refused = storeRefusal(error)
+  if (refused) return new AppError('bad_request', refused)
   const failure = storeFailure(error)
   if (failure === 'busy') return new AppError('unavailable', 'the store is busy; try again shortly', {headers: {'Retry-After': '1'}})
   if (failure === 'unavailable') return new AppError('unavailable', 'the store cannot take this request right now; nothing was changed', {headers: {'Retry-After': '30'}})

@@ -1,5 +1,6 @@
 import {sql} from 'kysely'
 import type {Db} from '../../store/database.js'
+import {isPostgres} from '../../store/dialect.js'
 import type {NewPulseQuestionRow, NewPulseRow, PulseQuestionRow} from './tables.js'
 
 /** SQLite allows 32,766 bound values a statement; stay well below it. */
@@ -63,10 +64,13 @@ export async function questionsOf(db: Db, pulseId: string): Promise<PulseQuestio
 
 /**
  * A respondent (table alias r) rendered to its export JSON object from the relational rows: its
- * profile entries and answers in position order. json_quote escapes exactly as JSON.stringify
- * does; stored answer values are already JSON arrays (written by JSON.stringify) and go in as they are.
+ * profile entries and answers in position order. The string quoting escapes exactly as
+ * JSON.stringify does on both stores (SQLite's json_quote, PostgreSQL's to_json of text); stored
+ * answer values are already JSON arrays (written by JSON.stringify) and go in as they are. The two
+ * stores spell concatenation of numbers and ordered aggregation differently, hence two texts of
+ * the same rendering.
  */
-const RENDER_RESPONDENT = sql<string>`'{"RespondentId":' || json_quote(r.respondent_id)
+const RENDER_RESPONDENT_SQLITE = sql<string>`'{"RespondentId":' || json_quote(r.respondent_id)
   || ',"SermoId":' || coalesce(r.sermo_id, 'null')
   || ',"SurveyStatus":' || json_quote(r.survey_status)
   || ',"Profile":[' || coalesce((
@@ -78,12 +82,26 @@ const RENDER_RESPONDENT = sql<string>`'{"RespondentId":' || json_quote(r.respond
   || '],"FirstInteraction":' || json_quote(r.first_interaction)
   || ',"LastInteraction":' || json_quote(r.last_interaction) || '}'`
 
+const RENDER_RESPONDENT_POSTGRES = sql<string>`'{"RespondentId":' || to_json(r.respondent_id::text)::text
+  || ',"SermoId":' || coalesce(r.sermo_id::text, 'null')
+  || ',"SurveyStatus":' || to_json(r.survey_status::text)::text
+  || ',"Profile":[' || coalesce((
+    select string_agg('{"Key":' || to_json(p.key::text)::text || ',"Value":' || to_json(p.value::text)::text || '}', ',' order by p.position)
+    from pulse_profile_entries p where p.respondent_seq = r.seq), '')
+  || '],"Answers":[' || coalesce((
+    select string_agg('{"QuestionCode":' || to_json(a.question_code::text)::text || ',"Values":' || a.answer_values || '}', ',' order by a.position)
+    from pulse_answers a where a.respondent_seq = r.seq), '')
+  || '],"FirstInteraction":' || to_json(r.first_interaction::text)::text
+  || ',"LastInteraction":' || to_json(r.last_interaction::text)::text || '}'`
+
+const renderRespondent = (db: Db) => (isPostgres(db) ? RENDER_RESPONDENT_POSTGRES : RENDER_RESPONDENT_SQLITE)
+
 /**
  * Renders (again) the stored export JSON of a pulse's respondents from their rows. Writers call it
  * in the same transaction as the rows they write, so the two never disagree.
  */
 export async function renderExportJson(db: Db, pulseId: string): Promise<void> {
-  await sql`update pulse_respondents as r set export_json = ${RENDER_RESPONDENT} where r.pulse_id = ${pulseId}`.execute(db)
+  await sql`update pulse_respondents as r set export_json = ${renderRespondent(db)} where r.pulse_id = ${pulseId}`.execute(db)
 }
 
 export interface RespondentPage {
@@ -96,14 +114,25 @@ export interface RespondentPage {
 
 /**
  * One keyset page of a pulse's respondents as ready export JSON: one statement, one buffer of
- * UTF-8 (cast to a blob so the text never becomes a JavaScript string), whatever the page size.
- * `continues` puts the comma that separates this page from the previous one in front.
+ * UTF-8 (a blob on SQLite, bytea on PostgreSQL, so the text never becomes a JavaScript string),
+ * whatever the page size. `continues` puts the comma that separates this page from the previous
+ * one in front. Pages are separate short statements rather than one cursor held open: a slow
+ * reader then holds no transaction and no connection between pages, on either store.
  */
 export async function respondentJsonPage(db: Db, pulseId: string, afterSeq: number, limit: number, continues: boolean): Promise<RespondentPage> {
   const lead = continues ? ',' : ''
-  const result = await sql<RespondentPage>`
+  const result = isPostgres(db)
+    ? await sql<RespondentPage>`
+    select max(seq) as last, count(*) as count, convert_to(${lead} || string_agg(doc, ',' order by seq), 'UTF8') as bytes from (
+      select r.seq, coalesce(r.export_json, ${RENDER_RESPONDENT_POSTGRES}) as doc
+      from pulse_respondents r
+      where r.pulse_id = ${pulseId} and r.seq > ${afterSeq}
+      order by r.seq
+      limit ${limit}
+    ) as page`.execute(db)
+    : await sql<RespondentPage>`
     select max(seq) as last, count(*) as count, cast(${lead} || group_concat(doc, ',') as blob) as bytes from (
-      select r.seq, coalesce(r.export_json, ${RENDER_RESPONDENT}) as doc
+      select r.seq, coalesce(r.export_json, ${RENDER_RESPONDENT_SQLITE}) as doc
       from pulse_respondents r
       where r.pulse_id = ${pulseId} and r.seq > ${afterSeq}
       order by r.seq
