@@ -76,3 +76,12 @@ export function lockForUpdate<DB, TB extends keyof DB, O>(db: object, query: Sel
 export async function lockKey(db: Kysely<any>, name: string): Promise<void> {
   if (isPostgres(db)) await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(db)
 }
+
+/**
+ * A queue claim: on PostgreSQL the rows are locked as they are picked, and rows another claimer
+ * has locked are skipped (FOR UPDATE SKIP LOCKED), so concurrent workers take different rows
+ * without waiting for or failing on each other. SQLite's writers already run one at a time.
+ */
+export function claimForUpdate<DB, TB extends keyof DB, O>(db: object, query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return isPostgres(db) ? query.forUpdate().skipLocked() : query
+}

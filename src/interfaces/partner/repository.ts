@@ -1,3 +1,4 @@
+import {claimForUpdate} from '../../store/dialect.js'
 import {sql, type SelectQueryBuilder} from 'kysely'
 import type {Database, Db} from '../../store/database.js'
 import type {PartnerDeliveryTable, DeliveryRow, DeliveryStatus, EventRow, NewDeliveryRow, ProjectRow, QuotaMemberRow, QuotaRow} from './tables.js'
@@ -213,7 +214,7 @@ export async function claimable(db: Db, filter: ClaimFilter): Promise<DeliveryRo
   if (!filter.ignoreSchedule) query = query.where('d.next_attempt_at', '<=', filter.now)
   if (filter.projectIds) query = query.where('d.project_id', 'in', filter.projectIds.length ? filter.projectIds : [''])
   if (filter.exclude?.length) query = query.where('d.seq', 'not in', filter.exclude)
-  return query.orderBy('d.seq').limit(filter.limit).execute()
+  return claimForUpdate(db, query.orderBy('d.seq').limit(filter.limit)).execute()
 }
 
 export async function lease(db: Db, seqs: number[], owner: string, until: string): Promise<void> {

@@ -148,22 +148,30 @@ export class DeliveryWorker {
 
   private async claim(options: DrainOptions, tried: number[]): Promise<DeliveryRow[]> {
     const now = this.clock.now()
-    return writeTransaction(this.db, async (trx) => {
-      const rows = await repo.claimable(trx, {
-        now: iso(now),
-        projectIds: options.projectIds,
-        ignoreSchedule: options.now,
-        exclude: tried,
-        limit: this.concurrency,
-      })
-      await repo.lease(
-        trx,
-        rows.map((r) => r.seq),
-        this.owner,
-        iso(new Date(now.getTime() + LEASE_MS)),
-      )
-      return rows
-    })
+    // On PostgreSQL the claim locks the rows it picks and skips rows other workers hold, in a
+    // READ COMMITTED transaction, so workers in several processes never wait on or fail over
+    // each other's claims; each project's order holds because a row is only claimable once every
+    // older row of its project has left `pending`.
+    return writeTransaction(
+      this.db,
+      async (trx) => {
+        const rows = await repo.claimable(trx, {
+          now: iso(now),
+          projectIds: options.projectIds,
+          ignoreSchedule: options.now,
+          exclude: tried,
+          limit: this.concurrency,
+        })
+        await repo.lease(
+          trx,
+          rows.map((r) => r.seq),
+          this.owner,
+          iso(new Date(now.getTime() + LEASE_MS)),
+        )
+        return rows
+      },
+      {isolation: 'read committed'},
+    )
   }
 
   /** One attempt; true when the partner answered 2xx. */
