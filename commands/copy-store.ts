@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {type CopyResult, copyStore, TargetNotEmptyError} from '../src/store/copy.js'
+import {tokenizeMissing} from '../src/interfaces/conversations/repository.js'
 import {openStore} from '../src/store/db.js'
 import {BaseCommand} from './base-command.js'
 
@@ -22,6 +23,9 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
       const result = await copyStore(source.db, target.db, (table) => {
         if (!this.jsonEnabled()) process.stderr.write(`  ${table.table}: ${table.rows} row${table.rows === 1 ? '' : 's'}\n`)
       })
+      // Rows move, indexes do not: interface E's search columns are built on the target.
+      const indexed = await tokenizeMissing(target.db)
+      if (!this.jsonEnabled() && indexed > 0) process.stderr.write(`  search index: ${indexed} posts and comments tokenized\n`)
       this.say(`Copied ${result.rows} rows in ${result.tables.length} tables; ${result.resealed} secret(s) re-sealed under MEDPANEL_SECRET_KEY.`)
       return result
     } catch (error) {

@@ -26,14 +26,14 @@ const UNAVAILABLE = new Set(['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', '
 /**
  * PostgreSQL's SQLSTATE classes in the same two words: conflicts that outlasted the retries and
  * lock timeouts are `busy`; a server that is gone, shutting down, out of disk or connections,
- * or a missing table are `unavailable`. Connection errors from the driver (no SQLSTATE) count as
+ * or a missing table, column or function (a damaged or hand-edited schema) are `unavailable`. Connection errors from the driver (no SQLSTATE) count as
  * unavailable too.
  */
 function postgresFailure(error: unknown): 'busy' | 'unavailable' | undefined {
   const code = (error as {code?: unknown} | null)?.code
   if (typeof code !== 'string') return undefined
   if (code === '40001' || code === '40P01' || code === '55P03') return 'busy'
-  if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703') return 'unavailable'
+  if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703' || code === '42883') return 'unavailable'
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return 'unavailable'
   return undefined
 }

@@ -1,4 +1,5 @@
 import {join} from 'node:path'
+import {sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
 import {openSecret, openStore} from '../../src/store/db.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
@@ -53,6 +54,13 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
 
     const store = await openStore({url})
     try {
+      // E's search columns were built on the target: the copied posts can be searched.
+      const untokenized = await store.db
+        .selectFrom('conversation_posts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where(sql`title_tokens`, 'is', null)
+        .executeTakeFirstOrThrow()
+      expect(Number(untokenized.n)).toBe(0)
       const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
       expect(row.partner_password).not.toContain('partner-secret-1')
       expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')

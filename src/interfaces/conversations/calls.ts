@@ -10,6 +10,7 @@ import type {ConversationLimits} from './limits.js'
 import type {Format} from './negotiation.js'
 import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
+import {tokenizeTerms} from './tokenizer.js'
 import {isIsoDateTime, type Method} from './schema.js'
 import type {SearchStream, Searcher} from './search-pool.js'
 import type {ApiKeyRow} from './tables.js'
@@ -81,7 +82,7 @@ function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQue
 }
 
 async function termTokens(trx: Db, terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
-  const tokens = await repo.tokenizeTerms(trx, terms)
+  const tokens = await tokenizeTerms(trx, terms)
   tokens.forEach((list, index) => {
     if (list.length === 0)
       throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {

@@ -1,40 +1,10 @@
 import {CompiledQuery, sql} from 'kysely'
 import type {Db} from '../../store/database.js'
+import {isPostgres} from '../../store/dialect.js'
+import {matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
+import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
+import {tokenizeTexts} from './tokenizer.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewApiKeyRow, NewAuthorRow, NewCommentRow, NewPostRow, PostRow} from './tables.js'
-
-/** The FTS5 tokenizer of both indexes; query terms are split by the very same tokenizer. */
-export const TOKENIZER = 'unicode61 remove_diacritics 0'
-
-/**
- * Splits each term into the tokens FTS5 itself would index it as, by writing the terms into a
- * scratch FTS5 table on this connection and reading its token positions back. Doing it in SQLite
- * rather than in JavaScript means a term can never be split or case-folded differently from the
- * documents it is compared with. Must run while the caller holds the connection (a transaction).
- */
-export async function tokenizeTerms(trx: Db, terms: readonly string[]): Promise<string[][]> {
-  await sql.raw(`create virtual table if not exists temp.conversation_query_text using fts5(term, tokenize='${TOKENIZER}')`).execute(trx)
-  await sql.raw(`create virtual table if not exists temp.conversation_query_tokens using fts5vocab(temp, conversation_query_text, instance)`).execute(trx)
-  await sql`delete from temp.conversation_query_text`.execute(trx)
-  for (const [index, term] of terms.entries()) {
-    await sql`insert into temp.conversation_query_text(rowid, term) values (${index}, ${term})`.execute(trx)
-  }
-  const rows = await sql<{term: string; doc: number; offset: number}>`select term, doc, "offset" from temp.conversation_query_tokens`.execute(trx)
-  await sql`delete from temp.conversation_query_text`.execute(trx)
-  const tokens: string[][] = terms.map(() => [])
-  for (const row of [...rows.rows].sort((a, b) => a.doc - b.doc || a.offset - b.offset)) tokens[row.doc]![row.offset] = row.term
-  return tokens
-}
-
-/** One search: each term as sent and as its FTS5 tokens, and the inclusive window of published_at. */
-export interface SearchQuery {
-  /** The terms as the caller sent them (trimmed); phrase queries are made from this text. */
-  terms: readonly string[]
-  /** Each term split by the index's own tokenizer (see tokenizeTerms). */
-  tokens: readonly (readonly string[])[]
-  /** ISO 8601 UTC with milliseconds, as stored. */
-  start: string
-  end: string
-}
 
 const KINDS = {
   post: {index: 'conversation_post_index', terms: 'conversation_post_terms', docs: 'conversation_posts'},
@@ -159,23 +129,11 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
   })
 }
 
-export interface SummaryRow {
-  t: number
-  kind: 'post' | 'comment'
-  docs: number
-  matches: number
-}
-
 export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
+  if (isPostgres(db)) return summaryCountsPostgres(db, query)
   const {text, parameters} = summarySql(query)
   return rawQuery<SummaryRow>(db, text, parameters)
-}
-
-export interface MatchedPost {
-  id: number
-  /** Bit t is set when term t matched the post or one of its comments in the window. */
-  mask: number
 }
 
 /**
@@ -185,6 +143,7 @@ export interface MatchedPost {
  */
 export async function matchedPosts(db: Db, query: SearchQuery, limit: number): Promise<MatchedPost[]> {
   if (query.terms.length === 0) return []
+  if (isPostgres(db)) return matchedPostsPostgres(db, query, limit)
   const statement = new Statement(query)
   // A search key's low 31 bits are the document's id: a post needs no lookup at all, and a
   // comment's post is one primary-key read away.
@@ -278,19 +237,62 @@ export async function deletePosts(db: Db, ids: readonly number[]): Promise<void>
 }
 
 export async function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 300)
+  for (let i = 0; i < rows.length; i += 300) {
+    const chunk = rows.slice(i, i + 300)
     await db
       .insertInto('conversation_posts')
-      .values(rows.slice(i, i + 300))
+      .values(isPostgres(db) ? await withPostTokens(chunk) : chunk)
       .execute()
+  }
 }
 
 export async function insertComments(db: Db, rows: readonly NewCommentRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 300)
+  for (let i = 0; i < rows.length; i += 300) {
+    const chunk = rows.slice(i, i + 300)
     await db
       .insertInto('conversation_comments')
-      .values(rows.slice(i, i + 300))
+      .values(isPostgres(db) ? await withCommentTokens(chunk) : chunk)
       .execute()
+  }
+}
+
+/** PostgreSQL's search columns (see the migration): each field's tokens as FTS5 makes them. */
+async function withPostTokens(rows: readonly NewPostRow[]): Promise<NewPostRow[]> {
+  const tokens = await tokenizeTexts(rows.flatMap((row) => [row.title, row.content]))
+  return rows.map((row, i) => ({...row, title_tokens: tokens[2 * i]!, content_tokens: tokens[2 * i + 1]!}) as NewPostRow)
+}
+
+async function withCommentTokens(rows: readonly NewCommentRow[]): Promise<NewCommentRow[]> {
+  const tokens = await tokenizeTexts(rows.map((row) => row.content))
+  return rows.map((row, i) => ({...row, content_tokens: tokens[i]!}) as NewCommentRow)
+}
+
+/**
+ * Fills PostgreSQL's token columns where they are empty (rows copied in by copy-store, which
+ * moves rows, not indexes). Returns how many documents it tokenized.
+ */
+export async function tokenizeMissing(db: Db): Promise<number> {
+  if (!isPostgres(db)) return 0
+  let done = 0
+  for (;;) {
+    const posts = (await sql<{id: number; title: string; content: string}>`select id, title, content from conversation_posts where title_tokens is null limit 500`.execute(db)).rows
+    if (posts.length === 0) break
+    const tokens = await tokenizeTexts(posts.flatMap((p) => [p.title, p.content]))
+    for (const [i, post] of posts.entries()) {
+      await sql`update conversation_posts set title_tokens = ${tokens[2 * i]!}::text[], content_tokens = ${tokens[2 * i + 1]!}::text[] where id = ${post.id}`.execute(db)
+    }
+    done += posts.length
+  }
+  for (;;) {
+    const comments = (await sql<{id: number; content: string}>`select id, content from conversation_comments where content_tokens is null limit 500`.execute(db)).rows
+    if (comments.length === 0) break
+    const tokens = await tokenizeTexts(comments.map((c) => c.content))
+    for (const [i, comment] of comments.entries()) {
+      await sql`update conversation_comments set content_tokens = ${tokens[i]!}::text[] where id = ${comment.id}`.execute(db)
+    }
+    done += comments.length
+  }
+  return done
 }
 
 /** Comment ids already attached to a post other than the one being loaded. */

@@ -1,12 +1,13 @@
 import {Worker} from 'node:worker_threads'
 import {AppError} from '../../errors.js'
 import type {Db} from '../../store/database.js'
-import {onStoreClose, storeFile} from '../../store/db.js'
+import {onStoreClose, readTransaction, storeFile} from '../../store/db.js'
+import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite/better-sqlite3.js'
 import type {ConversationLimits} from './limits.js'
-import type {SearchQuery, SummaryRow} from './repository.js'
-import {dataSearch, summarySearch, type DataJob} from './search.js'
+import type {SearchQuery, SummaryRow} from './search-types.js'
+import {dataSearch, statementTimeout, summarySearch, type DataJob} from './search.js'
 import {deserializeError, type SearchReply, type SearchRequest, type SearchThreadSetup, type SearchValue} from './search-protocol.js'
 
 /**
@@ -69,6 +70,88 @@ class InProcessSearcher implements Searcher {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * PostgreSQL: searches run on the store's pool, in read-only REPEATABLE READ transactions, and
+ * the time budget is the transaction's statement_timeout: a search past it is cancelled by the
+ * server and answered with the same 503 as on SQLite. A data answer streams: each page is read
+ * when the caller asks for it, within the budget, and a cancelled answer ends its transaction.
+ */
+class PostgresSearcher implements Searcher {
+  readonly threaded = false
+  /** Data answers being read: each holds a transaction (and a pool connection) until it ends. */
+  private readonly open = new Set<() => Promise<void>>()
+  constructor(private readonly db: Db) {}
+
+  async summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]> {
+    const remaining = Math.max(1, Math.floor(timing.deadline - performance.now()))
+    return withBudget(timing.budgetMs, () =>
+      readTransaction(this.db, async (trx) => {
+        await statementTimeout(trx, remaining)
+        return summarySearch(trx, search)
+      }),
+    )
+  }
+
+  async data(job: DataJob, timing: SearchTiming): Promise<SearchStream> {
+    const steps = dataSearch(this.db, job, {statementTimeoutMs: Math.max(1, Math.floor(timing.deadline - performance.now()))})
+    const first = await withBudget(timing.budgetMs, () => steps.next())
+    if (first.done || first.value.kind !== 'first') throw new Error('a data search ended before its counts')
+    let ended = false
+    let stall: ReturnType<typeof setTimeout> | undefined
+    const end = async () => {
+      clearTimeout(stall)
+      if (ended) return
+      ended = true
+      this.open.delete(end)
+      await steps.return(undefined)
+    }
+    // An answer nobody reads for stallMs is ended, freeing its connection (as a search thread is freed).
+    const watch = () => {
+      clearTimeout(stall)
+      stall = setTimeout(() => void end(), timing.stallMs)
+      stall.unref?.()
+    }
+    this.open.add(end)
+    watch()
+    return {
+      summary: first.value.summary,
+      conversations: first.value.conversations,
+      next: async () => {
+        if (ended) throw new AppError('unavailable', 'the answer was not read for too long', {details: `Nothing was read of it for ${timing.stallMs / 1000} s.`})
+        clearTimeout(stall)
+        try {
+          const step = await withBudget(timing.budgetMs, () => steps.next())
+          if (step.done || step.value.kind !== 'page') {
+            await end()
+            return undefined
+          }
+          watch()
+          return UTF8.encode(step.value.text)
+        } catch (error) {
+          await end()
+          throw error
+        }
+      },
+      cancel: end,
+    }
+  }
+
+  /** The store is closing: every answer still being read ends, giving its connection back. */
+  async close(): Promise<void> {
+    await Promise.all([...this.open].map((end) => end()))
+  }
+}
+
+/** PostgreSQL's "canceling statement due to statement timeout" as the budget's 503. */
+async function withBudget<T>(budgetMs: number, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    if ((error as {code?: unknown} | null)?.code === '57014') throw overBudget(budgetMs)
+    throw error
+  }
 }
 
 interface Thread {
@@ -358,7 +441,11 @@ export function searcherFor(db: Db, limits: PoolLimits): Searcher {
   if (searcher) return searcher
   const file = storeFile(db)
   const source = workerSource()
-  if (file !== undefined && source !== undefined) {
+  if (isPostgres(db)) {
+    const postgres = new PostgresSearcher(db)
+    onStoreClose(db, () => postgres.close())
+    searcher = postgres
+  } else if (file !== undefined && source !== undefined) {
     const setup: SearchThreadSetup = {file, betterSqlite3: sqliteDriverName() === 'better-sqlite3' ? betterSqlite3Location() : undefined}
     const pool = new SearchPool(source, setup, limits)
     onStoreClose(db, () => pool.close())

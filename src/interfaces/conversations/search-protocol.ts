@@ -1,5 +1,5 @@
 import {AppError, type AppErrorOptions, type ErrorCode} from '../../errors.js'
-import type {SearchQuery, SummaryRow} from './repository.js'
+import type {SearchQuery, SummaryRow} from './search-types.js'
 import type {DataJob} from './search.js'
 
 /** What a search thread is started with. */

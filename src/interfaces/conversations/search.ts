@@ -1,9 +1,13 @@
 import {AppError} from '../../errors.js'
+import {sql} from 'kysely'
 import type {Db} from '../../store/database.js'
+import {inheritContext} from '../../store/context.js'
+import {isPostgres} from '../../store/dialect.js'
 import {jsonConversations} from './format-json.js'
 import {xmlConversations} from './format-xml.js'
 import type {Format} from './negotiation.js'
 import * as repo from './repository.js'
+import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import type {CommentRow} from './tables.js'
 import {postView, type Conversation} from './views.js'
 
@@ -13,19 +17,19 @@ import {postView, type Conversation} from './views.js'
  * open. The same functions either way. Nothing here writes.
  */
 
-export function summarySearch(db: Db, search: repo.SearchQuery): Promise<repo.SummaryRow[]> {
+export function summarySearch(db: Db, search: SearchQuery): Promise<SummaryRow[]> {
   return repo.summaryCounts(db, search)
 }
 
 export interface DataJob {
-  search: repo.SearchQuery
+  search: SearchQuery
   format: Format
   pageSize: number
   maxConversations: number
 }
 
 /** First the counts and how many conversations follow, then the conversations as rendered pages. */
-export type DataStep = {kind: 'first'; summary: repo.SummaryRow[]; conversations: number} | {kind: 'page'; text: string}
+export type DataStep = {kind: 'first'; summary: SummaryRow[]; conversations: number} | {kind: 'page'; text: string}
 
 /**
  * A data call's reading, in one read transaction so the counts and the conversations come from
@@ -33,9 +37,12 @@ export type DataStep = {kind: 'first'; summary: repo.SummaryRow[]; conversations
  * yielding anything. Each page holds `pageSize` conversations with their comments and authors,
  * already in the answer's format; nothing larger than a page is ever held.
  */
-export async function* dataSearch(db: Db, job: DataJob): AsyncGenerator<DataStep, void, undefined> {
+export async function* dataSearch(db: Db, job: DataJob, options: {statementTimeoutMs?: number} = {}): AsyncGenerator<DataStep, void, undefined> {
   const trx = await db.startTransaction().execute()
+  // The transaction answers for the same store (its kind decides which SQL the search runs).
+  inheritContext(trx, db)
   try {
+    if (options.statementTimeoutMs !== undefined) await statementTimeout(trx, options.statementTimeoutMs)
     const summary = await repo.summaryCounts(trx, job.search)
     const matched = await repo.matchedPosts(trx, job.search, job.maxConversations + 1)
     if (matched.length > job.maxConversations) {
@@ -59,7 +66,7 @@ export async function* dataSearch(db: Db, job: DataJob): AsyncGenerator<DataStep
 }
 
 /** Posts of one page (already in answer order), each with all its comments, whatever their dates. */
-async function conversationPage(trx: Db, terms: readonly string[], page: readonly repo.MatchedPost[]): Promise<Conversation[]> {
+async function conversationPage(trx: Db, terms: readonly string[], page: readonly MatchedPost[]): Promise<Conversation[]> {
   const ids = page.map((p) => p.id)
   const masks = new Map(page.map((p) => [p.id, p.mask]))
   const posts = await repo.postsByIds(trx, ids)
@@ -75,4 +82,9 @@ async function conversationPage(trx: Db, terms: readonly string[], page: readonl
     const mask = masks.get(post.id)!
     return {matched_terms: terms.filter((_, index) => (mask & (1 << index)) !== 0), post: postView(post, byPost.get(post.id) ?? [], authors)}
   })
+}
+
+/** PostgreSQL: every statement of the current transaction is cancelled past `ms`. */
+export async function statementTimeout(trx: Db, ms: number): Promise<void> {
+  if (isPostgres(trx)) await sql`select set_config('statement_timeout', ${String(ms)}, true)`.execute(trx)
 }

@@ -1,4 +1,4 @@
-import type {SummaryRow} from './repository.js'
+import type {SummaryRow} from './search-types.js'
 import type {AuthorRow, CommentRow, PostRow} from './tables.js'
 
 // Results, as the spec names their fields. Serialisers (JSON, XML) only rename and render. Kept

@@ -67,6 +67,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   if (isPostgres(db)) {
     for (const statement of postgresSearchKey()) await sql.raw(statement).execute(db)
+    for (const statement of postgresSearchIndex()) await sql.raw(statement).execute(db)
   } else {
     await sql
       .raw(`create virtual table conversation_post_index using fts5(title, content, content='conversation_posts', content_rowid='search_key', tokenize='${TOKENIZER}')`)
@@ -119,6 +120,29 @@ function postgresSearchKey(): string[] {
        for each row execute function conversation_search_key()`,
     `create trigger conversation_comments_search_key before insert or update of id, published_at on conversation_comments
        for each row execute function conversation_search_key()`,
+  ]
+}
+
+/**
+ * PostgreSQL's search index. Each text field keeps its tokens, in order, exactly as SQLite's FTS5
+ * tokenizer (unicode61, no diacritics removal) splits it (the service tokenizes with an in-memory
+ * SQLite, so both stores agree on every token); a tsvector of the distinct tokens, built from them
+ * without PostgreSQL's own parser, is GIN-indexed to find candidate documents, and
+ * conversation_phrase_count counts a phrase's occurrences, overlapping ones included, in one
+ * field's tokens. Null tokens mean "not tokenized yet" (rows copied in by copy-store until it
+ * fills them).
+ */
+function postgresSearchIndex(): string[] {
+  return [
+    `alter table conversation_posts add column title_tokens text[], add column content_tokens text[],
+       add column search_terms tsvector generated always as (array_to_tsvector(coalesce(title_tokens, '{}') || coalesce(content_tokens, '{}'))) stored`,
+    `alter table conversation_comments add column content_tokens text[],
+       add column search_terms tsvector generated always as (array_to_tsvector(coalesce(content_tokens, '{}'))) stored`,
+    'create index conversation_posts_search_terms on conversation_posts using gin (search_terms)',
+    'create index conversation_comments_search_terms on conversation_comments using gin (search_terms)',
+    `create function conversation_phrase_count(doc text[], phrase text[]) returns integer language sql immutable parallel safe as $$
+       select count(*)::integer from generate_subscripts(doc, 1) as i where doc[i:i + cardinality(phrase) - 1] = phrase
+     $$`,
   ]
 }
 

@@ -55,7 +55,7 @@ describe('interface E from the command line', () => {
     expect(cliJson(['seed-posts', '--db', a, ...flags])).toMatchObject({posts: 40, first_post_id: 1, last_post_id: 40, seed: 9})
     cliJson(['seed-posts', '--db', b, ...flags])
     const read = async (file: string) => {
-      const store = await openStore({file})
+      const store = await openCliStore(file)
       const posts = await store.db.selectFrom('conversation_posts').select(POST_COLUMNS).orderBy('id').execute()
       const comments = await store.db.selectFrom('conversation_comments').select(COMMENT_COLUMNS).orderBy('id').execute()
       await store.close()
