@@ -22,8 +22,11 @@ export function toJsonText<T>(value: T): JsonText<T> {
   return JSON.stringify(value) as JsonText<T>
 }
 
-/** Stored JSON text back into a T, checked against `schema`; `what` names it in the error. */
-export function fromJsonText<T>(text: JsonText<T>, schema: z.ZodType<T>, what: string): T {
+/**
+ * Stored JSON text back into a value, checked against `schema` (which may read it more narrowly or
+ * more loosely than it was written); `what` names it in the error.
+ */
+export function fromJsonText<O>(text: JsonText<unknown>, schema: z.ZodType<O>, what: string): O {
   let value: unknown
   try {
     value = JSON.parse(text)

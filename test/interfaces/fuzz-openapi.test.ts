@@ -5,6 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {seedDemo} from '../../src/demo.js'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../src/demo.js'
 import {form, freshApp, type TestContext} from '../helpers/app.js'
+import {onPostgres} from '../helpers/store.js'
 
 /** A URL cannot carry a lone surrogate (a client sends U+FFFD instead); bodies still do. */
 const wellFormed = (text: string) => text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
@@ -18,12 +19,17 @@ interface Operation {
 /** Every stored row, hashed per table: what a refused request must leave exactly as it was. */
 async function fingerprint(ctx: TestContext): Promise<Record<string, string>> {
   const tables = (
-    await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%' order by name`.execute(ctx.db)
+    onPostgres
+      ? await sql<{name: string}>`select table_name as name from information_schema.tables where table_schema = current_schema() order by name`.execute(ctx.db)
+      : await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%' order by name`.execute(ctx.db)
   ).rows
   const result: Record<string, string> = {}
   for (const {name} of tables) {
+    const names = onPostgres
+      ? await sql<{name: string}>`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = ${name}`.execute(ctx.db)
+      : await sql<{name: string}>`select name from pragma_table_info(${name})`.execute(ctx.db)
     // Every value as text: node:sqlite refuses to read a 64-bit integer (the search keys) as a number.
-    const columns = (await sql<{name: string}>`select name from pragma_table_info(${name})`.execute(ctx.db)).rows.map((c) => sql`cast(${sql.ref(c.name)} as text)`)
+    const columns = names.rows.map((c) => sql`cast(${sql.ref(c.name)} as text)`)
     const rows = (await sql`select ${sql.join(columns)} from ${sql.table(name)}`.execute(ctx.db)).rows.map((row) => JSON.stringify(Object.values(row as object)))
     result[name] = createHash('sha256').update(rows.sort().join('\n')).digest('hex')
   }

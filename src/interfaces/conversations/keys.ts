@@ -1,3 +1,4 @@
+import {z} from 'zod'
 import {AppError, badRequest, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -6,6 +7,7 @@ import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import {assertNotLocked, keySubject, recordFailure} from '../../registry/throttle.js'
 import type {Db} from '../../store/database.js'
+import {fromJsonText, toJsonText} from '../../store/json.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import {apiKeyPatchSchema, METHODS, newApiKeySchema, type ApiKeyPatch, type Method, type NewApiKeyInput} from './schema.js'
@@ -42,12 +44,17 @@ export function currentPeriod(row: ApiKeyRow, now: Date): {started: Date; used: 
   return {started: current, used: 0, renewsAt: new Date(current.getTime() + length)}
 }
 
+/** A key's methods, as stored. */
+function methodsOf(row: ApiKeyRow): Method[] {
+  return fromJsonText(row.methods, z.array(z.enum(METHODS)), `the methods of API key ${row.id}`)
+}
+
 export function apiKeyView(row: ApiKeyRow, now: Date): ApiKeyView {
   const period = currentPeriod(row, now)
   return {
     id: row.id,
     client_id: row.client_id,
-    methods: JSON.parse(row.methods) as Method[],
+    methods: methodsOf(row),
     data_call_allowance: row.data_call_allowance,
     data_calls_remaining: Math.max(0, row.data_call_allowance - period.used),
     renew_days: row.renew_days,
@@ -70,7 +77,7 @@ export async function issueApiKey(db: Db, input: NewApiKeyInput, now: Date, fixe
     id: `key_${newUuid().replace(/-/g, '').slice(0, 20)}`,
     key_hash: sha256(apiKey),
     client_id: client.id,
-    methods: JSON.stringify(METHODS.filter((m) => parsed.methods.includes(m))),
+    methods: toJsonText(METHODS.filter((m) => parsed.methods.includes(m))),
     data_call_allowance: parsed.data_calls,
     data_calls_used: 0,
     renew_days: parsed.renew_days,
@@ -101,7 +108,7 @@ export async function updateApiKey(db: Db, keyOrId: string, input: ApiKeyPatch, 
     const row = await findApiKeyRow(trx, keyOrId)
     const stamp = iso(now)
     const change: Parameters<typeof repo.updateApiKeyRow>[2] = {updated_at: stamp}
-    if (patch.methods) change.methods = JSON.stringify(METHODS.filter((m) => patch.methods!.includes(m)))
+    if (patch.methods) change.methods = toJsonText(METHODS.filter((m) => patch.methods!.includes(m)))
     if (patch.data_calls !== undefined) {
       change.data_call_allowance = patch.data_calls
       change.data_calls_used = 0
@@ -138,7 +145,7 @@ export function refuseKey(row: ApiKeyRow, method: Method, now: Date): void {
   if (row.subscription_ends_at !== null && now.getTime() >= new Date(row.subscription_ends_at).getTime()) {
     throw new AppError('payment_required', 'the subscription has lapsed', {details: `The subscription of this API key ended at ${isoSeconds(row.subscription_ends_at)}.`})
   }
-  const methods = JSON.parse(row.methods) as Method[]
+  const methods = methodsOf(row)
   if (!methods.includes(method)) {
     throw new AppError('forbidden', `this API key may not call ${method}`, {details: `Allowed methods for this key: ${methods.join(', ')}.`})
   }

@@ -1,4 +1,6 @@
 import type {Insertable, Selectable} from 'kysely'
+import type {JsonColumn} from '../../store/json.js'
+import type {Method} from './schema.js'
 
 /** A community member as conversation data shows them; ids are opaque strings. */
 export interface ConversationAuthorTable {
@@ -37,8 +39,8 @@ export interface ConversationApiKeyTable {
   id: string
   key_hash: string
   client_id: string
-  /** JSON array of the methods the key may call: summary, data. */
-  methods: string
+  /** The methods the key may call: summary, data. */
+  methods: JsonColumn<Method[]>
   /** Data calls per period (or in all, when the allowance never renews). */
   data_call_allowance: number
   data_calls_used: number

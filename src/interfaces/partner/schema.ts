@@ -1,5 +1,6 @@
 import {Decimal} from 'decimal.js'
 import {z} from 'zod'
+import {type JsonText, toJsonText} from '../../store/json.js'
 import {canonical} from '../../lib/enums.js'
 import {isValidNpi} from '../../lib/npi.js'
 
@@ -228,8 +229,8 @@ export type SurveyEventInput = z.input<typeof eventInputSchema>
  * The wire form of each resource: exactly the spec's fields, in the spec's order, absent optional
  * fields left out, and money written as a JSON number made from its decimal text.
  */
-export function projectBody(p: Project): string {
-  return JSON.stringify({
+export function projectBody(p: Project): JsonText<Project> {
+  return toJsonText<Project>({
     project_id: p.project_id,
     name: p.name,
     custom_text: p.custom_text,
@@ -241,8 +242,8 @@ export function projectBody(p: Project): string {
   })
 }
 
-export function quotaBody(q: Quota): string {
-  return JSON.stringify({
+export function quotaBody(q: Quota): JsonText<Record<string, unknown>> {
+  return toJsonText<Record<string, unknown>>({
     quota_id: q.quota_id,
     project_id: q.project_id,
     status: q.status,

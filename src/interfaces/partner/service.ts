@@ -1,8 +1,10 @@
+import {z} from 'zod'
 import {AppError, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {parseInput} from '../../lib/validate.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
+import {fromJsonText, toJsonText} from '../../store/json.js'
 import {enqueue, paths, resolvePartners, type Push} from './outbox.js'
 import * as repo from './repository.js'
 import {
@@ -43,11 +45,11 @@ export interface Queued {
 export const DEFAULT_CHUNK = config.partner.memberChunk
 
 function projectOf(row: ProjectRow): Project {
-  return JSON.parse(row.body) as Project
+  return fromJsonText(row.body, projectSchema, `the stored body of project ${row.project_id}`)
 }
 
 function quotaOf(row: QuotaRow): Quota {
-  return parseInput(quotaSchema, JSON.parse(row.body))
+  return fromJsonText(row.body, quotaSchema, `the stored body of quota ${row.quota_id}`)
 }
 
 async function requireProject(db: Db, projectId: string): Promise<ProjectRow> {
@@ -63,7 +65,7 @@ async function requireQuota(db: Db, projectId: string, quotaId: string): Promise
 }
 
 function partnersOf(row: ProjectRow): string[] {
-  return JSON.parse(row.partner_ids) as string[]
+  return fromJsonText(row.partner_ids, z.array(z.string()), `the partners of project ${row.project_id}`)
 }
 
 function quotaRow(quota: Quota, completes: number): QuotaRow {
@@ -127,7 +129,7 @@ export async function pushProject(db: Db, input: ProjectInput, options: {partner
     })
     const partners = options.partners?.length || !existing ? await resolvePartners(trx, options.partners) : partnersOf(existing)
     const {pushes, closed} = project.status === 'closed' ? await closeQuotas(trx, project.project_id, stamp) : {pushes: [], closed: []}
-    await repo.saveProject(trx, {project_id: project.project_id, status: project.status, body: projectBody(project), partner_ids: JSON.stringify(partners)})
+    await repo.saveProject(trx, {project_id: project.project_id, status: project.status, body: projectBody(project), partner_ids: toJsonText(partners)})
     // A partner added to a running project gets the project, then everything it already holds.
     const known = new Set(existing ? partnersOf(existing) : [])
     const added = existing ? partners.filter((id) => !known.has(id)) : []
@@ -385,7 +387,7 @@ export async function getProject(
   const quotas = []
   for (const q of await repo.listQuotas(db, projectId)) {
     quotas.push({
-      ...(JSON.parse(q.body) as Record<string, unknown>),
+      ...fromJsonText(q.body, z.record(z.string(), z.unknown()), `the stored body of quota ${q.quota_id}`),
       quota_id: q.quota_id,
       status: q.status,
       completes: q.completes,

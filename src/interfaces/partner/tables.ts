@@ -1,4 +1,6 @@
 import type {Generated, Insertable, Selectable} from 'kysely'
+import type {JsonColumn} from '../../store/json.js'
+import type {Project, ProjectStatus, QuotaStatus} from './schema.js'
 
 /**
  * medpanel's side of interface B: the source of truth (projects, quotas, member lists, events)
@@ -7,20 +9,22 @@ import type {Generated, Insertable, Selectable} from 'kysely'
  */
 export interface PartnerProjectTable {
   project_id: string
-  status: string
-  body: string
-  /** JSON array of the partner client ids that receive this project. */
-  partner_ids: string
+  status: ProjectStatus
+  /** The project as pushed (its wire JSON). */
+  body: JsonColumn<Project>
+  /** The partner client ids that receive this project. */
+  partner_ids: JsonColumn<string[]>
 }
 
 export interface PartnerQuotaTable {
   project_id: string
   quota_id: string
-  status: string
+  status: QuotaStatus
   limit_count: number
   /** Complete events counted toward `limit`. */
   completes: number
-  body: string
+  /** The quota as pushed, without the columns above (quotaBody). */
+  body: JsonColumn<Record<string, unknown>>
 }
 
 export interface PartnerQuotaMemberTable {

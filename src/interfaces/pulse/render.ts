@@ -1,3 +1,5 @@
+import {z} from 'zod'
+import {fromJsonText} from '../../store/json.js'
 import type {PulseQuestionRow} from './tables.js'
 import type {PulseQuestion, PulseRowQuestion} from './schema.js'
 
@@ -9,19 +11,21 @@ export function questionFromRows(row: PulseQuestionRow, gridRows: PulseQuestionR
   }
 }
 
+const stringList = z.array(z.string())
+
 function questionFields(row: PulseQuestionRow) {
   return {
     QuestionCode: row.code,
     Title: row.title,
     Type: row.type,
     IsScreener: row.is_screener === 1,
-    Choices: JSON.parse(row.choices) as string[],
+    Choices: fromJsonText(row.choices, stringList, `the choices of question ${row.code}`),
     ParentCode: row.parent_code,
     OtherAvailable: row.other_available === 1,
     DisplayUnit: row.display_unit,
     FixedSumTotal: row.fixed_sum_total,
     AnswersRequired: row.answers_required,
-    FreetextLabels: row.freetext_labels === null ? null : (JSON.parse(row.freetext_labels) as string[]),
+    FreetextLabels: row.freetext_labels === null ? null : fromJsonText(row.freetext_labels, stringList, `the free-text labels of question ${row.code}`),
   }
 }
 

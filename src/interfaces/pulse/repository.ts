@@ -1,6 +1,7 @@
 import {sql} from 'kysely'
 import type {Db} from '../../store/database.js'
 import {isPostgres} from '../../store/dialect.js'
+import type {SurveyStatus} from './schema.js'
 import type {NewPulseQuestionRow, NewPulseRow, PulseQuestionRow} from './tables.js'
 
 /** SQLite allows 32,766 bound values a statement; stay well below it. */
@@ -31,7 +32,7 @@ export interface NewRespondent {
   pulse_id: string
   respondent_id: string
   sermo_id: number | null
-  survey_status: string
+  survey_status: SurveyStatus
   first_interaction: string
   last_interaction: string
 }

@@ -5,6 +5,7 @@ import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
+import {toJsonText} from '../../store/json.js'
 import {nestQuestions} from './render.js'
 import * as repo from './repository.js'
 import {
@@ -87,7 +88,16 @@ export async function exportDocument(db: Db, viewer: Viewer, projectId: string):
   const prepared = await prepareExport(db, viewer, projectId)
   const parts: Uint8Array[] = []
   for await (const chunk of prepared.chunks()) parts.push(chunk)
-  return JSON.parse(Buffer.concat(parts).toString('utf8')) as PulseDocument
+  const document: unknown = JSON.parse(Buffer.concat(parts).toString('utf8'))
+  if (!isPulseDocument(document)) throw new Error(`the export of ${projectId} is not a pulse document`)
+  return document
+}
+
+/** The export's outline, checked before the document is handed on as one. */
+function isPulseDocument(value: unknown): value is PulseDocument {
+  if (typeof value !== 'object' || value === null) return false
+  const doc = value as Record<string, unknown>
+  return typeof doc.Project === 'object' && doc.Project !== null && Array.isArray(doc.Respondents)
 }
 
 export interface ClientProjects {
@@ -108,7 +118,7 @@ export async function clientInfo(db: Db, viewer: Viewer): Promise<ClientInfo> {
   const rows = await repo.pulseHeadlines(db, viewer.admin ? null : viewer.clientId)
   return {
     ClientInfo: {Admin: viewer.admin},
-    ProjectInfo: rows.map((r) => ({ProjectId: r.id, Title: r.title, Status: r.status as PulseStatus, LastUpdated: r.last_updated})),
+    ProjectInfo: rows.map((r) => ({ProjectId: r.id, Title: r.title, Status: r.status, LastUpdated: r.last_updated})),
   }
 }
 
@@ -204,13 +214,13 @@ function questionRow(pulseId: string, gridId: number | null, position: number, q
     title: q.Title,
     type: q.Type,
     is_screener: q.IsScreener ? 1 : 0,
-    choices: JSON.stringify(q.Choices),
+    choices: toJsonText(q.Choices),
     parent_code: q.ParentCode,
     other_available: q.OtherAvailable ? 1 : 0,
     display_unit: q.DisplayUnit,
     fixed_sum_total: q.FixedSumTotal,
     answers_required: q.AnswersRequired,
-    freetext_labels: q.FreetextLabels === null ? null : JSON.stringify(q.FreetextLabels),
+    freetext_labels: q.FreetextLabels === null ? null : toJsonText(q.FreetextLabels),
     has_rows: q.Rows === null ? 0 : 1,
   }
 }
@@ -242,8 +252,8 @@ export async function importPulse(db: Db, clientId: string, input: unknown, opti
   }
   let status: PulseStatus | undefined
   if (options.status !== undefined) {
-    if (!(PULSE_STATUSES as readonly string[]).includes(options.status)) throw new AppError('bad_request', `--status must be one of ${PULSE_STATUSES.join(', ')}`)
-    status = options.status as PulseStatus
+    status = PULSE_STATUSES.find((known) => known === options.status)
+    if (status === undefined) throw new AppError('bad_request', `--status must be one of ${PULSE_STATUSES.join(', ')}`)
   }
   return writeTransaction(db, async (trx) => {
     await requirePulseOwner(trx, clientId)

@@ -1,4 +1,6 @@
 import type {Generated, Insertable, Selectable} from 'kysely'
+import type {JsonColumn} from '../../store/json.js'
+import type {PulseStatus, SurveyStatus} from './schema.js'
 
 /** A pulse (short survey) owned by one client. Datetimes are ISO 8601 UTC text, sortable. */
 export interface PulseTable {
@@ -14,7 +16,7 @@ export interface PulseTable {
   fielding_time: string
   external_introduction: string
   /** Completed, Draft, Launched, Queued, Held, PendingMasterApproval, Pending */
-  status: string
+  status: PulseStatus
   /** When the status last changed (ProjectInfo.LastUpdated). */
   last_updated: string
   created_at: string
@@ -33,15 +35,13 @@ export interface PulseQuestionTable {
   title: string
   type: string
   is_screener: number
-  /** JSON array of strings. */
-  choices: string
+  choices: JsonColumn<string[]>
   parent_code: string | null
   other_available: number
   display_unit: string | null
   fixed_sum_total: number | null
   answers_required: number
-  /** JSON array of strings, or null. */
-  freetext_labels: string | null
+  freetext_labels: JsonColumn<string[]> | null
   /** 1 when the export carries Rows as an array (grids), 0 when Rows is null. */
   has_rows: number
 }
@@ -52,7 +52,7 @@ export interface PulseRespondentTable {
   pulse_id: string
   respondent_id: string
   sermo_id: number | null
-  survey_status: string
+  survey_status: SurveyStatus
   first_interaction: string
   last_interaction: string
   /**

@@ -62,7 +62,7 @@ export async function putProject(db: RDb, p: string, body: unknown, deliveryId: 
 export async function listQuotas(db: RDb, p: string): Promise<unknown[]> {
   await requireProject(db, p)
   const rows = await db.selectFrom('received_quotas').select('body').where('project_id', '=', p).orderBy('quota_id').execute()
-  return rows.map((r) => JSON.parse(r.body) as unknown)
+  return rows.map((r) => JSON.parse(r.body))
 }
 
 export async function getQuota(db: RDb, p: string, q: string): Promise<unknown> {
@@ -90,7 +90,7 @@ export async function putQuota(db: RDb, p: string, q: string, body: unknown, del
 export async function listMembers(db: RDb, p: string, q: string): Promise<unknown[]> {
   await requireQuota(db, p, q)
   const rows = await db.selectFrom('received_members').select('body').where('project_id', '=', p).where('quota_id', '=', q).orderBy('position').execute()
-  return rows.map((r) => JSON.parse(r.body) as unknown)
+  return rows.map((r) => JSON.parse(r.body))
 }
 
 export async function getMember(db: RDb, p: string, q: string, npi: string): Promise<unknown> {
@@ -185,5 +185,5 @@ export async function postEvent(db: RDb, p: string, body: unknown, deliveryId: s
 export async function listEvents(db: RDb, p: string): Promise<unknown[]> {
   await requireProject(db, p)
   const rows = await db.selectFrom('received_events').select('body').where('project_id', '=', p).orderBy('id').execute()
-  return rows.map((r) => JSON.parse(r.body) as unknown)
+  return rows.map((r) => JSON.parse(r.body))
 }
