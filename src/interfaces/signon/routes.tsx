@@ -2,11 +2,11 @@ import {OpenAPIHono, createRoute, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
 import {bodyLimit} from 'hono/body-limit'
-import {csrf as checkOrigin} from 'hono/csrf'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerTokenGuard} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
+import {originCheck} from '../../http/origin-check.js'
 import {presentToken} from '../../grants/service.js'
 import {pagePolicy} from '../../http/page-headers.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
@@ -288,6 +288,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   /** The issuer: the public base URL when serve was given one, else the address asked. */
   const issuerOf = (c: Context) => (deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '')
   const renderPage = pageRenderer(issuerOf)
+  const formOrigin = originCheck((c) => [...new Set([issuerOf(c), new URL(c.req.url).origin])])
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
 
@@ -303,7 +304,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
       }),
     )
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
-    if (path !== APPLICATIONS_PATH) app.on('POST', path, checkOrigin())
+    if (path !== APPLICATIONS_PATH) app.on('POST', path, formOrigin)
   }
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
     app.use(

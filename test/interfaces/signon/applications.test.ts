@@ -54,6 +54,10 @@ describe("the member's authorized applications", () => {
       form({csrf_token: csrfOf(page), client_id: client.client_id}, {...jar.header(), origin: 'https://evil.example'}),
     )
     expect(foreign.status).toBe(403)
+    expect(await foreign.text()).toContain('this form was sent from another site (Origin: https://evil.example); only pages of http://localhost may send it')
+    const noOrigin = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: client.client_id}, jar.header()))
+    expect(noOrigin.status).toBe(403)
+    expect(await noOrigin.text()).toContain('this form was sent without an Origin header')
     const noToken = await ctx.app.request('/oauth/authorized_applications/revoke', form({client_id: client.client_id}, {...jar.header(), origin: ORIGIN}))
     expect(noToken.status).toBe(403)
     const stranger = await ctx.app.request('/oauth/authorized_applications/revoke', form({csrf_token: csrfOf(page), client_id: 'not-allowed'}, {...jar.header(), origin: ORIGIN}))
