@@ -11,6 +11,11 @@ export const DEMO_CLIENT_ID = 'demo-client'
 /** Demo only: a fixed, published secret so the printed curl lines work on every run. */
 export const DEMO_CLIENT_SECRET = 'demo-client-secret'
 export const DEMO_MEMBER = {email: 'demo.doctor@medpanel.test', password: 'demo-password'}
+/**
+ * Demo only: a fixed, published API key for interface E so the printed curl lines work on every
+ * run. Real keys are random and shown once; never issue this one outside the demo data set.
+ */
+export const DEMO_API_KEY = 'mpk_demo_conversations_key'
 
 /**
  * Each interface adds its slice of the demo data set as one part: it seeds idempotently and

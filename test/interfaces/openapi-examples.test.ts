@@ -144,7 +144,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('lists every route the app serves', () => {
-    const infrastructure = new Set(['/healthz', '/openapi.json', '/docs', '/demo/callback'])
+    const infrastructure = new Set(['/', '/healthz', '/openapi.json', '/docs', '/demo/callback'])
     const missing: string[] = []
     for (const route of ctx.app.routes) {
       if (route.method === 'ALL' || infrastructure.has(route.path)) continue

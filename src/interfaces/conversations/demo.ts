@@ -1,4 +1,5 @@
 import type {DemoPart} from '../../demo-data.js'
+import {DEMO_API_KEY} from '../../demo-data.js'
 import {sha256} from '../../lib/hashing.js'
 import * as repo from './repository.js'
 import {JSON_TYPE, XML_TYPE} from './negotiation.js'
@@ -6,11 +7,7 @@ import {API_KEY_HEADER} from './routes.js'
 import {seedPosts} from './seed.js'
 import {apiKeyView, issueApiKey} from './keys.js'
 
-/**
- * Demo only: a fixed, published API key so the printed curl lines work on every run. Real keys
- * are random and shown once; never issue this one outside the demo data set.
- */
-export const DEMO_API_KEY = 'mpk_demo_conversations_key'
+export {DEMO_API_KEY}
 const DEMO_POSTS = 400
 
 function wholeSeconds(date: Date): string {

@@ -1,0 +1,37 @@
+import {html} from 'hono/html'
+import {DEMO_API_KEY, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER} from './demo-data.js'
+
+/**
+ * `GET /`: what this service is, where its reference is, and, on a demo site, a sign-in link that
+ * starts the authorization flow for the demo client and calls to copy. Plain HTML (no scripts),
+ * under the same page headers as the consent pages.
+ */
+export function homePage(base: string, demo: boolean) {
+  const authorize = new URL('/oauth/authorize', base)
+  authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: `${base}/demo/callback`, response_type: 'code', state: 'from-the-home-page'}).toString()
+  const basic = `${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`
+  const calls = [
+    `curl -s -u ${basic} ${base}/balance/user_id/1/summary`,
+    `curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d scope=pulses -u ${basic}`,
+    `curl -s "${base}/conversations/summary?terms%5B%5D=sepsis&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z" -H "Accept: application/vnd.service-v1+json" -H "X-Service-Conversation-API-Key: ${DEMO_API_KEY}"`,
+  ]
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>medpanel</title>
+<style>body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d2733}code,pre{background:#f4f6f8;border-radius:4px}pre{padding:.6rem;overflow-x:auto}a{color:#0b5cad}</style></head>
+<body>
+<h1>medpanel</h1>
+<p>A physician-community service: OAuth 2 sign-on, balances and withdrawals, pulse exports and conversation search over HTTP, and pushes of research projects to partners.</p>
+<ul>
+<li><a href="/docs">API reference</a> (every operation, its fields and errors) and the machine-readable <a href="/openapi.json">/openapi.json</a></li>
+<li><a href="/healthz">/healthz</a>: ready once the store is migrated${demo ? ' and the demo data is in place' : ''}</li>
+</ul>
+${
+  demo
+    ? html`<h2>Demo</h2>
+<p><a href="${authorize.toString()}">Sign in as the demo doctor</a> (${DEMO_MEMBER.email} / ${DEMO_MEMBER.password}): this starts the authorization flow of the demo client; after you allow it, the callback page shows the command that exchanges the code for a token.</p>
+<p>Calls to try (the demo's credentials are published and work only on this demo data set):</p>
+<pre>${calls.join('\n')}</pre>`
+    : html`<p>This site runs without the demo data; see the API reference for the calls and their credentials.</p>`
+}
+</body></html>`
+}

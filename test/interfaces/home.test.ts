@@ -1,0 +1,37 @@
+import {afterEach, describe, expect, it} from 'vitest'
+import {seedDemo} from '../../src/demo.js'
+import {freshApp, type TestContext} from '../helpers/app.js'
+
+describe('GET /', () => {
+  let ctx: TestContext
+  afterEach(() => ctx.store.close())
+
+  it('on a demo site: what this is, the reference, a sign-in link that starts the demo flow, calls to copy', async () => {
+    ctx = await freshApp({demo: true})
+    await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
+    const res = await ctx.app.request('http://127.0.0.1:8080/')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
+    const page = await res.text()
+    expect(page).toContain('<a href="/docs">API reference</a>')
+    expect(page).toContain('curl -s -u demo-client:demo-client-secret http://127.0.0.1:8080/balance/user_id/1/summary')
+    const link = /<a href="([^"]+)">Sign in as the demo doctor<\/a>/.exec(page)?.[1]?.replace(/&amp;/g, '&')
+    expect(link).toBeDefined()
+    const authorize = new URL(link!)
+    expect(authorize.pathname).toBe('/oauth/authorize')
+    expect(authorize.searchParams.get('client_id')).toBe('demo-client')
+    // The link works as it is: the sign-in page of the demo client.
+    const signIn = await ctx.app.request(link!)
+    expect(signIn.status).toBe(200)
+    expect(await signIn.text()).toContain('Sign in')
+  })
+
+  it('without the demo: no sign-in link and no published credentials', async () => {
+    ctx = await freshApp()
+    const page = await (await ctx.app.request('/')).text()
+    expect(page).toContain('/openapi.json')
+    expect(page).not.toContain('demo-client-secret')
+    expect(page).not.toContain('Sign in as the demo doctor')
+  })
+})
