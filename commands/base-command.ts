@@ -91,6 +91,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   override async init(): Promise<void> {
     await super.init()
+    this.clock = clockFromEnvironment()
     const ctor = this.ctor as typeof BaseCommand
     const {args, flags} = await this.parse({
       flags: ctor.flags,
@@ -277,4 +278,20 @@ export function oneLine(message: string): string {
     .join(' ')
     .replace(/^The following error occurred:\s*/, '')
     .replace(/^Error:\s*/, '')
+}
+
+/**
+ * The time every command reads. MEDPANEL_NOW=2026-01-01T00:00:00Z holds it at that instant, so a
+ * script that seeds data (register-client --client-id, seed-pulses --seed, seed-posts --seed)
+ * gets the same rows, timestamps included, on every run. Meant for test data: tokens and codes
+ * do not age while it is set.
+ */
+function clockFromEnvironment(): Clock {
+  const fixed = process.env.MEDPANEL_NOW
+  if (fixed === undefined || fixed === '') return systemClock
+  const instant = new Date(fixed)
+  if (Number.isNaN(instant.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(fixed)) {
+    throw new AppError('bad_request', `MEDPANEL_NOW must be an ISO 8601 date and time, e.g. 2026-01-01T00:00:00Z (got "${fixed}")`)
+  }
+  return {now: () => new Date(instant.getTime())}
 }

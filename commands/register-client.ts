@@ -9,10 +9,14 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
   static override examples = [
     '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
+    '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
   ]
 
   static override asked = ['name', 'url', 'logo-url']
   static override flags = {
+    'client-id': Flags.string({
+      description: 'the client_id to register it under, instead of a random one (3-64 letters, digits, . _ -): scripts that seed data get the same ids every run',
+    }),
     name: Flags.string({description: 'company name shown on the consent page'}),
     url: Flags.string({description: 'company URL'}),
     'logo-url': Flags.string({description: 'company logo URL'}),
@@ -41,6 +45,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     const client = await registerClient(
       (await this.openStore()).db,
       {
+        ...(flags['client-id'] === undefined ? {} : {client_id: flags['client-id']}),
         name,
         url,
         logo_url: logoUrl,

@@ -47,8 +47,14 @@ const name = z
   .max(200, 'must be at most 200 characters')
   .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters (escape sequences, line breaks)')
 
+/** A client id chosen by the operator (register-client --client-id): readable, URL-safe, not too short. */
+export const clientIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{2,63}$/, 'must be 3 to 64 letters, digits, dots, hyphens or underscores, starting with a letter or digit')
+
 export const newClientSchema = z
   .object({
+    client_id: clientIdSchema.optional(),
     name,
     url: httpUrl,
     logo_url: httpUrl,

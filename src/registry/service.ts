@@ -75,7 +75,10 @@ export interface RegisteredClient extends ClientView {
 
 export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
   const client = parseInput(newClientSchema, input)
-  const id = fixed?.id ?? newClientId()
+  const id = fixed?.id ?? client.client_id ?? newClientId()
+  if (client.client_id !== undefined && (await repo.findClient(db, client.client_id))) {
+    throw new AppError('conflict', `client_id: "${client.client_id}" is already registered`)
+  }
   const secret = fixed?.secret ?? randomToken(32)
   const stamp = iso(now)
   await repo.insertClient(db, {
