@@ -1,3 +1,5 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {Config, Plugin, execute, settings, type Command, type Interfaces} from '@oclif/core'
 import {COMMAND_LOADERS} from '../../commands/index.js'
 
@@ -82,7 +84,19 @@ async function load(options: CliOptions): Promise<Config> {
   process.env.SHELL ??= ''
   manifestSource = options.manifest ?? 'file'
   useCommandLoaders()
-  return Config.load({root: options.root, ...(options.pjson ? {pjson: options.pjson} : {})})
+  const pjson = options.pjson ?? JSON.parse(readFileSync(join(options.root, 'package.json'), 'utf8'))
+  return Config.load({root: options.root, pjson: withoutPluginsUnlessAsked(pjson)})
+}
+
+/**
+ * Shell completion comes from @oclif/plugin-autocomplete, which oclif would otherwise load (its
+ * package, its manifest) on every start. It is loaded only for `medpanel autocomplete …`, so
+ * `--version` and every other command start as fast as without it.
+ */
+function withoutPluginsUnlessAsked(pjson: Interfaces.PJSON): Interfaces.PJSON {
+  if (process.argv[2] === 'autocomplete' || !pjson.oclif?.plugins) return pjson
+  const {plugins: _plugins, ...oclif} = pjson.oclif
+  return {...pjson, oclif}
 }
 
 /** Edit distance, for "did you mean" on a mistyped command. */
