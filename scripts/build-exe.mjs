@@ -40,7 +40,7 @@ await build({
   // A SEA main can only require() built-in modules and has no dynamic import(); esbuild turns
   // each import() into a require() of the bundled module instead.
   supported: {'dynamic-import': false},
-  define: {MEDPANEL_MANIFEST: manifest, ...(await searchWorkerDefine(root))},
+  define: {MEDPANEL_MANIFEST: manifest, MEDPANEL_SWAGGER_UI: swaggerUiDefine(), ...(await searchWorkerDefine(root))},
   // better-sqlite3's location is looked up through import.meta only on Node 20; the executable
   // runs node:sqlite and never asks.
   logOverride: {'empty-import-meta': 'silent'},
@@ -81,3 +81,9 @@ try {
 }
 renameSync(partial, executable)
 console.error(`Built ${executable} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+
+/** Swagger UI's two files (the /docs page), put in: the executable has no node_modules to read them from. */
+function swaggerUiDefine() {
+  const dir = join(root, 'node_modules/swagger-ui-dist')
+  return JSON.stringify({js: readFileSync(join(dir, 'swagger-ui-bundle.js'), 'utf8'), css: readFileSync(join(dir, 'swagger-ui.css'), 'utf8')})
+}

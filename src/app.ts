@@ -10,7 +10,7 @@ import {signonRoutes} from './interfaces/signon/routes.js'
 import {balanceRoutes} from './interfaces/balance/routes.js'
 import {conversationRoutes} from './interfaces/conversations/routes.js'
 import {pulseRoutes} from './interfaces/pulse/routes.js'
-import {docsPage} from './http/docs.js'
+import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
 import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
@@ -48,7 +48,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     info: {title: 'medpanel', version: SERVICE_VERSION, description: 'Sign-on (A), balances (C), pulse export (D) and conversation search (E).'},
   })
   app.get('/', (c) => c.html(homePage((deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, ''), deps.demo === true), 200, {'Cache-Control': 'no-store'}))
-  app.get('/docs', (c) => c.html(docsPage(app.getOpenAPI31Document({openapi: '3.1.0', info: {title: 'medpanel', version: SERVICE_VERSION}}))))
+  swaggerUiRoutes(app)
 
   app.notFound((c) => {
     const render = c.get('renderError') ?? renderMessage
