@@ -45,7 +45,14 @@ export function createApp(deps: AppDeps): OpenAPIHono {
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
-    info: {title: 'medpanel', version: SERVICE_VERSION, description: 'Sign-on (A), balances (C), pulse export (D) and conversation search (E).'},
+    info: {
+      title: 'medpanel',
+      version: SERVICE_VERSION,
+      description: 'Sign-on (A), balances (C), pulse export (D) and conversation search (E).',
+      license: {name: 'Proprietary'},
+    },
+    // Relative: the document describes whichever medpanel serves it, at that address.
+    servers: [{url: '/', description: 'this medpanel'}],
   })
   app.get('/', (c) => c.html(homePage((deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, ''), deps.demo === true), 200, {'Cache-Control': 'no-store'}))
   swaggerUiRoutes(app)

@@ -22,13 +22,16 @@ const errors = {
   },
 }
 
+/** A client's own bearer token: client_credentials with the pulses scope. */
+const pulsesSecurity: Record<string, string[]>[] = [{bearer: []}, {oauth2: ['pulses']}]
+
 const exportRoute = createRoute({
   operationId: 'exportPulse',
   method: 'get',
   path: '/projects/{projectId}/export',
   summary: 'Export a pulse: definition, respondents and answers (streamed)',
   tags: [TAG],
-  security: [{bearer: []}],
+  security: pulsesSecurity,
   request: {params: projectIdParam},
   responses: {
     200: {description: 'The project export object', content: {'application/json': {schema: exportSchema}}},
@@ -43,7 +46,7 @@ const projectsInfoRoute = createRoute({
   path: '/clients/projectsInfo',
   summary: 'Ids of the pulses the caller may export',
   tags: [TAG],
-  security: [{bearer: []}],
+  security: pulsesSecurity,
   responses: {200: {description: 'Client projects object', content: {'application/json': {schema: projectsInfoResponse}}}, ...errors},
 })
 
@@ -53,7 +56,7 @@ const clientInfoRoute = createRoute({
   path: '/clients/info',
   summary: 'Whether the caller is an admin, and its pulses with status and last status change',
   tags: [TAG],
-  security: [{bearer: []}],
+  security: pulsesSecurity,
   responses: {200: {description: 'Client info object', content: {'application/json': {schema: clientInfoResponse}}}, ...errors},
 })
 

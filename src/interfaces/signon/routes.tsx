@@ -73,6 +73,8 @@ const authorizePage = createRoute({
   path: '/oauth/authorize',
   summary: 'Start sign-on: shows the sign-in form, then the consent page',
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   request: {query: authorizeQuery},
   responses: {
     200: {description: 'HTML sign-in or consent page'},
@@ -87,6 +89,8 @@ const decide = createRoute({
   path: '/oauth/authorize',
   summary: 'The member allows or denies; redirects to the client with code or error',
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   request: {body: {content: {'application/x-www-form-urlencoded': {schema: consentForm, example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', decision: 'allow'}}}}},
   responses: {
     302: {description: 'Redirect to the redirect URI with code and state, or error=access_denied'},
@@ -101,6 +105,8 @@ const createSession = createRoute({
   path: '/oauth/session',
   summary: "Member sign-in with e-mail and password (the consent page's first form)",
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   request: {
     body: {
       content: {
@@ -125,6 +131,8 @@ const applicationsPage = createRoute({
   path: APPLICATIONS_PATH,
   summary: 'The applications a member allowed, each with a Revoke button (sign in first)',
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   responses: {200: {description: 'HTML page: the list, or the sign-in form when not signed in'}},
 })
 
@@ -134,6 +142,8 @@ const revokeApplication = createRoute({
   path: `${APPLICATIONS_PATH}/revoke`,
   summary: "Take an application's access back: its tokens and pending codes end at once",
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID}}}}},
   responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
 })
@@ -144,6 +154,8 @@ const signOut = createRoute({
   path: '/oauth/sign_out',
   summary: "End the member's sign-in session on this browser",
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
   responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
 })
@@ -156,6 +168,8 @@ const metadataRoute = createRoute({
   path: '/.well-known/oauth-authorization-server',
   summary: 'Authorization server metadata (RFC 8414): endpoints, grant types, PKCE, authentication methods',
   tags: ['A. Sign-on'],
+  // A browser page or form: the member signs in on it; no API credentials.
+  security: [],
   responses: {200: {description: 'The metadata document', content: {'application/json': {schema: serverMetadata}}}},
 })
 
@@ -208,6 +222,7 @@ const token = createRoute({
   path: '/oauth/token',
   summary: 'Exchange an authorization code (or client credentials) for an access token',
   tags: ['A. Sign-on'],
+  security: clientAuth,
   request: {
     body: {
       content: {
@@ -225,6 +240,10 @@ const token = createRoute({
   },
 })
 
+/** Token info takes any live token; member info a member's token with the profile scope. */
+const TOKEN_SECURITY: Record<string, string[]>[] = [{bearer: []}]
+const MEMBER_SECURITY: Record<string, string[]>[] = [{bearer: []}, {oauth2: ['profile']}]
+
 const infoRoute = (path: string, kind: 'token' | 'member') =>
   createRoute({
     method: 'get',
@@ -232,7 +251,7 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
     operationId: `${kind === 'token' ? 'tokenInfo' : 'memberInfo'}${path.startsWith('/user') ? '' : 'Short'}`,
     summary: kind === 'token' ? 'Check an access token (member still active and consenting)' : 'Member information',
     tags: ['A. Sign-on'],
-    security: [{bearer: []}],
+    security: kind === 'member' ? MEMBER_SECURITY : TOKEN_SECURITY,
     responses: {
       200: {
         description: kind === 'token' ? 'Token info' : 'Member information',
