@@ -12,6 +12,7 @@ import {conversationRoutes} from './interfaces/conversations/routes.js'
 import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
+import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
 import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   app.route('/', conversationRoutes(deps))
   app.route('/', pulseRoutes(deps))
 
+  registerPartnerWebhooks(app)
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
