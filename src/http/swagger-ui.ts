@@ -50,6 +50,7 @@ const INIT = `window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({url: '/openapi.json', dom_id: '#reference', deepLinking: true, tryItOutEnabled: false, displayOperationId: true, docExpansion: 'list', defaultModelsExpandDepth: 0})
 })`
 
+// biome-ignore lint/suspicious/noExplicitAny: mounted on the app whatever its environment and schema types
 export function swaggerUiRoutes(app: Hono<any, any, any>): void {
   app.get('/docs', (c) =>
     c.html(

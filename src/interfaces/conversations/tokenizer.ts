@@ -20,7 +20,7 @@ export const TOKENIZER = 'unicode61 remove_diacritics 0'
  * rather than in JavaScript means a term can never be split or case-folded differently from the
  * documents it is compared with. Must run while the caller holds the connection (a transaction).
  */
-async function ftsTokens(trx: Kysely<any>, terms: readonly string[]): Promise<string[][]> {
+async function ftsTokens<DB>(trx: Kysely<DB>, terms: readonly string[]): Promise<string[][]> {
   await sql.raw(`create virtual table if not exists temp.conversation_query_text using fts5(term, tokenize='${TOKENIZER}')`).execute(trx)
   await sql.raw(`create virtual table if not exists temp.conversation_query_tokens using fts5vocab(temp, conversation_query_text, instance)`).execute(trx)
   await sql`delete from temp.conversation_query_text`.execute(trx)
@@ -42,14 +42,14 @@ export function tokenizeTerms(db: Db, terms: readonly string[]): Promise<string[
   return isPostgres(db) ? tokenizeTexts(terms) : ftsTokens(db, terms)
 }
 
-let instance: Promise<Kysely<any>> | undefined
+let instance: Promise<Kysely<unknown>> | undefined
 
 const BATCH = 200
 
 /** Each text's tokens, in order. */
 export async function tokenizeTexts(texts: readonly string[]): Promise<string[][]> {
   if (texts.length === 0) return []
-  instance ??= openSqlite(':memory:').then((handle) => new Kysely<any>({dialect: new SqliteDialect({database: handle})}))
+  instance ??= openSqlite(':memory:').then((handle) => new Kysely<unknown>({dialect: new SqliteDialect({database: handle})}))
   const db = await instance
   const out: string[][] = []
   // One connection, held for each batch: the scratch tables belong to it.

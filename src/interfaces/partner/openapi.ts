@@ -11,6 +11,7 @@ useOpenApi()
  * is queued, and the headers every call carries. Pushes are sent in each project's order, retried
  * on failure, and may arrive more than once with the same delivery id.
  */
+// biome-ignore lint/suspicious/noExplicitAny: registered on the app whatever its environment and schema types
 export function registerPartnerWebhooks(app: OpenAPIHono<any, any, any>): void {
   const registry = app.openAPIRegistry
   registry.registerComponent('securitySchemes', 'partnerBasic', {
@@ -20,13 +21,10 @@ export function registerPartnerWebhooks(app: OpenAPIHono<any, any, any>): void {
   })
   const headers = z.object({
     'x-medpanel-delivery': z.string().uuid().openapi({description: "The push's id: the same on every retry, so a partner can apply it once"}),
-    'x-medpanel-signature': z
-      .string()
-      .optional()
-      .openapi({
-        description: 'For clients with a signing secret: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">',
-        example: 't=1795306546,v1=5d41402abc4b2a76b9719d911017c592',
-      }),
+    'x-medpanel-signature': z.string().optional().openapi({
+      description: 'For clients with a signing secret: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">',
+      example: 't=1795306546,v1=5d41402abc4b2a76b9719d911017c592',
+    }),
   })
   const ok = {200: {description: 'Accepted (any 2xx); anything else is retried, with backoff, for three days'}}
   // A webhook has no path of its own: where each call goes is in its summary (the ids in the URL

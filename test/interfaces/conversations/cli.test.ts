@@ -2,7 +2,6 @@ import {COMMENT_COLUMNS, POST_COLUMNS} from '../../../src/interfaces/conversatio
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {openStore} from '../../../src/store/db.js'
 import {cli, cliJson, startCli, tempDir} from '../../helpers/cli.js'
 import {CORPUS} from './fixtures.js'
 import {JSON_TYPE, query} from './helpers.js'
