@@ -4,7 +4,7 @@ import {describe, expect, it} from 'vitest'
 import {cliJson, tempDir} from '../helpers/cli.js'
 
 /**
- * The naming scheme every --json output keeps (docs: the README's command reference), checked
+ * The naming scheme every --json output keeps (docs: operations.md, "One naming scheme for scripts"), checked
  * on the outputs of a realistic scenario rather than command by command.
  */
 const MONEY = new Set(['amount', 'available_funds', 'current_balance', 'available_funds_after'])

@@ -16,7 +16,7 @@ const TYPES = {
 type TypeCode = keyof typeof TYPES
 
 /**
- * The status rules, written out here from the README ("Statuses") rather than imported from the
+ * The status rules, written out here from docs/balance.md ("Statuses") rather than imported from the
  * code under test, so that a wrong table there fails this test instead of becoming its model:
  * Processing → Completed | Cancelled | OnHold, OnHold → Processing | Cancelled, Completed →
  * Reversed; Cancelled and Reversed are final; every other move (staying put included) is refused.

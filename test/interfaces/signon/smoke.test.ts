@@ -41,7 +41,7 @@ describe('service basics', () => {
     expect(res.status).toBe(200)
     const doc = (await res.json()) as {paths: Record<string, Record<string, unknown>>}
     const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
-    // The tables under "Calling it" in the README. Interface B's endpoints are the partner's, not ours.
+    // The tables under "Calling it" in docs/signon.md, balance.md, pulses.md and conversations.md. Interface B's endpoints are the partner's, not ours.
     const documented = [
       // A: sign-on
       'GET /oauth/authorize',

@@ -154,7 +154,7 @@ describe('POST /oauth/token', () => {
       await expectError(res, 400, 'invalid_request')
     })
     it('a garbage body is invalid_request, never a 500', async () => {
-      // No grant_type can be read from it: RFC 6749 5.2 (a missing parameter) and the README's
+      // No grant_type can be read from it: RFC 6749 5.2 (a missing parameter) and docs/signon.md's
       // token errors make that invalid_request with 400, not unsupported_grant_type.
       const res = await ctx.app.request('/oauth/token', {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, body: '%%%&&&==\u0000\uffff'})
       await expectError(res, 400, 'invalid_request')
