@@ -55,7 +55,10 @@ describe('slow clients', () => {
           }
         }, 100)
       })
-      expect(Math.max(...closedAfter)).toBeLessThan(14_000)
+      // Closed by the 10 s header deadline (checked every second), not left open: none before the
+      // deadline, and none long after it. The upper bound leaves room for a loaded machine
+      // (2 cores running a whole suite under Deno closed the last one at 14.01 s).
+      expect(Math.max(...closedAfter)).toBeLessThan(17_000)
       expect(Math.min(...closedAfter)).toBeGreaterThan(9_000)
     } finally {
       for (const s of slow) s.stop()
