@@ -32,13 +32,15 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     if (flags['database-url']) throw new AppError('bad_request', 'partner-serve keeps its own SQLite file; give it with --db PATH')
     const username = await this.need(flags.username, 'username', 'Basic username partners must send')
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password partners must send')
+    // Listening for SIGINT/SIGTERM before the ready line, as serve does: a stop right after it is graceful.
+    const signalled = untilSignal()
     const store = await openReceiverStore(flags.db ?? './partner.db')
     try {
       const app = receiverApp({db: store.db, username, password, clock: this.clock})
       const server = await startServer(app, {port: flags.port, host: flags.host})
       if (this.jsonEnabled()) this.logJson({url: server.url, base_url: server.url, db: flags.db})
       else this.log(`reference partner listening on ${server.url} (interface B under ${server.url}/v1; Ctrl-C to stop)`)
-      const signal = await untilSignal()
+      const signal = await signalled
       process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
       await server.close()
     } finally {

@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
 import {keyringOf, openSqlite} from './db.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 
@@ -21,6 +21,8 @@ export async function backupStore(db: Kysely<any>, to: string): Promise<BackupRe
   if (existsSync(to)) throw new Error(`${to} already exists; back up to a new file`)
   const keyring = keyringOf(db)
   await sql`vacuum into ${to}`.execute(db)
+  // The copy holds what the store holds (members, withdrawal details): readable by its owner only, like the store.
+  chmodSync(to, 0o600)
   writeKeyFile(keyFileOf(to), [...keyring.keys.values()])
   return {file: to, bytes: statSync(to).size, key_file: keyFileOf(to)}
 }

@@ -1,15 +1,10 @@
-import {existsSync} from 'node:fs'
 import {join} from 'node:path'
-import {chromium, type Browser} from 'playwright-core'
+import type {Browser} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {browserAvailable, launchBrowser} from '../helpers/browser.js'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-// On CI the browser is installed by .ci/run, so this test must run there, never skip.
-const available = existsSync(CHROMIUM) || process.env.CI === 'true'
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync']
-
-describe.skipIf(!available)('sign-on in Chromium at a plain-http origin that is not loopback', () => {
+describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin that is not loopback', () => {
   let server: RunningCli
   let browser: Browser
   let origin: string
@@ -55,7 +50,7 @@ describe.skipIf(!available)('sign-on in Chromium at a plain-http origin that is 
       'Cardiology',
     ])
     server = await startCli(['serve', '--no-worker', '--port', port, '--base-url', origin, ...db])
-    browser = await chromium.launch({executablePath: CHROMIUM, args: [...FLAGS, '--host-resolver-rules=MAP medpanel.test 127.0.0.1']})
+    browser = await launchBrowser(['--host-resolver-rules=MAP medpanel.test 127.0.0.1'])
   })
   afterAll(async () => {
     await browser?.close()

@@ -1,5 +1,5 @@
 import {Decimal} from 'decimal.js'
-import {writeFileSync} from 'node:fs'
+import {statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {npiFromBase} from '../../src/lib/npi.js'
@@ -142,6 +142,8 @@ describe('crashes, repeated', () => {
     cliJson(['list-clients', ...db])
     const backup = await cliAsync(['backup', ...db, '--to', join(dir, 'b.db'), '--json'])
     expect(backup.status, backup.stderr).toBe(0)
+    // The copy holds what the store holds: its owner's alone, like its key file.
+    expect(statSync(join(dir, 'b.db')).mode & 0o777).toBe(0o600)
     const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
     try {
       const refused = await cliAsync(['restore', ...db, '--from', join(dir, 'b.db')])

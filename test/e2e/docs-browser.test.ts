@@ -1,22 +1,15 @@
-import {existsSync} from 'node:fs'
 import {join} from 'node:path'
-import {chromium, type Browser} from 'playwright-core'
+import type {Browser} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {browserAvailable, launchBrowser} from '../helpers/browser.js'
 import {startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-// On CI the browser is installed by .ci/run, so this test must run there, never skip.
-const available = existsSync(CHROMIUM) || process.env.CI === 'true'
-
-describe.skipIf(!available)('the API reference at /docs in a real browser (Debian Chromium)', () => {
+describe.skipIf(!browserAvailable)('the API reference at /docs in a real browser (Debian Chromium)', () => {
   let server: RunningCli
   let browser: Browser
   beforeAll(async () => {
     server = await startCli(['serve', '--demo', '--port', '0', '--db', join(tempDir(), 'docs.db')])
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchBrowser()
   })
   afterAll(async () => {
     await browser?.close()

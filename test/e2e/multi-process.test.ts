@@ -39,6 +39,33 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
     )
     return file
   }
+  /** A project, its quota and a list of `members` members pushed one per request (many small deliveries). */
+  const pushStudy = (project: string, members: number, npiBase: number) => {
+    cliJson([
+      'push-project',
+      ...store,
+      '--project-id',
+      project,
+      '--name',
+      `Study ${project}`,
+      '--duration',
+      '5',
+      '--status',
+      'active',
+      '--type',
+      'custom',
+      '--partner',
+      client.client_id,
+    ])
+    cliJson(['push-quota', ...store, '--project-id', project, '--file', quotaFile(project)])
+    const list = Array.from({length: members}, (_, i) => {
+      const npi = npiFromBase(String(npiBase + i))
+      return {npi, honoraria: 10 + i, url: `https://survey.example/${project}?npi=${npi}`}
+    })
+    const file = join(dir, `${project}-members.json`)
+    writeFileSync(file, JSON.stringify(list))
+    cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
+  }
   const basic = () => `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
 
   beforeAll(async () => {
@@ -139,32 +166,7 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
 
   it("pushes queued while all three run reach partner-serve once each, in each project's order", async () => {
     const projects = ['PA', 'PB', 'PC', 'PD']
-    for (const project of projects) {
-      cliJson([
-        'push-project',
-        ...store,
-        '--project-id',
-        project,
-        '--name',
-        `Study ${project}`,
-        '--duration',
-        '5',
-        '--status',
-        'active',
-        '--type',
-        'custom',
-        '--partner',
-        client.client_id,
-      ])
-      cliJson(['push-quota', ...store, '--project-id', project, '--file', quotaFile(project)])
-      const members = Array.from({length: 20}, (_, i) => {
-        const npi = npiFromBase(String(300000000 + i))
-        return {npi, honoraria: 10 + i, url: `https://survey.example/${project}?npi=${npi}`}
-      })
-      const file = join(dir, `${project}-members.json`)
-      writeFileSync(file, JSON.stringify(members))
-      cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
-    }
+    for (const project of projects) pushStudy(project, 20, 300000000)
     const queued = cliJson<{id: string; project_id: string; path: string; method: string}[]>(['list-deliveries', ...store])
     // Per project: the project, its quota, and twenty one-member chunks of the list.
     expect(queued.length).toBe(projects.length * 22)
@@ -197,32 +199,7 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
 
   it('a process SIGKILLed mid-send leaves its deliveries to the others: each arrives, at most resent with its own id, in order', async () => {
     const projects = ['KA', 'KB', 'KC']
-    for (const project of projects) {
-      cliJson([
-        'push-project',
-        ...store,
-        '--project-id',
-        project,
-        '--name',
-        `Study ${project}`,
-        '--duration',
-        '5',
-        '--status',
-        'active',
-        '--type',
-        'custom',
-        '--partner',
-        client.client_id,
-      ])
-      cliJson(['push-quota', ...store, '--project-id', project, '--file', quotaFile(project)])
-      const members = Array.from({length: 60}, (_, i) => {
-        const npi = npiFromBase(String(400000000 + i))
-        return {npi, honoraria: 10 + i, url: `https://survey.example/${project}?npi=${npi}`}
-      })
-      const file = join(dir, `${project}-members.json`)
-      writeFileSync(file, JSON.stringify(members))
-      cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
-    }
+    for (const project of projects) pushStudy(project, 60, 400000000)
     const queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', ...store]).filter((d) => projects.includes(d.project_id))
     const received = await openReceiverStore(join(dir, 'partner.db'))
     try {
