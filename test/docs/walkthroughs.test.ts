@@ -1,0 +1,96 @@
+import {spawnSync} from 'node:child_process'
+import {chmodSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:net'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+import {cliCommand, tempDir} from '../helpers/cli.js'
+import {onPostgres} from '../helpers/store.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+/** The interface pages, in the order their walkthroughs build on each other. */
+const PAGES = ['signon', 'partner', 'balance', 'pulses', 'conversations']
+
+/** The first ```sh block after the page's "### Walkthrough" heading. */
+function walkthrough(page: string): string {
+  const text = readFileSync(join(root, 'docs', `${page}.md`), 'utf8')
+  const heading = text.indexOf('\n### Walkthrough\n')
+  if (heading < 0) throw new Error(`docs/${page}.md has no "### Walkthrough" section`)
+  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(heading))
+  if (!block) throw new Error(`docs/${page}.md: no sh block under "### Walkthrough"`)
+  return block[1]!
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port} = server.address() as {port: number}
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+// The walkthroughs of docs/{signon,partner,balance,pulses,conversations}.md, run as printed, one
+// after another in one bash, from an empty directory, with `medpanel` on PATH the way the README
+// says (this checkout's bin/). The only change: the ports 8080 and 9090 become free ones, so the
+// test never collides with something already listening there.
+describe.skipIf(onPostgres)('the docs walkthroughs', () => {
+  it('run in sequence as written, and show what the pages say they show', async () => {
+    const dir = tempDir('medpanel-walkthrough-')
+    const [service, partner] = [await freePort(), await freePort()]
+    const launcher = cliCommand()
+    // On Node, bin/ itself goes on PATH (bin/medpanel is the README's recipe). Under another
+    // runtime, a one-line `medpanel` there runs the CLI the way this run does.
+    let bin = join(root, 'bin')
+    if (launcher.command !== process.execPath || launcher.args[0] !== join(root, 'bin/run.js')) {
+      bin = join(dir, '.bin')
+      mkdirSync(bin)
+      writeFileSync(join(bin, 'medpanel'), `#!/bin/sh\nexec ${[launcher.command, ...launcher.args].map((part) => `'${part}'`).join(' ')} "$@"\n`)
+      chmodSync(join(bin, 'medpanel'), 0o755)
+    }
+    const script = PAGES.map((page) => `# ---- docs/${page}.md\n${walkthrough(page)}`)
+      .join('\n')
+      .replaceAll('127.0.0.1:8080', `127.0.0.1:${service}`)
+      .replaceAll('127.0.0.1%3A8080', `127.0.0.1%3A${service}`)
+      .replaceAll('--port 8080', `--port ${service}`)
+      .replaceAll('--port 9090', `--port ${partner}`)
+      .replaceAll('127.0.0.1:9090', `127.0.0.1:${partner}`)
+    expect(script).not.toMatch(/\b(8080|9090)\b/)
+    writeFileSync(join(dir, 'walkthrough.sh'), script)
+    // Whatever happens, the servers the script put in the background go with it.
+    const run = spawnSync('bash', ['-c', `set -euo pipefail; trap 'kill $(jobs -p) 2>/dev/null || true' EXIT; source walkthrough.sh`], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: {...process.env, PATH: `${bin}:${process.env.PATH}`, MEDPANEL_DB: '', NO_COLOR: '1'},
+    })
+    writeFileSync(join(dir, 'walkthrough.out'), run.stdout)
+    const output = `${run.stdout}\n${run.stderr}`
+    const serveLog = (() => {
+      try {
+        return readFileSync(join(dir, 'serve.log'), 'utf8')
+      } catch {
+        return '(no serve.log)'
+      }
+    })()
+    expect(run.status, `${output}\n--- serve.log\n${serveLog}`).toBe(0)
+    // A: the member signed in through the consent forms, and the token reads her.
+    expect(run.stdout).toContain('"resource_owner_id":4')
+    expect(run.stdout).toContain('{"first_name":"Ana","last_name":"Ruiz","country_of_practice":"US","primary_specialty":"Oncology"}')
+    // B: the partner holds the project, and the conformance run passed.
+    expect(run.stdout).toContain('"name": "Heart failure therapies"')
+    expect(run.stdout).toMatch(/"state": "complete"/)
+    expect(`${run.stdout}`).not.toMatch(/\bFAIL\b/)
+    // C: the withdrawal was followed to Completed; errors came in the interface's shapes.
+    expect(run.stdout).toMatch(/"status":"Completed"/)
+    expect(run.stdout).toMatch(/^422\n[\s\S]*^403\n[\s\S]*^405$/m)
+    // D: the export was read back and imported under another id.
+    expect(run.stdout).toContain('6b0f5a52-1f0e-4d8e-9b43-0c1d2e3f4a5b')
+    expect(run.stdout).toMatch(/"respondents": 150/)
+    expect(run.stdout).toMatch(/^www-authenticate: Bearer /im)
+    // E: the summaries answered in JSON and XML.
+    expect(run.stdout).toMatch(/<\?xml/)
+  }, 200_000)
+})
