@@ -6,7 +6,7 @@ import {memberRecord} from './output/registry.js'
 export default class AddMember extends BaseCommand<typeof AddMember> {
   static override description = 'Add a verified physician member who can sign in'
   static override examples = [
-    '<%= config.bin %> add-member --email ana@clinic.example --password "s3cret-pass" --first-name Ana --last-name Ruiz --country US --specialty Oncology --npi 1234567893',
+    '<%= config.bin %> add-member --email ana@clinic.example --password "s3cret-pass" --first-name Ana --last-name Ruiz --country US --specialty Oncology --npi 1987654328',
   ]
 
   static override asked = ['email', 'password', 'first-name', 'last-name', 'country', 'specialty']

@@ -10,8 +10,8 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
   static override description =
     'Load a pulse from a file in the export shape (as GET /projects/{id}/export returns it). The whole file is checked first; one bad value rejects all of it, naming its path.'
   static override examples = [
-    '<%= config.bin %> import-pulse --client 3f2a… --file export.json',
-    '<%= config.bin %> import-pulse --client 3f2a… --file export.json --project-id 6b0f5a52-1f0e-4d8e-9b43-0c1d2e3f4a5b --status Completed --json',
+    '<%= config.bin %> import-pulse --client demo-client --file export.json --project-id 0e3c7f4a-5b6d-4e8f-9a0b-1c2d3e4f5a6b',
+    '<%= config.bin %> import-pulse --client demo-client --file export.json --project-id 6b0f5a52-1f0e-4d8e-9b43-0c1d2e3f4a5b --status Completed --json',
   ]
 
   static override asked = ['client', 'file']

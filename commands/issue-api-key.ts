@@ -7,7 +7,7 @@ import {BaseCommand, choicesFlag} from './base-command.js'
 export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
   static override description = 'Issue an interface E API key to a client with the conversations grant; the key is shown only once'
   static override examples = [
-    '<%= config.bin %> issue-api-key 3f2a…',
+    '<%= config.bin %> issue-api-key demo-client',
     '<%= config.bin %> issue-api-key 3f2a… --methods summary --data-calls 0',
     '<%= config.bin %> issue-api-key 3f2a… --data-calls 500 --renew-days 30 --subscription-ends 2027-01-01T00:00:00Z --json',
   ]

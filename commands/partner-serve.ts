@@ -8,7 +8,7 @@ import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
   static override description = 'Run a reference partner: every interface B endpoint under /v1, storing what it receives in its own SQLite file'
   static override examples = [
-    '<%= config.bin %> partner-serve --username acme --password s3cret',
+    '<%= config.bin %> partner-serve --port 9090 --username acme --password s3cret --db ./partner.db',
     '<%= config.bin %> partner-serve --port 0 --username u --password p --db /tmp/partner.db --json',
   ]
 

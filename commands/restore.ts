@@ -5,7 +5,7 @@ import {BaseCommand, DEFAULT_STORE} from './base-command.js'
 
 export default class Restore extends BaseCommand<typeof Restore> {
   static override description = 'Put a backup in place of the store; refused while any process (a running serve) has the store open'
-  static override examples = ['<%= config.bin %> restore --db ./medpanel.db --from /backups/medpanel-2026-11-24.db']
+  static override examples = ['<%= config.bin %> restore --db ./restored.db --from ./medpanel-$(date +%F).db']
   static override flags = {
     from: Flags.string({description: 'a file written by `medpanel backup` (its FILE.key is restored too)', required: true}),
   }

@@ -4,7 +4,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class RevokeConsent extends BaseCommand<typeof RevokeConsent> {
   static override description = "Withdraw a member's consent for a client: its tokens for that member die and pending codes expire"
-  static override examples = ['<%= config.bin %> revoke-consent 7 --client 3f2a…']
+  static override examples = ['<%= config.bin %> revoke-consent 1 --client demo-client']
   static override args = {member: Args.string({description: 'user_id of the member', required: true})}
   static override flags = {client: Flags.string({description: 'client_id', required: true})}
 

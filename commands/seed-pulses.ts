@@ -6,7 +6,10 @@ import {BaseCommand} from './base-command.js'
 export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
   static override description =
     'Generate realistic physician pulses (interface D) owned by a client, deterministic from --seed. Pulse i gets status i mod 7 (Launched, Completed, Held, Draft, Queued, PendingMasterApproval, Pending); fielded pulses get --respondents each. Re-running skips pulses that already exist.'
-  static override examples = ['<%= config.bin %> seed-pulses --client 3f2a…', '<%= config.bin %> seed-pulses --client 3f2a… --count 7 --respondents 500 --seed 42 --json']
+  static override examples = [
+    '<%= config.bin %> seed-pulses --client demo-client',
+    '<%= config.bin %> seed-pulses --client demo-client --count 7 --respondents 500 --seed 42 --json',
+  ]
 
   static override asked = ['client']
   static override flags = {

@@ -15,6 +15,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
   static override examples = [
     '<%= config.bin %> serve',
     '<%= config.bin %> serve --demo --port 8080',
+    '<%= config.bin %> serve --port 0 --json   # any free port; prints its address once ready',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
   ]
 

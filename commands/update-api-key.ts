@@ -7,9 +7,9 @@ import {BaseCommand, choicesFlag} from './base-command.js'
 export default class UpdateApiKey extends BaseCommand<typeof UpdateApiKey> {
   static override description = 'Change an interface E API key: allowance, subscription end, methods; --data-calls starts a fresh allowance'
   static override examples = [
-    '<%= config.bin %> update-api-key key_0123456789abcdef0123 --data-calls 100',
+    '<%= config.bin %> update-api-key mpk_demo_conversations_key --data-calls 100',
     '<%= config.bin %> update-api-key mpk_… --subscription-ends 2027-06-30T23:59:59Z',
-    '<%= config.bin %> update-api-key key_0123456789abcdef0123 --revoke',
+    '<%= config.bin %> update-api-key key_0123… --revoke',
   ]
   static override args = {key: Args.string({description: 'the API key itself, or its id (key_…)', required: true})}
 

@@ -8,7 +8,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
   static override description = 'Change a client. --expire and --token-ttl end every token the client holds.'
   static override examples = [
     '<%= config.bin %> update-client 3f2a… --expire',
-    '<%= config.bin %> update-client 3f2a… --token-ttl 3600',
+    '<%= config.bin %> update-client demo-client --token-ttl 3600',
     '<%= config.bin %> update-client 3f2a… --no-token-ttl',
   ]
   static override args = {id: Args.string({description: 'client_id', required: true})}

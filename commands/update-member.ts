@@ -5,7 +5,7 @@ import {memberRecord} from './output/registry.js'
 
 export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
   static override description = "Change a member's password or active state. Both end every token the member holds."
-  static override examples = ['<%= config.bin %> update-member 7 --password "new-pass-123"', '<%= config.bin %> update-member 7 --deactivate']
+  static override examples = ['<%= config.bin %> update-member 3 --password "new-pass-123"', '<%= config.bin %> update-member 3 --deactivate']
   static override args = {id: Args.string({description: 'user_id', required: true})}
 
   static override flags = {

@@ -7,7 +7,11 @@ import {BaseCommand, choiceFlag} from './base-command.js'
 export default class UpdateTransaction extends BaseCommand<typeof UpdateTransaction> {
   static override description =
     "Move a transaction to another status: Processing → Completed|Cancelled|OnHold, OnHold → Processing|Cancelled, Completed → Reversed. A withdrawal's fee follows it."
-  static override examples = ['<%= config.bin %> update-transaction 6f1c… --status Completed', '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json']
+  static override examples = [
+    '<%= config.bin %> update-transaction 6f1c… --status Completed',
+    `<%= config.bin %> update-transaction "$(<%= config.bin %> list-transactions user_id 1 --json | jq -r '[.[] | select(.type == "WITHDRAWAL" and .status == "Processing")][0].id')" --status Completed`,
+    '<%= config.bin %> update-transaction 6f1c… --status Cancelled --json',
+  ]
   static override args = {id: Args.string({description: 'transaction id (GUID)', required: true})}
   static override asked = ['status']
   static override flags = {status: choiceFlag(STATUSES, {description: 'new status'})}

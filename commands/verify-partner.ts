@@ -5,7 +5,7 @@ import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
 export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
   static override description = "Check a partner's interface B implementation with a full lifecycle under ids of its own; exit 1 if any check fails"
-  static override examples = ['<%= config.bin %> verify-partner --url https://partner.example.com --username medpanel --password s3cret']
+  static override examples = ['<%= config.bin %> verify-partner --url http://127.0.0.1:9090 --username acme --password s3cret']
 
   static override asked = ['url', 'username', 'password']
   static override flags = {

@@ -1,10 +1,9 @@
 import {spawnSync} from 'node:child_process'
-import {chmodSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
-import {cliCommand, tempDir} from '../helpers/cli.js'
+import {freePort, medpanelOnPath, tempDir} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -21,17 +20,6 @@ function walkthrough(page: string): string {
   return block[1]!
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const {port} = server.address() as {port: number}
-      server.close(() => resolve(port))
-    })
-  })
-}
-
 // The walkthroughs of docs/{signon,partner,balance,pulses,conversations}.md, run as printed, one
 // after another in one bash, from an empty directory, with `medpanel` on PATH the way the README
 // says (this checkout's bin/). The only change: the ports 8080 and 9090 become free ones, so the
@@ -40,16 +28,7 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
   it('run in sequence as written, and show what the pages say they show', async () => {
     const dir = tempDir('medpanel-walkthrough-')
     const [service, partner] = [await freePort(), await freePort()]
-    const launcher = cliCommand()
-    // On Node, bin/ itself goes on PATH (bin/medpanel is the README's recipe). Under another
-    // runtime, a one-line `medpanel` there runs the CLI the way this run does.
-    let bin = join(root, 'bin')
-    if (launcher.command !== process.execPath || launcher.args[0] !== join(root, 'bin/run.js')) {
-      bin = join(dir, '.bin')
-      mkdirSync(bin)
-      writeFileSync(join(bin, 'medpanel'), `#!/bin/sh\nexec ${[launcher.command, ...launcher.args].map((part) => `'${part}'`).join(' ')} "$@"\n`)
-      chmodSync(join(bin, 'medpanel'), 0o755)
-    }
+    const bin = medpanelOnPath(dir)
     const script = PAGES.map((page) => `# ---- docs/${page}.md\n${walkthrough(page)}`)
       .join('\n')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${service}`)

@@ -1,9 +1,8 @@
 import {spawnSync} from 'node:child_process'
-import {chmodSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliCommand, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {medpanelOnPath, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
 
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url))
@@ -13,12 +12,8 @@ const examples = fileURLToPath(new URL('../../examples/', import.meta.url))
 describe.skipIf(onPostgres)('examples/ against serve --demo', () => {
   const dir = tempDir('medpanel-examples-')
   const db = join(dir, 'demo.db')
-  // The scripts call "$MEDPANEL …": a one-word command running the CLI the way this run does
-  // (bin/run.js on this Node, or under Deno).
-  const medpanel = join(dir, 'medpanel')
-  const launcher = cliCommand()
-  writeFileSync(medpanel, `#!/bin/sh\nexec ${[launcher.command, ...launcher.args].map((part) => `'${part}'`).join(' ')} "$@"\n`)
-  chmodSync(medpanel, 0o755)
+  // The scripts call "$MEDPANEL …": `medpanel` as this run starts the CLI (bin/medpanel on Node).
+  const medpanel = join(medpanelOnPath(dir), 'medpanel')
   let server: RunningCli
   beforeAll(async () => {
     server = await startCli(['serve', '--demo', '--port', '0', '--db', db])

@@ -1,7 +1,8 @@
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {mkdtempSync} from 'node:fs'
+import {chmodSync, mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
+import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {onPostgres, storeFlags} from './store.js'
 
@@ -133,4 +134,30 @@ export function startCli(args: string[], env: Record<string, string> = {}, launc
       reject(new Error(`${args.join(' ')} exited ${code} before it was ready: ${err}`))
     })
   })
+}
+
+/** A loopback port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port} = server.address() as {port: number}
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/**
+ * A directory to put first on PATH so that `medpanel` runs the CLI the way this test run does. On
+ * Node that is the checkout's bin/ itself (bin/medpanel is the README's recipe); under another
+ * runtime, a one-line `medpanel` script in `dir`.
+ */
+export function medpanelOnPath(dir: string, launcher: Launcher = cliCommand()): string {
+  if (launcher.command === process.execPath && launcher.args.length === 1 && launcher.args[0] === BIN) return dirname(BIN)
+  const bin = join(dir, '.bin')
+  mkdirSync(bin, {recursive: true})
+  writeFileSync(join(bin, 'medpanel'), `#!/bin/sh\nexec ${[launcher.command, ...launcher.args].map((part) => `'${part}'`).join(' ')} "$@"\n`)
+  chmodSync(join(bin, 'medpanel'), 0o755)
+  return bin
 }

@@ -1,0 +1,183 @@
+import {spawn, spawnSync} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {COMMAND_LOADERS} from '../../commands/index.js'
+import {freePort, medpanelOnPath, tempDir} from '../helpers/cli.js'
+import {onPostgres} from '../helpers/store.js'
+
+/**
+ * Every command's --help examples, run as printed (with `medpanel` on PATH, stdin closed) in one
+ * directory that holds what a tester would have there: the demo store as MEDPANEL_DB, a partner
+ * on port 9090 (a free port stands in for it) registered as a partner client, and the files the
+ * examples name. An example is left out only when it cannot run unattended as printed: it holds
+ * a placeholder (…), it asks on a terminal, or it serves on a fixed port until stopped. Every
+ * other example must exit 0, and every command must have at least one that runs.
+ */
+const NOT_UNATTENDED: Record<string, string> = {
+  'medpanel withdraw user_id 1': 'asks for the type, amount and details on a terminal',
+}
+const NEEDS_POSTGRES = new Set(['copy-store'])
+const LONG_RUNNING = new Set(['serve', 'partner-serve'])
+/** Commands whose examples depend on what earlier ones made, in that order; the rest follow. */
+const ORDER = [
+  'demo',
+  'register-client',
+  'push-project',
+  'push-quota',
+  'push-members',
+  'remove-member',
+  'push-event',
+  'close-project',
+  'withdraw',
+  'update-transaction',
+  'seed-pulses',
+  'import-pulse',
+  'backup',
+  'restore',
+  'rotate-client-secret',
+]
+
+interface Example {
+  command: string
+  line: string
+}
+
+async function allExamples(): Promise<Example[]> {
+  const names = [...ORDER, ...Object.keys(COMMAND_LOADERS).filter((name) => !ORDER.includes(name))]
+  const out: Example[] = []
+  for (const name of names) {
+    const loaded = await COMMAND_LOADERS[name]!()
+    for (const example of loaded.examples ?? []) {
+      const text = typeof example === 'string' ? example : example.command
+      out.push({command: name, line: text.replaceAll('<%= config.bin %>', 'medpanel')})
+    }
+  }
+  return out
+}
+
+const FILES: Record<string, string> = {
+  'project.json': JSON.stringify({project_id: 'P-100', name: 'Cardiology attitudes', duration: 20, status: 'active', project_type: 'custom'}),
+  'quota.json': JSON.stringify({
+    quota_id: 'Q-1',
+    status: 'open',
+    limit: 2,
+    incidence_rate: 0.35,
+    type: 'specialty',
+    matching_specialties: ['Cardiology'],
+    matching_regions: ['CA', 'NY'],
+    cost_per_complete: '140.00',
+    honoraria: 90.5,
+    url: 'https://survey.example/s/P-100?npi=<npi>',
+    closes_at: '2030-12-31T23:00:00Z',
+  }),
+  'members.csv': 'npi,honoraria,url\n1234567893,90.50,https://survey.example/s/P-100?npi=1234567893\n',
+  'more.json': JSON.stringify([{npi: '1987654328', honoraria: 90.5, url: 'https://survey.example/s/P-100?npi=1987654328'}]),
+  'check-address.json': JSON.stringify({
+    first_name: 'Dana',
+    last_name: 'Whitfield',
+    address_line1: '1 Main St',
+    city: 'Springfield',
+    region: 'US-IL',
+    postal_code: '62701',
+    country: 'US',
+  }),
+}
+
+describe.skipIf(onPostgres)('every command --help example', () => {
+  const dir = tempDir('medpanel-help-examples-')
+  const bin = medpanelOnPath(dir)
+  const env = {...process.env, PATH: `${bin}:${process.env.PATH}`, MEDPANEL_DB: './medpanel-demo.db', NO_COLOR: '1'}
+  let partnerPort = 0
+  const background: number[] = []
+  /** Runs a server's command line in a process group of its own, reads its first JSON document, stops the group. */
+  const firstJson = (script: string) =>
+    new Promise<{url?: unknown} | undefined>((resolve) => {
+      const child = spawn('bash', ['-c', script], {cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'ignore']})
+      let out = ''
+      const done = (value: {url?: unknown} | undefined) => {
+        clearTimeout(timer)
+        try {
+          process.kill(-child.pid!, 'SIGTERM')
+        } catch {
+          // already gone
+        }
+        resolve(value)
+      }
+      const timer = setTimeout(() => done(undefined), 30_000)
+      child.stdout!.on('data', (chunk) => {
+        out += chunk
+        try {
+          done(JSON.parse(out))
+        } catch {
+          // not a whole document yet
+        }
+      })
+      child.once('exit', () => done(undefined))
+    })
+  const bash = (script: string, timeout = 120_000) =>
+    spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], {cwd: dir, env, encoding: 'utf8', timeout, stdio: ['ignore', 'pipe', 'pipe']})
+
+  beforeAll(async () => {
+    partnerPort = await freePort()
+    for (const [name, text] of Object.entries(FILES)) writeFileSync(join(dir, name), text)
+    const partner = spawn('bash', ['-c', `exec medpanel partner-serve --port ${partnerPort} --username acme --password s3cret --db ./partner.db`], {
+      cwd: dir,
+      env,
+      stdio: 'ignore',
+      detached: true,
+    })
+    background.push(partner.pid!)
+    // The store and the files the examples read: the demo, a partner client, a pulse export and a
+    // conversations answer saved from a running serve.
+    const setup = bash(`
+      until curl -s -o /dev/null http://127.0.0.1:${partnerPort}/v1/projects/none; do sleep 0.2; done
+      medpanel demo > /dev/null
+      medpanel register-client --name Acme --url https://acme.example --logo-url https://acme.example/l.png \\
+        --grant partner --partner-url http://127.0.0.1:${partnerPort} --partner-username acme --partner-password s3cret > /dev/null
+      medpanel serve --port 0 --json --no-worker > serve.json 2> serve.log &
+      trap 'kill %1' EXIT
+      until [ -s serve.json ]; do sleep 0.2; done
+      URL=$(jq -r .url serve.json)
+      TOKEN=$(curl -sf -X POST $URL/oauth/token -d grant_type=client_credentials -d client_id=demo-client -d client_secret=demo-client-secret | jq -r .access_token)
+      PULSE=$(medpanel list-pulses --client demo-client --json | jq -r '[.[] | select(.respondents > 0)][0].project_id')
+      curl -sf $URL/projects/$PULSE/export -H "Authorization: Bearer $TOKEN" -o export.json
+      curl -sf "$URL/conversations/data?terms%5B%5D=metformin&start=2025-06-01T00:00:00Z&end=2026-06-01T00:00:00Z" \\
+        -H 'Accept: application/vnd.service-v1+json' -H 'X-Service-Conversation-API-Key: mpk_demo_conversations_key' -o conversations.json
+    `)
+    expect(setup.status, `${setup.stdout}\n${setup.stderr}`).toBe(0)
+  }, 120_000)
+  afterAll(() => {
+    for (const pid of background) {
+      try {
+        process.kill(-pid)
+      } catch {
+        // already gone
+      }
+    }
+  })
+
+  it('runs as written, and every command has at least one that runs', async () => {
+    const ran = new Set<string>()
+    const failures: string[] = []
+    for (const {command, line} of await allExamples()) {
+      if (line.includes('…') || NOT_UNATTENDED[line] || NEEDS_POSTGRES.has(command)) continue
+      const script = line.replaceAll('127.0.0.1:9090', `127.0.0.1:${partnerPort}`)
+      if (LONG_RUNNING.has(command)) {
+        // A server runs when it serves on a free port and says where: start it, read its first
+        // line (the --json address), then stop it.
+        if (!line.includes('--port 0')) continue
+        const address = await firstJson(script)
+        if (typeof address?.url !== 'string') failures.push(`${line}\n  did not print its address within 30 s`)
+        else ran.add(command)
+        continue
+      }
+      const run = bash(script)
+      if (run.status !== 0) failures.push(`${line}\n  exit ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join('\n  ')}`)
+      else ran.add(command)
+    }
+    expect(failures, failures.join('\n')).toEqual([])
+    const without = Object.keys(COMMAND_LOADERS).filter((name) => !ran.has(name) && !NEEDS_POSTGRES.has(name))
+    expect(without, 'commands with no example that runs as written').toEqual([])
+  }, 400_000)
+})
