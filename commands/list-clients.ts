@@ -1,4 +1,4 @@
-import {listClients, type ClientView} from '../src/registry/service.js'
+import {listClients, type ClientView} from '../src/registry/views.js'
 import {BaseCommand} from './base-command.js'
 import {clientTable} from './output/registry.js'
 

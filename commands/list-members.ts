@@ -1,4 +1,4 @@
-import {listMembers, type MemberView} from '../src/registry/service.js'
+import {listMembers, type MemberView} from '../src/registry/views.js'
 import {BaseCommand} from './base-command.js'
 import {memberTable} from './output/registry.js'
 

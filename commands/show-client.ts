@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {getClient, type ClientView} from '../src/registry/service.js'
+import {getClient, type ClientView} from '../src/registry/views.js'
 import {BaseCommand} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {getMember, parseMemberId, type MemberView} from '../src/registry/service.js'
+import {getMember, parseMemberId, type MemberView} from '../src/registry/views.js'
 import {BaseCommand} from './base-command.js'
 import {memberRecord} from './output/registry.js'
 

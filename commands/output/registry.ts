@@ -1,5 +1,5 @@
-import type {ClientView} from '../../src/registry/service.js'
-import type {MemberView} from '../../src/registry/service.js'
+import type {ClientView} from '../../src/registry/views.js'
+import type {MemberView} from '../../src/registry/views.js'
 import {formatRecord, formatTable} from '../../src/lib/table.js'
 
 /** Human renderings shared by the client and member commands. */

@@ -1,12 +1,11 @@
-import {z} from 'zod'
 import type {Db} from '../store/database.js'
-import {fromJsonText} from '../store/json.js'
-import {GRANTS} from './schema.js'
+import {fromJsonText, stringList} from '../store/json.js'
+import {GRANTS} from './grants.js'
 import type {Client, ClientRow, ClientUpdate, MemberRow, MemberUpdate, NewClientRow, NewMemberRow} from './tables.js'
 
-const redirectUrisSchema = z.array(z.string())
+const redirectUrisSchema = stringList()
 /** A client's grants as stored. */
-export const grantsSchema = z.array(z.enum(GRANTS))
+export const grantsSchema = stringList(GRANTS)
 
 /** The one mapper of a client row: its JSON lists decoded and checked. */
 export function clientFromRow(row: ClientRow): Client {

@@ -3,8 +3,9 @@ import {canonical} from '../lib/enums.js'
 import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
 
-export const GRANTS = ['signon', 'balance', 'pulses', 'conversations', 'partner'] as const
-export type Grant = (typeof GRANTS)[number]
+import {GRANTS, type Grant} from './grants.js'
+
+export {GRANTS, type Grant}
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 

@@ -1,4 +1,4 @@
-import {AppError, notFound} from '../errors.js'
+import {AppError} from '../errors.js'
 import {iso} from '../lib/clock.js'
 import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
@@ -22,46 +22,10 @@ import {
   type NewClientInput,
   type NewMemberInput,
 } from './schema.js'
-import type {Client, MemberRow} from './tables.js'
+import type {Client} from './tables.js'
+import {clientView, getClientRow, getMember, getMemberRow, type ClientView, type MemberView} from './views.js'
 
-/** What operators and callers may see of a client: everything but secrets. */
-export interface ClientView {
-  client_id: string
-  name: string
-  url: string
-  logo_url: string
-  redirect_uris: string[]
-  grants: Grant[]
-  admin: boolean
-  token_ttl: number | null
-  expired: boolean
-  expired_at: string | null
-  partner_url: string | null
-  partner_username: string | null
-  signs_deliveries: boolean
-  created_at: string
-  updated_at: string
-}
-
-export function clientView(row: Client): ClientView {
-  return {
-    client_id: row.id,
-    name: row.name,
-    url: row.url,
-    logo_url: row.logo_url,
-    redirect_uris: row.redirect_uris,
-    grants: row.grants,
-    admin: row.admin === 1,
-    token_ttl: row.token_ttl,
-    expired: row.expired_at !== null,
-    expired_at: row.expired_at,
-    partner_url: row.partner_url,
-    partner_username: row.partner_username,
-    signs_deliveries: row.signing_secret !== null,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+export {clientView, getClient, getClientRow, getMember, getMemberRow, listClients, listMembers, memberView, parseMemberId, type ClientView, type MemberView} from './views.js'
 
 /** Whether a client (its grants decoded once, when it was read) holds a grant. */
 export function hasGrant(client: Pick<Client, 'grants'>, grant: Grant): boolean {
@@ -101,20 +65,6 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     updated_at: stamp,
   })
   return {...clientView(await getClientRow(db, id)), client_secret: secret}
-}
-
-export async function getClientRow(db: Db, id: string): Promise<Client> {
-  const row = await repo.findClient(db, id)
-  if (!row) throw notFound(`no client with id "${id}"`)
-  return row
-}
-
-export async function getClient(db: Db, id: string): Promise<ClientView> {
-  return clientView(await getClientRow(db, id))
-}
-
-export async function listClients(db: Db): Promise<ClientView[]> {
-  return (await repo.listClients(db)).map(clientView)
 }
 
 /**
@@ -186,36 +136,6 @@ export async function authenticateClient(db: Db, id: string, secret: string, att
   return throttled(db, {account: `client:${id}`, address: attempt.address}, attempt.now, check)
 }
 
-export interface MemberView {
-  user_id: number
-  email: string
-  first_name: string
-  last_name: string
-  country_of_practice: string
-  primary_specialty: string
-  npi: string | null
-  me: string | null
-  active: boolean
-  created_at: string
-  updated_at: string
-}
-
-export function memberView(row: MemberRow): MemberView {
-  return {
-    user_id: row.id,
-    email: row.email,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    country_of_practice: row.country,
-    primary_specialty: row.specialty,
-    npi: row.npi,
-    me: row.me,
-    active: row.active === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
-
 export async function addMember(db: Db, input: NewMemberInput, now: Date): Promise<MemberView> {
   const member = parseInput(newMemberSchema, input)
   for (const [column, value] of [
@@ -243,27 +163,6 @@ export async function addMember(db: Db, input: NewMemberInput, now: Date): Promi
     updated_at: stamp,
   })
   return getMember(db, id)
-}
-
-/** Parses an operator-typed member id ("42"); anything else is a clear error. */
-export function parseMemberId(value: string | number): number {
-  const id = typeof value === 'number' ? value : /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('bad_request', `member id must be a positive integer, got "${value}"`)
-  return id
-}
-
-export async function getMemberRow(db: Db, id: number): Promise<MemberRow> {
-  const row = await repo.findMember(db, id)
-  if (!row) throw notFound(`no member with user_id ${id}`)
-  return row
-}
-
-export async function getMember(db: Db, id: number): Promise<MemberView> {
-  return memberView(await getMemberRow(db, id))
-}
-
-export async function listMembers(db: Db): Promise<MemberView[]> {
-  return (await repo.listMemberRows(db)).map(memberView)
 }
 
 /**

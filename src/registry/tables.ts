@@ -1,6 +1,6 @@
 import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
 import type {JsonColumn} from '../store/json.js'
-import type {Grant} from './schema.js'
+import type {Grant} from './grants.js'
 
 /** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
 export interface ClientTable {

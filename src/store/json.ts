@@ -1,5 +1,4 @@
 import type {ColumnType} from 'kysely'
-import type {z} from 'zod'
 
 /*
  * JSON kept in a text column. Both stores hand such a column back as the text it holds, so the
@@ -22,11 +21,31 @@ export function toJsonText<T>(value: T): JsonText<T> {
   return JSON.stringify(value) as JsonText<T>
 }
 
+/** What checks a decoded value: any zod schema, or one of the small checkers below. */
+export interface JsonCheck<O> {
+  safeParse(value: unknown): {success: true; data: O} | {success: false; error: {issues: readonly {message: string}[]}}
+}
+
+/**
+ * A list of strings, each one of `allowed` when given. Rows read on every CLI start (clients) are
+ * checked with this rather than zod, so that reading them does not load zod.
+ */
+export function stringList<T extends string = string>(allowed?: readonly T[]): JsonCheck<T[]> {
+  return {
+    safeParse(value) {
+      if (!Array.isArray(value)) return {success: false, error: {issues: [{message: 'expected an array'}]}}
+      const bad = value.find((item) => typeof item !== 'string' || (allowed !== undefined && !allowed.includes(item as T)))
+      if (bad !== undefined) return {success: false, error: {issues: [{message: `unexpected item ${JSON.stringify(bad)}`}]}}
+      return {success: true, data: value as T[]}
+    },
+  }
+}
+
 /**
  * Stored JSON text back into a value, checked against `schema` (which may read it more narrowly or
  * more loosely than it was written); `what` names it in the error.
  */
-export function fromJsonText<O>(text: JsonText<unknown>, schema: z.ZodType<O>, what: string): O {
+export function fromJsonText<O>(text: JsonText<unknown>, schema: JsonCheck<O>, what: string): O {
   let value: unknown
   try {
     value = JSON.parse(text)

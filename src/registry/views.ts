@@ -1,0 +1,115 @@
+import {AppError, notFound} from '../errors.js'
+import type {Db} from '../store/database.js'
+import type {Grant} from './grants.js'
+import * as repo from './repository.js'
+import type {Client, MemberRow} from './tables.js'
+
+/*
+ * Reading clients and members as operators and callers see them. Kept apart from service.ts (which
+ * validates input with zod) so that the commands that only read (list-clients, show-member, …)
+ * start without loading zod.
+ */
+
+/** What operators and callers may see of a client: everything but secrets. */
+export interface ClientView {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  redirect_uris: string[]
+  grants: Grant[]
+  admin: boolean
+  token_ttl: number | null
+  expired: boolean
+  expired_at: string | null
+  partner_url: string | null
+  partner_username: string | null
+  signs_deliveries: boolean
+  created_at: string
+  updated_at: string
+}
+
+export function clientView(row: Client): ClientView {
+  return {
+    client_id: row.id,
+    name: row.name,
+    url: row.url,
+    logo_url: row.logo_url,
+    redirect_uris: row.redirect_uris,
+    grants: row.grants,
+    admin: row.admin === 1,
+    token_ttl: row.token_ttl,
+    expired: row.expired_at !== null,
+    expired_at: row.expired_at,
+    partner_url: row.partner_url,
+    partner_username: row.partner_username,
+    signs_deliveries: row.signing_secret !== null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+export async function getClientRow(db: Db, id: string): Promise<Client> {
+  const row = await repo.findClient(db, id)
+  if (!row) throw notFound(`no client with id "${id}"`)
+  return row
+}
+
+export async function getClient(db: Db, id: string): Promise<ClientView> {
+  return clientView(await getClientRow(db, id))
+}
+
+export async function listClients(db: Db): Promise<ClientView[]> {
+  return (await repo.listClients(db)).map(clientView)
+}
+
+export interface MemberView {
+  user_id: number
+  email: string
+  first_name: string
+  last_name: string
+  country_of_practice: string
+  primary_specialty: string
+  npi: string | null
+  me: string | null
+  active: boolean
+  created_at: string
+  updated_at: string
+}
+
+export function memberView(row: MemberRow): MemberView {
+  return {
+    user_id: row.id,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    country_of_practice: row.country,
+    primary_specialty: row.specialty,
+    npi: row.npi,
+    me: row.me,
+    active: row.active === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+/** Parses an operator-typed member id ("42"); anything else is a clear error. */
+export function parseMemberId(value: string | number): number {
+  const id = typeof value === 'number' ? value : /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('bad_request', `member id must be a positive integer, got "${value}"`)
+  return id
+}
+
+export async function getMemberRow(db: Db, id: number): Promise<MemberRow> {
+  const row = await repo.findMember(db, id)
+  if (!row) throw notFound(`no member with user_id ${id}`)
+  return row
+}
+
+export async function getMember(db: Db, id: number): Promise<MemberView> {
+  return memberView(await getMemberRow(db, id))
+}
+
+export async function listMembers(db: Db): Promise<MemberView[]> {
+  return (await repo.listMemberRows(db)).map(memberView)
+}
