@@ -49,3 +49,49 @@ const withRequestId = new WeakSet<Response>()
 export function carriesRequestId(response: Response): boolean {
   return withRequestId.has(response)
 }
+
+interface NodeIncoming {
+  headers: Record<string, string | string[] | undefined>
+  readableDidRead?: boolean
+  rawBody?: Buffer
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown
+  on(event: 'end', listener: () => void): unknown
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/**
+ * The request body as text, refused with `tooLarge()` past `maxBytes`. On @hono/node-server it is
+ * read straight from Node's request stream (a Fetch `Request` with a web stream body costs more
+ * than the rest of a withdrawal's HTTP handling), then left where both the adapter (`rawBody`) and
+ * Hono (`c.req.text()`, `c.req.json()`, the validators) find it. Elsewhere, and whenever the Fetch
+ * body was already touched, it goes through the Fetch body with the same limit.
+ */
+export async function requestBodyText(c: Context, maxBytes: number, tooLarge: () => Error): Promise<string> {
+  const incoming = (c.env as {incoming?: NodeIncoming} | undefined)?.incoming
+  const declared = Number(requestHeader(c, 'content-length') ?? Number.NaN)
+  if (declared > maxBytes) throw tooLarge()
+  let text: string
+  if (incoming && typeof incoming.on === 'function' && incoming.readableDidRead === false && incoming.rawBody === undefined) {
+    const raw = await new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      incoming.on('data', (chunk) => {
+        size += chunk.length
+        if (size > maxBytes) reject(tooLarge())
+        else chunks.push(chunk)
+      })
+      incoming.on('end', () => resolve(Buffer.concat(chunks)))
+      incoming.on('error', reject)
+    })
+    incoming.rawBody = raw
+    // As Fetch's text() decodes: UTF-8, a leading byte order mark dropped, bad bytes replaced.
+    text = new TextDecoder().decode(raw)
+  } else {
+    const raw = new Uint8Array(await c.req.raw.arrayBuffer())
+    if (raw.byteLength > maxBytes) throw tooLarge()
+    text = new TextDecoder().decode(raw)
+  }
+  // Hono keeps the promise of each body form there (its type says the value).
+  ;(c.req.bodyCache as {text?: Promise<string>}).text = Promise.resolve(text)
+  return text
+}

@@ -1,12 +1,11 @@
 import {createRoute, OpenAPIHono, z, type Hook} from '@hono/zod-openapi'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
-import {bodyLimit} from 'hono/body-limit'
 import {isLosslessNumber, parse as parseLossless} from 'lossless-json'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
-import {clientAddress} from '../../http/fast.js'
+import {clientAddress, requestBodyText, requestHeader} from '../../http/fast.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {describeZodError} from '../../lib/validate.js'
@@ -233,31 +232,25 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
     c.header('Cache-Control', 'no-store')
   })
   app.use('/balance/*', balanceClientAuth(db, deps.clock))
-  app.on(
-    'POST',
-    '/balance/:key/:id/withdrawals',
-    bodyLimit({
-      maxSize: config.http.requestBodyLimitBytes,
-      onError: () => {
-        throw new AppError('payload_too_large', `the request body is larger than ${config.http.requestBodyLimitBytes / 1024} KiB`)
-      },
-    }),
-    async function readRawBody(c, next) {
-      if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(c.req.header('content-type') ?? '')) {
-        throw new AppError('unsupported_media_type', 'the body must be JSON, sent with Content-Type: application/json')
-      }
-      // Read as text first: the JSON validator then parses this same text, and the handler can
-      // read the amount from it exactly.
-      const text = await c.req.text()
-      if (!text.trim()) throw new AppError('bad_request', 'a JSON body with type, amount and member_details is required')
-      try {
-        JSON.parse(text)
-      } catch {
-        throw new AppError('bad_request', 'the body is not valid JSON')
-      }
-      await next()
-    },
-  )
+  app.on('POST', '/balance/:key/:id/withdrawals', async function readRawBody(c, next) {
+    if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(requestHeader(c, 'content-type') ?? '')) {
+      throw new AppError('unsupported_media_type', 'the body must be JSON, sent with Content-Type: application/json')
+    }
+    // Read as text first: the JSON validator then parses this same text, and the handler can
+    // read the amount from it exactly.
+    const text = await requestBodyText(
+      c,
+      config.http.requestBodyLimitBytes,
+      () => new AppError('payload_too_large', `the request body is larger than ${config.http.requestBodyLimitBytes / 1024} KiB`),
+    )
+    if (!text.trim()) throw new AppError('bad_request', 'a JSON body with type, amount and member_details is required')
+    try {
+      JSON.parse(text)
+    } catch {
+      throw new AppError('bad_request', 'the body is not valid JSON')
+    }
+    await next()
+  })
 
   app.openapi(summaryRoute, async (c) => {
     const {key, id} = c.req.valid('param')
