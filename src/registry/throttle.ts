@@ -54,8 +54,11 @@ export function tooManyAttempts(retryAfterSeconds: number): AppError {
   return new AppError('too_many_requests', `Too many failed attempts. Try again in ${wait}.`, {headers: {'Retry-After': String(retryAfterSeconds)}})
 }
 
-/** Refuses (429) while the account or the address is locked; otherwise does nothing. */
-export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<void> {
+/**
+ * Refuses (429) while the account or the address is locked. Otherwise answers whether the account
+ * has failures on record (which a success then clears).
+ */
+export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<{accountHasFailures: boolean}> {
   const rows = await readerOf(db).selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', subjectsOf(subjects)).execute()
   const stamp = iso(now)
   let wait = 0
@@ -63,6 +66,7 @@ export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Pr
     if (row.locked_until !== null && row.locked_until > stamp) wait = Math.max(wait, Math.ceil((Date.parse(row.locked_until) - now.getTime()) / 1000))
   }
   if (wait > 0) throw tooManyAttempts(wait)
+  return {accountHasFailures: rows.some((row) => row.subject === subjects.account)}
 }
 
 /** Counts a failure against the account and the address, locking them once past their allowance. */
@@ -102,13 +106,11 @@ export async function recordSuccess(db: Db, subjects: Subjects): Promise<void> {
  * failure counted, a success clearing the account. `check` answers whether the secret was right.
  */
 export async function throttled<T>(db: Db, subjects: Subjects, now: Date, check: () => Promise<T | undefined>): Promise<T | undefined> {
-  await assertNotLocked(db, subjects, now)
+  // One read says both whether a lock holds and whether a success has failures to clear: a
+  // failure recorded between that read and the check is left for the next success to clear.
+  const {accountHasFailures} = await assertNotLocked(db, subjects, now)
   const result = await check()
   if (result === undefined) await recordFailure(db, subjects, now)
-  else if (await hasFailures(db, subjects.account)) await recordSuccess(db, subjects)
+  else if (accountHasFailures) await recordSuccess(db, subjects)
   return result
-}
-
-async function hasFailures(db: Db, subject: string): Promise<boolean> {
-  return (await readerOf(db).selectFrom('auth_failures').select('subject').where('subject', '=', subject).executeTakeFirst()) !== undefined
 }

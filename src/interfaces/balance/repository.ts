@@ -22,12 +22,16 @@ export async function ensureAccount(db: Db, memberId: number, currency: string, 
  * withdrawal of one person decides on the balance it read after this, one at a time.
  */
 export async function lockAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
+  const locked = () => lockForUpdate(db, db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId)).executeTakeFirst()
+  // Almost every withdrawal finds the account there: one locking read. The first one creates it.
+  const found = await locked()
+  if (found) return found
   await db
     .insertInto('balance_accounts')
     .values({member_id: memberId, currency, available_funds: '0', preferred_status: 0, created_at: now, updated_at: now})
     .onConflict((oc) => oc.column('member_id').doNothing())
     .execute()
-  return (await lockForUpdate(db, db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId)).executeTakeFirst())!
+  return (await locked())!
 }
 
 export async function setAvailableFunds(db: Db, memberId: number, available: string, now: string): Promise<void> {

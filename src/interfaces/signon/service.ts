@@ -83,7 +83,6 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
   return {client, redirectUri: req.redirect_uri, state: req.state, scopes: [...new Set(scopes)], codeChallenge}
 }
 
-/** Checks a member's e-mail and password; inactive members cannot sign in. */
 /**
  * Checks a member's e-mail and password under the failed-attempt throttle (registry/throttle.ts):
  * per account and per address; while locked the password is not checked at all.
