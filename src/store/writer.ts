@@ -1,4 +1,4 @@
-import {sql, type Kysely} from 'kysely'
+import {CompiledQuery, sql, type Kysely} from 'kysely'
 import {inheritContext} from './context.js'
 import {config} from '../config.js'
 
@@ -30,6 +30,13 @@ export interface WriterStats {
   writes: number
   /** Transactions committed to the store (each one sync). */
   commits: number
+}
+
+/** Each request's savepoint statements, made once: a batch runs two per request. */
+const savepoints: {open: CompiledQuery; release: CompiledQuery}[] = []
+function savepointOf(index: number) {
+  savepoints[index] ??= {open: CompiledQuery.raw(`savepoint request_${index}`), release: CompiledQuery.raw(`release request_${index}`)}
+  return savepoints[index]!
 }
 
 /** Connections handed to a batch: a write transaction asked for on one runs nested, in place. */
@@ -72,10 +79,11 @@ export class GroupWriter {
         try {
           for (const [index, job] of batch.entries()) {
             const savepoint = sql.id(`request_${index}`)
-            await sql`savepoint ${savepoint}`.execute(conn)
+            const statements = savepointOf(index)
+            await conn.executeQuery(statements.open)
             try {
               const value = await job.fn(conn)
-              await sql`release ${savepoint}`.execute(conn)
+              await conn.executeQuery(statements.release)
               outcomes.push({ok: true, value})
             } catch (error) {
               // A store failure may have ended the whole transaction (SQLite rolls back on some

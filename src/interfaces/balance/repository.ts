@@ -74,14 +74,25 @@ export async function findWithdrawalType(db: Db, code: string): Promise<Withdraw
   return db.selectFrom('withdrawal_types').selectAll().where('code', '=', code).where('active', '=', 1).executeTakeFirst()
 }
 
+/** An active withdrawal type with whether the member may not use it, in one read. */
+export async function findWithdrawalTypeFor(db: Db, code: string, memberId: number): Promise<(WithdrawalTypeRow & {restricted: number}) | undefined> {
+  return db
+    .selectFrom('withdrawal_types')
+    .selectAll('withdrawal_types')
+    .select((eb) =>
+      eb
+        .exists(eb.selectFrom('withdrawal_restrictions as r').select('r.type').where('r.member_id', '=', memberId).whereRef('r.type', '=', 'withdrawal_types.code'))
+        .$castTo<number>()
+        .as('restricted'),
+    )
+    .where('code', '=', code)
+    .where('active', '=', 1)
+    .executeTakeFirst()
+}
+
 export async function listRestrictions(db: Db, memberId: number): Promise<string[]> {
   const rows = await db.selectFrom('withdrawal_restrictions').select('type').where('member_id', '=', memberId).orderBy('type').execute()
   return rows.map((r) => r.type)
-}
-
-export async function isRestricted(db: Db, memberId: number, type: string): Promise<boolean> {
-  const row = await db.selectFrom('withdrawal_restrictions').select('type').where('member_id', '=', memberId).where('type', '=', type).executeTakeFirst()
-  return row !== undefined
 }
 
 export async function addRestriction(db: Db, memberId: number, type: string, now: string): Promise<void> {

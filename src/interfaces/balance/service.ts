@@ -320,9 +320,9 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
         }
       }
       if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
-      const typeRow = await repo.findWithdrawalType(trx, request.type)
+      const typeRow = await repo.findWithdrawalTypeFor(trx, request.type, member.id)
       if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
-      const denied = unavailableReason(typeRow, member, (await repo.isRestricted(trx, member.id, typeRow.code)) ? [typeRow.code] : [])
+      const denied = unavailableReason(typeRow, member, Number(typeRow.restricted) ? [typeRow.code] : [])
       if (denied) throw new AppError('forbidden', denied)
       const type = withdrawalTypeView(typeRow)
       const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
