@@ -1,4 +1,5 @@
 import type {Db} from '../store/database.js'
+import {prepared} from '../store/prepared.js'
 import {fromJsonText, stringList} from '../store/json.js'
 import {GRANTS} from './grants.js'
 import type {Client, ClientRow, ClientUpdate, MemberRow, MemberUpdate, NewClientRow, NewMemberRow} from './tables.js'
@@ -20,8 +21,11 @@ export async function insertClient(db: Db, row: NewClientRow): Promise<void> {
   await db.insertInto('clients').values(row).execute()
 }
 
+// Every authenticated call of C, D and E reads its client: prepared once (store/prepared.ts).
+const clientById = prepared(1, (db: Db, id: string) => db.selectFrom('clients').selectAll().where('id', '=', id))
+
 export async function findClient(db: Db, id: string): Promise<Client | undefined> {
-  const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst()
+  const row = (await clientById(db, id))[0]
   return row && clientFromRow(row)
 }
 
@@ -46,9 +50,17 @@ export async function findMemberByEmail(db: Db, email: string): Promise<MemberRo
   return db.selectFrom('members').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst()
 }
 
-/** Finds a member by a unique identifier column; used by C's {key}/{id} addressing too. */
-export async function findMemberBy(db: Db, column: 'id' | 'npi' | 'me' | 'email', value: string | number): Promise<MemberRow | undefined> {
-  return db.selectFrom('members').selectAll().where(column, '=', value).executeTakeFirst()
+type MemberKey = 'id' | 'npi' | 'me' | 'email'
+const memberBy = Object.fromEntries(
+  (['id', 'npi', 'me', 'email'] as const).map((column) => [
+    column,
+    prepared(1, (db: Db, value: string | number) => db.selectFrom('members').selectAll().where(column, '=', value)),
+  ]),
+) as Record<MemberKey, (db: Db, value: string | number) => Promise<MemberRow[]>>
+
+/** Finds a member by a unique identifier column; used by C's {key}/{id} addressing on every call. */
+export async function findMemberBy(db: Db, column: MemberKey, value: string | number): Promise<MemberRow | undefined> {
+  return (await memberBy[column](db, value))[0]
 }
 
 export async function listMemberRows(db: Db): Promise<MemberRow[]> {

@@ -3,6 +3,7 @@ import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
 import type {Db} from '../store/database.js'
 import {readerOf, writeTransaction} from '../store/db.js'
+import {prepared} from '../store/prepared.js'
 import {config} from '../config.js'
 
 /**
@@ -54,12 +55,18 @@ export function tooManyAttempts(retryAfterSeconds: number): AppError {
   return new AppError('too_many_requests', `Too many failed attempts. Try again in ${wait}.`, {headers: {'Retry-After': String(retryAfterSeconds)}})
 }
 
+// Read on every authenticated call: prepared once (store/prepared.ts), for one subject and for two.
+const failuresOf1 = prepared(1, (db: Db, subject: string) => db.selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', '=', subject))
+const failuresOf2 = prepared(2, (db: Db, account: string, address: string) =>
+  db.selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', [account, address]),
+)
+
 /**
  * Refuses (429) while the account or the address is locked. Otherwise answers whether the account
  * has failures on record (which a success then clears).
  */
 export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<{accountHasFailures: boolean}> {
-  const rows = await readerOf(db).selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', subjectsOf(subjects)).execute()
+  const rows = subjects.address ? await failuresOf2(readerOf(db), subjects.account, `address:${subjects.address}`) : await failuresOf1(readerOf(db), subjects.account)
   const stamp = iso(now)
   let wait = 0
   for (const row of rows) {

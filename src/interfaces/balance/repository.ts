@@ -1,10 +1,18 @@
 import {lockForUpdate} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
+import {prepared} from '../../store/prepared.js'
 import type {Insertable} from 'kysely'
 import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
 
+/*
+ * The statements of a withdrawal and of a summary run thousands of times a second under load:
+ * prepared once (store/prepared.ts) rather than built and compiled on every call.
+ */
+const accountOf = prepared(1, (db: Db, memberId: number) => db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId))
+const lockedAccountOf = prepared(1, (db: Db, memberId: number) => lockForUpdate(db, db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId)))
+
 export async function findAccount(db: Db, memberId: number): Promise<AccountRow | undefined> {
-  return db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId).executeTakeFirst()
+  return (await accountOf(db, memberId))[0]
 }
 
 /** Creates the member's account unless it exists. */
@@ -22,7 +30,7 @@ export async function ensureAccount(db: Db, memberId: number, currency: string, 
  * withdrawal of one person decides on the balance it read after this, one at a time.
  */
 export async function lockAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
-  const locked = () => lockForUpdate(db, db.selectFrom('balance_accounts').selectAll().where('member_id', '=', memberId)).executeTakeFirst()
+  const locked = async () => (await lockedAccountOf(db, memberId))[0]
   // Almost every withdrawal finds the account there: one locking read. The first one creates it.
   const found = await locked()
   if (found) return found
@@ -34,8 +42,12 @@ export async function lockAccount(db: Db, memberId: number, currency: string, no
   return (await locked())!
 }
 
+const fundsUpdate = prepared(3, (db: Db, memberId: number, available: string, now: string) =>
+  db.updateTable('balance_accounts').set({available_funds: available, updated_at: now}).where('member_id', '=', memberId),
+)
+
 export async function setAvailableFunds(db: Db, memberId: number, available: string, now: string): Promise<void> {
-  await db.updateTable('balance_accounts').set({available_funds: available, updated_at: now}).where('member_id', '=', memberId).execute()
+  await fundsUpdate(db, memberId, available, now)
 }
 
 export async function setPreferred(db: Db, memberId: number, preferred: boolean, now: string): Promise<void> {
@@ -46,8 +58,29 @@ export async function setPreferred(db: Db, memberId: number, preferred: boolean,
     .execute()
 }
 
+const TRANSACTION_COLUMNS = [
+  'id',
+  'member_id',
+  'type',
+  'amount',
+  'currency',
+  'status',
+  'survey_id',
+  'properties',
+  'withdrawal_id',
+  'withdrawal_type',
+  'member_details',
+  'client_id',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly Exclude<keyof NewTransactionRow, 'seq'>[]
+const transactionInsert = prepared(TRANSACTION_COLUMNS.length, (db: Db, ...values: unknown[]) =>
+  db.insertInto('balance_transactions').values(Object.fromEntries(TRANSACTION_COLUMNS.map((column, i) => [column, values[i]])) as NewTransactionRow),
+)
+
 export async function insertTransaction(db: Db, row: NewTransactionRow): Promise<void> {
-  await db.insertInto('balance_transactions').values(row).execute()
+  // A nullable column the row leaves out is stored as null, as a plain insert would store it.
+  await transactionInsert(db, ...TRANSACTION_COLUMNS.map((column) => row[column] ?? null))
 }
 
 export async function findTransaction(db: Db, id: string): Promise<TransactionRow | undefined> {
@@ -75,8 +108,8 @@ export async function findWithdrawalType(db: Db, code: string): Promise<Withdraw
 }
 
 /** An active withdrawal type with whether the member may not use it, in one read. */
-export async function findWithdrawalTypeFor(db: Db, code: string, memberId: number): Promise<(WithdrawalTypeRow & {restricted: number}) | undefined> {
-  return db
+const typeFor = prepared(2, (db: Db, code: string, memberId: number) =>
+  db
     .selectFrom('withdrawal_types')
     .selectAll('withdrawal_types')
     .select((eb) =>
@@ -86,8 +119,11 @@ export async function findWithdrawalTypeFor(db: Db, code: string, memberId: numb
         .as('restricted'),
     )
     .where('code', '=', code)
-    .where('active', '=', 1)
-    .executeTakeFirst()
+    .where('active', '=', 1),
+)
+
+export async function findWithdrawalTypeFor(db: Db, code: string, memberId: number): Promise<(WithdrawalTypeRow & {restricted: number}) | undefined> {
+  return (await typeFor(db, code, memberId))[0]
 }
 
 export async function listRestrictions(db: Db, memberId: number): Promise<string[]> {

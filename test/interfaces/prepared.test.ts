@@ -1,0 +1,39 @@
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import type {Store} from '../../src/store/db.js'
+import type {Db} from '../../src/store/database.js'
+import {prepared} from '../../src/store/prepared.js'
+import {openTestStore} from '../helpers/store.js'
+
+// Prepared queries (src/store/prepared.ts) on the store this run uses (SQLite or PostgreSQL).
+describe('prepared queries', () => {
+  let store: Store
+  beforeAll(async () => {
+    store = await openTestStore()
+    const now = '2026-11-24T00:00:00.000Z'
+    for (const [subject, failures] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const) {
+      await store.db.insertInto('auth_failures').values({subject, failures, locked_until: null, last_failure_at: now}).execute()
+    }
+  })
+  afterAll(() => store?.close())
+
+  it('puts each call its own arguments, wherever they land among the statement values', async () => {
+    let builds = 0
+    const between = prepared(2, (db: Db, low: number, high: number) => {
+      builds++
+      return db.selectFrom('auth_failures').select('subject').where('failures', '>=', low).where('failures', '<=', high).where('subject', '!=', 'zzz').orderBy('subject')
+    })
+    expect((await between(store.db, 1, 2)).map((r) => r.subject)).toEqual(['a', 'b'])
+    expect((await between(store.db, 2, 3)).map((r) => r.subject)).toEqual(['b', 'c'])
+    expect((await between(store.db, 3, 1)).map((r) => r.subject)).toEqual([])
+    expect(builds).toBe(1)
+  })
+
+  it('refuses a build that computes from an argument instead of passing it through', async () => {
+    const bad = prepared(1, (db: Db, subject: string) => db.selectFrom('auth_failures').select('subject').where('subject', '=', `${subject}`))
+    await expect(bad(store.db, 'a')).rejects.toThrow(/uses 0 of its 1 arguments/)
+  })
+})
