@@ -131,13 +131,13 @@ describe.skipIf(onPostgres)('every command --help example', () => {
     // The store and the files the examples read: the demo, a partner client, a pulse export and a
     // conversations answer saved from a running serve.
     const setup = bash(`
-      until curl -s -o /dev/null http://127.0.0.1:${partnerPort}/v1/projects/none; do sleep 0.2; done
+      for i in $(seq 150); do curl -s -o /dev/null http://127.0.0.1:${partnerPort}/v1/projects/none && break; sleep 0.2; done
       medpanel demo > /dev/null
       medpanel register-client --name Acme --url https://acme.example --logo-url https://acme.example/l.png \\
         --grant partner --partner-url http://127.0.0.1:${partnerPort} --partner-username acme --partner-password s3cret > /dev/null
       medpanel serve --port 0 --json --no-worker > serve.json 2> serve.log &
       trap 'kill %1' EXIT
-      until [ -s serve.json ]; do sleep 0.2; done
+      for i in $(seq 150); do [ -s serve.json ] && break; sleep 0.2; done
       URL=$(jq -r .url serve.json)
       TOKEN=$(curl -sf -X POST $URL/oauth/token -d grant_type=client_credentials -d client_id=demo-client -d client_secret=demo-client-secret | jq -r .access_token)
       PULSE=$(medpanel list-pulses --client demo-client --json | jq -r '[.[] | select(.respondents > 0)][0].project_id')

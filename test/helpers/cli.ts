@@ -1,5 +1,5 @@
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {chmodSync, mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync} from 'node:fs'
 import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
@@ -148,13 +148,23 @@ export function freePort(): Promise<number> {
   })
 }
 
+/** The real path of the `node` that PATH finds (bin/medpanel's `#!/usr/bin/env node`), if any. */
+function pathNode(): string | undefined {
+  const found = spawnSync('sh', ['-c', 'command -v node'], {encoding: 'utf8'}).stdout.trim()
+  try {
+    return found ? realpathSync(found) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * A directory to put first on PATH so that `medpanel` runs the CLI the way this test run does. On
- * Node that is the checkout's bin/ itself (bin/medpanel is the README's recipe); under another
- * runtime, a one-line `medpanel` script in `dir`.
+ * the Node on PATH that is the checkout's bin/ itself (bin/medpanel is the README's recipe); under
+ * another runtime or Node, a one-line `medpanel` script in `dir`.
  */
 export function medpanelOnPath(dir: string, launcher: Launcher = cliCommand()): string {
-  if (launcher.command === process.execPath && launcher.args.length === 1 && launcher.args[0] === BIN) return dirname(BIN)
+  if (realpathSync(launcher.command) === pathNode() && launcher.args.length === 1 && launcher.args[0] === BIN) return dirname(BIN)
   const bin = join(dir, '.bin')
   mkdirSync(bin, {recursive: true})
   writeFileSync(join(bin, 'medpanel'), `#!/bin/sh\nexec ${[launcher.command, ...launcher.args].map((part) => `'${part}'`).join(' ')} "$@"\n`)
