@@ -34,13 +34,18 @@ export function requestHeader(c: Context, name: string): string | undefined {
  * It carries the request id itself, since it bypasses headers set earlier with `c.header`.
  */
 export function jsonResponse<T, S extends ContentfulStatusCode>(c: Context, body: T, status: S, headers: Record<string, string> = {}): TypedResponse<T, S, 'json'> {
-  const response = new Response(JSON.stringify(body), {
-    status,
-    headers: {'content-type': 'application/json', 'x-request-id': c.get('requestId'), ...headers},
-  })
-  withRequestId.add(response)
   // The route typing only needs to know what the body holds; the object is a plain Response.
-  return response as unknown as TypedResponse<T, S, 'json'>
+  return textResponse(c, JSON.stringify(body), status, {'content-type': 'application/json', ...headers}) as unknown as TypedResponse<T, S, 'json'>
+}
+
+/**
+ * A response with a ready text body and plain-object headers (see jsonResponse), carrying the
+ * request id; `headers` must name the content type.
+ */
+export function textResponse(c: Context, text: string, status: ContentfulStatusCode, headers: Record<string, string>): Response {
+  const response = new Response(text, {status, headers: {'x-request-id': c.get('requestId'), ...headers}})
+  withRequestId.add(response)
+  return response
 }
 
 const withRequestId = new WeakSet<Response>()

@@ -34,6 +34,9 @@ describe('withdrawal bodies over HTTP', () => {
     })
     const answer = await post(stream)
     expect(answer.status, await answer.clone().text()).toBe(201)
+    expect(answer.headers.get('cache-control')).toBe('no-store')
+    expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(answer.headers.get('location')).toMatch(/^\/balance\/transactions\//)
     const {transaction_id: id} = (await answer.json()) as {transaction_id: string}
     const stored = (await (await fetch(`${server.url}/balance/transactions/${id}`, {headers: {authorization: basic}})).text()) as string
     expect(stored).toContain('"amount":-10.1')
@@ -45,6 +48,7 @@ describe('withdrawal bodies over HTTP', () => {
     const big = JSON.stringify({type: 'PAYPAL', amount: 10, member_details: {...details, pad: 'x'.repeat(20_000)}})
     const declared = await post(big)
     expect(declared.status).toBe(413)
+    expect(declared.headers.get('cache-control')).toBe('no-store')
     expect(await declared.json()).toEqual({message: 'the request body is larger than 16 KiB'})
     const streamed = await post(
       new ReadableStream({

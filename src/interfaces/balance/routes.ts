@@ -5,7 +5,7 @@ import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
-import {clientAddress, requestBodyText, requestHeader} from '../../http/fast.js'
+import {carriesRequestId, clientAddress, requestBodyText, requestHeader, textResponse} from '../../http/fast.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {describeZodError} from '../../lib/validate.js'
@@ -66,7 +66,9 @@ function send<S extends 200 | 201 = 200>(c: Context, value: unknown, status?: S,
 }
 
 function sendText<S extends 200 | 201 = 200>(c: Context, text: string, status?: S, headers: Record<string, string> = {}): TypedResponse<never, S, 'json'> {
-  const response = c.body(text, status ?? 200, {'Content-Type': 'application/json; charset=UTF-8', ...headers})
+  // Plain-object headers, Cache-Control included, so the answer goes out without a Fetch Headers
+  // object being made and changed (see http/fast.ts).
+  const response = textResponse(c, text, status ?? 200, {'content-type': 'application/json; charset=UTF-8', 'cache-control': 'no-store', ...headers})
   // Written by toJson (exact decimals) rather than c.json; the route's schema still describes it.
   return response as unknown as TypedResponse<never, S, 'json'>
 }
@@ -229,7 +231,8 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
 
   app.use('/balance/*', errorShape(renderMessage), async (c, next) => {
     await next()
-    c.header('Cache-Control', 'no-store')
+    // Answers made by sendText carry it already; errors and refusals get it here.
+    if (!carriesRequestId(c.res)) c.header('Cache-Control', 'no-store')
   })
   app.use('/balance/*', balanceClientAuth(db, deps.clock))
   app.on('POST', '/balance/:key/:id/withdrawals', async function readRawBody(c, next) {
