@@ -92,9 +92,19 @@ export async function requestBodyText(c: Context, maxBytes: number, tooLarge: ()
     // As Fetch's text() decodes: UTF-8, a leading byte order mark dropped, bad bytes replaced.
     text = new TextDecoder().decode(raw)
   } else {
-    const raw = new Uint8Array(await c.req.raw.arrayBuffer())
-    if (raw.byteLength > maxBytes) throw tooLarge()
-    text = new TextDecoder().decode(raw)
+    // Read chunk by chunk, so a body without a Content-Length is refused once it passes the limit.
+    const chunks: Uint8Array[] = []
+    let size = 0
+    const reader = c.req.raw.body?.getReader()
+    for (let next = await reader?.read(); next && !next.done; next = await reader?.read()) {
+      size += next.value.byteLength
+      if (size > maxBytes) {
+        await reader?.cancel()
+        throw tooLarge()
+      }
+      chunks.push(next.value)
+    }
+    text = new TextDecoder().decode(Buffer.concat(chunks))
   }
   // Hono keeps the promise of each body form there (its type says the value).
   ;(c.req.bodyCache as {text?: Promise<string>}).text = Promise.resolve(text)

@@ -108,6 +108,28 @@ describe('interface C over HTTP', () => {
   })
 
   describe('withdrawals', () => {
+    it('refuses a body over 16 KiB with 413 whether or not it says its length, and stores nothing', async () => {
+      await credit('150.50')
+      const big = JSON.stringify({type: 'PAYPAL', amount: 10, member_details: {...PAYPAL_DETAILS, pad: 'x'.repeat(20_000)}})
+      const streamed = new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < big.length; i += 4096) controller.enqueue(new TextEncoder().encode(big.slice(i, i + 4096)))
+          controller.close()
+        },
+      })
+      for (const body of [big, streamed]) {
+        const res = await ctx.app.request(`/balance/user_id/${member.user_id}/withdrawals`, {
+          method: 'POST',
+          headers: {...AUTH, 'content-type': 'application/json'},
+          body,
+          duplex: 'half',
+        } as RequestInit)
+        expect(res.status).toBe(413)
+        expect(await res.json()).toEqual({message: 'the request body is larger than 16 KiB'})
+      }
+      expect((await balance.listTransactions(ctx.db, await row())).length).toBe(1)
+    })
+
     it('creates a Processing withdrawal and its fee, and shows them in both forms', async () => {
       await credit('150.50', 'HONORARIUM', 'P-1001')
       const res = await withdraw({type: 'CHECK', amount: 40.25, member_details: CHECK_DETAILS})
