@@ -1,6 +1,7 @@
-import type {CompiledQuery, InferResult} from 'kysely'
-import {storeVersion} from '../store/db.js'
+import type {InferResult} from 'kysely'
 import type {Db} from '../store/database.js'
+import {prepared} from '../store/prepared.js'
+import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
 
 // The rows behind every credential the service hands out after sign-on: access tokens and the
@@ -86,43 +87,19 @@ function tokenWithOwnersQuery(db: Db, tokenHash: string) {
 }
 
 type TokenWithOwners = InferResult<ReturnType<typeof tokenWithOwnersQuery>>[number]
-const compiledLookups = new WeakMap<Db, CompiledQuery<TokenWithOwners>>()
-
-/** Recently looked-up tokens, each with the store version it was read at. */
-const recent = new WeakMap<Db, Map<string, {version: number; row: TokenWithOwners}>>()
-const RECENT_LIMIT = config.signon.tokenCacheEntries
+const tokenLookup = prepared(1, (db: Db, tokenHash: string) => tokenWithOwnersQuery(db, tokenHash))
+/** Live rows only: an unknown token is read again each time it is presented. */
+const recentTokens = versionCache<string, TokenWithOwners | undefined>(config.signon.tokenCacheEntries, (row) => row !== undefined)
 
 /**
  * One indexed lookup that brings the token with its client and member. It runs on every
- * authenticated request, so the SQL is compiled once per database and reused with the new hash,
- * and a row is reused while the store version is unchanged: any write — a revocation, a password
+ * authenticated request, so it is prepared once (store/prepared.ts), and a row is reused while
+ * the store version is unchanged (store/version-cache.ts): any write — a revocation, a password
  * change, a client expiry, in this process or another — changes the version, so a dead token is
  * never served from memory. (Time-based expiry is checked by the caller on every use.)
  */
 export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWithOwners | undefined> {
-  // Read the version before the query: a write landing in between then only costs a re-read.
-  const version = storeVersion(db)
-  let cache = recent.get(db)
-  if (version !== undefined) {
-    const hit = cache?.get(tokenHash)
-    if (hit && hit.version === version) return hit.row
-  }
-  let compiled = compiledLookups.get(db)
-  if (!compiled) {
-    compiled = tokenWithOwnersQuery(db, '').compile()
-    compiledLookups.set(db, compiled)
-  }
-  const {rows} = await db.executeQuery<TokenWithOwners>({...compiled, parameters: [tokenHash]})
-  const row = rows[0]
-  if (row && version !== undefined) {
-    if (!cache) {
-      cache = new Map()
-      recent.set(db, cache)
-    }
-    if (cache.size >= RECENT_LIMIT) cache.clear()
-    cache.set(tokenHash, {version, row})
-  }
-  return row
+  return recentTokens(db, tokenHash, async () => (await tokenLookup(db, tokenHash))[0])
 }
 
 export async function markTokenUsed(db: Db, tokenHash: string, now: string): Promise<void> {

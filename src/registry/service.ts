@@ -4,6 +4,7 @@ import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
 import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
+import {versionCache} from '../store/version-cache.js'
 import {toJsonText} from '../store/json.js'
 import {throttled} from './throttle.js'
 import type {Db} from '../store/database.js'
@@ -121,9 +122,12 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
  * `attempt` (every HTTP caller gives one) the check runs under the failed-attempt throttle
  * (throttle.ts): 429 while the client id or the address is locked.
  */
+/** Clients as last read, while the store is unchanged (store/version-cache.ts): every call of C, D and E reads its client. */
+const recentClient = versionCache<string, Client | undefined>(1_000, (row) => row !== undefined)
+
 export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<Client | undefined> {
   const check = async () => {
-    const row = await repo.findClient(readerOf(db), id)
+    const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
     // Hash even when the client is unknown so the timing does not tell which ids exist.
     const presented = sha256(secret)
     if (!row) {

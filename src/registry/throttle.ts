@@ -4,6 +4,7 @@ import {sha256} from '../lib/hashing.js'
 import type {Db} from '../store/database.js'
 import {readerOf, writeTransaction} from '../store/db.js'
 import {prepared} from '../store/prepared.js'
+import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
 
 /**
@@ -62,11 +63,21 @@ const failuresOf2 = prepared(2, (db: Db, account: string, address: string) =>
 )
 
 /**
+ * "No failures on record" for a subject pair, kept while the store is unchanged (every failure is
+ * a write, which changes the store version). Subjects with failures are read every time.
+ */
+const recentFailures = versionCache<string, {subject: string; locked_until: string | null}[]>(10_000, (rows) => rows.length === 0)
+
+/**
  * Refuses (429) while the account or the address is locked. Otherwise answers whether the account
  * has failures on record (which a success then clears).
  */
 export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<{accountHasFailures: boolean}> {
-  const rows = subjects.address ? await failuresOf2(readerOf(db), subjects.account, `address:${subjects.address}`) : await failuresOf1(readerOf(db), subjects.account)
+  const reader = readerOf(db)
+  const key = subjects.address ? `${subjects.account}\n${subjects.address}` : subjects.account
+  const rows = await recentFailures(reader, key, () =>
+    subjects.address ? failuresOf2(reader, subjects.account, `address:${subjects.address}`) : failuresOf1(reader, subjects.account),
+  )
   const stamp = iso(now)
   let wait = 0
   for (const row of rows) {

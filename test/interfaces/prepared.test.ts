@@ -2,7 +2,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Store} from '../../src/store/db.js'
 import type {Db} from '../../src/store/database.js'
 import {prepared} from '../../src/store/prepared.js'
-import {openTestStore} from '../helpers/store.js'
+import {versionCache} from '../../src/store/version-cache.js'
+import {onPostgres, openTestStore} from '../helpers/store.js'
 
 // Prepared queries (src/store/prepared.ts) on the store this run uses (SQLite or PostgreSQL).
 describe('prepared queries', () => {
@@ -35,5 +36,33 @@ describe('prepared queries', () => {
   it('refuses a build that computes from an argument instead of passing it through', async () => {
     const bad = prepared(1, (db: Db, subject: string) => db.selectFrom('auth_failures').select('subject').where('subject', '=', `${subject}`))
     await expect(bad(store.db, 'a')).rejects.toThrow(/uses 0 of its 1 arguments/)
+  })
+})
+
+describe('version cache', () => {
+  let store: Store
+  beforeAll(async () => {
+    store = await openTestStore()
+  })
+  afterAll(() => store?.close())
+
+  it('reuses a read until the store is written, and keeps only what it is told to', async () => {
+    let loads = 0
+    const cached = versionCache<string, number>(10, (value) => value >= 0)
+    const read = (key: string, value: number) =>
+      cached(store.db, key, async () => {
+        loads++
+        return value
+      })
+    expect(await read('a', 1)).toBe(1)
+    expect(await read('a', 2)).toBe(onPostgres ? 2 : 1)
+    expect(await read('b', -1)).toBe(-1)
+    expect(await read('b', -2)).toBe(-2)
+    const before = loads
+    await store.db.insertInto('auth_failures').values({subject: 'w', failures: 1, locked_until: null, last_failure_at: '2026-11-24T00:00:00.000Z'}).execute()
+    expect(await read('a', 3)).toBe(3)
+    expect(loads).toBe(before + 1)
+    // On PostgreSQL the store cannot tell its version: every call reads.
+    expect(before).toBe(onPostgres ? 4 : 3)
   })
 })
