@@ -10,6 +10,7 @@ import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database, Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {versionCache} from '../../store/version-cache.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
 import {lockKey} from '../../store/dialect.js'
 import {DEFAULT_CURRENCY, Money, ZERO, amountText, parseAmount} from './money.js'
@@ -85,19 +86,22 @@ export function transactionPath(id: string): string {
  * Finds the person behind `{key}/{id}`. Every way of failing (an unsupported key such as
  * partner_id, a malformed identifier, nobody with it) is the spec's 404 "account not found".
  */
+/** Account holders as last read, while the store is unchanged (store/version-cache.ts): every call of C resolves one. */
+const recentHolder = versionCache<string, MemberRow | undefined>(10_000, (row) => row !== undefined)
+
 export async function resolveAccountHolder(db: Db, key: string, id: string): Promise<MemberRow> {
   if (!(ACCOUNT_KEYS as readonly string[]).includes(key)) throw notFound(`"${key}" is not an account key; use user_id, npi or me`)
   const value = id.trim()
   let row: MemberRow | undefined
   if (key === 'user_id') {
     if (!/^\d{1,15}$/.test(value) || Number(value) <= 0) throw notFound(`no account for user_id "${id}": a user_id is a positive integer`)
-    row = await findMemberBy(db, 'id', Number(value))
+    row = await recentHolder(db, `id:${Number(value)}`, () => findMemberBy(db, 'id', Number(value)))
   } else if (key === 'npi') {
     if (!isValidNpi(value)) throw notFound(`no account for npi "${id}": not a valid NPI (10 digits ending in a Luhn check digit)`)
-    row = await findMemberBy(db, 'npi', value)
+    row = await recentHolder(db, `npi:${value}`, () => findMemberBy(db, 'npi', value))
   } else {
     if (!/^\d{10,11}$/.test(value)) throw notFound(`no account for me "${id}": an AMA ME number is 10 or 11 digits`)
-    row = await findMemberBy(db, 'me', value)
+    row = await recentHolder(db, `me:${value}`, () => findMemberBy(db, 'me', value))
   }
   if (!row) throw notFound(`no account for ${key} ${value}`)
   return row
