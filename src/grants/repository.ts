@@ -98,7 +98,7 @@ const recentTokens = versionCache<string, TokenWithOwners | undefined>(config.si
  * change, a client expiry, in this process or another — changes the version, so a dead token is
  * never served from memory. (Time-based expiry is checked by the caller on every use.)
  */
-export async function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWithOwners | undefined> {
+export function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWithOwners | undefined> {
   return recentTokens(db, tokenHash, async () => (await tokenLookup(db, tokenHash))[0])
 }
 

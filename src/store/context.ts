@@ -5,7 +5,7 @@ export interface StoreContext {
   /** Which database the handle talks to; SQLite when unset. */
   kind?: 'sqlite' | 'postgres'
   /** Changes whenever the store's content may have; undefined where the driver cannot tell. */
-  version?: () => number
+  version?: () => number | undefined
   /** The store's keys, loaded (or, for a new store, made) on first use. */
   keyring: () => Keyring
   /**

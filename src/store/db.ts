@@ -45,7 +45,7 @@ export interface Store<DB = Database> {
  */
 async function createDialect(
   options: StoreOptions,
-): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number; cacheStats?: () => StatementCacheStats}> {
+): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number | undefined; cacheStats?: () => StatementCacheStats}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')

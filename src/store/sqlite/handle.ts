@@ -116,7 +116,7 @@ export interface StatementCacheStats {
 export function withStatementCache(
   handle: SqliteHandle,
   limits: StatementCacheLimits = STATEMENT_CACHE_LIMITS,
-): SqliteHandle & {version: () => number; cacheStats: () => StatementCacheStats} {
+): SqliteHandle & {version: () => number | undefined; cacheStats: () => StatementCacheStats} {
   const cache = new Map<string, SqliteStatement>()
   let textBytes = 0
   let prepared = 0
@@ -150,11 +150,18 @@ export function withStatementCache(
     },
     value: (text) => handle.value(text),
     close: () => handle.close(),
+    // Undefined when SQLite cannot say (the handle was closed under a request): callers then read
+    // the store, which fails the way a closed store does everywhere else.
     version: () => {
       if (!checked) {
+        let now: number
+        try {
+          now = readDataVersion()
+        } catch {
+          return undefined
+        }
         checked = true
         setImmediate(recheck)
-        const now = readDataVersion()
         if (now !== external) {
           external = now
           version++
