@@ -13,7 +13,16 @@ export interface StoreContext {
    * a batch of writes on the writer's connection (WAL lets it read while the writer writes).
    */
   reader?: object
+  /**
+   * Runs one statement synchronously on the connection itself, past Kysely's connection queue,
+   * and returns its rows (SQLite only). Only for a caller that holds the connection already: a
+   * request inside a batch of the group writer (see writer.ts), where nothing else can use it.
+   */
+  direct?: DirectExecutor
 }
+
+/** Runs one statement synchronously and returns its rows (StoreContext.direct). */
+export type DirectExecutor = (sql: string, parameters: readonly unknown[]) => unknown[]
 
 const contexts = new WeakMap<object, StoreContext>()
 

@@ -5,7 +5,7 @@ import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionE
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
 import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer.js'
-import {contextOf, inheritContext, setContext} from './context.js'
+import {contextOf, inheritContext, setContext, type DirectExecutor} from './context.js'
 import {beginRead, beginWrite, isRetryableConflict, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
@@ -45,7 +45,7 @@ export interface Store<DB = Database> {
  */
 async function createDialect(
   options: StoreOptions,
-): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number | undefined; cacheStats?: () => StatementCacheStats}> {
+): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number | undefined; cacheStats?: () => StatementCacheStats; direct?: DirectExecutor}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
@@ -61,7 +61,7 @@ async function createDialect(
   const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
   // An absolute path: other connections to the same file (E's search threads) must find it whatever their directory.
   const onDisk = file === ':memory:' || file === '' ? undefined : isAbsolute(file) ? file : resolve(file)
-  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats}
+  return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats, direct: handle.direct}
 }
 
 const cacheStats = new WeakMap<object, () => StatementCacheStats>()
@@ -144,7 +144,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file, cacheStats: stats} = await createDialect(options)
+  const {dialect, kind, where, version, file, cacheStats: stats, direct} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (stats) cacheStats.set(db, stats)
   if (file) files.set(db, file)
@@ -153,7 +153,7 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
     let keys: Keyring | undefined
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
-    setContext(db, {kind, ...(version ? {version} : {}), keyring})
+    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring})
     if (options.readonly) await checkSchema(db, schema, where)
     else
       await migrateToLatest(db, schema, where, {
@@ -165,7 +165,7 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
       const handle = withStatementCache(await openSqlite(file, {readonly: true}))
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
       setContext(reader, {kind, version: handle.version, keyring})
-      setContext(db, {kind, ...(version ? {version} : {}), keyring, reader})
+      setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring, reader})
     }
   } catch (error) {
     await reader?.destroy()

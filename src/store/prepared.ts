@@ -1,5 +1,7 @@
 import type {CompiledQuery, Compilable, Kysely} from 'kysely'
+import {contextOf} from './context.js'
 import {storeKind, type StoreKind} from './dialect.js'
+import {inBatch} from './writer.js'
 
 /** Stands in for the i-th argument while a prepared query is built. */
 class Slot {
@@ -14,6 +16,10 @@ class Slot {
  * `build` must pass each argument straight into the query as a value (a `where` operand, an
  * inserted or updated value) and decide nothing from it: it runs once, with placeholders. The
  * first call checks that every argument landed in the statement exactly where a value goes.
+ *
+ * Inside a batch of the group writer on SQLite, the statement runs straight on the batch's
+ * connection (see StoreContext.direct): the batch holds that connection, so Kysely's queue in
+ * front of it has nothing to order, and skipping it saves about as much as the statement costs.
  */
 export function prepared<A extends unknown[], R>(arity: A['length'], build: (db: Kysely<any>, ...args: A) => Compilable<R>): (db: Kysely<any>, ...args: A) => Promise<R[]> {
   const compiled = new Map<StoreKind, {query: CompiledQuery<R>; slots: (number | undefined)[]}>()
@@ -34,6 +40,8 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
       const slot = slots[i]
       return slot === undefined ? p : args[slot]
     })
+    const direct = inBatch(db) ? contextOf(db)?.direct : undefined
+    if (direct) return direct(query.sql, parameters) as R[]
     return (await db.executeQuery<R>({...query, parameters})).rows
   }
 }

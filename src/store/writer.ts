@@ -1,5 +1,5 @@
 import {CompiledQuery, sql, type Kysely} from 'kysely'
-import {inheritContext} from './context.js'
+import {contextOf, inheritContext} from './context.js'
 import {config} from '../config.js'
 
 /**
@@ -75,15 +75,18 @@ export class GroupWriter {
       await this.db.connection().execute(async (conn) => {
         batchConnections.add(conn)
         inheritContext(conn, this.db)
+        // SQLite: the savepoints go straight to the connection the batch holds (prepared.ts).
+        const direct = contextOf(conn)?.direct
+        const run = direct ? async (query: CompiledQuery) => void direct(query.sql, query.parameters) : async (query: CompiledQuery) => void (await conn.executeQuery(query))
         await sql`begin immediate`.execute(conn)
         try {
           for (const [index, job] of batch.entries()) {
             const savepoint = sql.id(`request_${index}`)
             const statements = savepointOf(index)
-            await conn.executeQuery(statements.open)
+            await run(statements.open)
             try {
               const value = await job.fn(conn)
-              await conn.executeQuery(statements.release)
+              await run(statements.release)
               outcomes.push({ok: true, value})
             } catch (error) {
               // A store failure may have ended the whole transaction (SQLite rolls back on some

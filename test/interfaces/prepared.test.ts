@@ -1,5 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {Store} from '../../src/store/db.js'
+import {writeTransaction, type Store} from '../../src/store/db.js'
 import type {Db} from '../../src/store/database.js'
 import {prepared} from '../../src/store/prepared.js'
 import {versionCache} from '../../src/store/version-cache.js'
@@ -31,6 +31,30 @@ describe('prepared queries', () => {
     expect((await between(store.db, 2, 3)).map((r) => r.subject)).toEqual(['b', 'c'])
     expect((await between(store.db, 3, 1)).map((r) => r.subject)).toEqual([])
     expect(builds).toBe(1)
+  })
+
+  it("inside a write sees the request's own changes, and a failed request's changes roll back with it", async () => {
+    // On SQLite these run straight on the batch's connection, past Kysely's queue (StoreContext.direct).
+    const failuresOf = prepared(1, (db: Db, subject: string) => db.selectFrom('auth_failures').select('failures').where('subject', '=', subject))
+    const setFailures = prepared(2, (db: Db, subject: string, failures: number) => db.updateTable('auth_failures').set({failures}).where('subject', '=', subject))
+    const seen = await writeTransaction(store.db, async (trx) => {
+      await setFailures(trx, 'a', 10)
+      return (await failuresOf(trx, 'a'))[0]?.failures
+    })
+    expect(seen).toBe(10)
+    // Two requests in one batch: the second fails after its update and is undone alone.
+    const results = await Promise.allSettled([
+      writeTransaction(store.db, async (trx) => setFailures(trx, 'a', 11)),
+      writeTransaction(store.db, async (trx) => {
+        await setFailures(trx, 'b', 99)
+        expect((await failuresOf(trx, 'b'))[0]?.failures).toBe(99)
+        throw new Error('refused')
+      }),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+    expect((await failuresOf(store.db, 'a'))[0]?.failures).toBe(11)
+    expect((await failuresOf(store.db, 'b'))[0]?.failures).toBe(2)
+    await setFailures(store.db, 'a', 1)
   })
 
   it('refuses a build that computes from an argument instead of passing it through', async () => {

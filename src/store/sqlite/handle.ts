@@ -1,4 +1,5 @@
 import type {SqliteDatabase, SqliteStatement} from 'kysely'
+import type {DirectExecutor} from '../context.js'
 import {config} from '../../config.js'
 
 /** The SQLite libraries medpanel runs on: one per runtime, behind the same handle. */
@@ -116,7 +117,7 @@ export interface StatementCacheStats {
 export function withStatementCache(
   handle: SqliteHandle,
   limits: StatementCacheLimits = STATEMENT_CACHE_LIMITS,
-): SqliteHandle & {version: () => number | undefined; cacheStats: () => StatementCacheStats} {
+): SqliteHandle & {version: () => number | undefined; cacheStats: () => StatementCacheStats; direct: DirectExecutor} {
   const cache = new Map<string, SqliteStatement>()
   let textBytes = 0
   let prepared = 0
@@ -141,6 +142,35 @@ export function withStatementCache(
       cache.delete(oldest)
       textBytes -= oldest.length
     }
+  }
+  const prepare = (text: string): SqliteStatement => {
+    const cached = cache.get(text)
+    if (cached) {
+      cache.delete(text)
+      cache.set(text, cached)
+      return cached
+    }
+    prepared++
+    const fresh = handle.prepare(text)
+    const statement: SqliteStatement = /^\s*select\b/i.test(text)
+      ? fresh
+      : {
+          reader: fresh.reader,
+          all: (parameters) => {
+            wrote()
+            return fresh.all(parameters)
+          },
+          run: (parameters) => {
+            wrote()
+            return fresh.run(parameters)
+          },
+          iterate: (parameters) => {
+            wrote()
+            return fresh.iterate(parameters)
+          },
+        }
+    keep(text, statement)
+    return statement
   }
   return {
     driver: handle.driver,
@@ -170,34 +200,13 @@ export function withStatementCache(
       return version
     },
     cacheStats: () => ({entries: cache.size, textBytes, prepared}),
-    prepare(text: string) {
-      const cached = cache.get(text)
-      if (cached) {
-        cache.delete(text)
-        cache.set(text, cached)
-        return cached
-      }
-      prepared++
-      const fresh = handle.prepare(text)
-      const statement: SqliteStatement = /^\s*select\b/i.test(text)
-        ? fresh
-        : {
-            reader: fresh.reader,
-            all: (parameters) => {
-              wrote()
-              return fresh.all(parameters)
-            },
-            run: (parameters) => {
-              wrote()
-              return fresh.run(parameters)
-            },
-            iterate: (parameters) => {
-              wrote()
-              return fresh.iterate(parameters)
-            },
-          }
-      keep(text, statement)
-      return statement
+    // What Kysely's SQLite connection does with a query, minus its queue and promises.
+    direct(text, parameters) {
+      const statement = prepare(text)
+      if (statement.reader) return statement.all(parameters) as unknown[]
+      statement.run(parameters)
+      return []
     },
+    prepare,
   }
 }
