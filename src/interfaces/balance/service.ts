@@ -4,7 +4,7 @@ import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
-import {newUuid} from '../../lib/ids.js'
+import {newTimeOrderedUuid} from '../../lib/ids.js'
 import {isValidNpi} from '../../lib/npi.js'
 import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
@@ -231,7 +231,7 @@ async function postCompleted(
   funds: Money,
   stamp: string,
 ): Promise<TransactionView> {
-  const id = newUuid()
+  const id = newTimeOrderedUuid()
   await repo.insertTransaction(trx, {
     id,
     member_id: member.id,
@@ -347,7 +347,7 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
         throw new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`)
       }
 
-      const id = newUuid()
+      const id = newTimeOrderedUuid()
       const base = {member_id: member.id, currency, survey_id: null, withdrawal_type: type.type, client_id: clientId, created_at: stamp, updated_at: stamp}
       await repo.insertTransaction(trx, {
         ...base,
@@ -362,7 +362,7 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
       if (!fee.isZero()) {
         await repo.insertTransaction(trx, {
           ...base,
-          id: newUuid(),
+          id: newTimeOrderedUuid(),
           type: 'WITHDRAWAL_FEE',
           amount: amountText(fee),
           status: 'Processing',
