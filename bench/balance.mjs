@@ -167,7 +167,9 @@ try {
   const verified = problems.length === 0
   const where = `${target.label}${processes > 1 ? `, ${processes} serve processes` : ''}`
   const met = (ok) => (ok ? 'met' : 'NOT MET')
-  console.log(`machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; median of ${rounds} alternating rounds of ${duration} s; store: ${where}`)
+  console.log(
+    `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; median of ${rounds} alternating rounds of ${duration} s; store: ${where}`,
+  )
   console.log(`withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${wp99} ms  (${connections} connections, ${accountCount} accounts)`)
   console.log(`summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections, at the same time)`)
   console.log(`bare node:http (ceiling, same POSTs): ${fmt(ceiling)} /s  p99 ${median(measured.ceilingP99)} ms  (alternating rounds)`)
