@@ -1,4 +1,4 @@
-import {sql, type Migration} from 'kysely'
+import {CompiledQuery, sql, type Migration} from 'kysely'
 import {randomBytes, scryptSync} from 'node:crypto'
 import {copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -7,6 +7,10 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
 import {DeliveryWorker} from '../../src/interfaces/partner/worker.js'
 import {ManualClock} from '../../src/lib/clock.js'
+import {summarySql} from '../../src/interfaces/conversations/repository.js'
+import type {SummaryRow} from '../../src/interfaces/conversations/search-types.js'
+import {summarize} from '../../src/interfaces/conversations/views.js'
+import {tokenizeTexts} from '../../src/store/fts-tokens.js'
 import {needsRehash, verifyPassword} from '../../src/lib/hashing.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {tempDir} from '../helpers/cli.js'
@@ -78,6 +82,25 @@ describe.each(releases)('a store written by %s opens under this release with eve
       headers: {'x-service-conversation-api-key': credentials.api_key},
     })
     expect(search.status).toBe(200)
+  })
+
+  it('counts the posts it already holds into the per-day term statistics, so summaries answer what the index answers', async () => {
+    const {store, app} = await upgraded()
+    const days = await store.db
+      .selectFrom('conversation_term_days')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    expect(Number(days.n)).toBeGreaterThan(0)
+    const terms = ['patient', 'the', 'chest pain']
+    const start = '2025-01-01T00:00:00.000Z'
+    const end = '2025-12-31T23:59:59.000Z'
+    const query = {terms, tokens: await tokenizeTexts(terms), start, end}
+    const reference = summarySql(query)
+    const rows = (await store.db.executeQuery<SummaryRow>(CompiledQuery.raw(reference.text, reference.parameters))).rows
+    const params = new URLSearchParams([...terms.map((t) => ['terms[]', t]), ['start', start], ['end', end]])
+    const res = await app.request(`/conversations/summary?${params}`, {headers: {'x-service-conversation-api-key': credentials.api_key}})
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as {summary: unknown}).summary).toEqual(summarize(terms, rows))
   })
 
   it('the member signs in with the same password', async () => {

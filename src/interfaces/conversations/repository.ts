@@ -1,9 +1,10 @@
 import {CompiledQuery, sql} from 'kysely'
 import type {Db} from '../../store/database.js'
 import {isPostgres} from '../../store/dialect.js'
+import {tokenizeTexts} from '../../store/fts-tokens.js'
+import {countTermDays, DAY_MS, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, tokenizeDocuments} from '../../store/term-days.js'
 import {matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
-import {tokenizeTexts} from './tokenizer.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewApiKeyRow, NewAuthorRow, NewCommentRow, NewPostRow, PostRow} from './tables.js'
 
 const KINDS = {
@@ -38,6 +39,7 @@ export function windowKeys(start: string, end: string): {lo: bigint; hi: bigint;
 }
 
 type Parameter = string | bigint
+type Sql = {text: string; parameters: Parameter[]}
 
 /**
  * A term as one FTS5 phrase: its text inside double quotes, a quote doubled. Inside a string FTS5
@@ -98,17 +100,19 @@ class Statement {
 }
 
 /**
- * The whole summary as one statement. Rows (t, kind, docs, matches): per term and kind the
- * documents that contain it and its occurrences, and with t = -1 per kind the distinct documents
- * that contain any term. Documents are found with FTS5 MATCH and a rowid range, which reads only
- * the window's part of each doclist; occurrences need token positions, which SQL reaches only
- * through fts5vocab `instance`. Exported for the benchmark, which hands the very same statement
- * to the sqlite3 shell.
+ * The summary from the search index alone, as one statement. Rows (t, kind, docs, matches): per
+ * term and kind the documents that contain it and its occurrences, and with t = -1 per kind the
+ * distinct documents that contain any term. Documents are found with FTS5 MATCH and a rowid
+ * range, which reads only the window's part of each doclist; occurrences need token positions,
+ * which SQL reaches only through fts5vocab `instance`. Terms in `skip` get no rows of their own
+ * (the per-day statistics count them) but still count towards the uniques. Exported for the
+ * benchmark, which checks the service's counts against it in the sqlite3 shell.
  */
-export function summarySql(query: SearchQuery): {text: string; parameters: Parameter[]} {
+export function summarySql(query: SearchQuery, skip: ReadonlySet<number> = new Set()): Sql {
   const statement = new Statement(query)
   const rows: string[] = []
   query.terms.forEach((term, t) => {
+    if (skip.has(t)) return
     for (const kind of Object.keys(KINDS) as Kind[]) {
       const docs = statement.documents(kind, phrase(term))
       const matches = statement.occurrences(kind, query.tokens[t]!)
@@ -116,8 +120,64 @@ export function summarySql(query: SearchQuery): {text: string; parameters: Param
     }
   })
   const any = query.terms.map(phrase).join(' OR ')
-  for (const kind of Object.keys(KINDS) as Kind[]) rows.push(`select -1, '${kind}', (select count(*) from (${statement.documents(kind, any)})), 0`)
+  for (const kind of Object.keys(KINDS) as Kind[]) rows.push(`select -1 as t, '${kind}' as kind, (select count(*) from (${statement.documents(kind, any)})) as docs, 0 as matches`)
   return {text: rows.join('\nunion all '), parameters: statement.parameters}
+}
+
+/**
+ * The window cut at UTC midnights: the whole days inside it, and the parts before the first and
+ * after the last of them (the whole window, when it holds no whole day). Times are inclusive and
+ * to the millisecond, as published_at is stored.
+ */
+export function splitWindow(start: string, end: string): {days?: {first: number; last: number}; edges: {start: string; end: string}[]} {
+  const from = Date.parse(start)
+  const to = Date.parse(end)
+  const first = Math.ceil(from / DAY_MS)
+  const last = Math.floor((to + 1) / DAY_MS) - 1
+  if (first > last) return {edges: [{start, end}]}
+  const edges: {start: string; end: string}[] = []
+  if (from < first * DAY_MS) edges.push({start, end: new Date(first * DAY_MS - 1).toISOString()})
+  if ((last + 1) * DAY_MS <= to) edges.push({start: new Date((last + 1) * DAY_MS).toISOString(), end})
+  return {days: {first, last}, edges}
+}
+
+/**
+ * How a summary is counted on SQLite. Terms of one or two tokens (`counted`) are summed from the
+ * per-day statistics over the window's whole days (`days`) and counted exactly, token by token,
+ * in the documents of its ragged ends that contain any of them (`edges`). The rest, longer
+ * phrases and the uniques, comes from the search index (`index`).
+ */
+export interface SummaryPlan {
+  counted: number[]
+  index: Sql
+  days?: Sql
+  edges: {kind: Kind; sql: Sql}[]
+}
+
+export function summaryPlan(query: SearchQuery): SummaryPlan {
+  const window = splitWindow(query.start, query.end)
+  const counted = window.days ? query.tokens.flatMap((tokens, t) => (tokens.length <= MAX_COUNTED_TOKENS ? [t] : [])) : []
+  const plan: SummaryPlan = {counted, index: summarySql(query, new Set(counted)), edges: []}
+  if (counted.length === 0 || !window.days) return plan
+  const {first, last} = window.days
+  const parameters: Parameter[] = []
+  const rows = counted.flatMap((t) =>
+    (Object.keys(KINDS) as Kind[]).map((kind) => {
+      parameters.push(query.tokens[t]!.join(' '), BigInt(first), BigInt(last))
+      return `select ${t} as t, '${kind}' as kind, coalesce(sum(docs), 0) as docs, coalesce(sum(matches), 0) as matches from conversation_term_days where term = ? and kind = ${KIND_CODE[kind]} and day between ? and ?`
+    }),
+  )
+  plan.days = {text: rows.join('\nunion all '), parameters}
+  const any = counted.map((t) => phrase(query.terms[t]!)).join(' OR ')
+  for (const edge of window.edges) {
+    const posts = new Statement({...query, ...edge})
+    const postsText = `select p.title as title, p.content as content from (${posts.documents('post', any)}) h join conversation_posts p on p.search_key = h.doc`
+    plan.edges.push({kind: 'post', sql: {text: postsText, parameters: posts.parameters}})
+    const comments = new Statement({...query, ...edge})
+    const commentsText = `select c.content as content from (${comments.documents('comment', any)}) h join conversation_comments c on c.search_key = h.doc`
+    plan.edges.push({kind: 'comment', sql: {text: commentsText, parameters: comments.parameters}})
+  }
+  return plan
 }
 
 /** A statement with its parameters written in as SQL literals, for the sqlite3 shell. */
@@ -132,8 +192,43 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
 export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
   if (isPostgres(db)) return summaryCountsPostgres(db, query)
-  const {text, parameters} = summarySql(query)
-  return rawQuery<SummaryRow>(db, text, parameters)
+  const plan = summaryPlan(query)
+  if (!plan.days) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
+  // Several statements, one snapshot: a write landing between them could otherwise be counted in part.
+  return db.isTransaction ? countPlan(db, query, plan) : db.transaction().execute((trx) => countPlan(trx, query, plan))
+}
+
+async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise<SummaryRow[]> {
+  const totals = new Map<string, SummaryRow>()
+  const add = (row: SummaryRow) => {
+    const key = `${row.t}:${row.kind}`
+    const total = totals.get(key)
+    if (total) {
+      total.docs += Number(row.docs)
+      total.matches += Number(row.matches)
+    } else totals.set(key, {t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)})
+  }
+  for (const row of await rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)) add(row)
+  for (const row of await rawQuery<SummaryRow>(db, plan.days!.text, plan.days!.parameters)) add(row)
+  for (const edge of plan.edges) {
+    const documents = await rawQuery<{title?: string; content: string}>(db, edge.sql.text, edge.sql.parameters)
+    const width = edge.kind === 'post' ? 2 : 1
+    const fields = await tokenizeTexts(documents.flatMap((d) => (edge.kind === 'post' ? [d.title!, d.content] : [d.content])))
+    for (const t of plan.counted) {
+      let docs = 0
+      let matches = 0
+      for (let d = 0; d < documents.length; d++) {
+        let found = 0
+        for (let f = 0; f < width; f++) found += phraseOccurrences(fields[d * width + f]!, query.tokens[t]!)
+        if (found > 0) {
+          docs += 1
+          matches += found
+        }
+      }
+      add({t, kind: edge.kind, docs, matches})
+    }
+  }
+  return [...totals.values()]
 }
 
 /**
@@ -227,44 +322,53 @@ export async function upsertAuthors(db: Db, rows: readonly NewAuthorRow[]): Prom
   }
 }
 
-/** Removes posts (their comments go with them, and the triggers drop both from the indexes). */
+/**
+ * Removes posts with their comments (the triggers drop both from the indexes), counting them out
+ * of the per-day term statistics first.
+ */
 export async function deletePosts(db: Db, ids: readonly number[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500)
+    const posts = await db.selectFrom('conversation_posts').select(['published_at', 'title', 'content']).where('id', 'in', chunk).execute()
+    const comments = await db.selectFrom('conversation_comments').select(['published_at', 'content']).where('post_id', 'in', chunk).execute()
+    const gone = await tokenizeDocuments([...posts.map((p) => ({kind: 'post' as const, ...p})), ...comments.map((c) => ({kind: 'comment' as const, ...c}))])
+    await countTermDays(db, gone, -1)
     await db.deleteFrom('conversation_comments').where('post_id', 'in', chunk).execute()
     await db.deleteFrom('conversation_posts').where('id', 'in', chunk).execute()
   }
 }
 
+/**
+ * Writes posts, counting them into the per-day term statistics in the same transaction. On
+ * PostgreSQL the same tokens fill the search columns (see the migration).
+ */
 export async function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 300) {
     const chunk = rows.slice(i, i + 300)
-    await db
-      .insertInto('conversation_posts')
-      .values(isPostgres(db) ? await withPostTokens(chunk) : chunk)
-      .execute()
+    const tokens = await tokenizeTexts(chunk.flatMap((row) => [row.title, row.content]))
+    const values = isPostgres(db) ? chunk.map((row, j) => ({...row, title_tokens: tokens[2 * j]!, content_tokens: tokens[2 * j + 1]!}) as NewPostRow) : chunk
+    await db.insertInto('conversation_posts').values(values).execute()
+    await countTermDays(
+      db,
+      chunk.map((row, j) => ({kind: 'post', published_at: row.published_at, fields: [tokens[2 * j]!, tokens[2 * j + 1]!]})),
+      1,
+    )
   }
 }
 
+/** Writes comments, counting them into the per-day term statistics in the same transaction. */
 export async function insertComments(db: Db, rows: readonly NewCommentRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 300) {
     const chunk = rows.slice(i, i + 300)
-    await db
-      .insertInto('conversation_comments')
-      .values(isPostgres(db) ? await withCommentTokens(chunk) : chunk)
-      .execute()
+    const tokens = await tokenizeTexts(chunk.map((row) => row.content))
+    const values = isPostgres(db) ? chunk.map((row, j) => ({...row, content_tokens: tokens[j]!}) as NewCommentRow) : chunk
+    await db.insertInto('conversation_comments').values(values).execute()
+    await countTermDays(
+      db,
+      chunk.map((row, j) => ({kind: 'comment', published_at: row.published_at, fields: [tokens[j]!]})),
+      1,
+    )
   }
-}
-
-/** PostgreSQL's search columns (see the migration): each field's tokens as FTS5 makes them. */
-async function withPostTokens(rows: readonly NewPostRow[]): Promise<NewPostRow[]> {
-  const tokens = await tokenizeTexts(rows.flatMap((row) => [row.title, row.content]))
-  return rows.map((row, i) => ({...row, title_tokens: tokens[2 * i]!, content_tokens: tokens[2 * i + 1]!}) as NewPostRow)
-}
-
-async function withCommentTokens(rows: readonly NewCommentRow[]): Promise<NewCommentRow[]> {
-  const tokens = await tokenizeTexts(rows.map((row) => row.content))
-  return rows.map((row, i) => ({...row, content_tokens: tokens[i]!}) as NewCommentRow)
 }
 
 /**

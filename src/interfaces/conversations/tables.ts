@@ -62,12 +62,22 @@ export interface ConversationCallTable {
   created_at: string
 }
 
+/** Per-day statistics of one- and two-token terms (store/term-days.ts); kind 0 is posts, 1 comments. */
+export interface ConversationTermDayTable {
+  term: string
+  kind: number
+  day: number
+  docs: number
+  matches: number
+}
+
 export interface ConversationTables {
   conversation_authors: ConversationAuthorTable
   conversation_posts: ConversationPostTable
   conversation_comments: ConversationCommentTable
   conversation_api_keys: ConversationApiKeyTable
   conversation_calls: ConversationCallTable
+  conversation_term_days: ConversationTermDayTable
 }
 
 export type AuthorRow = Selectable<ConversationAuthorTable>

@@ -168,14 +168,14 @@ describe.each([
 
   it('503 from a failed search gives the data call back', async () => {
     const {sql} = await import('kysely')
-    // A part of the search index gone: SQLite's occurrence table, PostgreSQL's phrase counter.
+    // A part of the search gone: SQLite's per-day term statistics, PostgreSQL's phrase counter.
     if (onPostgres) await sql`drop function conversation_phrase_count`.execute(ctx.db)
-    else await sql`drop table conversation_comment_terms`.execute(ctx.db)
+    else await sql`drop table conversation_term_days`.execute(ctx.db)
     const res = await get(`/conversations/data?${GOOD}`)
     expect(res.status).toBe(503)
     expect(await errorBody(res, format)).toMatchObject({code: 503})
     expect((await updateApiKey(ctx.db, keyId, {}, ctx.clock.now())).data_calls_remaining).toBe(1)
-    expect(ctx.logs.some((line) => /no such table: conversation_comment_terms|function conversation_phrase_count\(.*\) does not exist/.test(line))).toBe(true)
+    expect(ctx.logs.some((line) => /no such table: conversation_term_days|function conversation_phrase_count\(.*\) does not exist/.test(line))).toBe(true)
   })
 
   it('404 for an unknown path under /conversations, in the same shape', async () => {

@@ -126,6 +126,7 @@ describe('counts agree with a brute-force reference', () => {
           }))
           await ctx.db.deleteFrom('conversation_comments').execute()
           await ctx.db.deleteFrom('conversation_posts').execute()
+          await ctx.db.deleteFrom('conversation_term_days').execute()
           await importPosts(ctx.db, conversations)
           const docs: Doc[] = conversations.flatMap(({post}) => [
             {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},

@@ -90,6 +90,7 @@ describe('search by MATCH and position lists', () => {
   const load = async (posts: PostText[], base = 1) => {
     await ctx.db.deleteFrom('conversation_comments').execute()
     await ctx.db.deleteFrom('conversation_posts').execute()
+    await ctx.db.deleteFrom('conversation_term_days').execute()
     await importPosts(ctx.db, conversationsOf(posts, base))
   }
 

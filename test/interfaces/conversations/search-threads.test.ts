@@ -120,12 +120,13 @@ describe('searches on threads', () => {
     const ctx = appOn(await storeFile(SMALL))
     open.push(ctx.store)
     const {key} = await clientWithKey(ctx, {data_calls: 1})
-    await sql`drop table conversation_comment_terms`.execute(ctx.db)
+    // The per-day statistics a one-word summary over a year reads.
+    await sql`drop table conversation_term_days`.execute(ctx.db)
     const res = await get(ctx, key.api_key, 'data', ['metformin'])
     expect(res.status).toBe(503)
     expect(await res.json()).toEqual({code: 503, message: 'service temporarily unavailable', details: 'Try again shortly.'})
     expect((await updateApiKey(ctx.db, key.id, {}, ctx.clock.now())).data_calls_remaining).toBe(1)
-    expect(ctx.logs.some((line) => line.includes('no such table: conversation_comment_terms'))).toBe(true)
+    expect(ctx.logs.some((line) => line.includes('no such table: conversation_term_days'))).toBe(true)
   })
 
   it('refuse a data answer over the cap before sending anything, and give the call back', async () => {
