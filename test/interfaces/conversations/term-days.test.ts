@@ -5,6 +5,7 @@ import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {deletePosts, splitWindow, summaryCounts, summarySql} from '../../../src/interfaces/conversations/repository.js'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
 import type {SummaryRow} from '../../../src/interfaces/conversations/search-types.js'
+import {isPostgres} from '../../../src/store/dialect.js'
 import {asciiTokens, sqliteTokens, tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import {countEveryDocument} from '../../../src/store/term-days.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
@@ -109,7 +110,9 @@ describe('per-day term statistics', () => {
         const kept = await statistics(ctx)
         expect(kept).toEqual(await recount(ctx))
 
-        // A summary over the statistics answers what the index alone answers, ragged ends included.
+        // A summary over the statistics answers what the index alone answers, ragged ends included
+        // (SQLite: PostgreSQL keeps the statistics but counts its summaries from its token columns).
+        if (isPostgres(ctx.db)) return
         const tokens = await tokenizeTexts(terms)
         const searchable = terms.filter((_, i) => tokens[i]!.length > 0)
         if (searchable.length === 0) return
