@@ -89,9 +89,7 @@ export async function countTermDays(db: Kysely<any>, documents: readonly Tokeniz
   }
   // In key order: each statement then touches neighbouring pages of the table instead of pages
   // all over it, which is most of the cost of keeping the statistics.
-  const rows = [...changes.values()]
-    .filter((row) => row[3] !== 0 || row[4] !== 0)
-    .sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : a[0] - b[0] || a[1] - b[1]))
+  const rows = [...changes.values()].filter((row) => row[3] !== 0 || row[4] !== 0).sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : a[0] - b[0] || a[1] - b[1]))
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(i, i + ROWS_PER_STATEMENT)
     await sql`insert into conversation_term_days (kind, day, term, docs, matches) values ${sql.join(chunk.map((r) => sql`(${r[0]}, ${r[1]}, ${r[2]}, ${r[3]}, ${r[4]})`))}
