@@ -4,7 +4,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
 import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {clientWithKey, JSON_TYPE, occurrences, query, words} from './helpers.js'
+import {clientWithKey, conversationOf, JSON_TYPE, occurrences, query, words} from './helpers.js'
 
 interface Doc {
   kind: 'post' | 'comment'
@@ -99,7 +99,6 @@ describe('counts agree with a brute-force reference', () => {
     const text = fc.array(fc.constantFrom(...vocabulary), {maxLength: 14}).map((w) => w.join(' '))
     const stamp = fc.constantFrom('2025-01-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z')
     const term = fc.array(fc.constantFrom(...vocabulary), {minLength: 1, maxLength: 3}).map((w) => w.join(' '))
-    const a = {id: 'x', specialty: 's', country_of_practice: 'US', zipcode: '1', post_badge: false, comment_badge: false}
     let run = 0
     await fc.assert(
       fc.asyncProperty(
@@ -111,19 +110,7 @@ describe('counts agree with a brute-force reference', () => {
         async (posts, terms) => {
           run += 1
           const base = run * 100
-          const conversations = posts.map((p, i) => ({
-            post: {
-              id: base + i,
-              author: a,
-              published_at: p.published,
-              rating: 1,
-              iconsult: false,
-              solved_at: null,
-              title: p.title,
-              content: p.content,
-              comments: p.comments.map((c, j) => ({id: base * 10 + i * 5 + j, author: a, published_at: c.published, content: c.content, helpful_count: 0})),
-            },
-          }))
+          const conversations = posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j))
           await ctx.db.deleteFrom('conversation_comments').execute()
           await ctx.db.deleteFrom('conversation_posts').execute()
           await ctx.db.deleteFrom('conversation_term_days').execute()

@@ -98,3 +98,30 @@ export function occurrences(text: string, term: string): number {
   for (let i = 0; i + needle.length <= hay.length; i++) if (needle.every((w, j) => hay[i + j] === w)) n++
   return n
 }
+
+/** A generated post with its comments, as the property tests make them. */
+export interface GeneratedPost {
+  title: string
+  content: string
+  published: string
+  comments: {content: string; published: string}[]
+}
+
+const TEST_AUTHOR = {id: 'x', specialty: 's', country_of_practice: 'US', zipcode: '1', post_badge: false, comment_badge: false}
+
+/** A generated post as a conversation of the import document, under the ids given. */
+export function conversationOf(post: GeneratedPost, id: number, commentId: (index: number) => number) {
+  return {
+    post: {
+      id,
+      author: TEST_AUTHOR,
+      published_at: post.published,
+      rating: 1,
+      iconsult: false,
+      solved_at: null,
+      title: post.title,
+      content: post.content,
+      comments: post.comments.map((c, j) => ({id: commentId(j), author: TEST_AUTHOR, published_at: c.published, content: c.content, helpful_count: 0})),
+    },
+  }
+}

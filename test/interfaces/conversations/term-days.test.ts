@@ -9,12 +9,12 @@ import {isPostgres} from '../../../src/store/dialect.js'
 import {asciiTokens, sqliteTokens, tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import {countEveryDocument} from '../../../src/store/term-days.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {conversationOf} from './helpers.js'
 
 // The per-day term statistics behind interface E's summaries (docs/conversations.md, "How a
 // summary is counted"): always equal to a recount of every document, and summaries from them
 // equal to summaries from the search index alone.
 
-const author = {id: 'a1', specialty: 'Cardiology', country_of_practice: 'US', zipcode: '10001', post_badge: false, comment_badge: false}
 const VOCABULARY = ['pain', 'Pain', 'chest', 'chest-pain', 'a', 'b', 'x-ray', 'a.b', 'OR', '"q"', 'Sjögren', 'SJÖGREN', 'naïve', 'ÉCG', 'İstanbul', 'straße', '12', '3.5mg']
 
 async function statistics(ctx: TestContext) {
@@ -91,19 +91,7 @@ describe('per-day term statistics', () => {
           if ('remove' in s) await deletePosts(ctx.db, s.remove)
           else {
             // A comment id belongs to its post slot, so a replacement may move none to another post.
-            const conversations = s.import.map((p) => ({
-              post: {
-                id: p.id,
-                author,
-                published_at: p.published,
-                rating: 1,
-                iconsult: false,
-                solved_at: null,
-                title: p.title,
-                content: p.content,
-                comments: p.comments.map((c, j) => ({id: p.id * 10 + j, author, published_at: c.published, content: c.content, helpful_count: 0})),
-              },
-            }))
+            const conversations = s.import.map((p) => conversationOf(p, p.id, (j) => p.id * 10 + j))
             await importPosts(ctx.db, conversations)
           }
         }
