@@ -166,7 +166,7 @@ try {
   const tokens = TERMS.map((t) => t.toLowerCase().match(/[a-z0-9]+/g))
   const query = {terms: TERMS, tokens, start: new Date(START).toISOString(), end: new Date(END).toISOString()}
   const plan = repo.summaryPlan(query)
-  const statements = [plan.index, plan.days, ...plan.edges.map((edge) => edge.sql)].filter(Boolean).map(repo.inlineSql)
+  const statements = [plan.index, ...plan.days.map((day) => day.sql), ...plan.edges.map((edge) => edge.sql)].map(repo.inlineSql)
   for (let i = 0; i < 3; i++) await call()
   const httpTimes = []
   const shellTimes = []

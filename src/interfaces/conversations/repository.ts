@@ -150,24 +150,24 @@ export function splitWindow(start: string, end: string): {days?: {first: number;
 export interface SummaryPlan {
   counted: number[]
   index: Sql
-  days?: Sql
+  days: {t: number; sql: Sql}[]
   edges: {kind: Kind; sql: Sql}[]
 }
 
 export function summaryPlan(query: SearchQuery): SummaryPlan {
   const window = splitWindow(query.start, query.end)
   const counted = window.days ? query.tokens.flatMap((tokens, t) => (tokens.length <= MAX_COUNTED_TOKENS ? [t] : [])) : []
-  const plan: SummaryPlan = {counted, index: summarySql(query, new Set(counted)), edges: []}
+  const plan: SummaryPlan = {counted, index: summarySql(query, new Set(counted)), days: [], edges: []}
   if (counted.length === 0 || !window.days) return plan
   const {first, last} = window.days
-  const parameters: Parameter[] = []
-  const rows = counted.flatMap((t) =>
-    (Object.keys(KINDS) as Kind[]).map((kind) => {
-      parameters.push(query.tokens[t]!.join(' '), BigInt(first), BigInt(last))
-      return `select ${t} as t, '${kind}' as kind, coalesce(sum(docs), 0) as docs, coalesce(sum(matches), 0) as matches from conversation_term_days where term = ? and kind = ${KIND_CODE[kind]} and day between ? and ?`
-    }),
-  )
-  plan.days = {text: rows.join('\nunion all '), parameters}
+  // One statement per term, the same text for every term: it stays prepared whatever the query's shape.
+  plan.days = counted.map((t) => ({
+    t,
+    sql: {
+      text: 'select kind, coalesce(sum(docs), 0) as docs, coalesce(sum(matches), 0) as matches from conversation_term_days where term = ? and kind in (0, 1) and day between ? and ? group by kind',
+      parameters: [query.tokens[t]!.join(' '), BigInt(first), BigInt(last)],
+    },
+  }))
   const any = counted.map((t) => phrase(query.terms[t]!)).join(' OR ')
   for (const edge of window.edges) {
     const posts = new Statement({...query, ...edge})
@@ -193,7 +193,7 @@ export async function summaryCounts(db: Db, query: SearchQuery): Promise<Summary
   if (query.terms.length === 0) return []
   if (isPostgres(db)) return summaryCountsPostgres(db, query)
   const plan = summaryPlan(query)
-  if (!plan.days) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
+  if (plan.counted.length === 0) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
   // Several statements, one snapshot: a write landing between them could otherwise be counted in part.
   return db.isTransaction ? countPlan(db, query, plan) : db.transaction().execute((trx) => countPlan(trx, query, plan))
 }
@@ -209,7 +209,11 @@ async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise
     } else totals.set(key, {t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)})
   }
   for (const row of await rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)) add(row)
-  for (const row of await rawQuery<SummaryRow>(db, plan.days!.text, plan.days!.parameters)) add(row)
+  for (const {t, sql} of plan.days) {
+    for (const row of await rawQuery<{kind: number; docs: number; matches: number}>(db, sql.text, sql.parameters)) {
+      add({t, kind: Number(row.kind) === KIND_CODE.post ? 'post' : 'comment', docs: row.docs, matches: row.matches})
+    }
+  }
   for (const edge of plan.edges) {
     const documents = await rawQuery<{title?: string; content: string}>(db, edge.sql.text, edge.sql.parameters)
     const width = edge.kind === 'post' ? 2 : 1
