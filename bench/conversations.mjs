@@ -97,7 +97,9 @@ function memory(pid) {
  * with the server's peak RSS. Goal: under 250 MB whatever the answer's size.
  */
 async function wholeStoreAnswer() {
-  const file = join(dir ?? mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-')), 'rss.db')
+  // Beside the main store, or (timing a kept store) in a directory of its own, removed afterwards.
+  const own = dir ? undefined : mkdtempSync(join(tmpdir(), 'medpanel-bench-conv-'))
+  const file = join(dir ?? own, 'rss.db')
   const from = '2025-01-01T00:00:00Z'
   const to = '2025-12-31T23:59:59Z'
   log(`seeding ${RSS_POSTS} posts with ~4 comments each over one year into ${file} …`)
@@ -127,6 +129,8 @@ async function wholeStoreAnswer() {
     if (peak >= 250) process.exitCode = 1
   } finally {
     child.kill('SIGTERM')
+    await new Promise((resolve) => child.once('exit', resolve))
+    if (own) rmSync(own, {recursive: true, force: true})
   }
 }
 
