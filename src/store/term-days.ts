@@ -103,11 +103,18 @@ export async function countTermDays(db: Kysely<any>, documents: readonly Tokeniz
   }
 }
 
+/** A post (with its title) or a comment, as stored. */
+export interface StoredDocument {
+  kind: DocumentKind
+  published_at: string
+  /** Posts only. */
+  title?: string
+  content: string
+}
+
 /** Posts with their title and content, comments with their content, as the statistics take them. */
-export async function tokenizeDocuments(
-  documents: readonly ({kind: 'post'; published_at: string; title: string; content: string} | {kind: 'comment'; published_at: string; content: string})[],
-): Promise<TokenizedDocument[]> {
-  const texts = documents.flatMap((d) => (d.kind === 'post' ? [d.title, d.content] : [d.content]))
+export async function tokenizeDocuments(documents: readonly StoredDocument[]): Promise<TokenizedDocument[]> {
+  const texts = documents.flatMap((d) => (d.kind === 'post' ? [d.title ?? '', d.content] : [d.content]))
   const tokens = await tokenizeTexts(texts)
   let next = 0
   return documents.map((d) => ({kind: d.kind, published_at: d.published_at, fields: d.kind === 'post' ? [tokens[next++]!, tokens[next++]!] : [tokens[next++]!]}))
@@ -115,34 +122,25 @@ export async function tokenizeDocuments(
 
 const PAGE = 2_000
 
+/** Where each kind of document lives, with the columns the statistics read. */
+const SOURCES = [
+  {kind: 'post', table: 'conversation_posts', columns: 'id, published_at, title, content'},
+  {kind: 'comment', table: 'conversation_comments', columns: 'id, published_at, content'},
+] as const
+
 /**
  * Counts every post and comment in the store into empty statistics: how a store made before them
  * gets them (its migration), and the full recount the tests compare against.
  */
 export async function countEveryDocument(db: Kysely<any>): Promise<void> {
-  for (let after = -1; ; ) {
-    const posts = (
-      await sql<{
-        id: number
-        published_at: string
-        title: string
-        content: string
-      }>`select id, published_at, title, content from conversation_posts where id > ${after} order by id limit ${PAGE}`.execute(db)
-    ).rows
-    if (posts.length === 0) break
-    await countTermDays(db, await tokenizeDocuments(posts.map((p) => ({kind: 'post' as const, ...p}))), 1)
-    after = Number(posts.at(-1)!.id)
-  }
-  for (let after = -1; ; ) {
-    const comments = (
-      await sql<{
-        id: number
-        published_at: string
-        content: string
-      }>`select id, published_at, content from conversation_comments where id > ${after} order by id limit ${PAGE}`.execute(db)
-    ).rows
-    if (comments.length === 0) break
-    await countTermDays(db, await tokenizeDocuments(comments.map((c) => ({kind: 'comment' as const, ...c}))), 1)
-    after = Number(comments.at(-1)!.id)
+  for (const source of SOURCES) {
+    for (let after = -1; ; ) {
+      const page = await sql<
+        StoredDocument & {id: number}
+      >`select ${sql.raw(source.columns)} from ${sql.table(source.table)} where id > ${after} order by id limit ${PAGE}`.execute(db)
+      if (page.rows.length === 0) break
+      await countTermDays(db, await tokenizeDocuments(page.rows.map((row) => ({...row, kind: source.kind}))), 1)
+      after = Number(page.rows.at(-1)!.id)
+    }
   }
 }
