@@ -10,9 +10,10 @@ import type {ConversationLimits} from './limits.js'
 import type {Format} from './negotiation.js'
 import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
-import {tokenizeTerms} from './tokenizer.js'
+import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {isIsoDateTime, type Method} from './schema.js'
 import type {SearchStream, Searcher} from './search-pool.js'
+import type {SummaryRow} from './search-types.js'
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds, summarize, type SummaryResult} from './views.js'
 
@@ -81,8 +82,13 @@ function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQue
   return {terms, start, end}
 }
 
-async function termTokens(trx: Db, terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
-  const tokens = await tokenizeTerms(trx, terms)
+/**
+ * The terms split as the index splits text: the same FTS5 tokenizer on every store (PostgreSQL
+ * included), ASCII in JavaScript and anything else by SQLite in this process (fts-tokens.ts), so
+ * it needs no connection and no transaction.
+ */
+async function termTokens(terms: readonly string[], limits: ConversationLimits): Promise<string[][]> {
+  const tokens = await tokenizeTexts(terms)
   tokens.forEach((list, index) => {
     if (list.length === 0)
       throw new AppError('bad_request', `terms[${index}] has no letters or digits to search for`, {
@@ -94,6 +100,25 @@ async function termTokens(trx: Db, terms: readonly string[], limits: Conversatio
 }
 
 const UTF8 = new TextEncoder()
+
+/**
+ * A key's standing for one call: refused (401, 402, 403) or, for a data call, with no calls left
+ * (429, with Retry-After when the allowance renews); else the calls left and the period's start.
+ */
+function allowance(key: ApiKeyRow, method: Method, now: Date): {key: ApiKeyRow; remaining: number; used: number; periodStarted: string} {
+  refuseKey(key, method, now)
+  const period = currentPeriod(key, now)
+  const remaining = Math.max(0, key.data_call_allowance - period.used)
+  if (method === 'data' && remaining === 0) {
+    const headers: Record<string, string> = {}
+    if (period.renewsAt) headers['Retry-After'] = String(Math.max(1, Math.ceil((period.renewsAt.getTime() - now.getTime()) / 1000)))
+    throw new AppError('too_many_requests', 'no data calls are left on this API key', {
+      headers,
+      details: period.renewsAt ? `The allowance of ${key.data_call_allowance} data calls renews at ${isoSeconds(iso(period.renewsAt))}.` : 'Ask for a larger allowance.',
+    })
+  }
+  return {key, remaining, used: period.used, periodStarted: iso(period.started)}
+}
 
 /**
  * One call of interface E, its key already checked (401, 402, 403 by the apiKey middleware):
@@ -109,32 +134,24 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const arrived = performance.now()
   const spends = request.method === 'data' && !request.headOnly
   const query = parseQuery(request, limits)
-  const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
-    // The key as it is now: the allowance is counted from this read, inside the transaction that
-    // spends it, so two calls racing for the last data call cannot both win.
-    const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
-    refuseKey(key, request.method, now)
-    const period = currentPeriod(key, now)
-    let remaining = Math.max(0, key.data_call_allowance - period.used)
-    if (request.method === 'data') {
-      if (remaining === 0) {
-        const headers: Record<string, string> = {}
-        if (period.renewsAt) headers['Retry-After'] = String(Math.max(1, Math.ceil((period.renewsAt.getTime() - now.getTime()) / 1000)))
-        throw new AppError('too_many_requests', 'no data calls are left on this API key', {
-          headers,
-          details: period.renewsAt ? `The allowance of ${key.data_call_allowance} data calls renews at ${isoSeconds(iso(period.renewsAt))}.` : 'Ask for a larger allowance.',
+  // Terms that cannot be searched are refused before a data call is spent.
+  const tokens = request.headOnly ? [] : await termTokens(query.terms, limits)
+  // A summary spends nothing: the key row the middleware has just read and checked is the one
+  // its answer reports from. A data call reads the row again inside the transaction that spends
+  // the call, so two calls racing for the last one cannot both win.
+  const checked =
+    request.method === 'summary'
+      ? allowance(request.key, request.method, now)
+      : await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
+          const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
+          const state = allowance(key, request.method, now)
+          if (spends) {
+            await repo.updateApiKeyRow(trx, key.id, {data_calls_used: state.used + 1, period_started_at: state.periodStarted})
+            state.remaining -= 1
+          }
+          return state
         })
-      }
-      if (spends) {
-        await repo.updateApiKeyRow(trx, key.id, {data_calls_used: period.used + 1, period_started_at: iso(period.started)})
-        remaining -= 1
-      }
-    }
-    const tokens = request.headOnly ? [] : await termTokens(trx, query.terms, limits)
-    return {key, remaining, tokens, periodStarted: iso(period.started)}
-  })
-
-  const {key, remaining, tokens} = checked
+  const {key, remaining} = checked
   const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
   const id = newUuid()
   if (request.headOnly) {
@@ -154,9 +171,25 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
   const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
   if (request.method === 'summary') {
-    const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, await context.searcher.summary(search, timing))}
-    await record()
-    return {kind: 'summary', result}
+    // The record is written while the search runs on its thread, so the caller waits for the
+    // longer of the two, not for both: the search is handed over first, and the record (a
+    // synchronous commit on this thread) starts once this turn has passed it on. A search that
+    // fails takes its record back, so only answered calls stay logged.
+    const searching = context.searcher.summary(search, timing)
+    const recorded = new Promise((resolve) => setImmediate(resolve)).then(record).then(
+      () => undefined,
+      (error: unknown) => ({error}),
+    )
+    let rows: SummaryRow[]
+    try {
+      rows = await searching
+    } catch (error) {
+      if ((await recorded) === undefined) await repo.deleteCall(db, id).catch(() => undefined)
+      throw error
+    }
+    const failure = await recorded
+    if (failure) throw failure.error
+    return {kind: 'summary', result: {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, rows)}}
   }
 
   const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)

@@ -45,7 +45,7 @@ type Sql = {text: string; parameters: Parameter[]}
  * A term as one FTS5 phrase: its text inside double quotes, a quote doubled. Inside a string FTS5
  * reads no operators (`OR`, `*`, `-`, `:`, parentheses are plain text), and it splits the string
  * with the index's tokenizer, so the phrase is exactly the term's tokens in order, the same tokens
- * tokenizeTerms reads back.
+ * tokenizeTexts splits it into.
  */
 export function phrase(term: string): string {
   return `"${term.replace(/"/g, '""')}"`
@@ -470,4 +470,9 @@ export async function refundDataCall(db: Db, keyId: string, periodStartedAt: str
 
 export async function insertCall(db: Db, row: {id: string; key_id: string; method: string; query: string; created_at: string}): Promise<void> {
   await db.insertInto('conversation_calls').values(row).execute()
+}
+
+/** Takes back the record of a call that was not answered after all. */
+export async function deleteCall(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('conversation_calls').where('id', '=', id).execute()
 }

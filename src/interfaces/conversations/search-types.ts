@@ -4,7 +4,7 @@
 export interface SearchQuery {
   /** The terms as the caller sent them (trimmed); phrase queries are made from this text. */
   terms: readonly string[]
-  /** Each term split by the index's own tokenizer (see tokenizeTerms). */
+  /** Each term split as the index splits text (store/fts-tokens.ts, tokenizeTexts). */
   tokens: readonly (readonly string[])[]
   /** ISO 8601 UTC with milliseconds, as stored. */
   start: string

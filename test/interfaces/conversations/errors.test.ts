@@ -166,7 +166,7 @@ describe.each([
     ctx = await freshApp()
   })
 
-  it('503 from a failed search gives the data call back', async () => {
+  it('503 from a failed search gives the data call back, and logs no call', async () => {
     const {sql} = await import('kysely')
     // A part of the search gone: SQLite's per-day term statistics, PostgreSQL's phrase counter.
     if (onPostgres) await sql`drop function conversation_phrase_count`.execute(ctx.db)
@@ -175,6 +175,10 @@ describe.each([
     expect(res.status).toBe(503)
     expect(await errorBody(res, format)).toMatchObject({code: 503})
     expect((await updateApiKey(ctx.db, keyId, {}, ctx.clock.now())).data_calls_remaining).toBe(1)
+    // A summary's record is written while its search runs, and taken back when the search fails.
+    const summary = await get(`/conversations/summary?${GOOD}`)
+    expect(summary.status).toBe(503)
+    expect(await ctx.db.selectFrom('conversation_calls').select('id').execute()).toEqual([])
     expect(ctx.logs.some((line) => /no such table: conversation_term_days|function conversation_phrase_count\(.*\) does not exist/.test(line))).toBe(true)
   })
 

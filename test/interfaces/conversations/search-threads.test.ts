@@ -109,6 +109,9 @@ describe('searches on threads', () => {
       expect(data.status).toBe(503)
       expect(await data.text()).toContain('<code>503</code>')
       expect((await updateApiKey(big.db, key.id, {}, roomy.clock.now())).data_calls_remaining).toBe(1)
+      // Only the answered call is logged: the stopped summary's record was taken back.
+      const logged = await big.db.selectFrom('conversation_calls').select('key_id').where('key_id', '=', key.id).execute()
+      expect(logged).toHaveLength(1)
 
       const after = await get(roomy, key.api_key, 'summary', HEAVY)
       expect(after.status).toBe(200)
