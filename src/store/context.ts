@@ -19,6 +19,11 @@ export interface StoreContext {
    * request inside a batch of the group writer (see writer.ts), where nothing else can use it.
    */
   direct?: DirectExecutor
+  /**
+   * The connection has one user, who runs one job at a time on it and nothing else (a search
+   * thread's own connection): `direct` may then run any statement on it, transactions included.
+   */
+  exclusive?: boolean
 }
 
 /** Runs one statement synchronously and returns its rows (StoreContext.direct). */
@@ -41,4 +46,10 @@ export function contextOf(db: object): StoreContext | undefined {
 export function inheritContext(child: object, parent: object): void {
   const context = contexts.get(parent)
   if (context) contexts.set(child, {...context, reader: undefined})
+}
+
+/** The synchronous executor of a connection nobody else uses (StoreContext.exclusive), if this is one. */
+export function exclusiveDirect(db: object): DirectExecutor | undefined {
+  const context = contexts.get(db)
+  return context?.exclusive ? context.direct : undefined
 }

@@ -1,5 +1,6 @@
 import {CompiledQuery, sql} from 'kysely'
 import type {Db} from '../../store/database.js'
+import {exclusiveDirect} from '../../store/context.js'
 import {isPostgres} from '../../store/dialect.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {countTermDays, DAY_MS, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, tokenizeDocuments} from '../../store/term-days.js'
@@ -195,7 +196,16 @@ export async function summaryCounts(db: Db, query: SearchQuery): Promise<Summary
   const plan = summaryPlan(query)
   if (plan.counted.length === 0) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
   // Several statements, one snapshot: a write landing between them could otherwise be counted in part.
-  return db.isTransaction ? countPlan(db, query, plan) : db.transaction().execute((trx) => countPlan(trx, query, plan))
+  if (db.isTransaction) return countPlan(db, query, plan)
+  const direct = exclusiveDirect(db)
+  if (!direct) return db.transaction().execute((trx) => countPlan(trx, query, plan))
+  direct('begin', [])
+  try {
+    return await countPlan(db, query, plan)
+  } finally {
+    // Nothing was written: ending the read transaction either way only lets the snapshot go.
+    direct('rollback', [])
+  }
 }
 
 async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise<SummaryRow[]> {
@@ -255,6 +265,9 @@ export async function matchedPosts(db: Db, query: SearchQuery, limit: number): P
 }
 
 async function rawQuery<T>(db: Db, text: string, parameters: readonly Parameter[]): Promise<T[]> {
+  // A search thread's own connection runs statements straight through, past Kysely's queue.
+  const direct = exclusiveDirect(db)
+  if (direct) return direct(text, parameters) as T[]
   return (await db.executeQuery<T>(CompiledQuery.raw(text, [...parameters]))).rows
 }
 

@@ -9,6 +9,7 @@ import {Kysely, SqliteDialect} from 'kysely'
 import {parentPort, workerData} from 'node:worker_threads'
 import type {Database} from '../../store/database.js'
 import {loadBetterSqlite3From} from '../../store/sqlite/better-sqlite3.js'
+import {setContext} from '../../store/context.js'
 import {withStatementCache} from '../../store/sqlite/handle.js'
 import {openSqlite} from '../../store/sqlite/open.js'
 import {dataSearch, summarySearch, type DataStep} from './search.js'
@@ -19,7 +20,19 @@ if (setup.betterSqlite3) loadBetterSqlite3From(setup.betterSqlite3)
 
 let store: Kysely<Database> | undefined
 async function connection(): Promise<Kysely<Database>> {
-  store ??= new Kysely<Database>({dialect: new SqliteDialect({database: withStatementCache(await openSqlite(setup.file, {readonly: true}))})})
+  if (!store) {
+    const handle = withStatementCache(await openSqlite(setup.file, {readonly: true}))
+    store = new Kysely<Database>({dialect: new SqliteDialect({database: handle})})
+    // This thread runs one job at a time on a connection of its own, so statements may go straight to it.
+    setContext(store, {
+      kind: 'sqlite',
+      direct: handle.direct,
+      exclusive: true,
+      keyring: () => {
+        throw new Error('a search thread holds no keys')
+      },
+    })
+  }
   return store
 }
 

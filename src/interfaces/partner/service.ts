@@ -64,8 +64,10 @@ async function requireQuota(db: Db, projectId: string, quotaId: string): Promise
   return row
 }
 
+const STORED_PARTNERS = z.array(z.string())
+
 function partnersOf(row: ProjectRow): string[] {
-  return fromJsonText(row.partner_ids, z.array(z.string()), `the partners of project ${row.project_id}`)
+  return fromJsonText(row.partner_ids, STORED_PARTNERS, `the partners of project ${row.project_id}`)
 }
 
 function quotaRow(quota: Quota, completes: number): QuotaRow {

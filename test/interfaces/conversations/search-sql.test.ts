@@ -207,6 +207,54 @@ describe('search by MATCH and position lists', () => {
     })
   })
 
+  it("counts documents at the window's edge seconds exactly, whatever the window (property)", async () => {
+    // Documents scattered to the millisecond over a few seconds around midnight; windows cut
+    // anywhere in them. The index counts whole seconds by key range and checks exact times only in
+    // the first and last second; the statistics take whole days. Both must equal brute force.
+    const midnight = Date.parse('2025-06-02T00:00:00.000Z')
+    const instant = fc.integer({min: -3000, max: 3000}).map((ms) => new Date(midnight + ms).toISOString())
+    const text = fc.constantFrom('sepsis', 'early sepsis shock', 'shock', 'early sepsis shock and sepsis')
+    const terms = ['sepsis', 'early sepsis shock']
+    const docs = fc.array(fc.record({at: instant, text, comments: fc.array(fc.record({at: instant, text}), {maxLength: 2})}), {minLength: 1, maxLength: 12})
+    const windows = fc.array(fc.tuple(instant, instant), {minLength: 3, maxLength: 3})
+    await fc.assert(
+      fc.asyncProperty(docs, windows, async (list, cuts) => {
+        await ctx.db.deleteFrom('conversation_comments').execute()
+        await ctx.db.deleteFrom('conversation_posts').execute()
+        await ctx.db.deleteFrom('conversation_term_days').execute()
+        await importPosts(
+          ctx.db,
+          list.map((d, i) => ({
+            post: {
+              id: i + 1,
+              author: author('doc-1'),
+              published_at: d.at,
+              rating: 1,
+              iconsult: false,
+              solved_at: null,
+              title: 'note',
+              content: d.text,
+              comments: d.comments.map((c, j) => ({id: (i + 1) * 10 + j, author: author('doc-2'), published_at: c.at, content: c.text, helpful_count: 0})),
+            },
+          })),
+        )
+        for (const [a, b] of cuts) {
+          const [start, end] = a <= b ? [a, b] : [b, a]
+          const posts = list.filter((d) => d.at >= start && d.at <= end)
+          const comments = list.flatMap((d) => d.comments).filter((c) => c.at >= start && c.at <= end)
+          const expected = reference(
+            [...posts.map((p) => ({title: 'note', content: p.text, comments: []})), {title: '', content: '', comments: comments.map((c) => c.text)}],
+            terms,
+          )
+          const res = await ctx.app.request(`/conversations/summary?${query(terms, start, end)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
+          expect(res.status).toBe(200)
+          expect((await res.json()).summary).toEqual(expected)
+        }
+      }),
+      {numRuns: 25},
+    )
+  })
+
   it('runs the largest query allowed (20 terms of 12 words) and refuses anything larger', async () => {
     const posts = [
       {
