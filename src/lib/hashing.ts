@@ -1,4 +1,4 @@
-import {createHash, hash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions} from 'node:crypto'
+import {hash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions} from 'node:crypto'
 
 function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -125,34 +125,59 @@ export function summarySql(query: SearchQuery, skip: ReadonlySet<number> = new S
   return {text: rows.join('\nunion all '), parameters: statement.parameters}
 }
 
+/** A stretch of time whose documents a summary adds (the window's part of a day) or takes away (a counted day's part outside the window). */
+export interface WindowEdge {
+  start: string
+  end: string
+  sign: 1 | -1
+}
+
 /**
- * The window cut at UTC midnights: the whole days inside it, and the parts before the first and
- * after the last of them (the whole window, when it holds no whole day). Times are inclusive and
- * to the millisecond, as published_at is stored.
+ * The window as whole UTC days and the edges that make it exact. A day the window covers only
+ * in part is handled from whichever side is shorter: its part inside the window is counted and
+ * added, or (when the part outside is shorter) the whole day is taken from the statistics and
+ * its part outside the window is counted and taken away. A window ending at 23:59:59Z thus
+ * reads the documents of one second, not of the day before it. A window holding no whole day
+ * is one edge. Times are inclusive and to the millisecond, as published_at is stored.
  */
-export function splitWindow(start: string, end: string): {days?: {first: number; last: number}; edges: {start: string; end: string}[]} {
+export function splitWindow(start: string, end: string): {days?: {first: number; last: number}; edges: WindowEdge[]} {
   const from = Date.parse(start)
   const to = Date.parse(end)
-  const first = Math.ceil(from / DAY_MS)
-  const last = Math.floor((to + 1) / DAY_MS) - 1
-  if (first > last) return {edges: [{start, end}]}
-  const edges: {start: string; end: string}[] = []
-  if (from < first * DAY_MS) edges.push({start, end: new Date(first * DAY_MS - 1).toISOString()})
-  if ((last + 1) * DAY_MS <= to) edges.push({start: new Date((last + 1) * DAY_MS).toISOString(), end})
+  let first = Math.ceil(from / DAY_MS)
+  let last = Math.floor((to + 1) / DAY_MS) - 1
+  if (first > last) return {edges: [{start, end, sign: 1}]}
+  const at = (ms: number) => new Date(ms).toISOString()
+  const edges: WindowEdge[] = []
+  if (from < first * DAY_MS) {
+    const dayStart = (first - 1) * DAY_MS
+    if (from - dayStart < first * DAY_MS - from) {
+      first -= 1
+      edges.push({start: at(dayStart), end: at(from - 1), sign: -1})
+    } else edges.push({start, end: at(first * DAY_MS - 1), sign: 1})
+  }
+  if ((last + 1) * DAY_MS <= to) {
+    const dayStart = (last + 1) * DAY_MS
+    const dayEnd = dayStart + DAY_MS - 1
+    if (dayEnd - to < to - dayStart + 1) {
+      last += 1
+      edges.push({start: at(to + 1), end: at(dayEnd), sign: -1})
+    } else edges.push({start: at(dayStart), end, sign: 1})
+  }
   return {days: {first, last}, edges}
 }
 
 /**
  * How a summary is counted on SQLite. Terms of one or two tokens (`counted`) are summed from the
- * per-day statistics over the window's whole days (`days`) and counted exactly, token by token,
- * in the documents of its ragged ends that contain any of them (`edges`). The rest, longer
- * phrases and the uniques, comes from the search index (`index`).
+ * per-day statistics over whole days (`days`), and the window's ragged ends are made exact by
+ * counting, token by token, the documents of each edge that contain any of them and adding or
+ * taking away what they hold (`edges`, see splitWindow). The rest, longer phrases and the
+ * uniques, comes from the search index (`index`), over the exact window.
  */
 export interface SummaryPlan {
   counted: number[]
   index: Sql
   days: {t: number; sql: Sql}[]
-  edges: {kind: Kind; sql: Sql}[]
+  edges: {kind: Kind; sign: 1 | -1; sql: Sql}[]
 }
 
 export function summaryPlan(query: SearchQuery): SummaryPlan {
@@ -170,13 +195,13 @@ export function summaryPlan(query: SearchQuery): SummaryPlan {
     },
   }))
   const any = counted.map((t) => phrase(query.terms[t]!)).join(' OR ')
-  for (const edge of window.edges) {
-    const posts = new Statement({...query, ...edge})
+  for (const {start, end, sign} of window.edges) {
+    const posts = new Statement({...query, start, end})
     const postsText = `select p.title as title, p.content as content from (${posts.documents('post', any)}) h join conversation_posts p on p.search_key = h.doc`
-    plan.edges.push({kind: 'post', sql: {text: postsText, parameters: posts.parameters}})
-    const comments = new Statement({...query, ...edge})
+    plan.edges.push({kind: 'post', sign, sql: {text: postsText, parameters: posts.parameters}})
+    const comments = new Statement({...query, start, end})
     const commentsText = `select c.content as content from (${comments.documents('comment', any)}) h join conversation_comments c on c.search_key = h.doc`
-    plan.edges.push({kind: 'comment', sql: {text: commentsText, parameters: comments.parameters}})
+    plan.edges.push({kind: 'comment', sign, sql: {text: commentsText, parameters: comments.parameters}})
   }
   return plan
 }
@@ -239,7 +264,7 @@ async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise
           matches += found
         }
       }
-      add({t, kind: edge.kind, docs, matches})
+      add({t, kind: edge.kind, docs: edge.sign * docs, matches: edge.sign * matches})
     }
   }
   return [...totals.values()]

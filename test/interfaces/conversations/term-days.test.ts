@@ -52,16 +52,25 @@ describe('per-day term statistics', () => {
     expect(await tokenizeTexts(['Sjögren ÉCG naïve', 'plain text'])).toEqual([...(await sqliteTokens(['Sjögren ÉCG naïve'])), ['plain', 'text']])
   })
 
-  it('cut a window at UTC midnights, to the millisecond', () => {
+  it('cut a window at UTC midnights, to the millisecond, taking each ragged day from its shorter side', () => {
     expect(splitWindow('2024-01-01T00:00:00.000Z', '2024-12-31T23:59:59.999Z')).toEqual({days: {first: 19723, last: 20088}, edges: []})
+    // A millisecond and a second outside the window: whole days from the statistics, minus those.
     expect(splitWindow('2024-01-01T00:00:00.001Z', '2024-01-03T23:59:59.000Z')).toEqual({
-      days: {first: 19724, last: 19724},
+      days: {first: 19723, last: 19725},
       edges: [
-        {start: '2024-01-01T00:00:00.001Z', end: '2024-01-01T23:59:59.999Z'},
-        {start: '2024-01-03T00:00:00.000Z', end: '2024-01-03T23:59:59.000Z'},
+        {start: '2024-01-01T00:00:00.000Z', end: '2024-01-01T00:00:00.000Z', sign: -1},
+        {start: '2024-01-03T23:59:59.001Z', end: '2024-01-03T23:59:59.999Z', sign: -1},
       ],
     })
-    expect(splitWindow('2024-01-01T06:00:00.000Z', '2024-01-02T05:00:00.000Z')).toEqual({edges: [{start: '2024-01-01T06:00:00.000Z', end: '2024-01-02T05:00:00.000Z'}]})
+    // Four and three hours inside the window: those parts are counted and added.
+    expect(splitWindow('2024-01-01T20:00:00.000Z', '2024-01-03T03:00:00.000Z')).toEqual({
+      days: {first: 19724, last: 19724},
+      edges: [
+        {start: '2024-01-01T20:00:00.000Z', end: '2024-01-01T23:59:59.999Z', sign: 1},
+        {start: '2024-01-03T00:00:00.000Z', end: '2024-01-03T03:00:00.000Z', sign: 1},
+      ],
+    })
+    expect(splitWindow('2024-01-01T06:00:00.000Z', '2024-01-02T05:00:00.000Z')).toEqual({edges: [{start: '2024-01-01T06:00:00.000Z', end: '2024-01-02T05:00:00.000Z', sign: 1}]})
   })
 
   it('equal a full recount after seeding, and after random imports, replacements and deletions', async () => {
