@@ -54,12 +54,18 @@ export function startJsonServer(command, args, {stderrFile} = {}) {
   })
 }
 
-/** The ceiling: a bare node:http server answering a small JSON body, in its own process. */
-export function startBareServer(body = '{"ok":true}') {
+/**
+ * The ceiling: a bare node:http server answering a small JSON body, in its own process. With
+ * `spinMicros`, it first keeps the CPU busy that long per request (bench/ceiling.mjs: how the
+ * ceiling itself falls with work per request).
+ */
+export function startBareServer(body = '{"ok":true}', {spinMicros = 0} = {}) {
   const source = `
     const http = require('node:http')
     const body = ${JSON.stringify(body)}
-    const server = http.createServer((req, res) => { res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)}); res.end(body) })
+    const spin = ${Number(spinMicros)} / 1000
+    const work = () => { const until = performance.now() + spin; while (performance.now() < until); }
+    const server = http.createServer((req, res) => { if (spin > 0) work(); res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)}); res.end(body) })
     server.keepAliveTimeout = 65000
     server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({url: 'http://127.0.0.1:' + server.address().port})))`
   return startJsonServer(process.execPath, ['-e', source])
