@@ -173,21 +173,31 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   if (request.method === 'summary') {
     // The record is written while the search runs on its thread, so the caller waits for the
     // longer of the two, not for both: the search is handed over first, and the record (a
-    // synchronous commit on this thread) starts once this turn has passed it on. A search that
-    // fails takes its record back, so only answered calls stay logged.
+    // synchronous commit on this thread) starts once this turn has passed it on, unless the
+    // search has been refused by then (a full queue, a closed store). A search that fails after
+    // the record was written takes it back, so a failed summary leaves no row.
+    let refused = false
     const searching = context.searcher.summary(search, timing)
-    const recorded = new Promise((resolve) => setImmediate(resolve)).then(record).then(
-      () => undefined,
-      (error: unknown) => ({error}),
-    )
+    searching.catch(() => {
+      refused = true
+    })
+    const recorded = new Promise((resolve) => setImmediate(resolve)).then(async (): Promise<{written: boolean; failure?: {error: unknown}}> => {
+      if (refused) return {written: false}
+      try {
+        await record()
+        return {written: true}
+      } catch (error) {
+        return {written: false, failure: {error}}
+      }
+    })
     let rows: SummaryRow[]
     try {
       rows = await searching
     } catch (error) {
-      if ((await recorded) === undefined) await repo.deleteCall(db, id).catch(() => undefined)
+      if ((await recorded).written) await repo.deleteCall(db, id).catch(() => undefined)
       throw error
     }
-    const failure = await recorded
+    const {failure} = await recorded
     if (failure) throw failure.error
     return {kind: 'summary', result: {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, rows)}}
   }

@@ -137,32 +137,47 @@ export interface WindowEdge {
  * in part is handled from whichever side is shorter: its part inside the window is counted and
  * added, or (when the part outside is shorter) the whole day is taken from the statistics and
  * its part outside the window is counted and taken away. A window ending at 23:59:59Z thus
- * reads the documents of one second, not of the day before it. A window holding no whole day
- * is one edge. Times are inclusive and to the millisecond, as published_at is stored.
+ * reads the documents of one second, not of the day before it, and so does a one-day window
+ * from midnight to 23:59:59Z. Without `days`, the window is one edge, counted by the index
+ * alone. Times are inclusive and to the millisecond, as published_at is stored.
  */
 export function splitWindow(start: string, end: string): {days?: {first: number; last: number}; edges: WindowEdge[]} {
   const from = Date.parse(start)
   const to = Date.parse(end)
-  let first = Math.ceil(from / DAY_MS)
-  let last = Math.floor((to + 1) / DAY_MS) - 1
-  if (first > last) return {edges: [{start, end, sign: 1}]}
   const at = (ms: number) => new Date(ms).toISOString()
+  const firstDay = Math.floor(from / DAY_MS)
+  const lastDay = Math.floor(to / DAY_MS)
+  const dayStart = (day: number) => day * DAY_MS
+  const dayEnd = (day: number) => (day + 1) * DAY_MS - 1
+  const window: WindowEdge = {start, end, sign: 1}
+  if (firstDay === lastDay) {
+    // Inside one day: the window itself, or the day less what lies outside the window on either side.
+    const outside = from - dayStart(firstDay) + (dayEnd(firstDay) - to)
+    if (outside >= to - from + 1) return {edges: [window]}
+    const edges: WindowEdge[] = []
+    if (from > dayStart(firstDay)) edges.push({start: at(dayStart(firstDay)), end: at(from - 1), sign: -1})
+    if (to < dayEnd(firstDay)) edges.push({start: at(to + 1), end: at(dayEnd(firstDay)), sign: -1})
+    return {days: {first: firstDay, last: firstDay}, edges}
+  }
+  let first = firstDay
+  let last = lastDay
   const edges: WindowEdge[] = []
-  if (from < first * DAY_MS) {
-    const dayStart = (first - 1) * DAY_MS
-    if (from - dayStart < first * DAY_MS - from) {
-      first -= 1
-      edges.push({start: at(dayStart), end: at(from - 1), sign: -1})
-    } else edges.push({start, end: at(first * DAY_MS - 1), sign: 1})
+  if (from > dayStart(firstDay)) {
+    if (from - dayStart(firstDay) < dayEnd(firstDay) - from + 1) edges.push({start: at(dayStart(firstDay)), end: at(from - 1), sign: -1})
+    else {
+      first += 1
+      edges.push({start, end: at(dayEnd(firstDay)), sign: 1})
+    }
   }
-  if ((last + 1) * DAY_MS <= to) {
-    const dayStart = (last + 1) * DAY_MS
-    const dayEnd = dayStart + DAY_MS - 1
-    if (dayEnd - to < to - dayStart + 1) {
-      last += 1
-      edges.push({start: at(to + 1), end: at(dayEnd), sign: -1})
-    } else edges.push({start: at(dayStart), end, sign: 1})
+  if (to < dayEnd(lastDay)) {
+    if (dayEnd(lastDay) - to < to - dayStart(lastDay) + 1) edges.push({start: at(to + 1), end: at(dayEnd(lastDay)), sign: -1})
+    else {
+      last -= 1
+      edges.push({start: at(dayStart(lastDay)), end, sign: 1})
+    }
   }
+  // Two days, each mostly outside the window: no day is worth its statistics.
+  if (first > last) return {edges: [window]}
   return {days: {first, last}, edges}
 }
 
@@ -228,8 +243,11 @@ export async function summaryCounts(db: Db, query: SearchQuery): Promise<Summary
   try {
     return await countPlan(db, query, plan)
   } finally {
-    // Nothing was written: ending the read transaction either way only lets the snapshot go.
-    direct('rollback', [])
+    // Nothing was written: ending the read transaction only lets the snapshot go. SQLite may
+    // have ended it already (an I/O error rolls back); the error that did so is the one to report.
+    try {
+      direct('rollback', [])
+    } catch {}
   }
 }
 
@@ -264,7 +282,8 @@ async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise
           matches += found
         }
       }
-      add({t, kind: edge.kind, docs: edge.sign * docs, matches: edge.sign * matches})
+      // `0 - n`, not `-n`: a count taken away from nothing is 0, never -0.
+      add({t, kind: edge.kind, docs: edge.sign > 0 ? docs : 0 - docs, matches: edge.sign > 0 ? matches : 0 - matches})
     }
   }
   return [...totals.values()]

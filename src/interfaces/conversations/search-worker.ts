@@ -74,8 +74,13 @@ async function handle(request: SearchRequest): Promise<void> {
 }
 
 parentPort!.on('message', (request: SearchRequest) => {
-  handle(request).catch((error: unknown) => {
+  handle(request).catch(async (error: unknown) => {
+    // A data answer cut short here still holds its read transaction: it is ended before the
+    // failure is reported, so the next job finds the connection free (summaries run on it
+    // directly, past Kysely's queue).
+    const open = stream
     stream = undefined
+    await open?.return(undefined).catch(() => undefined)
     reply({id: request.id, ok: false, error: serializeError(error)})
   })
 })

@@ -132,6 +132,24 @@ describe('searches on threads', () => {
     expect(ctx.logs.some((line) => line.includes('no such table: conversation_term_days'))).toBe(true)
   })
 
+  it("end a failed summary's snapshot on its thread, so the next searches there run", async () => {
+    // One thread: every search below runs on the same connection, which a summary uses directly.
+    const ctx = appOn(await storeFile(SMALL), {threads: 1})
+    open.push(ctx.store)
+    const {key} = await clientWithKey(ctx, {data_calls: 1})
+    const first = await get(ctx, key.api_key, 'summary', ['metformin'])
+    expect(first.status).toBe(200)
+    const counts = (await first.json()).summary
+    // The statistics gone: the summary fails after the plan's first statement, inside its snapshot.
+    await sql`alter table conversation_term_days rename to conversation_term_days_away`.execute(ctx.db)
+    expect((await get(ctx, key.api_key, 'summary', ['metformin'])).status).toBe(503)
+    await sql`alter table conversation_term_days_away rename to conversation_term_days`.execute(ctx.db)
+    const again = await get(ctx, key.api_key, 'summary', ['metformin'])
+    expect(again.status).toBe(200)
+    expect((await again.json()).summary).toEqual(counts)
+    expect((await get(ctx, key.api_key, 'data', ['metformin'])).status).toBe(200)
+  })
+
   it('refuse a data answer over the cap before sending anything, and give the call back', async () => {
     const ctx = appOn(await storeFile(SMALL), {maxConversations: 25})
     open.push(ctx.store)

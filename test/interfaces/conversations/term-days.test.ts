@@ -70,7 +70,22 @@ describe('per-day term statistics', () => {
         {start: '2024-01-03T00:00:00.000Z', end: '2024-01-03T03:00:00.000Z', sign: 1},
       ],
     })
-    expect(splitWindow('2024-01-01T06:00:00.000Z', '2024-01-02T05:00:00.000Z')).toEqual({edges: [{start: '2024-01-01T06:00:00.000Z', end: '2024-01-02T05:00:00.000Z', sign: 1}]})
+    // No whole day: the first day less its six hours outside, plus the five hours of the second.
+    expect(splitWindow('2024-01-01T06:00:00.000Z', '2024-01-02T05:00:00.000Z')).toEqual({
+      days: {first: 19723, last: 19723},
+      edges: [
+        {start: '2024-01-01T00:00:00.000Z', end: '2024-01-01T05:59:59.999Z', sign: -1},
+        {start: '2024-01-02T00:00:00.000Z', end: '2024-01-02T05:00:00.000Z', sign: 1},
+      ],
+    })
+    // One day to 23:59:59Z: the day, less its last second.
+    expect(splitWindow('2024-06-01T00:00:00.000Z', '2024-06-01T23:59:59.000Z')).toEqual({
+      days: {first: 19875, last: 19875},
+      edges: [{start: '2024-06-01T23:59:59.001Z', end: '2024-06-01T23:59:59.999Z', sign: -1}],
+    })
+    // Short windows are counted as they are: inside one day, or across a midnight.
+    expect(splitWindow('2024-06-01T10:00:00.000Z', '2024-06-01T14:00:00.000Z')).toEqual({edges: [{start: '2024-06-01T10:00:00.000Z', end: '2024-06-01T14:00:00.000Z', sign: 1}]})
+    expect(splitWindow('2024-06-01T22:00:00.000Z', '2024-06-02T02:00:00.000Z')).toEqual({edges: [{start: '2024-06-01T22:00:00.000Z', end: '2024-06-02T02:00:00.000Z', sign: 1}]})
   })
 
   it('equal a full recount after seeding, and after random imports, replacements and deletions', async () => {
