@@ -5,23 +5,28 @@
 // the client waiting costs the server a wake-up of the client inside its socket write, so the
 // throughput falls far faster than the added microseconds alone explain. The printed ratios are
 // what any server doing that much work per request can reach against the bare ceiling here.
-// Usage: node bench/ceiling.mjs [--rounds 5] [--duration 2] [--connections 50] [--spins 5,10,15,20]
+// Usage: node bench/ceiling.mjs [--rounds 5] [--duration 2] [--connections 50] [--spins 5,10,15,20] (whole microseconds)
 import {cpus} from 'node:os'
 import {parseArgs} from 'node:util'
-import {cannon, fmt, startBareServer} from './lib.mjs'
+import {cannon, fmt, startBareServer, usageError, wholeNumber} from './lib.mjs'
 
-const {values} = parseArgs({
-  options: {
-    rounds: {type: 'string', default: '5'},
-    duration: {type: 'string', default: '2'},
-    connections: {type: 'string', default: '50'},
-    spins: {type: 'string', default: '5,10,15,20'},
-  },
-})
-const rounds = Number(values.rounds)
-const duration = Number(values.duration)
-const connections = Number(values.connections)
-const spins = [0, ...values.spins.split(',').map(Number)]
+let values
+try {
+  ;({values} = parseArgs({
+    options: {
+      rounds: {type: 'string', default: '5'},
+      duration: {type: 'string', default: '2'},
+      connections: {type: 'string', default: '50'},
+      spins: {type: 'string', default: '5,10,15,20'},
+    },
+  }))
+} catch (error) {
+  usageError(error.message)
+}
+const rounds = wholeNumber('rounds', values.rounds)
+const duration = wholeNumber('duration', values.duration)
+const connections = wholeNumber('connections', values.connections)
+const spins = [0, ...values.spins.split(',').map((spin) => wholeNumber('spins', spin.trim()))]
 const body = '{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}'
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 

@@ -14,22 +14,24 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {tsImport} from 'tsx/esm/api'
+import {usageError, wholeNumber} from './lib.mjs'
 
-const arg = (name, fallback) => {
+const arg = (name, fallback, min = 1) => {
   const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? Number(process.argv[i + 1]) : fallback
+  return i > 0 ? wholeNumber(name, process.argv[i + 1], min) : fallback
 }
 const POSTS = arg('posts', 200_000)
 const COMMENTS = arg('comments', 5)
 const RUNS = arg('runs', 15)
 const KEEP = process.argv.includes('--keep')
-const RSS_POSTS = arg('rss-posts', 50_000)
+const RSS_POSTS = arg('rss-posts', 50_000, 0)
 // --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
 const storeAt = process.argv.indexOf('--store')
 const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
+if (storeAt > 0 && !(STORE && existsSync(STORE))) usageError(`--store names no file: ${JSON.stringify(STORE ?? '')} (keep one with --keep first)`)
 const termsAt = process.argv.indexOf('--terms')
 const TERMS = termsAt > 0 ? process.argv[termsAt + 1].split(',').map((t) => t.trim()) : ['metformin', 'atrial fibrillation', 'chest pain']
-if (TERMS.some((t) => !/^[a-z0-9 ]+$/i.test(t))) throw new Error('--terms: letters, digits and spaces only (the shell and LIKE statements embed them)')
+if (TERMS.some((t) => !/^[a-z0-9 ]+$/i.test(t))) usageError('--terms: letters, digits and spaces only (the shell and LIKE statements embed them)')
 const START = '2024-01-01T00:00:00Z'
 const END = '2024-12-31T23:59:59Z'
 

@@ -78,6 +78,20 @@ export function cannon(options) {
   })
 }
 
+/** A refused benchmark flag: one `Error:` line, exit 1, nothing measured. */
+export function usageError(message) {
+  process.stderr.write(`Error: ${message}\n`)
+  process.exit(1)
+}
+
+/** A flag's whole-number value, at least `min`; anything else is refused with usageError. */
+export function wholeNumber(name, text, min = 1) {
+  const value = Number(text)
+  if (text === undefined || String(text).trim() === '' || !Number.isInteger(value) || value < min)
+    usageError(`--${name} must be a whole number of at least ${min} (got ${JSON.stringify(text)})`)
+  return value
+}
+
 export function fmt(n, digits = 0) {
   return Number(n).toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 }

@@ -8,14 +8,14 @@ import {openSqlite} from './sqlite/open.js'
  */
 
 /** The FTS5 tokenizer of both search indexes (see the conversations migration). */
-export const FTS_TOKENIZER = 'unicode61 remove_diacritics 0'
+const FTS_TOKENIZER = 'unicode61 remove_diacritics 0'
 
 /**
  * Splits each text into the tokens FTS5 itself would index it as, by writing the texts into a
  * scratch FTS5 table on this connection and reading its token positions back. Must run while the
  * caller holds the connection (a transaction, or a connection of its own).
  */
-export async function ftsTokens<DB>(trx: Kysely<DB>, texts: readonly string[]): Promise<string[][]> {
+async function ftsTokens<DB>(trx: Kysely<DB>, texts: readonly string[]): Promise<string[][]> {
   await sql.raw(`create virtual table if not exists temp.conversation_query_text using fts5(term, tokenize='${FTS_TOKENIZER}')`).execute(trx)
   await sql.raw(`create virtual table if not exists temp.conversation_query_tokens using fts5vocab(temp, conversation_query_text, instance)`).execute(trx)
   await sql`delete from temp.conversation_query_text`.execute(trx)

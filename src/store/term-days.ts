@@ -14,7 +14,6 @@ import {tokenizeTexts} from './fts-tokens.js'
  * statistics for an existing store needs it, and the store layer never imports an interface.
  */
 
-export const TERM_DAYS = 'conversation_term_days'
 export const DAY_MS = 86_400_000
 /** Terms of at most this many tokens are counted per day; longer phrases are searched in the index. */
 export const MAX_COUNTED_TOKENS = 2
@@ -29,13 +28,13 @@ const LAST_SECOND = 2 ** 32 - 1
  * The day (since 1970-01-01, UTC) a document counts under: its publication second clamped to the
  * range the search key holds, so the day and the index agree on every document.
  */
-export function dayOf(publishedAt: string): number {
+function dayOf(publishedAt: string): number {
   const second = Math.floor(Date.parse(publishedAt) / 1000)
   return Math.floor(Math.min(Math.max(second, 0), LAST_SECOND) / 86_400)
 }
 
 /** Occurrences of every one- and two-token term of a document, field by field (a phrase never spans two fields). */
-export function documentTerms(fields: readonly (readonly string[])[]): Map<string, number> {
+function documentTerms(fields: readonly (readonly string[])[]): Map<string, number> {
   const counts = new Map<string, number>()
   const bump = (term: string) => counts.set(term, (counts.get(term) ?? 0) + 1)
   for (const tokens of fields) {
