@@ -62,6 +62,15 @@ export const config = {
     memberChunk: 1000,
   },
 
+  balance: {
+    /**
+     * Deepest nesting a withdrawal body may have (the top-level object is level 1). A real body has
+     * two (the body and member_details); deeper is refused with 400 before the exact-amount reader,
+     * which recurses once per level, could run out of stack on the 8,000 levels 16 KiB can hold.
+     */
+    bodyMaxDepthLevels: 32,
+  },
+
   pulse: {
     /** Respondents read per page of a streamed export: memory stays flat whatever the pulse's size. */
     exportPageSize: 500,

@@ -1,4 +1,5 @@
-import {lockForUpdate} from '../../store/dialect.js'
+import {isPostgres, lockForUpdate} from '../../store/dialect.js'
+import type {MemberRow} from '../../registry/tables.js'
 import type {Db} from '../../store/database.js'
 import {prepared} from '../../store/prepared.js'
 import type {Insertable} from 'kysely'
@@ -40,6 +41,21 @@ export async function lockAccount(db: Db, memberId: number, currency: string, no
     .onConflict((oc) => oc.column('member_id').doNothing())
     .execute()
   return (await locked())!
+}
+
+/**
+ * The member's row, read inside a withdrawal's write transaction; on PostgreSQL held with a share
+ * lock until it ends, so a concurrent update of the row (a deactivation) waits for the withdrawal
+ * or the withdrawal waits for it and reads the new row. Concurrent withdrawals share the lock.
+ * SQLite's write transactions run one at a time, so the plain read is already current.
+ */
+const lockedHolderOf = prepared(1, (db: Db, memberId: number) => {
+  const query = db.selectFrom('members').selectAll().where('id', '=', memberId)
+  return isPostgres(db) ? query.forShare() : query
+})
+
+export async function lockHolder(db: Db, memberId: number): Promise<MemberRow | undefined> {
+  return (await lockedHolderOf(db, memberId))[0]
 }
 
 const fundsUpdate = prepared(3, (db: Db, memberId: number, available: string, now: string) =>

@@ -13,7 +13,7 @@ import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
 import type {Clock} from '../../lib/clock.js'
-import {toJson} from './decimal-json.js'
+import {checkJsonStructure, toJson} from './decimal-json.js'
 import {listCountries} from '../../lib/iso3166.js'
 import {regionsOf} from '../../lib/iso3166-regions.js'
 import {
@@ -252,6 +252,9 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
     } catch {
       throw new AppError('bad_request', 'the body is not valid JSON')
     }
+    // Valid JSON can still be read two ways (a repeated key) or be too deep for the exact-amount
+    // reader: both are the caller's mistake, refused here before any reader sees the text.
+    checkJsonStructure(text, config.balance.bodyMaxDepthLevels)
     await next()
   })
 

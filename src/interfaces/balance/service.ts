@@ -302,10 +302,13 @@ function canonical(value: unknown): string {
  * Creates a withdrawal and its fee. Everything from the idempotency check to the debit happens in
  * one write transaction, so concurrent requests see each other's debits and no combination of
  * them can overdraw the account: on SQLite the transaction holds the write lock from its start
- * (BEGIN IMMEDIATE); on PostgreSQL it first locks the idempotency key and the account row, and
- * everything it decides on is read after those locks.
+ * (BEGIN IMMEDIATE); on PostgreSQL it first locks the idempotency key and the account row, then
+ * takes a share lock on the member's row, and everything it decides on (the balance, the member's
+ * `active` and `country`, the type and its restriction) is read after those locks. Only `member.id`
+ * is taken from the caller: the row it resolved may be older than a deactivation that commits
+ * before this transaction, and a withdrawal decided on it would slip past that deactivation.
  */
-export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, body: unknown, options: WithdrawalOptions): Promise<WithdrawalResult> {
+export async function createWithdrawal(db: Kysely<Database>, member: Pick<MemberRow, 'id'>, body: unknown, options: WithdrawalOptions): Promise<WithdrawalResult> {
   const request = parseWithdrawalBody(body)
   const clientId = options.clientId ?? null
   const idem = options.idempotencyKey !== undefined && clientId !== null ? {clientId, key: options.idempotencyKey} : undefined
@@ -323,10 +326,15 @@ export async function createWithdrawal(db: Kysely<Database>, member: MemberRow, 
           return {created: fromJsonText(prior.body, createdSchema, 'a remembered withdrawal answer'), replayed: true}
         }
       }
-      if (member.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
+      // Read here, not taken from the caller: a deactivation that committed before this
+      // transaction must refuse it. On PostgreSQL the share lock also makes a deactivation that
+      // comes while this runs wait for this withdrawal's commit.
+      const holder = await repo.lockHolder(trx, member.id)
+      if (!holder) throw notFound(`no account for user_id ${member.id}`)
+      if (holder.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
       const typeRow = await repo.findWithdrawalTypeFor(trx, request.type, member.id)
       if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
-      const denied = unavailableReason(typeRow, member, Number(typeRow.restricted) ? [typeRow.code] : [])
+      const denied = unavailableReason(typeRow, holder, Number(typeRow.restricted) ? [typeRow.code] : [])
       if (denied) throw new AppError('forbidden', denied)
       const type = withdrawalTypeView(typeRow)
       const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
