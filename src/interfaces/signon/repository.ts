@@ -1,6 +1,6 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
-import type {AuthorizationCodeRow} from './tables.js'
+import type {AuthorizationCodeRow, SigninSessionRow} from './tables.js'
 
 export async function insertCode(db: Db, row: Omit<AuthorizationCodeRow, 'used_at' | 'superseded_at'>): Promise<void> {
   await db.insertInto('authorization_codes').values(row).execute()
@@ -47,4 +47,23 @@ export async function authorizedApplications(db: Db, memberId: number, now: stri
     ])
     .orderBy('c.name')
     .execute()
+}
+
+export async function insertSession(db: Db, row: Omit<SigninSessionRow, 'ended_at'>): Promise<void> {
+  await db.insertInto('signin_sessions').values(row).execute()
+}
+
+export async function findSession(db: Db, idHash: string): Promise<SigninSessionRow | undefined> {
+  return db.selectFrom('signin_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst()
+}
+
+/** Ends a live session; its expiry moves to now, so the sweep can take it. An expired one is left to the sweep. */
+export async function endSession(db: Db, idHash: string, now: string): Promise<void> {
+  await db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('id_hash', '=', idHash).where('ended_at', 'is', null).where('expires_at', '>', now).execute()
+}
+
+/** Deletes every session past its expiry (ended ones included, see endSession); answers how many. */
+export async function deleteSpentSessions(db: Db, now: string): Promise<number> {
+  const result = await db.deleteFrom('signin_sessions').where('expires_at', '<=', now).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

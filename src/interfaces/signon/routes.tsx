@@ -386,8 +386,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   })
 
   const sessionMember = async (c: Context) => {
-    const session = await readSession(c, await cookieSecret())
-    return session ? signon.sessionMember(db, session, clock.now()) : undefined
+    const sessionId = await readSession(c, await cookieSecret())
+    return sessionId ? signon.sessionMember(db, sessionId, clock.now()) : undefined
   }
 
   app.openapi(authorizePage, async (c) => {
@@ -414,7 +414,9 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
     try {
       const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {now: clock.now(), address: clientAddress(c)})
-      await startSession(c, secret, member.id, clock.now(), publicHttps)
+      // A new session id at every sign-in; the one this browser had before, if any, ends.
+      const sessionId = await signon.openSession(db, member.id, await readSession(c, secret), clock.now())
+      await startSession(c, secret, sessionId, publicHttps)
     } catch (error) {
       // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
       if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
@@ -456,6 +458,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const form = c.req.valid('form')
     const secret = await cookieSecret()
     if (!(await checkCsrf(c, secret, form.csrf_token))) throw new AppError('forbidden', 'This form has expired. Open the page again and retry.')
+    // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
+    await signon.closeSession(db, await readSession(c, secret), clock.now())
     endSession(c)
     return c.redirect(APPLICATIONS_PATH, 303)
   })

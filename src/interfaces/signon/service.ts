@@ -105,14 +105,42 @@ export async function signIn(db: Db, email: string, password: string, attempt: {
   return member
 }
 /**
- * The member behind a sign-in cookie, unless it aged out, or the member's sessions were ended
- * after it began (a password change or a deactivation, even one undone since), or the member left.
+ * Starts a sign-in session for the member and answers its id, for the cookie: 256 random bits,
+ * new at every sign-in, stored only as its SHA-256. The session this browser presented, if any,
+ * ends first (whoever it was for), so a sign-in never keeps or reuses an id the browser had before.
+ * Spent sessions are swept at each sign-in, so the table holds about one row per sign-in of the
+ * last SESSION_SECONDS.
  */
-export async function sessionMember(db: Db, session: {memberId: number; issuedAt: number}, now: Date): Promise<MemberRow | undefined> {
-  if (now.getTime() - session.issuedAt > SESSION_SECONDS * 1000) return undefined
-  const member = await findMember(db, session.memberId)
-  if (member?.active !== 1 || Date.parse(member.password_changed_at) > session.issuedAt) return undefined
-  if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= session.issuedAt) return undefined
+export async function openSession(db: Kysely<Database>, memberId: number, replacing: string | undefined, now: Date): Promise<string> {
+  const id = randomToken(32)
+  const stamp = iso(now)
+  await writeTransaction(db, async (trx) => {
+    if (replacing !== undefined) await repo.endSession(trx, sha256(replacing), stamp)
+    await repo.insertSession(trx, {id_hash: sha256(id), member_id: memberId, created_at: stamp, expires_at: iso(new Date(now.getTime() + SESSION_SECONDS * 1000))})
+  })
+  // Its own statement, outside the transaction: two sign-ins sweeping the same rows never conflict.
+  await repo.deleteSpentSessions(db, stamp)
+  return id
+}
+
+/** Sign-out: the session ends on the server, so a copy of its cookie kept anywhere opens nothing. */
+export async function closeSession(db: Db, sessionId: string | undefined, now: Date): Promise<void> {
+  if (sessionId !== undefined) await repo.endSession(db, sha256(sessionId), iso(now))
+}
+
+/**
+ * The member behind a sign-in cookie's session id, unless the session is unknown, ended (sign-out
+ * or a later sign-in in the same browser) or past its SESSION_SECONDS, or the member's sessions
+ * were ended after it began (a password change or a deactivation, even one undone since), or the
+ * member left.
+ */
+export async function sessionMember(db: Db, sessionId: string, now: Date): Promise<MemberRow | undefined> {
+  const session = await repo.findSession(db, sha256(sessionId))
+  if (!session || session.ended_at !== null || session.expires_at <= iso(now)) return undefined
+  const began = Date.parse(session.created_at)
+  const member = await findMember(db, session.member_id)
+  if (member?.active !== 1 || Date.parse(member.password_changed_at) > began) return undefined
+  if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= began) return undefined
   return member
 }
 

@@ -21,22 +21,26 @@ function cookieOptions(c: Context, maxAge: number, publicHttps: boolean) {
   }
 }
 
-export interface Session {
-  memberId: number
-  issuedAt: number
-}
+/** A session id as openSession makes it: 32 random bytes in base64url. */
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/
 
-export async function readSession(c: Context, secret: string): Promise<Session | undefined> {
+/**
+ * The session id the browser's cookie carries, if it is signed with our key and has the shape of
+ * an id. Whether that session is live is the store's answer (signon.sessionMember). A cookie of
+ * the form `memberId.issuedAt`, from releases that kept the session only in the cookie, has
+ * another shape and is not read: those members sign in again.
+ */
+export async function readSession(c: Context, secret: string): Promise<string | undefined> {
   const raw = await getSignedCookie(c, secret, SESSION)
-  const match = typeof raw === 'string' ? /^(\d+)\.(\d+)$/.exec(raw) : null
-  if (!match) return undefined
-  return {memberId: Number(match[1]), issuedAt: Number(match[2])}
+  return typeof raw === 'string' && SESSION_ID.test(raw) ? raw : undefined
 }
 
-export async function startSession(c: Context, secret: string, memberId: number, now: Date, publicHttps = false): Promise<void> {
-  await setSignedCookie(c, SESSION, `${memberId}.${now.getTime()}`, secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
+/** Hands the browser a new session's id (signon.openSession), for SESSION_SECONDS at most. */
+export async function startSession(c: Context, secret: string, sessionId: string, publicHttps = false): Promise<void> {
+  await setSignedCookie(c, SESSION, sessionId, secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
 }
 
+/** Drops the cookie; the session itself is ended on the server first (signon.closeSession). */
 export function endSession(c: Context): void {
   deleteCookie(c, SESSION, {path: '/oauth'})
 }

@@ -31,10 +31,24 @@ export interface AccessTokenTable {
   last_used_at: ColumnType<string | null, string | null | undefined, string | null>
 }
 
+/** A member's sign-in on the consent and applications pages (one per browser sign-in). */
+export interface SigninSessionTable {
+  /** SHA-256 of the session id the cookie carries; the id itself is never stored. */
+  id_hash: string
+  member_id: number
+  created_at: string
+  /** Moved to the moment of ending when the session is ended, so the sweep finds it by expiry. */
+  expires_at: string
+  /** Set at sign-out, or when a new sign-in in the same browser replaced this session. */
+  ended_at: string | null
+}
+
 export interface SignonTables {
   authorization_codes: AuthorizationCodeTable
   access_tokens: AccessTokenTable
+  signin_sessions: SigninSessionTable
 }
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
 export type AccessTokenRow = Selectable<AccessTokenTable>
+export type SigninSessionRow = Selectable<SigninSessionTable>
