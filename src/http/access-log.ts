@@ -3,6 +3,7 @@ import type {MiddlewareHandler} from 'hono'
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
 import {carriesRequestId, requestHeader} from './fast.js'
+import {clientAddress} from './client-address.js'
 
 /** The path of a request URL exactly as sent (still percent-encoded), without the query. */
 function rawPath(url: string): string {
@@ -73,7 +74,8 @@ const INCOMING_ID = /^[\w\-.:]{1,128}$/
 /**
  * The request id and the access log in one middleware (every middleware layer costs throughput
  * on hot routes): sets `requestId` and the X-Request-Id answer header, then writes one line per
- * request: time, method, path, status, milliseconds, id.
+ * request: time, method, path, status, milliseconds, id, and the caller's address (the one the
+ * guessing limits count, so a log line and a 429 name the same caller).
  */
 export function accessLog(write: (line: string) => void = stderrLog): MiddlewareHandler {
   return function logRequest(c, next) {
@@ -96,7 +98,7 @@ export function accessLog(write: (line: string) => void = stderrLog): Middleware
       // with anything unprintable escaped all the same.
       const raw = rawPath(c.req.url)
       const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
-      write(`${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms}ms id=${id}`)
+      write(`${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms}ms id=${id} addr=${clientAddress(c) ?? '-'}`)
     })
   }
 }

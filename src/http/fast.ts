@@ -6,15 +6,6 @@ interface NodeBindings {
 }
 
 /**
- * The address the request came from: the peer of the TCP connection. Behind a reverse proxy that
- * is the proxy, so a throttle keyed on it counts the proxy's traffic together; accounts are still
- * throttled one by one. Undefined where the runtime does not tell (in-process test requests).
- */
-export function clientAddress(c: Context): string | undefined {
-  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress
-}
-
-/**
  * One request header, read straight from Node's parsed headers when running on @hono/node-server.
  * Asking the Fetch `Request` instead makes the adapter build a whole `Headers` object first,
  * which costs more than the rest of a token check. Other runtimes take the standard path.

@@ -1,134 +1,217 @@
 import {AppError} from '../errors.js'
-import {iso} from '../lib/clock.js'
-import {sha256} from '../lib/hashing.js'
+import {type Clock, iso} from '../lib/clock.js'
 import type {Db} from '../store/database.js'
-import {readerOf, writeTransaction} from '../store/db.js'
-import {prepared} from '../store/prepared.js'
-import {versionCache} from '../store/version-cache.js'
+import {writeTransaction} from '../store/db.js'
 import {config} from '../config.js'
 
 /**
- * Guessing slowed, the way OWASP and the big identity providers do it: each account (a member's
- * e-mail, a client id, an API key) may fail FREE_FAILURES times in a row for free; after that it
- * is locked for 1 s, then 2, 4, 8 … seconds per further failure, never more than MAX_LOCK_SECONDS,
- * so the real owner is never shut out for more than a few minutes. Each client address gets a
- * larger allowance (ADDRESS_FREE_FAILURES) and a longer cap, so one address guessing across many
- * accounts is slowed too. A success clears the account's count; an address's count is forgotten
- * FORGET_AFTER_SECONDS after its last failure. While locked, the secret is not even checked: a
- * locked account answers the same whether the guess was right or wrong.
- * Recorded in the store, so a lock holds across restarts and across every serve process.
+ * Guessing limits that hold under parallel attack and cannot be turned against the innocent.
+ *
+ * Two kinds of secret are guarded, differently:
+ *
+ * - Member passwords (low entropy, slow to check). Each attempt is counted *before* its hash runs
+ *   (a reservation, given back when the password was right), against two subjects: the member
+ *   from this address, and the member from anywhere. The pair is locked after a few failures; the
+ *   member-wide count allows many more, so failures from a handful of addresses never lock the
+ *   member out from another, yet a guesser spread over many addresses is still slowed. A lock is
+ *   timed from when the failure is recorded (after the hash), not from when the request began.
+ *   Hashes in flight are bounded per address and per member in this process, and what is beyond
+ *   is refused (429) before it costs a hash.
+ * - High-entropy credentials (client secrets, API keys: 256 random bits). Guessing one is
+ *   hopeless, so a right one is always accepted, whoever failed before. A wrong one is counted
+ *   against the caller's address and that kind of credential only; past the allowance the caller's
+ *   further wrong guesses are answered 429 with Retry-After instead of 401.
+ *
+ * Counts live in the store (auth_failures), so they hold across restarts and every serve process.
  */
-export const THROTTLE = {
-  FREE_FAILURES: config.throttle.freeFailures,
-  MAX_LOCK_SECONDS: config.throttle.maxLockSeconds,
-  ADDRESS_FREE_FAILURES: config.throttle.addressFreeFailures,
-  ADDRESS_MAX_LOCK_SECONDS: config.throttle.addressMaxLockSeconds,
-  FORGET_AFTER_SECONDS: config.throttle.forgetAfterSeconds,
-} as const
+export const THROTTLE = config.throttle
 
-export interface Subjects {
-  /** The account the secret belongs to, e.g. `member:ana@clinic.example`, `client:abc`. */
-  account: string
-  /** Where the attempt came from (the client's socket address), if known. */
-  address?: string | undefined
+interface Rule {
+  /** Failures allowed before each further one locks for a doubling time. */
+  free: number
+  /** The longest one lock lasts. */
+  maxLockSeconds: number
 }
 
-/** A subject for an API key: its hash, so the key itself is never stored here. */
-export function keySubject(key: string): string {
-  return `key:${sha256(key).slice(0, 32)}`
+const PAIR: Rule = {free: THROTTLE.memberAddressFreeFailures, maxLockSeconds: THROTTLE.memberAddressMaxLockSeconds}
+const MEMBER: Rule = {free: THROTTLE.memberFreeFailures, maxLockSeconds: THROTTLE.memberMaxLockSeconds}
+const GUESSER: Rule = {free: THROTTLE.guesserFreeFailures, maxLockSeconds: THROTTLE.guesserMaxLockSeconds}
+
+/** The kinds of high-entropy credential; each is counted apart, so one never locks another. */
+export type CredentialKind = 'client-secret' | 'api-key'
+
+/** Where an attempt came from; in-process requests (tests) have no address and share one. */
+function addressPart(address: string | undefined): string {
+  return address ?? '-'
 }
 
-function subjectsOf(subjects: Subjects): string[] {
-  return subjects.address ? [subjects.account, `address:${subjects.address}`] : [subjects.account]
+function memberSubject(email: string): string {
+  return `password:${email.trim().toLowerCase()}`
 }
 
-function lockSeconds(subject: string, failures: number): number {
-  const address = subject.startsWith('address:')
-  const free = address ? THROTTLE.ADDRESS_FREE_FAILURES : THROTTLE.FREE_FAILURES
-  const cap = address ? THROTTLE.ADDRESS_MAX_LOCK_SECONDS : THROTTLE.MAX_LOCK_SECONDS
-  if (failures < free) return 0
-  return Math.min(2 ** Math.min(failures - free, 20), cap)
+function lockSeconds(rule: Rule, failures: number): number {
+  if (failures < rule.free) return 0
+  return Math.min(2 ** Math.min(failures - rule.free, 20), rule.maxLockSeconds)
 }
 
-/** Thrown while locked; each interface renders it in its own shape (429 with Retry-After). */
-export function tooManyAttempts(retryAfterSeconds: number): AppError {
+function secondsUntil(lockedUntil: string | null, now: Date): number {
+  if (lockedUntil === null) return 0
+  return Math.max(0, Math.ceil((Date.parse(lockedUntil) - now.getTime()) / 1000))
+}
+
+/** Refused for too many attempts; each interface renders it in its own shape (429 with Retry-After). */
+export function tooManyAttempts(retryAfterSeconds: number, message = 'Too many failed attempts.'): AppError {
   const wait = retryAfterSeconds >= 90 ? `${Math.ceil(retryAfterSeconds / 60)} minutes` : retryAfterSeconds === 1 ? '1 second' : `${retryAfterSeconds} seconds`
-  return new AppError('too_many_requests', `Too many failed attempts. Try again in ${wait}.`, {headers: {'Retry-After': String(retryAfterSeconds)}})
+  return new AppError('too_many_requests', `${message} Try again in ${wait}.`, {headers: {'Retry-After': String(retryAfterSeconds)}})
 }
 
-// Read on every authenticated call: prepared once (store/prepared.ts), for one subject and for two.
-const failuresOf1 = prepared(1, (db: Db, subject: string) => db.selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', '=', subject))
-const failuresOf2 = prepared(2, (db: Db, account: string, address: string) =>
-  db.selectFrom('auth_failures').select(['subject', 'locked_until']).where('subject', 'in', [account, address]),
-)
+type Trx = Db
 
-/**
- * "No failures on record" for a subject pair, kept while the store is unchanged (every failure is
- * a write, which changes the store version). Subjects with failures are read every time.
- */
-const recentFailures = versionCache<string, {subject: string; locked_until: string | null}[]>(10_000, (rows) => rows.length === 0)
-
-/**
- * Refuses (429) while the account or the address is locked. Otherwise answers whether the account
- * has failures on record (which a success then clears).
- */
-export async function assertNotLocked(db: Db, subjects: Subjects, now: Date): Promise<{accountHasFailures: boolean}> {
-  const reader = readerOf(db)
-  const key = subjects.address ? `${subjects.account}\n${subjects.address}` : subjects.account
-  const rows = await recentFailures(reader, key, () =>
-    subjects.address ? failuresOf2(reader, subjects.account, `address:${subjects.address}`) : failuresOf1(reader, subjects.account),
-  )
-  const stamp = iso(now)
-  let wait = 0
-  for (const row of rows) {
-    if (row.locked_until !== null && row.locked_until > stamp) wait = Math.max(wait, Math.ceil((Date.parse(row.locked_until) - now.getTime()) / 1000))
-  }
-  if (wait > 0) throw tooManyAttempts(wait)
-  return {accountHasFailures: rows.some((row) => row.subject === subjects.account)}
+async function readRow(trx: Trx, subject: string) {
+  return trx.selectFrom('auth_failures').selectAll().where('subject', '=', subject).executeTakeFirst()
 }
 
-/** Counts a failure against the account and the address, locking them once past their allowance. */
-export async function recordFailure(db: Db, subjects: Subjects, now: Date): Promise<void> {
+async function writeRow(trx: Trx, subject: string, failures: number, lockedUntil: string | null, stamp: string): Promise<void> {
+  await trx
+    .insertInto('auth_failures')
+    .values({subject, failures, locked_until: lockedUntil, last_failure_at: stamp})
+    .onConflict((oc) => oc.column('subject').doUpdateSet({failures, locked_until: lockedUntil, last_failure_at: stamp}))
+    .execute()
+}
+
+/** A failure older than the forget window no longer counts. */
+function liveFailures(row: {failures: number; last_failure_at: string} | undefined, now: Date): number {
+  if (!row) return 0
+  return row.last_failure_at >= iso(new Date(now.getTime() - THROTTLE.forgetAfterSeconds * 1000)) ? row.failures : 0
+}
+
+/** Guesses at made-up e-mails and addresses leave rows behind; now and then the forgotten ones go. */
+async function sweepNowAndThen(trx: Trx, now: Date): Promise<void> {
+  if (Math.random() >= 0.01) return
   const stamp = iso(now)
-  const forgetBefore = iso(new Date(now.getTime() - THROTTLE.FORGET_AFTER_SECONDS * 1000))
-  await writeTransaction(db, async (trx) => {
-    // Guesses at random client ids or e-mails leave rows behind; now and then the forgotten ones go.
-    if (Math.random() < 0.01) {
-      await trx
-        .deleteFrom('auth_failures')
-        .where('last_failure_at', '<', forgetBefore)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', stamp)]))
-        .execute()
+  await trx
+    .deleteFrom('auth_failures')
+    .where('last_failure_at', '<', iso(new Date(now.getTime() - THROTTLE.forgetAfterSeconds * 1000)))
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', stamp)]))
+    .execute()
+}
+
+/**
+ * Counts one wrong high-entropy credential against the caller's address, and answers how long that
+ * address is held back: 0 when no lock was in force as the guess came (the caller answers 401 as
+ * usual), else the seconds for a 429's Retry-After, the lock now lengthened by this guess too.
+ * Never called for a right credential, which is always accepted.
+ */
+export async function countWrongGuess(db: Db, kind: CredentialKind, address: string | undefined, now: Date): Promise<number> {
+  const subject = `${kind}@${addressPart(address)}`
+  return writeTransaction(db, async (trx) => {
+    await sweepNowAndThen(trx, now)
+    const row = await readRow(trx, subject)
+    const failures = liveFailures(row, now) + 1
+    const seconds = lockSeconds(GUESSER, failures)
+    const lockedUntil = seconds > 0 ? iso(new Date(now.getTime() + seconds * 1000)) : null
+    await writeRow(trx, subject, failures, lockedUntil, iso(now))
+    return secondsUntil(row?.locked_until ?? null, now) > 0 ? secondsUntil(lockedUntil, now) : 0
+  })
+}
+
+/** Password checks running now in this process, per address and per member. */
+const inFlight = new Map<string, number>()
+
+function enter(key: string, limit: number): boolean {
+  const running = inFlight.get(key) ?? 0
+  if (running >= limit) return false
+  inFlight.set(key, running + 1)
+  return true
+}
+
+function leave(key: string): void {
+  const running = (inFlight.get(key) ?? 1) - 1
+  if (running <= 0) inFlight.delete(key)
+  else inFlight.set(key, running)
+}
+
+/**
+ * Runs one password check for `email` from `address` under the limits above. `check` hashes and
+ * answers whether the password was right (and the member may sign in); a wrong one is thrown by
+ * the caller afterwards. Refused with 429, before `check` runs, while the pair or the member is
+ * locked or too many checks for either are already running.
+ */
+export async function guardPasswordCheck<T>(db: Db, email: string, address: string | undefined, clock: Clock, check: () => Promise<T | undefined>): Promise<T | undefined> {
+  const member = memberSubject(email)
+  const pair = `${member}@${addressPart(address)}`
+  const gates: string[] = []
+  try {
+    // In-process requests carry no address: only the member-wide bound applies to them.
+    for (const [key, limit] of [
+      [`address:${address}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
+      [member, THROTTLE.passwordChecksInFlightPerMember],
+    ] as const) {
+      if (!enter(key, limit)) throw tooManyAttempts(1, 'Too many sign-ins at once.')
+      gates.push(key)
     }
-    for (const subject of subjectsOf(subjects)) {
-      const row = await trx.selectFrom('auth_failures').selectAll().where('subject', '=', subject).executeTakeFirst()
-      const failures = row && row.last_failure_at >= forgetBefore ? row.failures + 1 : 1
-      const seconds = lockSeconds(subject, failures)
-      const lockedUntil = seconds > 0 ? iso(new Date(now.getTime() + seconds * 1000)) : null
-      await trx
-        .insertInto('auth_failures')
-        .values({subject, failures, locked_until: lockedUntil, last_failure_at: stamp})
-        .onConflict((oc) => oc.column('subject').doUpdateSet({failures, locked_until: lockedUntil, last_failure_at: stamp}))
-        .execute()
+    await reserve(db, pair, member, clock.now())
+    const result = await check()
+    if (result === undefined) await confirmFailure(db, pair, member, clock.now())
+    else await giveBack(db, pair, member)
+    return result
+  } finally {
+    for (const key of gates) leave(key)
+  }
+}
+
+/** Counts the attempt before it is checked; refuses while the pair or the member is locked. */
+async function reserve(db: Db, pair: string, member: string, now: Date): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    await sweepNowAndThen(trx, now)
+    const rows = [
+      {subject: pair, rule: PAIR, row: await readRow(trx, pair)},
+      {subject: member, rule: MEMBER, row: await readRow(trx, member)},
+    ]
+    const wait = Math.max(...rows.map(({row}) => secondsUntil(row?.locked_until ?? null, now)))
+    if (wait > 0) throw tooManyAttempts(wait)
+    for (const {subject, rule, row} of rows) {
+      const failures = liveFailures(row, now) + 1
+      const seconds = lockSeconds(rule, failures)
+      // A reservation past the allowance locks at once: a parallel guess waits for this one.
+      await writeRow(trx, subject, failures, seconds > 0 ? iso(new Date(now.getTime() + seconds * 1000)) : null, iso(now))
     }
   })
 }
 
-/** A success clears the account's failures (not the address's: one good account must not launder a guesser). */
-export async function recordSuccess(db: Db, subjects: Subjects): Promise<void> {
-  await db.deleteFrom('auth_failures').where('subject', '=', subjects.account).execute()
+/** The check failed: the lock its count earns runs from now, when the failure is known. */
+async function confirmFailure(db: Db, pair: string, member: string, now: Date): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    for (const [subject, rule] of [
+      [pair, PAIR],
+      [member, MEMBER],
+    ] as const) {
+      const row = await readRow(trx, subject)
+      if (!row) continue
+      const seconds = lockSeconds(rule, row.failures)
+      if (seconds === 0) continue
+      const until = iso(new Date(now.getTime() + seconds * 1000))
+      if (row.locked_until === null || until > row.locked_until) await writeRow(trx, subject, row.failures, until, row.last_failure_at)
+    }
+  })
 }
 
 /**
- * Runs a secret check under the throttle: refused while locked (the check does not run), a
- * failure counted, a success clearing the account. `check` answers whether the secret was right.
+ * The password was right: the pair's count is cleared (the member is at this address), and the
+ * member-wide count loses only this attempt's reservation, so a success never launders the
+ * failures of guessers elsewhere.
  */
-export async function throttled<T>(db: Db, subjects: Subjects, now: Date, check: () => Promise<T | undefined>): Promise<T | undefined> {
-  // One read says both whether a lock holds and whether a success has failures to clear: a
-  // failure recorded between that read and the check is left for the next success to clear.
-  const {accountHasFailures} = await assertNotLocked(db, subjects, now)
-  const result = await check()
-  if (result === undefined) await recordFailure(db, subjects, now)
-  else if (accountHasFailures) await recordSuccess(db, subjects)
-  return result
+async function giveBack(db: Db, pair: string, member: string): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    await trx.deleteFrom('auth_failures').where('subject', '=', pair).execute()
+    const row = await readRow(trx, member)
+    if (!row) return
+    const failures = row.failures - 1
+    if (failures <= 0) {
+      await trx.deleteFrom('auth_failures').where('subject', '=', member).execute()
+      return
+    }
+    const lockedUntil = lockSeconds(MEMBER, failures) > 0 ? row.locked_until : null
+    await trx.updateTable('auth_failures').set({failures, locked_until: lockedUntil}).where('subject', '=', member).execute()
+  })
 }

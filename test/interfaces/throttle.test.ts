@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
 import {signIn} from '../../src/interfaces/signon/service.js'
 import {ManualClock} from '../../src/lib/clock.js'
-import {THROTTLE} from '../../src/registry/throttle.js'
+import {guardPasswordCheck, THROTTLE} from '../../src/registry/throttle.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {form} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
@@ -39,7 +39,7 @@ describe('guessing is slowed and recorded in the store', () => {
   }
 
   it('locks a member after five wrong passwords (even the right one waits), then lets the real member in', async () => {
-    for (let i = 0; i < THROTTLE.FREE_FAILURES; i++) expect((await signInForm('wrong password')).status).toBe(401)
+    for (let i = 0; i < 5; i++) expect((await signInForm('wrong password')).status).toBe(401)
     const locked = await signInForm(PASSWORD)
     expect(locked.status).toBe(429)
     expect(locked.headers.get('retry-after')).toBe('1')
@@ -50,7 +50,7 @@ describe('guessing is slowed and recorded in the store', () => {
     expect((await signInForm('wrong password')).status).toBe(401)
   })
 
-  it('doubles the lock per further failure, never beyond five minutes', async () => {
+  it('doubles the lock per further failure, never beyond fifteen minutes for one member at one address', async () => {
     let lastWait = 0
     for (let i = 0; i < 30; i++) {
       const res = await signInForm('wrong password')
@@ -59,27 +59,70 @@ describe('guessing is slowed and recorded in the store', () => {
         clock.advance(lastWait)
       }
     }
-    expect(lastWait).toBe(THROTTLE.MAX_LOCK_SECONDS)
-    expect(THROTTLE.MAX_LOCK_SECONDS).toBeLessThanOrEqual(300)
+    expect(lastWait).toBe(900)
   })
 
-  it("throttles client secrets at the token endpoint and interface C alike, in each one's error shape", async () => {
+  it('times a lock from when the failure is known, not from when a slow check began', async () => {
+    const slowWrong = () =>
+      guardPasswordCheck(store.db, 'ana@clinic.example', '203.0.113.5', clock, async () => {
+        clock.advance(3) // a hash that took three seconds on a busy machine
+        return undefined
+      })
+    for (let i = 0; i < 5; i++) await expect(slowWrong()).resolves.toBeUndefined()
+    await expect(slowWrong()).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
+  })
+
+  it('counts an attempt before its check runs, and a right password gives its count back', async () => {
+    const seen: number[] = []
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // Two checks held open at once, from two addresses: both are already counted member-wide.
+    const held = ['198.51.100.1', '198.51.100.2'].map((address) =>
+      guardPasswordCheck(store.db, 'ana@clinic.example', address, clock, async () => {
+        await gate
+        return address === '198.51.100.1' ? undefined : 'right'
+      }),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const counted = async () =>
+      (await store.db.selectFrom('auth_failures').select('failures').where('subject', '=', 'password:ana@clinic.example').executeTakeFirst())?.failures ?? 0
+    seen.push(await counted())
+    release()
+    await Promise.all(held)
+    seen.push(await counted())
+    expect(seen).toEqual([2, 1])
+  })
+
+  it('refuses a third check at once from one address while two are running', async () => {
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const running = [1, 2].map(() => guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => gate.then(() => undefined)))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.8', clock, async () => 'right')).rejects.toMatchObject({code: 'too_many_requests'})
+    // Another address is not held back by it.
+    await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.9', clock, async () => 'right')).resolves.toBe('right')
+    release()
+    await Promise.all(running)
+  })
+
+  it("never refuses a client's right secret, but answers one address's further wrong ones 429, in each interface's shape", async () => {
     const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
-    for (let i = 0; i < THROTTLE.FREE_FAILURES; i++) {
+    for (let i = 0; i < 20; i++) {
       expect((await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic('wrong-secret')}))).status).toBe(401)
     }
-    const token = await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic(client.client_secret)}))
-    expect(token.status).toBe(429)
-    expect(token.headers.get('retry-after')).toBe('1')
-    expect(Object.keys((await token.json()) as object).sort()).toEqual(['error', 'error_description'])
-    const balance = await app.request('/balance/countries', {headers: {authorization: basic(client.client_secret)}})
-    expect(balance.status).toBe(429)
-    expect(balance.headers.get('retry-after')).toBe('1')
-    expect(Object.keys((await balance.json()) as object)).toEqual(['message'])
+    const wrongToken = await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic('wrong-secret')}))
+    expect(wrongToken.status).toBe(429)
+    expect(wrongToken.headers.get('retry-after')).toBe('2')
+    expect(Object.keys((await wrongToken.json()) as object).sort()).toEqual(['error', 'error_description'])
+    const wrongBalance = await app.request('/balance/countries', {headers: {authorization: basic('wrong-secret')}})
+    expect(wrongBalance.status).toBe(429)
+    expect(Object.keys((await wrongBalance.json()) as object)).toEqual(['message'])
+    expect((await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic(client.client_secret)}))).status).toBe(400)
+    expect((await app.request('/balance/countries', {headers: {authorization: basic(client.client_secret)}})).status).toBe(200)
   })
 
   it('holds across restarts and across every process on the store', async () => {
-    for (let i = 0; i < THROTTLE.FREE_FAILURES; i++) await signInForm('wrong password')
+    for (let i = 0; i < 5; i++) await signInForm('wrong password')
     const other = await openCliStore(path)
     try {
       const otherApp = createApp({db: other.db, clock, log: () => undefined})
@@ -89,28 +132,30 @@ describe('guessing is slowed and recorded in the store', () => {
     }
   })
 
-  it('slows one address guessing across many accounts', async () => {
-    const attempt = {now: clock.now(), address: '203.0.113.9'}
-    for (let i = 0; i < THROTTLE.ADDRESS_FREE_FAILURES; i++) {
-      await expect(signIn(store.db, `nobody${i}@clinic.example`, 'guess', attempt)).rejects.toMatchObject({code: 'access_denied'})
+  it('locks a member from everywhere only after many addresses have failed', async () => {
+    const attempt = (address: string, password: string) => signIn(store.db, 'ana@clinic.example', password, {clock, address})
+    for (let a = 0; a < 10; a++) {
+      for (let i = 0; i < 5; i++) await expect(attempt(`203.0.113.${a}`, 'guess')).rejects.toMatchObject({code: 'access_denied'})
     }
-    await expect(signIn(store.db, 'ana@clinic.example', PASSWORD, attempt)).rejects.toMatchObject({code: 'too_many_requests'})
-    // The same member from another address is not held back by it.
-    await expect(signIn(store.db, 'ana@clinic.example', PASSWORD, {now: clock.now(), address: '198.51.100.4'})).resolves.toMatchObject({email: 'ana@clinic.example'})
+    await expect(attempt('198.51.100.4', PASSWORD)).rejects.toMatchObject({code: 'too_many_requests'})
+    clock.advance(THROTTLE.memberMaxLockSeconds)
+    await expect(attempt('198.51.100.4', PASSWORD)).resolves.toMatchObject({email: 'ana@clinic.example'})
   })
 })
 
 describe('API keys of interface E', () => {
-  it("slows an address that keeps presenting wrong keys, answering 429 in E's own shape", async () => {
+  it("answers an address's further wrong keys 429 in E's own shape, and still takes a right key from it", async () => {
     const store = await openStore({file: ':memory:'})
     try {
       const clock = new ManualClock()
       const {authenticateKey} = await import('../../src/interfaces/conversations/keys.js')
       const call = (apiKey: string) => authenticateKey(store.db, apiKey, 'summary', {now: clock.now(), address: '192.0.2.7'})
-      for (let i = 0; i < THROTTLE.ADDRESS_FREE_FAILURES; i++) await expect(call(`mpk_guess_${i}`)).rejects.toMatchObject({code: 'unauthorized'})
-      await expect(call('mpk_guess_next')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
-      clock.advance(1)
+      for (let i = 0; i < 20; i++) await expect(call(`mpk_guess_${i}`)).rejects.toMatchObject({code: 'unauthorized'})
+      // The 20th set a one-second lock; a guess inside it is refused and doubles it.
+      await expect(call('mpk_guess_next')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '2'}})
+      clock.advance(2)
       await expect(call('mpk_guess_after')).rejects.toMatchObject({code: 'unauthorized'})
+      await expect(call('mpk_guess_again')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '8'}})
     } finally {
       await store.close()
     }

@@ -1,0 +1,59 @@
+import type {Context, MiddlewareHandler} from 'hono'
+import proxyaddr from 'proxy-addr'
+import {AppError} from '../errors.js'
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The caller's address when it was taken from X-Forwarded-For (serve --trust-proxy). */
+    forwardedFor?: string
+  }
+}
+
+interface NodeBindings {
+  incoming?: {headers: Record<string, string | string[] | undefined>; socket?: {remoteAddress?: string}}
+}
+
+/** The peer of the TCP connection; undefined where the runtime does not tell (in-process requests). */
+export function peerAddress(c: Context): string | undefined {
+  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress
+}
+
+/**
+ * The address a request came from, which every guessing limit and the access log use: the TCP
+ * peer, or, when that peer is a trusted proxy (serve --trust-proxy), the right-most address in
+ * X-Forwarded-For that is not itself a trusted proxy. Without trusted proxies the headers are
+ * never read, so a caller cannot choose its own address by sending them.
+ */
+export function clientAddress(c: Context): string | undefined {
+  return c.get('forwardedFor') ?? peerAddress(c)
+}
+
+/** Normalises the list given to --trust-proxy (addresses and CIDRs, commas or spaces), refusing what is not one. */
+export function parseTrustedProxies(given: readonly string[]): string[] {
+  const entries = given.flatMap((item) => item.split(/[\s,]+/)).filter(Boolean)
+  for (const entry of entries) {
+    try {
+      proxyaddr.compile(entry)
+    } catch {
+      throw new AppError('bad_request', `--trust-proxy: "${entry}" is not an IP address or CIDR range (for example 10.0.0.5, 10.0.0.0/8 or fd00::/8)`)
+    }
+  }
+  return entries
+}
+
+/**
+ * Middleware that takes the caller's address from X-Forwarded-For when the peer is one of
+ * `trusted` (see clientAddress). Mounted only when there are trusted proxies.
+ */
+export function forwardedFor(trusted: readonly string[]): MiddlewareHandler {
+  const trust = proxyaddr.compile([...trusted])
+  return function takeForwardedAddress(c, next) {
+    const peer = peerAddress(c)
+    if (peer !== undefined && trust(peer, 0)) {
+      const header = c.req.header('x-forwarded-for')
+      const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header}}
+      c.set('forwardedFor', proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trust))
+    }
+    return next()
+  }
+}

@@ -1,0 +1,295 @@
+import {request as httpRequest} from 'node:http'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {onPostgres, freshDatabaseUrl} from '../helpers/store.js'
+
+/*
+ * The guessing limits as an attacker meets them: a real `serve`, and requests leaving from
+ * several loopback addresses (127.0.0.x), so the server sees distinct callers.
+ */
+
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+/** One HTTP request from the loopback address `from`. */
+function send(base: string, from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+  const url = new URL(path, base)
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method,
+        localAddress: from,
+        headers: {...headers, ...(body === undefined ? {} : {'content-length': String(Buffer.byteLength(body))})},
+        agent: false,
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => (text += chunk))
+        res.on('end', () => resolve({status: res.statusCode ?? 0, headers: res.headers, body: text}))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const DEMO = {client: 'demo-client', secret: 'demo-client-secret', key: 'mpk_demo_conversations_key'}
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+const messageOf = (html: string) => /class="error"[^>]*>([^<]*)</.exec(html)?.[1] ?? html.slice(0, 200)
+
+describe('guessing limits through a real serve, from distinct loopback addresses', () => {
+  const dir = tempDir('medpanel-guess-')
+  let store: string[]
+  let server: RunningCli
+  let base: string
+  let members = 0
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'guess.db')]
+    server = await startCli(['serve', ...store, '--port', '0', '--demo', '--no-worker'])
+    base = server.url
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  /** A member of its own for each test, so no test's failures count against another's. */
+  function newMember(): {email: string; password: string; id: number} {
+    members += 1
+    const email = `guess${members}@clinic.example`
+    const password = `right password ${members}`
+    const view = cliJson([
+      'add-member',
+      ...store,
+      '--email',
+      email,
+      '--password',
+      password,
+      '--first-name',
+      'Ana',
+      '--last-name',
+      'Ruiz',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
+    return {email, password, id: view.user_id}
+  }
+
+  /** The sign-in form's CSRF cookie and token, fetched once per address. */
+  async function signInForm(from: string): Promise<(email: string, password: string) => Promise<Answer>> {
+    const page = await send(base, from, 'GET', '/oauth/authorized_applications')
+    const cookies = [page.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!)
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1]
+    if (!csrf) throw new Error(`no sign-in form: ${page.status} ${page.body.slice(0, 200)}`)
+    return (email, password) =>
+      send(
+        base,
+        from,
+        'POST',
+        '/oauth/session',
+        {'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), origin: base},
+        new URLSearchParams({return_to: '/oauth/authorized_applications', csrf_token: csrf, email, password}).toString(),
+      )
+  }
+
+  it('30 wrong passwords sent at once from one address: at most the free five are checked, the rest are 429', async () => {
+    const member = newMember()
+    const signIn = await signInForm('127.0.0.2')
+    const answers = await Promise.all(Array.from({length: 30}, () => signIn(member.email, 'a wrong guess')))
+    const statuses = answers.map((a) => a.status)
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5)
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(25)
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true)
+  })
+
+  it('six wrong passwords one after another: the sixth is refused with 429', async () => {
+    const member = newMember()
+    const signIn = await signInForm('127.0.0.3')
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await signIn(member.email, 'a wrong guess')).status)
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  it('8 failures from one address do not lock the member out from another', async () => {
+    const member = newMember()
+    const attacker = await signInForm('127.0.0.4')
+    const statuses: number[] = []
+    for (let i = 0; i < 8; i++) statuses.push((await attacker(member.email, 'a wrong guess')).status)
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401])
+    expect((await attacker(member.email, member.password)).status).toBe(429)
+    const real = await signInForm('127.0.0.5')
+    expect((await real(member.email, member.password)).status).toBe(303)
+  })
+
+  it('a burst of made-up e-mails from one address leaves that address its clients, keys and members', async () => {
+    const member = newMember()
+    const signIn = await signInForm('127.0.0.6')
+    for (let i = 0; i < 31; i++) expect([401, 429]).toContain((await signIn(`nobody${i}@clinic.example`, 'guess')).status)
+    expect((await signIn(member.email, member.password)).status).toBe(303)
+    expect((await send(base, '127.0.0.6', 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+    const token = await send(
+      base,
+      '127.0.0.6',
+      'POST',
+      '/oauth/token',
+      {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, DEMO.secret)},
+      'grant_type=client_credentials',
+    )
+    expect(token.status, token.body).toBe(200)
+  })
+
+  it('made-up API keys slow only their own further guesses: the valid key, secret and grant still work from that address', async () => {
+    const summary = (key: string) =>
+      send(base, '127.0.0.7', 'GET', '/conversations/summary?terms%5B%5D=diabetes&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z', {'x-service-conversation-api-key': key})
+    const guesses: number[] = []
+    for (let i = 0; i < 21; i++) guesses.push((await summary(`mpk_made_up_${i}`)).status)
+    expect(guesses.slice(0, 20).every((s) => s === 401)).toBe(true)
+    const late = await summary('mpk_made_up_late')
+    expect(late.status).toBe(429)
+    expect(JSON.parse(late.body)).toMatchObject({code: 429})
+    expect((await summary(DEMO.key)).status).toBe(200)
+    expect((await send(base, '127.0.0.7', 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+    const token = await send(
+      base,
+      '127.0.0.7',
+      'POST',
+      '/oauth/token',
+      {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, DEMO.secret)},
+      'grant_type=client_credentials',
+    )
+    expect(token.status, token.body).toBe(200)
+  })
+
+  it("wrong secrets for a client from one address never refuse that client's right secret, from there or elsewhere", async () => {
+    const token = (from: string, secret: string) =>
+      send(base, from, 'POST', '/oauth/token', {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, secret)}, 'grant_type=client_credentials')
+    for (const from of ['127.0.0.8', '127.0.0.9', '127.0.0.10']) {
+      for (let i = 0; i < 25; i++) expect([401, 429]).toContain((await token(from, 'not-the-secret')).status)
+    }
+    expect((await token('127.0.0.8', 'not-the-secret')).status).toBe(429)
+    for (const from of ['127.0.0.8', '127.0.0.11']) {
+      expect((await token(from, DEMO.secret)).status).toBe(200)
+      expect((await send(base, from, 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+    }
+  })
+
+  it('one address cannot queue up password hashes: 25 at once are mostly refused, and another member signs in meanwhile', async () => {
+    const victim = newMember()
+    const other = newMember()
+    const flood = await signInForm('127.0.0.12')
+    const real = await signInForm('127.0.0.13')
+    const burst = Promise.all(Array.from({length: 25}, (_, i) => flood(i % 2 ? victim.email : `x${i}@clinic.example`, 'guess')))
+    const started = Date.now()
+    const mine = await real(other.email, other.password)
+    const took = Date.now() - started
+    const statuses = (await burst).map((a) => a.status)
+    expect(mine.status).toBe(303)
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(20)
+    expect(took).toBeLessThan(5_000)
+  })
+
+  it("a deactivated member's right password is answered exactly as a wrong one", async () => {
+    const member = newMember()
+    cliJson(['update-member', ...store, String(member.id), '--deactivate'])
+    const signIn = await signInForm('127.0.0.14')
+    const right = await signIn(member.email, member.password)
+    const wrong = await signIn(member.email, 'a wrong guess')
+    expect(right.status).toBe(401)
+    expect(wrong.status).toBe(401)
+    expect(messageOf(right.body)).toBe(messageOf(wrong.body))
+    expect(right.body).not.toContain('not active')
+  })
+})
+
+describe('serve --trust-proxy', () => {
+  const dir = tempDir('medpanel-proxy-')
+  let store: string[]
+  let proxied: RunningCli
+  let direct: RunningCli
+  let member: {email: string; password: string}
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'proxy.db')]
+    member = {email: 'proxied@clinic.example', password: 'right password'}
+    cliJson([
+      'add-member',
+      ...store,
+      '--email',
+      member.email,
+      '--password',
+      member.password,
+      '--first-name',
+      'Ana',
+      '--last-name',
+      'Ruiz',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
+    proxied = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', '127.0.0.1,127.0.0.20'])
+    direct = await startCli(['serve', ...store, '--port', '0', '--no-worker'])
+  }, 120_000)
+  afterAll(async () => {
+    await proxied?.stop()
+    await direct?.stop()
+  })
+
+  async function attempts(server: RunningCli, from: string, forwarded: string, password: string, times: number): Promise<number[]> {
+    const page = await send(server.url, from, 'GET', '/oauth/authorized_applications')
+    const cookies = [page.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!)
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)![1]!
+    const statuses: number[] = []
+    for (let i = 0; i < times; i++) {
+      const body = new URLSearchParams({return_to: '/oauth/authorized_applications', csrf_token: csrf, email: member.email, password}).toString()
+      const answer = await send(
+        server.url,
+        from,
+        'POST',
+        '/oauth/session',
+        {'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), origin: server.url, 'x-forwarded-for': forwarded},
+        body,
+      )
+      statuses.push(answer.status)
+    }
+    return statuses
+  }
+
+  it('behind a listed proxy, each forwarded caller is counted apart, and the access log names it', async () => {
+    expect(await attempts(proxied, '127.0.0.1', '198.51.100.1', 'wrong', 6)).toEqual([401, 401, 401, 401, 401, 429])
+    // Another caller behind the same proxy is not held back by the first one's failures.
+    expect(await attempts(proxied, '127.0.0.1', '203.0.113.7, 198.51.100.2', member.password, 1)).toEqual([303])
+    // The right-most address that is not a listed proxy is the caller: 127.0.0.20 is one.
+    expect(await attempts(proxied, '127.0.0.1', '198.51.100.1, 127.0.0.20', member.password, 1)).toEqual([429])
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(proxied.stderr()).toMatch(/POST \/oauth\/session 303 .* addr=198\.51\.100\.2/)
+  })
+
+  it('from a peer that is not a listed proxy, X-Forwarded-For is ignored', async () => {
+    const statuses = [...(await attempts(proxied, '127.0.0.30', '192.0.2.1', 'wrong', 3)), ...(await attempts(proxied, '127.0.0.30', '192.0.2.2', 'wrong', 3))]
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  it('without --trust-proxy the header is never read', async () => {
+    const statuses = [...(await attempts(direct, '127.0.0.31', '192.0.2.3', 'wrong', 3)), ...(await attempts(direct, '127.0.0.31', '192.0.2.4', 'wrong', 3))]
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(direct.stderr()).toMatch(/POST \/oauth\/session 401 .* addr=127\.0\.0\.31/)
+  })
+
+  it('refuses a --trust-proxy entry that is not an address or range, with one Error: line', async () => {
+    await expect(startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', 'proxy.internal'])).rejects.toThrow(
+      /Error: --trust-proxy: "proxy\.internal" is not an IP address or CIDR range/,
+    )
+  })
+})
