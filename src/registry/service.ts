@@ -6,7 +6,7 @@ import {parseInput} from '../lib/validate.js'
 import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
 import {versionCache} from '../store/version-cache.js'
 import {toJsonText} from '../store/json.js'
-import {throttled} from './throttle.js'
+import {countWrongGuess, tooManyAttempts} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
@@ -117,27 +117,25 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
   return {client_id: id, client_secret: secret}
 }
 
-/**
- * The client when id and secret match (compared in constant time), otherwise undefined. With an
- * `attempt` (every HTTP caller gives one) the check runs under the failed-attempt throttle
- * (throttle.ts): 429 while the client id or the address is locked.
- */
 /** Clients as last read, while the store is unchanged (store/version-cache.ts): every call of C, D and E reads its client. */
 const recentClient = versionCache<string, Client | undefined>(1_000, (row) => row !== undefined)
 
+/**
+ * The client when id and secret match (compared in constant time), otherwise undefined. A right
+ * secret is always accepted. With an `attempt` (every HTTP caller gives one) a wrong one counts
+ * against the caller's address (registry/throttle.ts), and past its allowance is thrown as 429
+ * instead of answered undefined.
+ */
 export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<Client | undefined> {
-  const check = async () => {
-    const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
-    // Hash even when the client is unknown so the timing does not tell which ids exist.
-    const presented = sha256(secret)
-    if (!row) {
-      safeEqual(presented, presented)
-      return undefined
-    }
-    return safeEqual(presented, row.secret_hash) ? row : undefined
+  const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
+  // Hash even when the client is unknown so the timing does not tell which ids exist.
+  const presented = sha256(secret)
+  if (row ? safeEqual(presented, row.secret_hash) : !safeEqual(presented, presented)) return row
+  if (attempt) {
+    const wait = await countWrongGuess(db, 'client-secret', attempt.address, attempt.now)
+    if (wait > 0) throw tooManyAttempts(wait)
   }
-  if (!attempt) return check()
-  return throttled(db, {account: `client:${id}`, address: attempt.address}, attempt.now, check)
+  return undefined
 }
 
 export async function addMember(db: Db, input: NewMemberInput, now: Date): Promise<MemberView> {

@@ -5,7 +5,7 @@ import {sha256} from '../../lib/hashing.js'
 import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
-import {assertNotLocked, keySubject, recordFailure} from '../../registry/throttle.js'
+import {countWrongGuess, tooManyAttempts} from '../../registry/throttle.js'
 import type {Db} from '../../store/database.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
@@ -127,17 +127,18 @@ export async function updateApiKey(db: Db, keyOrId: string, input: ApiKeyPatch, 
 
 /**
  * Checks a presented key for one method: 401, 402 and 403 as the spec's error table names them.
- * Read-only; a data call's allowance is spent later, in the call's own write transaction. An
- * address that keeps presenting wrong keys is slowed as sign-in and client secrets are
- * (registry/throttle.ts), though keys carry 256 random bits and guessing one is hopeless.
+ * Read-only; a data call's allowance is spent later, in the call's own write transaction. A right
+ * key is always accepted; a wrong one counts against the caller's address (registry/throttle.ts),
+ * whose further wrong keys, past the allowance, are answered 429 instead of 401.
  */
 export async function authenticateKey(db: Db, presented: string, method: Method, attempt: {now: Date; address?: string | undefined}): Promise<ApiKeyRow> {
-  const subjects = {account: keySubject(presented), address: attempt.address}
-  await assertNotLocked(db, subjects, attempt.now)
   try {
     return await checkKey(readerOf(db), presented, method, attempt.now)
   } catch (error) {
-    if (error instanceof AppError && error.code === 'unauthorized') await recordFailure(db, subjects, attempt.now)
+    if (error instanceof AppError && error.code === 'unauthorized') {
+      const wait = await countWrongGuess(db, 'api-key', attempt.address, attempt.now)
+      if (wait > 0) throw tooManyAttempts(wait)
+    }
     throw error
   }
 }

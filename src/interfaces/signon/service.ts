@@ -1,12 +1,12 @@
 import type {Kysely} from 'kysely'
 import {AppError} from '../../errors.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
-import {iso} from '../../lib/clock.js'
+import {type Clock, iso} from '../../lib/clock.js'
 import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import {findClient, findMember, findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
-import {assertNotLocked, recordFailure, recordSuccess} from '../../registry/throttle.js'
+import {guardPasswordCheck} from '../../registry/throttle.js'
 import type {Client, MemberRow} from '../../registry/tables.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
@@ -84,21 +84,18 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
 }
 
 /**
- * Checks a member's e-mail and password under the failed-attempt throttle (registry/throttle.ts):
- * per account and per address; while locked the password is not checked at all.
+ * Checks a member's e-mail and password under the guessing limits (registry/throttle.ts). Every
+ * refusal that is not a lock reads the same, an unknown e-mail, a wrong password and a right
+ * password of an inactive member alike, so the form never tells a guesser which part was right.
  */
-export async function signIn(db: Db, email: string, password: string, attempt: {now: Date; address?: string | undefined}): Promise<MemberRow> {
-  const subjects = {account: `member:${email.trim().toLowerCase()}`, address: attempt.address}
-  await assertNotLocked(db, subjects, attempt.now)
-  const member = await findMemberByEmail(db, email)
-  // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
-  const ok = await verifyPassword(password, member?.password_hash ?? decoyHash())
-  if (!member || !ok) {
-    await recordFailure(db, subjects, attempt.now)
-    throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
-  }
-  await recordSuccess(db, subjects)
-  if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+export async function signIn(db: Db, email: string, password: string, attempt: {clock: Clock; address?: string | undefined}): Promise<MemberRow> {
+  const member = await guardPasswordCheck(db, email, attempt.address, attempt.clock, async () => {
+    const found = await findMemberByEmail(db, email)
+    // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
+    const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
+    return found && ok && found.active === 1 ? found : undefined
+  })
+  if (!member) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
   // A hash made with older parameters is replaced now, while the password is at hand. Not a
   // password change: tokens and sign-in sessions stay as they are.
   if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
