@@ -8,6 +8,7 @@ import {fetchTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
+import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
   static override description =
@@ -17,12 +18,20 @@ export default class Serve extends BaseCommand<typeof Serve> {
     '<%= config.bin %> serve --demo --port 8080',
     '<%= config.bin %> serve --port 0 --json   # any free port; prints its address once ready',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
+    '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com --allowed-host 10.0.0.5:8080 --allowed-host .internal.example   # also answer to these names',
   ]
 
   static override flags = {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     'base-url': Flags.string({description: 'public address of the service, for printed links (default http://HOST:PORT)'}),
+    'allowed-host': Flags.string({
+      description:
+        'another host name requests may be addressed to, NAME or NAME:PORT (a leading dot allows subdomains); repeat or separate with commas. Always allowed: the --base-url host and the listening address (on loopback also localhost); any other host is answered 421',
+      multiple: true,
+      delimiter: ',',
+      env: 'MEDPANEL_ALLOWED_HOSTS',
+    }),
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
     worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
@@ -47,6 +56,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
       }
       publicBase = url.origin
     }
+    const extraHosts = allowedHostEntries(this.flags['allowed-host'])
+    // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
+    if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
+      const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
+      throw new AppError('bad_request', why)
+    }
     // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
     // ready line (or during start-up) still gets the graceful path below, never the default kill.
     const signalled = untilSignal()
@@ -54,9 +69,16 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const flags = this.flags
     // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
     const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
-    const app = createApp({db, clock: this.clock, baseUrl: publicBase, demo: flags.demo, readiness})
-    const server = await startServer(app, {port: flags.port, host: flags.host})
+    // The app is made once the socket is bound, since the listening address (with --port 0, known
+    // only then) is the issuer when there is no --base-url. No request is read before it exists:
+    // these lines run straight after the listen callback, before any connection is served.
+    let app: ReturnType<typeof createApp> | undefined
+    const server = await startServer(
+      {fetch: (request: Request, env?: object) => (app ? app.fetch(request, env) : new Response(null, {status: 503, headers: {'Retry-After': '1'}}))},
+      {port: flags.port, host: flags.host},
+    )
     const baseUrl = publicBase ?? server.url
+    app = createApp({db, clock: this.clock, baseUrl, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness})
     let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined

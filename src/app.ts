@@ -3,6 +3,7 @@ import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps} from './deps.js'
 import {AppError} from './errors.js'
 import {accessLog, stderrLog} from './http/access-log.js'
+import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {rejectInvalid} from './http/validation.js'
 import {PrefixSplitRouter} from './http/router.js'
@@ -27,6 +28,8 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
   app.use(accessLog(log))
+  // Before any route: a request for a host that is not the service's is answered 421 and logged.
+  if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
   for (const path of PAGE_PATHS) app.use(path, pageHeaders())
 
   // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
@@ -56,7 +59,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     // Relative: the document describes whichever medpanel serves it, at that address.
     servers: [{url: '/', description: 'this medpanel'}],
   })
-  app.get('/', (c) => c.html(homePage((deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, ''), deps.demo === true), 200, {'Cache-Control': 'no-store'}))
+  app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true), 200, {'Cache-Control': 'no-store'}))
   swaggerUiRoutes(app)
 
   app.notFound((c) => {

@@ -7,8 +7,17 @@ import type {Database} from './store/database.js'
 export interface AppDeps {
   db: Kysely<Database>
   clock: Clock
-  /** Where the service is reachable, for absolute links on pages; defaults to the request's origin. */
+  /**
+   * Where the service is reachable: the OAuth issuer and every absolute link. `serve` always gives
+   * one (--base-url, else the listening address); only an in-process app without it falls back to
+   * the request's origin.
+   */
   baseUrl?: string
+  /**
+   * Host names the app answers to (`serve --allowed-host` syntax, see src/http/allowed-hosts.ts);
+   * a request for any other host is answered 421. `serve` always gives a list; omitted, any host.
+   */
+  allowedHosts?: readonly string[]
   /** Receives access-log lines and 5xx details. Omit to write them to stderr. */
   log?: (line: string) => void
   /** Set by `serve --demo`: mounts the demo callback page. */

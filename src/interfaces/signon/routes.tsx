@@ -7,6 +7,7 @@ import {AppError} from '../../errors.js'
 import {bearerTokenGuard} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {originCheck} from '../../http/origin-check.js'
+import {serviceOrigin} from '../../http/allowed-hosts.js'
 import {presentToken} from '../../grants/service.js'
 import {pagePolicy} from '../../http/page-headers.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
@@ -304,8 +305,8 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
   const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
-  /** The issuer: the public base URL when serve was given one, else the address asked. */
-  const issuerOf = (c: Context) => (deps.baseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '')
+  /** The issuer: fixed when the service starts (src/http/allowed-hosts.ts), never the request's Host. */
+  const issuerOf = (c: Context) => serviceOrigin(deps.baseUrl, c)
   const renderPage = pageRenderer(issuerOf)
   const formOrigin = originCheck((c) => [...new Set([issuerOf(c), new URL(c.req.url).origin])])
 
@@ -548,7 +549,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   if (deps.demo) {
     app.get('/demo/callback', async (c) => {
       const query = c.req.query()
-      const base = deps.baseUrl ?? new URL(c.req.url).origin
+      const base = serviceOrigin(deps.baseUrl, c)
       // The code is echoed into a shell line to paste: only a code this service issued, and with
       // the client it was issued to. Only the demo client's secret is published; any other
       // client's stays a placeholder.
