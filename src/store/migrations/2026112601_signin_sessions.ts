@@ -17,5 +17,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('ended_at', 'text')
     .execute()
   await db.schema.createIndex('signin_sessions_expiry').on('signin_sessions').column('expires_at').execute()
+  // For the cascade when a member row is deleted.
   await db.schema.createIndex('signin_sessions_member').on('signin_sessions').column('member_id').execute()
 }

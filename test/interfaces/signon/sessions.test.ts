@@ -119,6 +119,16 @@ describe('sign-in sessions kept on the server', () => {
     ctx.clock.advance(1)
     await updateMember(ctx.db, 1, {password: 'a brand new password'}, ctx.clock.now())
     expect(await signedIn(jar.header())).toBe(false)
+
+    ctx.clock.advance(1)
+    await updateMember(ctx.db, 1, {password: PASSWORD}, ctx.clock.now())
+    ctx.clock.advance(1)
+    const again = await signIn()
+    expect(await signedIn(again.header())).toBe(true)
+    ctx.clock.advance(1)
+    await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
+    await updateMember(ctx.db, 1, {active: true}, ctx.clock.now())
+    expect(await signedIn(again.header())).toBe(false)
   })
 
   it('stores only a hash of the id; ended and expired sessions are swept at the next sign-in', async () => {
