@@ -10,15 +10,48 @@ import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 
 /**
  * A secret's flag, with its environment variable: a value given on the command line shows in
- * `ps` and the shell history, the variable or standard input (`--NAME-stdin`) do not.
+ * `ps` and the shell history, the variable or standard input (`--NAME-stdin`) do not. For
+ * commands that create something (add-member, register-client) or only use the secret
+ * (verify-partner, partner-serve); a command that changes a stored secret uses changedSecretFlag.
  */
 export function secretFlag(description: string, env: string) {
   return Flags.string({description: `${description}; also from $${env} or standard input with the matching -stdin flag (a flag's value shows in ps)`, env})
 }
 
-/** `--NAME-stdin`: read that secret from standard input (its first line). */
-export function stdinFlag(flag: string) {
-  return Flags.boolean({description: `read --${flag} from standard input instead (e.g. printf %s "$PW" | medpanel … --${flag}-stdin)`, default: false})
+/**
+ * A secret an update-* command replaces. It does not take its variable on its own: one left
+ * exported from an earlier add-member or register-client would otherwise replace a password
+ * nobody asked to change. The operator names the source: the value, `--NAME-stdin`, or
+ * `--NAME-from-env` (fromEnvFlag) for the variable.
+ */
+export function changedSecretFlag(description: string, flag: string, env: string) {
+  return Flags.string({
+    description: `${description}; or read it with --${flag}-stdin, or from $${env} with --${flag}-from-env (a flag's value shows in ps; the variable alone changes nothing)`,
+  })
+}
+
+/** `--NAME-from-env`: take that secret from its variable, which update-* commands never read unasked. */
+export function fromEnvFlag(flag: string, env: string) {
+  return Flags.boolean({description: `set --${flag} to the value of $${env}`, default: false})
+}
+
+/** `--NAME-stdin`: read that secret from standard input (its first line). Only one such flag per run reads it. */
+export function stdinFlag(flag: string, options: {exclusive?: string[]} = {}) {
+  return Flags.boolean({
+    description: `read --${flag} from standard input instead (e.g. printf %s "$PW" | medpanel … --${flag}-stdin)`,
+    default: false,
+    ...(options.exclusive ? {exclusive: options.exclusive} : {}),
+  })
+}
+
+/**
+ * Said on stderr (never in --json's stdout) when an operator accepted a plain http partner URL to
+ * a host other than loopback with --allow-insecure-partner-url.
+ */
+export function insecurePartnerUrlWarning(url: string): void {
+  process.stderr.write(
+    `Warning: partner URL ${printable(url)} is plain http: the partner's Basic credentials and every push cross the network unencrypted. Use https unless this network is trusted.\n`,
+  )
 }
 
 /**
@@ -164,10 +197,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return input({message, required: true, validate: validate ?? ((v) => (v.trim() ? true : 'required'))})
   }
 
-  /** A secret from its flag (or variable), or from standard input when `fromStdin`. */
-  protected async secret(value: string | undefined, fromStdin: boolean, flag: string): Promise<string | undefined> {
+  /**
+   * A secret from its flag (or, for secretFlag, its variable), from standard input when
+   * `fromStdin`, or from the variable `fromEnv.env` when `fromEnv.given` (changedSecretFlag).
+   * Two sources named on one command line are refused; a secretFlag variable left in the
+   * environment gives way to --NAME-stdin.
+   */
+  protected async secret(value: string | undefined, fromStdin: boolean, flag: string, fromEnv?: {env: string; given: boolean}): Promise<string | undefined> {
+    const onCommandLine = value !== undefined && this.argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))
+    const named = [onCommandLine && `--${flag}`, fromStdin && `--${flag}-stdin`, fromEnv?.given && `--${flag}-from-env`].filter(Boolean)
+    if (named.length > 1) throw new AppError('bad_request', `give one of ${named.join(', ')}, not several`)
+    if (fromEnv?.given) {
+      const text = process.env[fromEnv.env]
+      if (text === undefined || text === '') throw new AppError('bad_request', `--${flag}-from-env: $${fromEnv.env} is not set or empty`)
+      return text
+    }
     if (!fromStdin) return value
-    if (value !== undefined) throw new AppError('bad_request', `give --${flag} or --${flag}-stdin, not both`)
     if (process.stdin.isTTY) throw new AppError('bad_request', `--${flag}-stdin reads a pipe or a file, not the terminal; type the value at the prompt instead`)
     const chunks: Buffer[] = []
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer)

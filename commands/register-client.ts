@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
+import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import {GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
-import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
+import {BaseCommand, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
@@ -10,6 +11,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
     '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
+    "printf '%s\\n' 'shared-signing-secret-0123456789' | MEDPANEL_PARTNER_PASSWORD=s3cret <%= config.bin %> register-client --name Acme --url https://acme.example --logo-url https://acme.example/l.png --grant partner --partner-url http://127.0.0.1:9090 --partner-username acme --signing-secret-stdin",
   ]
 
   static override asked = ['name', 'url', 'logo-url']
@@ -24,11 +26,18 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate)'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
-    'partner-url': Flags.string({description: 'partner base URL, without /v1 (partner grant)'}),
+    'partner-url': Flags.string({
+      description: 'partner base URL, without /v1 (partner grant): https, or http on loopback; never link-local (169.254.x.x, fe80::) or with user:password@ in it',
+    }),
+    'allow-insecure-partner-url': Flags.boolean({
+      description: 'accept a plain http --partner-url to a host other than loopback: the Basic credentials then cross the network unencrypted',
+      dependsOn: ['partner-url'],
+    }),
     'partner-username': Flags.string({description: 'HTTP Basic username medpanel sends to the partner'}),
     'partner-password': secretFlag('HTTP Basic password medpanel sends to the partner', 'MEDPANEL_PARTNER_PASSWORD'),
-    'partner-password-stdin': stdinFlag('partner-password'),
+    'partner-password-stdin': stdinFlag('partner-password', {exclusive: ['signing-secret-stdin']}),
     'signing-secret': secretFlag('secret for X-Medpanel-Signature on pushes to this partner', 'MEDPANEL_SIGNING_SECRET'),
+    'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['partner-password-stdin']}),
   }
 
   async run(): Promise<RegisteredClient> {
@@ -54,12 +63,14 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,
         partner_url: flags['partner-url'] ?? null,
+        allow_insecure_partner_url: flags['allow-insecure-partner-url'],
         partner_username: flags['partner-username'] ?? null,
         partner_password: (await this.secret(flags['partner-password'], flags['partner-password-stdin'], 'partner-password')) ?? null,
-        signing_secret: flags['signing-secret'] ?? null,
+        signing_secret: (await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret')) ?? null,
       },
       this.clock.now(),
     )
+    if (client.partner_url && isInsecurePartnerUrl(client.partner_url)) insecurePartnerUrlWarning(client.partner_url)
     this.say(`${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
     if (client.token_ttl === null && client.grants.includes('signon')) {
       // On stderr, so it never disturbs --json; strict libraries reject `expires_in: null`.

@@ -1,15 +1,20 @@
 import {Args, Flags} from '@oclif/core'
+import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import {GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
-import {BaseCommand, choicesFlag, secretFlag, stdinFlag} from './base-command.js'
+import {BaseCommand, changedSecretFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
-  static override description = 'Change a client. --expire and --token-ttl end every token the client holds.'
+  static override description =
+    'Change a client. --expire and --token-ttl end every token the client holds. A secret (partner password, signing secret) changes only when its flag, its -stdin flag or its -from-env flag is given: an exported variable alone changes nothing.'
   static override examples = [
     '<%= config.bin %> update-client 3f2a… --expire',
     '<%= config.bin %> update-client demo-client --token-ttl 3600',
     '<%= config.bin %> update-client 3f2a… --no-token-ttl',
+    "printf %s 'new partner pass' | <%= config.bin %> update-client 3f2a… --partner-password-stdin",
+    "MEDPANEL_SIGNING_SECRET='a-new-signing-secret-0123' <%= config.bin %> update-client 3f2a… --signing-secret-from-env",
+    '<%= config.bin %> update-client 3f2a… --partner-url http://10.0.0.7:8080 --allow-insecure-partner-url',
   ]
   static override args = {id: Args.string({description: 'client_id', required: true})}
 
@@ -24,11 +29,20 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     'no-token-ttl': Flags.boolean({description: 'tokens no longer expire; revokes current tokens'}),
     expire: Flags.boolean({description: 'expire the client account: its tokens stop working at once', exclusive: ['unexpire']}),
     unexpire: Flags.boolean({description: 'reinstate an expired client (old tokens stay dead)'}),
-    'partner-url': Flags.string({description: 'partner base URL, without /v1'}),
+    'partner-url': Flags.string({
+      description: 'partner base URL, without /v1: https, or http on loopback; never link-local (169.254.x.x, fe80::) or with user:password@ in it',
+    }),
+    'allow-insecure-partner-url': Flags.boolean({
+      description: 'accept a plain http --partner-url to a host other than loopback: the Basic credentials then cross the network unencrypted',
+      dependsOn: ['partner-url'],
+    }),
     'partner-username': Flags.string({description: 'HTTP Basic username for pushes'}),
-    'partner-password': secretFlag('HTTP Basic password for pushes', 'MEDPANEL_PARTNER_PASSWORD'),
-    'partner-password-stdin': stdinFlag('partner-password'),
-    'signing-secret': secretFlag('secret for X-Medpanel-Signature', 'MEDPANEL_SIGNING_SECRET'),
+    'partner-password': changedSecretFlag('HTTP Basic password for pushes', 'partner-password', 'MEDPANEL_PARTNER_PASSWORD'),
+    'partner-password-stdin': stdinFlag('partner-password', {exclusive: ['signing-secret-stdin']}),
+    'partner-password-from-env': fromEnvFlag('partner-password', 'MEDPANEL_PARTNER_PASSWORD'),
+    'signing-secret': changedSecretFlag('secret for X-Medpanel-Signature', 'signing-secret', 'MEDPANEL_SIGNING_SECRET'),
+    'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['partner-password-stdin']}),
+    'signing-secret-from-env': fromEnvFlag('signing-secret', 'MEDPANEL_SIGNING_SECRET'),
   }
 
   async run(): Promise<ClientView & {revoked_tokens: number}> {
@@ -43,13 +57,21 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],
       expire: f.expire ? true : f.unexpire ? false : undefined,
       partner_url: f['partner-url'],
+      allow_insecure_partner_url: f['allow-insecure-partner-url'] || undefined,
       partner_username: f['partner-username'],
-      partner_password: await this.secret(f['partner-password'], f['partner-password-stdin'], 'partner-password'),
-      signing_secret: f['signing-secret'],
+      partner_password: await this.secret(f['partner-password'], f['partner-password-stdin'], 'partner-password', {
+        env: 'MEDPANEL_PARTNER_PASSWORD',
+        given: f['partner-password-from-env'],
+      }),
+      signing_secret: await this.secret(f['signing-secret'], f['signing-secret-stdin'], 'signing-secret', {
+        env: 'MEDPANEL_SIGNING_SECRET',
+        given: f['signing-secret-from-env'],
+      }),
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ClientPatch
     if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
     const client = await updateClient((await this.openStore()).db, this.args.id, defined, this.clock.now())
+    if (f['partner-url'] !== undefined && isInsecurePartnerUrl(f['partner-url'])) insecurePartnerUrlWarning(client.partner_url ?? f['partner-url'])
     this.say(clientRecord(client))
     return client
   }

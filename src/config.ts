@@ -60,6 +60,17 @@ export const config = {
     leaseSlackMs: 20_000,
     /** Members per quota-list PUT when pushing a long list. */
     memberChunk: 1000,
+    /**
+     * Bytes of a partner's answer to a push that are read: only its status counts and the start
+     * of an error text is kept, so 64 KiB is plenty; the connection is closed on the rest, and a
+     * partner answering hundreds of MB costs no memory.
+     */
+    responseBodyLimitBytes: 64 * 1024,
+    /**
+     * verify-partner reads GET answers (a quota's member list) and compares them whole: 4 MiB
+     * holds its few test records many times over; a longer answer fails its check unread.
+     */
+    verifyResponseBodyLimitBytes: 4 * 1024 * 1024,
   },
 
   balance: {

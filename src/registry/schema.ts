@@ -2,6 +2,7 @@ import {z} from 'zod'
 import {canonical} from '../lib/enums.js'
 import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
+import {partnerUrlProblem} from '../lib/partner-address.js'
 
 import {GRANTS, type Grant} from './grants.js'
 
@@ -18,6 +19,22 @@ const httpUrl = z
   .trim()
   .max(2048, 'must be at most 2048 characters')
   .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+
+/**
+ * A partner base URL: medpanel sends the partner's Basic credentials there. The checks that need
+ * to know whether the operator allowed plain http run on the whole input (partnerUrlIssue).
+ */
+const partnerUrl = httpUrl.superRefine((v, ctx) => {
+  const problem = partnerUrlProblem(v, true)
+  if (problem) ctx.addIssue({code: 'custom', message: problem})
+})
+
+/** Adds the plain-http refusal to a client input whose partner_url is being set. */
+function partnerUrlIssue(c: {partner_url?: string | null; allow_insecure_partner_url?: boolean}, ctx: z.RefinementCtx): void {
+  if (typeof c.partner_url !== 'string') return
+  const problem = partnerUrlProblem(c.partner_url, c.allow_insecure_partner_url === true)
+  if (problem) ctx.addIssue({code: 'custom', path: ['partner_url'], message: problem})
+}
 
 /**
  * A redirect URI is compared byte for byte at authorize time, so it must be absolute, carry no
@@ -66,13 +83,16 @@ export const newClientSchema = z
       .default(['signon']),
     admin: z.boolean().default(false),
     token_ttl: tokenTtl.default(null),
-    partner_url: httpUrl.nullable().default(null),
+    partner_url: partnerUrl.nullable().default(null),
+    /** The operator accepts plain http to a host other than loopback (credentials unencrypted). */
+    allow_insecure_partner_url: z.boolean().default(false),
     partner_username: z.string().min(1).max(200).nullable().default(null),
     partner_password: z.string().min(1).max(500).nullable().default(null),
     signing_secret: z.string().min(16, 'must be at least 16 characters').max(500).nullable().default(null),
   })
   .strict()
   .superRefine((c, ctx) => {
+    partnerUrlIssue(c, ctx)
     if (c.grants.includes('signon') && c.redirect_uris.length === 0) {
       ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: 'a signon client needs at least one redirect URI'})
     }
@@ -97,12 +117,17 @@ export const clientPatchSchema = z
     admin: z.boolean().optional(),
     token_ttl: tokenTtl.optional(),
     expire: z.boolean().optional(),
-    partner_url: httpUrl.nullable().optional(),
+    partner_url: partnerUrl.nullable().optional(),
+    /** As in newClientSchema; checked only when this patch sets partner_url, so not stored. */
+    allow_insecure_partner_url: z.boolean().optional(),
     partner_username: z.string().min(1).max(200).nullable().optional(),
     partner_password: z.string().min(1).max(500).nullable().optional(),
     signing_secret: z.string().min(16, 'must be at least 16 characters').max(500).nullable().optional(),
   })
   .strict()
+  // The URL is checked only when it changes: an update of another field never re-refuses a URL
+  // the operator allowed earlier.
+  .superRefine(partnerUrlIssue)
 export type ClientPatch = z.input<typeof clientPatchSchema>
 
 export const newMemberSchema = z

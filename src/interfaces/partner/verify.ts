@@ -1,9 +1,13 @@
 import {isDeepStrictEqual} from 'node:util'
+import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
 import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {encodeId} from './outbox.js'
-import {basicAuthorization, fetchTransport, networkFailure, type Transport} from './transport.js'
+import {basicAuthorization, networkFailure, partnerTransport, type Transport} from './transport.js'
+
+/** Bytes of one answer verify-partner reads; a longer answer fails its check (config.ts says why). */
+const ANSWER_LIMIT_BYTES = config.partner.verifyResponseBodyLimitBytes
 
 /**
  * Conformance checks for a partner's implementation of interface B: a whole lifecycle under ids
@@ -41,13 +45,16 @@ interface Answer {
   text: string
 }
 
+/** An answer longer than ANSWER_LIMIT_BYTES: the check that asked fails, naming the limit. */
+class AnswerTooLong extends Error {}
+
 export async function verifyPartner(options: VerifyOptions): Promise<VerifyReport> {
   const base = options.url.trim().replace(/\/+$/, '')
   if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
     throw new AppError('bad_request', `url: "${options.url}" is not an http(s) URL; give the partner base URL without /v1, e.g. https://partner.example.com`)
   }
-  const transport = options.transport ?? fetchTransport
-  const timeoutMs = options.timeoutMs ?? 10_000
+  const transport = options.transport ?? partnerTransport
+  const timeoutMs = options.timeoutMs ?? config.partner.requestTimeoutMs
   const good = basicAuthorization(options.username, options.password)
   const wrong = basicAuthorization(options.username, `${options.password}-wrong`)
   const checks: Check[] = []
@@ -93,7 +100,10 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
   async function call(method: string, path: string, body?: unknown, authorization: string | null = good): Promise<Answer> {
     const headers: Record<string, string> = {'content-type': 'application/json', accept: 'application/json', 'x-medpanel-delivery': `verify-${randomToken(12)}`}
     if (authorization) headers.authorization = authorization
-    const response = await transport.send({method, url: base + path, headers, body: body === undefined ? undefined : JSON.stringify(body)}, timeoutMs)
+    const response = await transport.send({method, url: base + path, headers, body: body === undefined ? undefined : JSON.stringify(body)}, timeoutMs, {
+      maxBodyBytes: ANSWER_LIMIT_BYTES,
+    })
+    if (response.truncated) throw new AnswerTooLong(`${method} ${path} answered more than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB; not read further`)
     let json: unknown
     try {
       json = JSON.parse(response.body)
@@ -111,6 +121,10 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
       checks.push({name, ok: result === true, detail: result === true ? 'ok' : result})
       return result === true
     } catch (error) {
+      if (error instanceof AnswerTooLong) {
+        checks.push({name, ok: false, detail: error.message})
+        return false
+      }
       unreachable = true
       checks.push({name, ok: false, detail: `request failed: ${networkReason(error, timeoutMs)}`})
       return false

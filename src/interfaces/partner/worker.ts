@@ -10,7 +10,7 @@ import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {basicAuthorization, networkFailure, signature, type Transport} from './transport.js'
+import {basicAuthorization, networkFailure, RefusedTarget, signature, type Transport} from './transport.js'
 import {config} from '../../config.js'
 
 export const REQUEST_TIMEOUT_MS = config.partner.requestTimeoutMs
@@ -194,7 +194,10 @@ export class DeliveryWorker {
     const url = client.partner_url.replace(/\/+$/, '') + row.path
     let outcome: {ok: boolean; status?: number; error?: string}
     try {
-      const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs)
+      // Only the status and the start of an error text matter: the rest of an answer is never read.
+      const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs, {
+        maxBodyBytes: config.partner.responseBodyLimitBytes,
+      })
       const ok = response.status >= 200 && response.status < 300
       // The partner's words are stored and later printed: escaped here, before either.
       outcome = ok
@@ -203,7 +206,9 @@ export class DeliveryWorker {
     } catch (error) {
       const failure = networkFailure(error)
       const reason = failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : failure.reason
-      outcome = {ok: false, error: `network error: ${reason}`}
+      // A refused target (its name now leads to a link-local address) is retried like any
+      // failure: list-deliveries shows why, and the row goes once DNS points somewhere sound.
+      outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
     await this.finish(row, outcome)
     this.log(`delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`)

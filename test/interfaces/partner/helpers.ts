@@ -24,6 +24,8 @@ export async function partnerStore(clock: ManualClock, partners = 1): Promise<{s
         logo_url: 'https://partner.example/logo.png',
         grants: ['partner'],
         partner_url: i === 0 ? PARTNER_URL : `http://partner${i + 1}.test/base`,
+        // Fake transports never leave the process: plain http to these names is fine here.
+        allow_insecure_partner_url: true,
         partner_username: 'medpanel',
         partner_password: `pw-${i}`,
         signing_secret: i === 0 ? 'signing-secret-0123456789' : null,
