@@ -44,3 +44,35 @@ function pooledRandom(): Uint8Array {
   next += 16
   return bytes
 }
+
+/**
+ * The largest value an integer id column (members.id and the member_id columns that point at it)
+ * can hold on every store: PostgreSQL's `integer` is 32-bit, and SQLite's wider integers cannot
+ * hold more there because copy-store moves a store between the two. A larger id names nothing on
+ * either store, so it is answered as not found rather than sent to PostgreSQL, which would refuse
+ * it as out of range (a store error, not a miss).
+ */
+export const MAX_STORED_ID = 2_147_483_647
+
+/** True for an id an integer id column can hold: a whole number from 1 to MAX_STORED_ID. */
+export function isStoredId(id: number): boolean {
+  return Number.isInteger(id) && id >= 1 && id <= MAX_STORED_ID
+}
+
+/**
+ * The stored id a caller's text names ("42", " 042 "), or undefined when it can name none:
+ * anything but decimal digits (signs, exponents, hex, fractions), zero, or past MAX_STORED_ID.
+ * The one check every path segment, argument and flag that takes such an id goes through, so an
+ * id is found or not found the same way on SQLite and PostgreSQL.
+ */
+export function storedIdOf(text: string): number | undefined {
+  const digits = text.trim()
+  if (!/^\d+$/.test(digits)) return undefined
+  const id = Number(digits)
+  return isStoredId(id) ? id : undefined
+}
+
+/** The textual form of a UUID (8-4-4-4-12 hex digits, any version or case), which every transaction id has. */
+export function isUuid(text: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)
+}

@@ -1,4 +1,5 @@
 import type {Db} from '../store/database.js'
+import {isStoredId} from '../lib/ids.js'
 import {prepared} from '../store/prepared.js'
 import {fromJsonText, stringList} from '../store/json.js'
 import {GRANTS} from './grants.js'
@@ -42,7 +43,12 @@ export async function insertMember(db: Db, row: NewMemberRow): Promise<number> {
   return id
 }
 
+/**
+ * An id no integer column can hold (lib/ids.ts) finds nobody, on every store, without asking it:
+ * PostgreSQL would refuse the query as out of range, SQLite would just miss.
+ */
 export async function findMember(db: Db, id: number): Promise<MemberRow | undefined> {
+  if (!isStoredId(id)) return undefined
   return db.selectFrom('members').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
@@ -60,6 +66,8 @@ const memberBy = Object.fromEntries(
 
 /** Finds a member by a unique identifier column; used by C's {key}/{id} addressing on every call. */
 export async function findMemberBy(db: Db, column: MemberKey, value: string | number): Promise<MemberRow | undefined> {
+  // As findMember: an id past the integer column's range finds nobody on either store.
+  if (column === 'id' && !isStoredId(Number(value))) return undefined
   return (await memberBy[column](db, value))[0]
 }
 

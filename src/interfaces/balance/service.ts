@@ -4,7 +4,7 @@ import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
-import {newTimeOrderedUuid} from '../../lib/ids.js'
+import {isUuid, newTimeOrderedUuid, storedIdOf} from '../../lib/ids.js'
 import {isValidNpi} from '../../lib/npi.js'
 import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
@@ -94,8 +94,13 @@ export async function resolveAccountHolder(db: Db, key: string, id: string): Pro
   const value = id.trim()
   let row: MemberRow | undefined
   if (key === 'user_id') {
-    if (!/^\d{1,15}$/.test(value) || Number(value) <= 0) throw notFound(`no account for user_id "${id}": a user_id is a positive integer`)
-    row = await recentHolder(db, `id:${Number(value)}`, () => findMemberBy(db, 'id', Number(value)))
+    // Past the id column's range names nobody, on SQLite and PostgreSQL alike (lib/ids.ts).
+    const userId = storedIdOf(value)
+    if (userId === undefined) {
+      // Digits past the range are answered as any other unknown user_id.
+      throw notFound(/^\d+$/.test(value) ? `no account for user_id ${value.length > 64 ? `${value.slice(0, 64)}…` : value}` : `no account for user_id ${shown(id)}: a user_id is a positive integer`)
+    }
+    row = await recentHolder(db, `id:${userId}`, () => findMemberBy(db, 'id', userId))
   } else if (key === 'npi') {
     if (!isValidNpi(value)) throw notFound(`no account for npi "${id}": not a valid NPI (10 digits ending in a Luhn check digit)`)
     row = await recentHolder(db, `npi:${value}`, () => findMemberBy(db, 'npi', value))
@@ -157,9 +162,20 @@ export async function listTransactions(db: Db, member: MemberRow): Promise<Trans
 }
 
 export async function getTransaction(db: Db, id: string): Promise<TransactionView> {
-  const row = await repo.findTransaction(db, id.trim().toLowerCase())
-  if (!row) throw notFound(`no transaction with id "${id}"`)
+  const row = await findTransactionById(db, id)
+  if (!row) throw notFound(`no transaction with id ${shown(id)}`)
   return transactionView(row)
+}
+
+/** A transaction by the id a caller gave; anything but a UUID names none and is not looked up. */
+async function findTransactionById(db: Db, id: string): Promise<TransactionRow | undefined> {
+  const wanted = id.trim().toLowerCase()
+  return isUuid(wanted) ? repo.findTransaction(db, wanted) : undefined
+}
+
+/** A caller's identifier in a message: quoted, and cut short when it is long. */
+function shown(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
 }
 
 function moneyObject(amount: string | null, currency: string | null): MoneyObject | null {
@@ -398,8 +414,8 @@ export async function updateTransactionStatus(db: Kysely<Database>, id: string, 
   if (!wanted) throw new AppError('bad_request', `status: must be one of ${STATUSES.join(', ')} (any case)`)
   const next: TransactionStatus = wanted
   return writeTransaction(db, async (trx) => {
-    const row = await repo.findTransaction(trx, id.trim().toLowerCase())
-    if (!row) throw notFound(`no transaction with id "${id}"`)
+    const row = await findTransactionById(trx, id)
+    if (!row) throw notFound(`no transaction with id ${shown(id)}`)
     if (row.type === 'WITHDRAWAL_FEE') throw new AppError('unprocessable', `a withdrawal fee follows its withdrawal; change ${row.withdrawal_id} instead`)
     const current = row.status
     if (!TRANSITIONS[current].includes(next)) {

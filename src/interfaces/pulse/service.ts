@@ -1,5 +1,6 @@
 import {AppError, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
+import {isUuid} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
@@ -31,7 +32,6 @@ export interface Viewer {
 export const EXPORT_PAGE_SIZE = config.pulse.exportPageSize
 
 const UTF8 = new TextEncoder()
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The same answer whether the pulse is missing or someone else's, so ids cannot be probed. */
 function noSuchPulse(projectId: string): AppError {
@@ -49,7 +49,7 @@ export interface PreparedExport {
  * Every refusal happens here, before the caller starts writing a response.
  */
 export async function prepareExport(db: Db, viewer: Viewer, projectId: string, pageSize: number = EXPORT_PAGE_SIZE): Promise<PreparedExport> {
-  if (!GUID.test(projectId)) throw noSuchPulse(projectId)
+  if (!isUuid(projectId)) throw noSuchPulse(projectId)
   const id = projectId.toLowerCase()
   const pulse = await repo.findPulseWithOwner(db, id)
   if (!pulse || (!viewer.admin && pulse.client_id !== viewer.clientId)) throw noSuchPulse(projectId)
@@ -247,7 +247,7 @@ export interface ImportOptions {
 export async function importPulse(db: Db, clientId: string, input: unknown, options: ImportOptions, now: Date): Promise<StoredPulse> {
   const doc = parseInput(exportSchema, input)
   if (options.projectId !== undefined) {
-    if (!GUID.test(options.projectId)) throw new AppError('bad_request', '--project-id must be a GUID (8-4-4-4-12 hex digits)')
+    if (!isUuid(options.projectId)) throw new AppError('bad_request', '--project-id must be a GUID (8-4-4-4-12 hex digits)')
     doc.Project.ProjectId = options.projectId.toLowerCase()
   }
   let status: PulseStatus | undefined
