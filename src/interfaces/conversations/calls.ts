@@ -12,7 +12,7 @@ import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {isIsoDateTime, type Method} from './schema.js'
-import type {SearchStream, Searcher} from './search-pool.js'
+import type {SearchStream, SearchTicket, Searcher} from './search-pool.js'
 import type {SummaryRow} from './search-types.js'
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds, summarize, type SummaryResult} from './views.js'
@@ -122,9 +122,9 @@ function allowance(key: ApiKeyRow, method: Method, now: Date): {key: ApiKeyRow; 
 
 /**
  * One call of interface E, its key already checked (401, 402, 403 by the apiKey middleware):
- * query (400), then the summary rate or the data allowance (429). A data call spends its
- * allowance in a short write transaction (BEGIN IMMEDIATE), so two calls racing for the last one
- * cannot both win. The search itself runs on the store's search threads (search-pool.ts), in a
+ * query (400), then the key's share of the search threads, the summary rate or the data
+ * allowance (429). A data call spends its allowance in a short write transaction (BEGIN
+ * IMMEDIATE), so two calls racing for the last one cannot both win. The search itself runs on the store's search threads (search-pool.ts), in a
  * read transaction of their own that holds no write lock, within the time budget. A data call
  * whose search fails, before or while its answer streams, gets its call back; one whose reader
  * goes away has spent it.
@@ -136,6 +136,26 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const query = parseQuery(request, limits)
   // Terms that cannot be searched are refused before a data call is spent.
   const tokens = request.headOnly ? [] : await termTokens(query.terms, limits)
+  // A key with its share of the search threads in flight is refused here (429), before a data
+  // call is spent or a summary call taken from its bucket; the place is given back if the call
+  // ends before its search is handed over.
+  const ticket = request.headOnly ? undefined : context.searcher.admit(request.key.id)
+  try {
+    return await search(db, request, now, context, {arrived, spends, query, tokens, ticket})
+  } catch (error) {
+    ticket?.cancel()
+    throw error
+  }
+}
+
+async function search(
+  db: Db,
+  request: CallRequest,
+  now: Date,
+  context: CallContext,
+  {arrived, spends, query, tokens, ticket}: {arrived: number; spends: boolean; query: ParsedQuery; tokens: string[][]; ticket: SearchTicket | undefined},
+): Promise<CallAnswer> {
+  const {limits} = context
   // A summary spends nothing: the key row the middleware has just read and checked is the one
   // its answer reports from. A data call reads the row again inside the transaction that spends
   // the call, so two calls racing for the last one cannot both win.
@@ -154,7 +174,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const {key, remaining} = checked
   const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
   const id = newUuid()
-  if (request.headOnly) {
+  if (request.headOnly || !ticket) {
     const empty = {id, data_calls_remaining: remaining, query: echo, summary: {terms: [], uniques: {posts: 0, comments: 0}}}
     return {kind: 'summary', result: empty}
   }
@@ -167,7 +187,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
       })
     }
   }
-  const search = {terms: query.terms, tokens, start: query.start, end: query.end}
+  const wanted = {terms: query.terms, tokens, start: query.start, end: query.end}
   const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
   const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
   if (request.method === 'summary') {
@@ -177,7 +197,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
     // search has been refused by then (a full queue, a closed store). A search that fails after
     // the record was written takes it back, so a failed summary leaves no row.
     let refused = false
-    const searching = context.searcher.summary(search, timing)
+    const searching = context.searcher.summary(wanted, timing, ticket)
     searching.catch(() => {
       refused = true
     })
@@ -205,7 +225,7 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
   const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
   let stream: SearchStream
   try {
-    stream = await context.searcher.data({search, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing)
+    stream = await context.searcher.data({search: wanted, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing, ticket)
   } catch (error) {
     await refund()
     throw error

@@ -34,6 +34,17 @@ export interface ConversationLimits {
   threads: number
   /** Searches that may wait for a free thread; one more is answered 503 at once. */
   queue: number
+  /**
+   * Searches one API key may run at once on this process's threads. A key past it waits even
+   * while a thread is free, so another key's search always finds one soon: the threads are
+   * never all held by one key. Counted per `serve` process, as the threads are.
+   */
+  threadsPerKey: number
+  /**
+   * Searches one API key may have waiting besides those it runs; one more is answered 429 at
+   * once, before it spends anything. Waiting searches are served round-robin between keys.
+   */
+  queuePerKey: number
 }
 
 function cores(): number {
@@ -59,5 +70,19 @@ export function defaultLimits(): ConversationLimits {
     pageSize: 250,
     threads,
     queue: threads * 16,
+    // Half the threads, rounded up: with the usual two, one key runs one search and another key's
+    // search finds the other thread free.
+    threadsPerKey: Math.ceil(threads / 2),
+    // Enough for a client keeping a few calls in flight; more would only wait out the budget.
+    queuePerKey: 4,
   }
+}
+
+/**
+ * The limits an app runs with: the defaults with `overrides` on top, the queue and a key's share
+ * of the threads following an overridden thread count unless they are overridden too.
+ */
+export function conversationLimits(overrides: Partial<ConversationLimits> = {}): ConversationLimits {
+  const threads = overrides.threads ?? defaultLimits().threads
+  return {...defaultLimits(), queue: threads * 16, threadsPerKey: Math.ceil(threads / 2), ...overrides}
 }

@@ -8,7 +8,7 @@ import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/fast.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
-import {defaultLimits} from './limits.js'
+import {conversationLimits} from './limits.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
 import {RateLimiter} from './rate-limit.js'
 import {METHODS, type Method} from './schema.js'
@@ -100,7 +100,7 @@ function callRoute(method: Method) {
       403: bothFormats('this key may not call this method', errorBody),
       405: bothFormats('only GET and HEAD are allowed', errorBody),
       406: {description: 'Accept names neither format (error body in JSON)', content: {[JSON_TYPE]: {schema: errorBody}}},
-      429: bothFormats('no data calls left (Retry-After when the allowance renews), or too many summary calls at once', errorBody),
+      429: bothFormats('no data calls left (Retry-After when the allowance renews), too many summary calls at once, or too many searches in flight with this key', errorBody),
       503: bothFormats('the store is busy or unavailable, or the search ran past its time budget', errorBody),
     },
   })
@@ -110,7 +110,7 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   const writeLog = deps.log ?? stderrLog
   const app = new OpenAPIHono({defaultHook: rejectQuery})
-  const limits = {...defaultLimits(), ...deps.conversations}
+  const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
   const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(db, limits)})

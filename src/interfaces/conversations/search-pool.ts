@@ -35,13 +35,28 @@ export interface SearchTiming {
   stallMs: number
 }
 
+/**
+ * A key's place among the searches in flight, taken before a call spends anything and handed
+ * to `summary` or `data`, which give it back when the search (or its answer) ends.
+ */
+export interface SearchTicket {
+  readonly key: string
+  /** Gives the place back when the call ends before its search was handed over. */
+  cancel(): void
+}
+
 /** Where a store's searches run. */
 export interface Searcher {
   readonly threaded: boolean
-  summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]>
-  data(job: DataJob, timing: SearchTiming): Promise<SearchStream>
+  /** A place for one more search of `key`, or a 429 when the key already has its share in flight. */
+  admit(key: string): SearchTicket
+  summary(search: SearchQuery, timing: SearchTiming, ticket: SearchTicket): Promise<SummaryRow[]>
+  data(job: DataJob, timing: SearchTiming, ticket: SearchTicket): Promise<SearchStream>
   close(): Promise<void>
 }
+
+/** Where searches do not queue in this process (in-process, PostgreSQL's pool), a place is always given. */
+const freeTicket = (key: string): SearchTicket => ({key, cancel: () => undefined})
 
 const UTF8 = new TextEncoder()
 
@@ -54,6 +69,10 @@ const UTF8 = new TextEncoder()
 class InProcessSearcher implements Searcher {
   readonly threaded = false
   constructor(private readonly db: Db) {}
+
+  admit(key: string): SearchTicket {
+    return freeTicket(key)
+  }
 
   summary(search: SearchQuery): Promise<SummaryRow[]> {
     return summarySearch(this.db, search)
@@ -83,6 +102,10 @@ class PostgresSearcher implements Searcher {
   /** Data answers being read: each holds a transaction (and a pool connection) until it ends. */
   private readonly open = new Set<() => Promise<void>>()
   constructor(private readonly db: Db) {}
+
+  admit(key: string): SearchTicket {
+    return freeTicket(key)
+  }
 
   async summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]> {
     const remaining = Math.max(1, Math.floor(timing.deadline - performance.now()))
@@ -160,15 +183,35 @@ interface Thread {
   /** Set by the thread's 'error' event just before it exits. */
   failure?: unknown
   pending?: {id: number; resolve: (value: SearchValue) => void; reject: (error: Error) => void}
+  /** The search the thread is leased to; a stopped thread keeps it until it has exited. */
+  ticket?: Ticket
+}
+
+/** One key's searches in this pool. */
+interface KeyShare {
+  key: string
+  /** Tickets not yet ended: admitted, waiting, or holding a thread. */
+  tickets: number
+  /** Threads held by the key's searches, stopped ones still finishing included. */
+  running: number
+  /** When the key last got a thread (the pool's count of leases then), 0 if not since its searches began. */
+  servedAt: number
+  waiting: Waiter[]
+}
+
+interface Ticket extends SearchTicket {
+  share: KeyShare
+  state: 'admitted' | 'waiting' | 'running' | 'done'
 }
 
 interface Waiter {
+  ticket: Ticket
   resolve: (thread: Thread) => void
   reject: (error: Error) => void
   timer: ReturnType<typeof setTimeout>
 }
 
-type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue'>
+type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue' | 'threadsPerKey' | 'queuePerKey'>
 
 function overBudget(budgetMs: number): AppError {
   return new AppError('unavailable', 'the search ran past its time budget', {
@@ -186,12 +229,24 @@ function overBudget(budgetMs: number): AppError {
  * cannot be interrupted from JavaScript, so the thread ends when its current statement returns,
  * and only then is a new one started in its place. Threads still finishing count against the
  * pool's size, so abandoned searches can never add up to more threads than that.
+ *
+ * The threads are shared fairly between API keys: one key runs at most `threadsPerKey` searches
+ * at once (a stopped search still finishing counts, until its thread exits) and waits for its
+ * own to end past that even while a thread is free, so it can never hold them all; at most
+ * `queuePerKey` more of its searches wait, and one more is answered 429 at once. A freed thread
+ * goes to the waiting key that has gone longest without one, to its first search, so one key's
+ * long queue does not stand in front of another key's search.
  */
 class SearchPool implements Searcher {
   readonly threaded = true
   private readonly live = new Set<Thread>()
   private readonly idle: Thread[] = []
-  private readonly waiting: Waiter[] = []
+  /** Every key with searches in flight here. */
+  private readonly shares = new Map<string, KeyShare>()
+  /** The keys with searches waiting, in the order they began waiting. */
+  private readonly queued = new Map<string, KeyShare>()
+  private waitingCount = 0
+  private leases = 0
   private stopping = 0
   private nextId = 1
   private closed = false
@@ -202,8 +257,43 @@ class SearchPool implements Searcher {
     private readonly limits: PoolLimits,
   ) {}
 
-  async summary(search: SearchQuery, timing: SearchTiming): Promise<SummaryRow[]> {
-    const thread = await this.acquire(timing)
+  /** Searches one key may run at once: at least one, at most every thread. */
+  private get perKey(): number {
+    return Math.max(1, Math.min(this.limits.threads, this.limits.threadsPerKey))
+  }
+
+  admit(key: string): Ticket {
+    if (this.closed) throw new AppError('unavailable', 'the store is closing')
+    const share = this.shares.get(key) ?? {key, tickets: 0, running: 0, servedAt: 0, waiting: []}
+    if (share.tickets >= this.perKey + this.limits.queuePerKey) {
+      throw new AppError('too_many_requests', 'too many searches at once with this API key', {
+        headers: {'Retry-After': '1'},
+        details: `At most ${this.perKey} of a key's searches run at once on this server, and ${this.limits.queuePerKey} more wait; try again when one has been answered.`,
+      })
+    }
+    this.shares.set(key, share)
+    share.tickets++
+    const ticket: Ticket = {
+      key,
+      share,
+      state: 'admitted',
+      cancel: () => {
+        if (ticket.state === 'admitted') this.settle(ticket)
+      },
+    }
+    return ticket
+  }
+
+  /** The ticket's search is over: its place is the key's again. */
+  private settle(ticket: Ticket): void {
+    if (ticket.state === 'done') return
+    ticket.state = 'done'
+    ticket.share.tickets--
+    if (ticket.share.tickets === 0 && this.shares.get(ticket.key) === ticket.share) this.shares.delete(ticket.key)
+  }
+
+  async summary(search: SearchQuery, timing: SearchTiming, ticket: SearchTicket): Promise<SummaryRow[]> {
+    const thread = await this.acquire(timing, ticket as Ticket)
     try {
       const value = await this.call(thread, {type: 'summary', search}, timing.deadline, timing.budgetMs)
       return value.kind === 'summary' ? value.rows : []
@@ -212,8 +302,8 @@ class SearchPool implements Searcher {
     }
   }
 
-  async data(job: DataJob, timing: SearchTiming): Promise<SearchStream> {
-    const thread = await this.acquire(timing)
+  async data(job: DataJob, timing: SearchTiming, ticket: SearchTicket): Promise<SearchStream> {
+    const thread = await this.acquire(timing, ticket as Ticket)
     let first: SearchValue
     try {
       first = await this.call(thread, {type: 'data', job}, timing.deadline, timing.budgetMs)
@@ -287,23 +377,39 @@ class SearchPool implements Searcher {
 
   async close(): Promise<void> {
     this.closed = true
-    for (const waiter of this.waiting.splice(0)) {
-      clearTimeout(waiter.timer)
-      waiter.reject(new AppError('unavailable', 'the store is closing'))
+    for (const share of this.queued.values()) {
+      for (const waiter of share.waiting.splice(0)) {
+        clearTimeout(waiter.timer)
+        this.settle(waiter.ticket)
+        waiter.reject(new AppError('unavailable', 'the store is closing'))
+      }
     }
+    this.queued.clear()
+    this.waitingCount = 0
     const threads = [...this.live]
     this.live.clear()
     this.idle.length = 0
     await Promise.all(threads.map((thread) => thread.worker.terminate().catch(() => undefined)))
   }
 
-  private acquire(timing: SearchTiming): Promise<Thread> {
-    if (this.closed) return Promise.reject(new AppError('unavailable', 'the store is closing'))
-    const idle = this.idle.pop()
-    if (idle) return Promise.resolve(this.lease(idle))
-    if (this.live.size + this.stopping < this.limits.threads) return Promise.resolve(this.lease(this.spawn()))
-    if (this.waiting.length >= this.limits.queue) {
-      return Promise.reject(
+  /**
+   * A thread for the ticket's search: at once if its key is under its share and a thread is free
+   * (or may be started), else after waiting its turn. Refused at once when too many searches wait.
+   */
+  private acquire(timing: SearchTiming, ticket: Ticket): Promise<Thread> {
+    const refuse = (error: AppError) => {
+      this.settle(ticket)
+      return Promise.reject(error)
+    }
+    if (this.closed) return refuse(new AppError('unavailable', 'the store is closing'))
+    const share = ticket.share
+    if (share.running < this.perKey) {
+      const idle = this.idle.pop()
+      if (idle) return Promise.resolve(this.lease(idle, ticket))
+      if (this.live.size + this.stopping < this.limits.threads) return Promise.resolve(this.lease(this.spawn(), ticket))
+    }
+    if (this.waitingCount >= this.limits.queue) {
+      return refuse(
         new AppError('unavailable', 'too many searches are waiting', {
           headers: {'Retry-After': '1'},
           details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`,
@@ -312,36 +418,81 @@ class SearchPool implements Searcher {
     }
     return new Promise<Thread>((resolve, reject) => {
       const waiter: Waiter = {
+        ticket,
         resolve,
         reject,
         timer: setTimeout(
           () => {
-            this.waiting.splice(this.waiting.indexOf(waiter), 1)
+            this.unqueue(waiter)
+            this.settle(ticket)
             reject(overBudget(timing.budgetMs))
           },
           Math.max(0, timing.deadline - performance.now()),
         ),
       }
-      this.waiting.push(waiter)
+      ticket.state = 'waiting'
+      share.waiting.push(waiter)
+      this.waitingCount++
+      if (!this.queued.has(share.key)) this.queued.set(share.key, share)
     })
   }
 
+  private unqueue(waiter: Waiter): void {
+    const share = waiter.ticket.share
+    const index = share.waiting.indexOf(waiter)
+    if (index < 0) return
+    share.waiting.splice(index, 1)
+    this.waitingCount--
+    if (share.waiting.length === 0) this.queued.delete(share.key)
+  }
+
+  /**
+   * Hands free threads (idle, or room for a new one) to waiting searches, by turns: of the keys
+   * under their share, the one that got a thread longest ago (a key new to the pool first), its
+   * first waiting search. A key that has just been served, directly or from the queue, so goes
+   * behind every other key waiting.
+   */
+  private dispatch(): void {
+    while (!this.closed) {
+      let next: KeyShare | undefined
+      for (const share of this.queued.values()) {
+        if (share.running < this.perKey && (!next || share.servedAt < next.servedAt)) next = share
+      }
+      if (!next) return
+      const thread = this.idle.pop() ?? (this.live.size + this.stopping < this.limits.threads ? this.spawn() : undefined)
+      if (!thread) return
+      const waiter = next.waiting[0]!
+      this.unqueue(waiter)
+      clearTimeout(waiter.timer)
+      waiter.resolve(this.lease(thread, waiter.ticket))
+    }
+  }
+
   /** A thread at work keeps the process alive; an idle one does not. */
-  private lease(thread: Thread): Thread {
+  private lease(thread: Thread, ticket: Ticket): Thread {
+    thread.ticket = ticket
+    ticket.state = 'running'
+    ticket.share.running++
+    ticket.share.servedAt = ++this.leases
     thread.worker.ref()
     return thread
   }
 
+  /** The thread's search is over (answered, failed, or its stopped thread exited): the key's share frees up. */
+  private unlease(thread: Thread): void {
+    const ticket = thread.ticket
+    if (!ticket) return
+    thread.ticket = undefined
+    ticket.share.running--
+    this.settle(ticket)
+  }
+
   private release(thread: Thread): void {
-    if (!this.live.has(thread) || thread.pending) return
-    const waiter = this.waiting.shift()
-    if (waiter) {
-      clearTimeout(waiter.timer)
-      waiter.resolve(thread)
-      return
-    }
+    if (!this.live.has(thread) || thread.pending || !thread.ticket) return
+    this.unlease(thread)
     thread.worker.unref()
     this.idle.push(thread)
+    this.dispatch()
   }
 
   private spawn(): Thread {
@@ -388,11 +539,8 @@ class SearchPool implements Searcher {
       const reason = thread.failure instanceof Error ? thread.failure.message : 'it exited'
       pending.reject(new AppError('unavailable', 'a search thread stopped', {cause: thread.failure, details: `The search could not finish (${reason}); try again.`}))
     }
-    while (!this.closed && this.waiting.length > 0 && this.live.size + this.stopping < this.limits.threads) {
-      const waiter = this.waiting.shift()!
-      clearTimeout(waiter.timer)
-      waiter.resolve(this.lease(this.spawn()))
-    }
+    this.unlease(thread)
+    this.dispatch()
   }
 
   /** Sends one request and waits for its reply; past the deadline the thread is stopped and the caller told so. */
