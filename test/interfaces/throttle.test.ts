@@ -77,13 +77,17 @@ describe('guessing is slowed and recorded in the store', () => {
     let release: () => void = () => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
     // Two checks held open at once, from two addresses: both are already counted member-wide.
+    let inside = 0
+    let bothInside: () => void = () => undefined
+    const entered = new Promise<void>((resolve) => (bothInside = resolve))
     const held = ['198.51.100.1', '198.51.100.2'].map((address) =>
       guardPasswordCheck(store.db, 'ana@clinic.example', address, clock, async () => {
+        if (++inside === 2) bothInside()
         await gate
         return address === '198.51.100.1' ? undefined : 'right'
       }),
     )
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await entered
     const counted = async () =>
       (await store.db.selectFrom('auth_failures').select('failures').where('subject', '=', 'password:ana@clinic.example').executeTakeFirst())?.failures ?? 0
     seen.push(await counted())
