@@ -3,7 +3,9 @@ import {CLIENT_SCOPES, MEMBER_SCOPES} from './service.js'
 /**
  * The authorization server metadata (RFC 8414) for an issuer, the service's base URL. OAuth
  * libraries (openid-client's `discovery()`, oauth4webapi, Authlib) read it instead of being told
- * each endpoint, the authentication methods and that PKCE is S256 only.
+ * each endpoint, the authentication methods and that PKCE is S256 only. The issuer is fixed when
+ * the service starts (never the request's Host), so the document is the same for every request
+ * and shared caches may keep it (`public, max-age=3600`, no `Vary: Host`).
  */
 export function authorizationServerMetadata(issuer: string) {
   const auth = ['client_secret_basic', 'client_secret_post']
