@@ -5,6 +5,9 @@ import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'
 import {startServer, untilSignal} from '../src/server.js'
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 
+/** Where the reference partner keeps what it receives unless --db says otherwise. */
+const DEFAULT_PARTNER_FILE = './partner.db'
+
 export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
   static override description = 'Run a reference partner: every interface B endpoint under /v1, storing what it receives in its own SQLite file'
   static override examples = [
@@ -15,7 +18,7 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
   // The partner plays another company's system: it keeps its own file, never medpanel's store.
   static override baseFlags = {
     ...BaseCommand.baseFlags,
-    db: Flags.string({description: "the partner's own SQLite file", default: './partner.db', helpGroup: 'STORE'}),
+    db: Flags.string({description: "the partner's own SQLite file", default: DEFAULT_PARTNER_FILE, helpGroup: 'STORE'}),
   }
 
   static override asked = ['username', 'password']
@@ -29,12 +32,17 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
 
   async run(): Promise<void> {
     const flags = this.flags
-    if (flags['database-url']) throw new AppError('bad_request', 'partner-serve keeps its own SQLite file; give it with --db PATH')
+    // The partner keeps no PostgreSQL store: --database-url on its command line is refused in one
+    // line, and MEDPANEL_DATABASE_URL (which the operator's medpanel commands may well share this
+    // shell with) is not for it, so it is ignored rather than refused.
+    if (this.argv.some((arg) => arg === '--database-url' || arg.startsWith('--database-url='))) {
+      throw new AppError('bad_request', `partner-serve keeps its own SQLite file and takes no --database-url; give that file with --db PATH (default ${DEFAULT_PARTNER_FILE})`)
+    }
     const username = await this.need(flags.username, 'username', 'Basic username partners must send')
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password partners must send')
     // Listening for SIGINT/SIGTERM before the ready line, as serve does: a stop right after it is graceful.
     const signalled = untilSignal()
-    const store = await openReceiverStore(flags.db ?? './partner.db')
+    const store = await openReceiverStore(flags.db ?? DEFAULT_PARTNER_FILE)
     try {
       const app = receiverApp({db: store.db, username, password, clock: this.clock})
       const server = await startServer(app, {port: flags.port, host: flags.host})

@@ -14,6 +14,7 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {ensureFreshBuild} from '../test/helpers/fresh-build.mjs'
+import {snapshotTree, treeChanges} from './tree-check.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -52,6 +53,11 @@ if (runtimes.includes('postgres') && postgresUrl === '') {
   process.exit(1)
 }
 if (chosen.length === 0 && postgresUrl === '') console.log('(postgres run skipped: MEDPANEL_TEST_DATABASE_URL is not set; .ci/run starts a cluster for it)')
+
+// The work tree before any run: tests write only in temporary directories, and what they leave in
+// the checkout (a store, its key, any other file) fails the run below (scripts/tree-check.mjs).
+const treeBefore = snapshotTree(root)
+if (treeBefore === undefined) console.log('(work tree check skipped: not a git checkout)')
 
 // Lint and format first (Biome, biome.json): a whole run is not spent on a tree that fails them.
 // Only for a whole-suite run; `npm test -- node test/…` skips it.
@@ -96,6 +102,15 @@ for (const name of runtimes) {
   lines.push(`${name}: ${counts.numPassedTests} passed, ${runFailed} failed, ${counts.numPendingTests} skipped in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 rmSync(reports, {recursive: true, force: true})
+const treeAfter = treeBefore && snapshotTree(root)
+if (treeBefore && treeAfter) {
+  const left = treeChanges(treeBefore, treeAfter)
+  if (left.length > 0) {
+    failed += 1
+    console.log(`\nthe tests changed the work tree (they must write only in temporary directories):\n${left.map((line) => `  ${line}`).join('\n')}`)
+    lines.push(`work tree: ${left.length} path${left.length === 1 ? '' : 's'} new or changed, 1 failed`)
+  }
+}
 console.log(`\n${lines.join('\n')}`)
 console.log(`${passed} passed, ${failed} failed`)
 process.exit(failed === 0 ? 0 : 1)

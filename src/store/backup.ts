@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {keyringOf, openSqlite} from './db.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 
@@ -20,8 +20,16 @@ export interface BackupResult {
 export async function backupStore(db: Kysely<any>, to: string): Promise<BackupResult> {
   if (existsSync(to)) throw new Error(`${to} already exists; back up to a new file`)
   const keyring = keyringOf(db)
-  await sql`vacuum into ${to}`.execute(db)
-  // The copy holds what the store holds (members, withdrawal details): readable by its owner only, like the store.
+  // The copy holds what the store holds (members, withdrawal details): readable by its owner only,
+  // like the store, from its first byte. VACUUM INTO fills an empty file made here 0600 ('wx':
+  // never one that appeared meanwhile); the chmod covers a umask that took bits away.
+  writeFileSync(to, '', {mode: 0o600, flag: 'wx'})
+  try {
+    await sql`vacuum into ${to}`.execute(db)
+  } catch (error) {
+    rmSync(to, {force: true})
+    throw error
+  }
   chmodSync(to, 0o600)
   writeKeyFile(keyFileOf(to), [...keyring.keys.values()])
   return {file: to, bytes: statSync(to).size, key_file: keyFileOf(to)}
@@ -62,8 +70,14 @@ export async function restoreStore(from: string, to: string): Promise<RestoreRes
   }
   const partial = `${to}.restore-${process.pid}`
   copyFileSync(from, partial)
+  // copyFile carries the backup's mode over: the store and its key are the owner's only (0600)
+  // whatever it was, or the next open would refuse them (private-file.ts).
+  chmodSync(partial, 0o600)
   for (const leftover of [`${to}-wal`, `${to}-shm`]) rmSync(leftover, {force: true})
   renameSync(partial, to)
-  if (existsSync(keyFileOf(from))) copyFileSync(keyFileOf(from), keyFileOf(to))
+  if (existsSync(keyFileOf(from))) {
+    copyFileSync(keyFileOf(from), keyFileOf(to))
+    chmodSync(keyFileOf(to), 0o600)
+  }
   return {file: to, from, bytes: statSync(to).size}
 }

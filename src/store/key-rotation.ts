@@ -24,7 +24,8 @@ export interface Rotation {
  * in one write transaction, then the old keys are dropped from the file. With
  * MEDPANEL_SECRET_KEY the operator supplies the new key first in that variable (old ones after
  * it); this re-seals under it. Sign-in cookies are signed with a key derived from the current
- * one, so members sign in again afterwards.
+ * one, so members sign in again afterwards, once each running `serve` has restarted: a process
+ * keeps the cookie key it derived until it stops (docs/operations.md, a leaked key).
  */
 export async function rotateSecretKey(db: Kysely<any>): Promise<Rotation> {
   const keyring = keyringOf(db)

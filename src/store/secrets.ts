@@ -1,6 +1,7 @@
 import {createCipheriv, createDecipheriv, hkdfSync, randomBytes} from 'node:crypto'
-import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {hash} from 'node:crypto'
+import {refuseSharedFiles} from './private-file.js'
 
 /**
  * Secrets medpanel must be able to read back (partner passwords and signing secrets, sent to
@@ -64,6 +65,8 @@ export function loadKeyring(storeFile: string | undefined, env: NodeJS.ProcessEn
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create the key file ${path}: ${(error as Error).message}`)
     }
   }
+  // A key other users can read is no secret any more: refused, as ssh refuses such a private key.
+  refuseSharedFiles([path])
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -77,6 +80,8 @@ export function loadKeyring(storeFile: string | undefined, env: NodeJS.ProcessEn
 export function writeKeyFile(path: string, keys: Buffer[]): void {
   const partial = `${path}.${process.pid}.partial`
   writeFileSync(partial, `${keys.map((key) => key.toString('base64')).join('\n')}\n`, {mode: 0o600})
+  // The mode above applies only to a new file: a partial left by an earlier crash keeps its own.
+  chmodSync(partial, 0o600)
   renameSync(partial, path)
 }
 

@@ -116,9 +116,9 @@ describe('stores the operator may only read, and files that are not stores', () 
     chmodSync(dir, 0o755)
     const file = join(dir, 'readonly.db')
     cliJson(['register-client', '--db', file, '--name', 'R', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--redirect-uri', 'https://r.example/cb'])
-    chmodSync(file, 0o444)
+    chmodSync(file, 0o400)
     // In a user namespace the process keeps its owner but loses the power to override file modes:
-    // the 0444 store is read-only for it, as for an operator without write permission.
+    // the 0400 store is read-only for it, as for an operator without write permission.
     const asNobody = (args: string[]) => spawnSync('unshare', ['--user', ...cliArgv(args)], {encoding: 'utf8', env: process.env})
     const list = asNobody(['list-clients', '--db', file, '--json'])
     if (/unshare/.test(list.stderr) && list.status !== 0) throw new Error(`user namespaces are not allowed here: ${list.stderr}`)
@@ -143,7 +143,7 @@ describe('stores the operator may only read, and files that are not stores', () 
     expect(write1.stderr).toContain(`Error: the store ${file} is read-only for this user`)
 
     const notAStore = join(dir, 'notes.db')
-    write(notAStore, 'these are not the droids\n'.repeat(100))
+    write(notAStore, 'these are not the droids\n'.repeat(100), {mode: 0o600})
     oneLineError(cli(['list-clients', '--db', notAStore, '--json']), new RegExp(`^Error: cannot open ${notAStore.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: file is not a database`))
   })
 })

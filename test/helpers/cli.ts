@@ -68,6 +68,23 @@ export function tempDir(prefix = 'medpanel-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+let scratch: string | undefined
+
+/**
+ * The working directory of every CLI the helpers start: a temporary directory of this test
+ * process while the tests run from the checkout, so a command that falls back to ./medpanel.db
+ * (a refusal test run before its fix, or a regression) writes that store and its key file there,
+ * never into the repository (a key made that way was once committed). A test that chdir()s to a
+ * directory of its own keeps that one.
+ */
+export function cliCwd(): string {
+  const here = realpathSync(process.cwd())
+  const root = realpathSync(ROOT)
+  if (here !== root && !here.startsWith(`${root}/`)) return here
+  scratch ??= tempDir('medpanel-cwd-')
+  return scratch
+}
+
 export interface CliResult {
   status: number
   stdout: string
@@ -77,7 +94,7 @@ export interface CliResult {
 /** Runs the real CLI to completion with stdin closed (as CI does). */
 export function cli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): CliResult {
   const [command, ...argv] = cliArgv(args, launcher)
-  const result = spawnSync(command, argv, {encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000})
+  const result = spawnSync(command, argv, {cwd: cliCwd(), encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000})
   return {status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr}
 }
 
@@ -102,7 +119,7 @@ export interface RunningCli {
 export function startCli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): Promise<RunningCli> {
   return new Promise((resolve, reject) => {
     const [command, ...argv] = cliArgv([...args, '--json'], launcher)
-    const child = spawn(command, argv, {env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(command, argv, {cwd: cliCwd(), env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe']})
     let out = ''
     let err = ''
     const timer = setTimeout(() => reject(new Error(`timed out starting ${args.join(' ')}: ${err}`)), 30_000)

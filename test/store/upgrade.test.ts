@@ -1,6 +1,6 @@
 import {CompiledQuery, sql, type Migration} from 'kysely'
 import {randomBytes, scryptSync} from 'node:crypto'
-import {copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -58,8 +58,14 @@ describe.each(releases)('a store written by %s opens under this release with eve
   async function upgraded(): Promise<{store: Store; app: ReturnType<typeof createApp>; clock: ManualClock}> {
     const file = join(tempDir(), 'upgraded.db')
     copyFileSync(join(FIXTURES, `${release}.db`), file)
+    // Git checks the fixtures out 0644, and a store or key file others can read is refused: the
+    // copies are made the owner's only, as medpanel makes its own.
+    chmodSync(file, 0o600)
     // From 0.2.0 on, partner credentials are sealed under the key kept beside the store.
-    if (existsSync(join(FIXTURES, `${release}.db.key`))) copyFileSync(join(FIXTURES, `${release}.db.key`), `${file}.key`)
+    if (existsSync(join(FIXTURES, `${release}.db.key`))) {
+      copyFileSync(join(FIXTURES, `${release}.db.key`), `${file}.key`)
+      chmodSync(`${file}.key`, 0o600)
+    }
     store = await openStore({file})
     // Tokens are checked against the fixture's own time, so its one-year tokens are still live.
     const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))

@@ -1,5 +1,7 @@
 import {writeFileSync} from 'node:fs'
+import {refuseSharedFiles} from '../private-file.js'
 import {sqliteDriverName} from '../runtime.js'
+import {keyFileOf} from '../secrets.js'
 import {openBetterSqlite3} from './better-sqlite3.js'
 import type {OpenOptions, SqliteHandle} from './handle.js'
 import {openNodeSqlite} from './node-sqlite.js'
@@ -23,6 +25,10 @@ function createPrivately(file: string): void {
 export async function openSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
   const driver = sqliteDriverName()
   if (!options.readonly) createPrivately(file)
+  // Before SQLite reads a page: a store or key file other users can read is refused, not used
+  // (private-file.ts). Checked on every open, so `serve` refuses to start on one too. SQLite URI
+  // names (file:…) are left to SQLite: only plain paths are checked.
+  if (file !== '' && file !== ':memory:' && !file.startsWith('file:')) refuseSharedFiles([file, `${file}-wal`, `${file}-shm`, keyFileOf(file)])
   let handle: SqliteHandle
   try {
     handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
