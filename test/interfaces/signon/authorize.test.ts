@@ -104,11 +104,13 @@ describe('GET /oauth/authorize and the consent page', () => {
     expect(await again.text()).toContain('name="password"')
   })
 
-  it('does not let an inactive member sign in', async () => {
+  it("does not let an inactive member sign in, and answers exactly as for a wrong password (the form never confirms a password)", async () => {
     await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
     const {res} = await signIn(ctx, authorizeParams(clientId))
-    expect(res.status).toBe(403)
-    expect(await res.text()).toMatch(/not active/)
+    expect(res.status).toBe(401)
+    const text = await res.text()
+    expect(text).toContain('e-mail or password is not correct')
+    expect(text).not.toMatch(/not active/)
   })
 
   it('refuses the consent form without the CSRF token, or from another origin', async () => {
