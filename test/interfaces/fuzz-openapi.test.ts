@@ -212,11 +212,13 @@ describe('documented request bodies with repeated keys and deep nesting', () => 
     nest: fc.option(fc.record({pick: fc.nat(), inside: fc.boolean(), nesting})),
   })
 
+  type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never
+
   function objectText(entries: [string, string][]): string {
     return `{${entries.map(([key, text]) => `${JSON.stringify(key)}:${text}`).join(',')}}`
   }
 
-  function jsonBody(example: Record<string, unknown>, m: fc.Infer<typeof mutation>): string {
+  function jsonBody(example: Record<string, unknown>, m: Mutation): string {
     const top: [string, string][] = Object.entries(example).map(([key, value]) => [key, JSON.stringify(value)])
     // "Inside" is the first object-valued field (member_details); without one, the top level.
     const innerAt = Object.values(example).findIndex((v) => v !== null && typeof v === 'object' && !Array.isArray(v))
@@ -238,7 +240,7 @@ describe('documented request bodies with repeated keys and deep nesting', () => 
     return objectText(top)
   }
 
-  function formBody(example: Record<string, unknown>, m: fc.Infer<typeof mutation>): URLSearchParams {
+  function formBody(example: Record<string, unknown>, m: Mutation): URLSearchParams {
     const entries: [string, string][] = Object.entries(example).map(([key, value]) => [key, String(value)])
     if (m.nest) {
       const at = m.nest.pick % entries.length

@@ -98,7 +98,11 @@ export async function resolveAccountHolder(db: Db, key: string, id: string): Pro
     const userId = storedIdOf(value)
     if (userId === undefined) {
       // Digits past the range are answered as any other unknown user_id.
-      throw notFound(/^\d+$/.test(value) ? `no account for user_id ${value.length > 64 ? `${value.slice(0, 64)}…` : value}` : `no account for user_id ${shown(id)}: a user_id is a positive integer`)
+      throw notFound(
+        /^\d+$/.test(value)
+          ? `no account for user_id ${value.length > 64 ? `${value.slice(0, 64)}…` : value}`
+          : `no account for user_id ${shown(id)}: a user_id is a positive integer`,
+      )
     }
     row = await recentHolder(db, `id:${userId}`, () => findMemberBy(db, 'id', userId))
   } else if (key === 'npi') {

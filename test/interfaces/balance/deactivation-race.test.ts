@@ -71,7 +71,10 @@ describe('a deactivation racing withdrawals', () => {
     expect(marker).toBeDefined()
 
     const statuses = responses.map((res) => res.status)
-    expect(statuses.every((status) => status === 201 || status === 403), String(statuses)).toBe(true)
+    expect(
+      statuses.every((status) => status === 201 || status === 403),
+      String(statuses),
+    ).toBe(true)
     const rows = await ctx.db.selectFrom('balance_transactions').select(['seq', 'type']).where('member_id', '=', member.user_id).where('type', '=', 'WITHDRAWAL').execute()
     expect(rows.length).toBe(statuses.filter((status) => status === 201).length)
     const late = rows.filter((row) => Number(row.seq) > marker!)

@@ -58,9 +58,7 @@ describe('an id out of the integer range over HTTP', () => {
       })
       await expectNotFound(res, `${id} withdrawals`)
     }
-    expect(await expectNotFound(await ctx.app.request('/balance/user_id/987654321987/summary', {headers: AUTH}), 'message')).toBe(
-      'no account for user_id 987654321987',
-    )
+    expect(await expectNotFound(await ctx.app.request('/balance/user_id/987654321987/summary', {headers: AUTH}), 'message')).toBe('no account for user_id 987654321987')
     // The member that exists is still reached.
     expect((await ctx.app.request(`/balance/user_id/${member.user_id}/summary`, {headers: AUTH})).status).toBe(200)
     expect(ctx.logs.filter((line) => line.startsWith('error'))).toEqual([])
@@ -87,8 +85,9 @@ describe('an id out of the integer range on the command line', () => {
   beforeEach(() => {
     store = ['--db', join(tempDir(), 'ids.db')]
     cliJson(
-      ['add-member', '--email', 'ids@example.com', '--password', 'long enough pw', '--first-name', 'Ida', '--last-name', 'Ng', '--country', 'US', '--specialty', 'Oncology']
-        .concat(store),
+      ['add-member', '--email', 'ids@example.com', '--password', 'long enough pw', '--first-name', 'Ida', '--last-name', 'Ng', '--country', 'US', '--specialty', 'Oncology'].concat(
+        store,
+      ),
     )
   })
 
