@@ -24,7 +24,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
   static override flags = {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
-    'base-url': Flags.string({description: 'public address of the service: the OAuth issuer and every link it writes (default http://HOST:PORT; required with --host 0.0.0.0 or ::)'}),
+    'base-url': Flags.string({description: 'public address of the service: the OAuth issuer and every link it writes (default http://HOST:PORT; needed with --host 0.0.0.0)'}),
     'allowed-host': Flags.string({
       description:
         'another host name requests may be addressed to, NAME or NAME:PORT (a leading dot allows subdomains); repeat or separate with commas. Always allowed: the --base-url host and the listening address (on loopback also localhost); any other host is answered 421',
