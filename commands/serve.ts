@@ -8,6 +8,7 @@ import {fetchTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
+import {parseTrustedProxies} from '../src/http/client-address.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -18,6 +19,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     '<%= config.bin %> serve --demo --port 8080',
     '<%= config.bin %> serve --port 0 --json   # any free port; prints its address once ready',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
+    '<%= config.bin %> serve --base-url https://panel.example.com --trust-proxy 127.0.0.1   # behind a TLS proxy on this machine',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com --allowed-host 10.0.0.5:8080 --allowed-host .internal.example   # also answer to these names',
   ]
 
@@ -31,6 +33,13 @@ export default class Serve extends BaseCommand<typeof Serve> {
       multiple: true,
       delimiter: ',',
       env: 'MEDPANEL_ALLOWED_HOSTS',
+    }),
+    'trust-proxy': Flags.string({
+      description:
+        'address or CIDR of a reverse proxy in front of serve; repeat or separate with commas. Only requests from these peers have their caller taken from X-Forwarded-For (its right-most address that is not a listed proxy), for the guessing limits and the access log',
+      multiple: true,
+      delimiter: ',',
+      env: 'MEDPANEL_TRUST_PROXY',
     }),
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
@@ -57,6 +66,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       publicBase = url.origin
     }
     const extraHosts = allowedHostEntries(this.flags['allowed-host'])
+    const trustProxy = parseTrustedProxies(this.flags['trust-proxy'] ?? [])
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
     if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
       const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
@@ -78,7 +88,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       {port: flags.port, host: flags.host},
     )
     const baseUrl = publicBase ?? server.url
-    app = createApp({db, clock: this.clock, baseUrl, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness})
+    app = createApp({db, clock: this.clock, baseUrl, trustProxy, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness})
     let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined

@@ -3,6 +3,7 @@ import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps} from './deps.js'
 import {AppError} from './errors.js'
 import {accessLog, stderrLog} from './http/access-log.js'
+import {forwardedFor} from './http/client-address.js'
 import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {rejectInvalid} from './http/validation.js'
@@ -28,6 +29,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
   app.use(accessLog(log))
+  if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
   for (const path of PAGE_PATHS) app.use(path, pageHeaders())

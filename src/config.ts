@@ -35,14 +35,31 @@ export const config = {
     tokenCacheEntries: 10_000,
   },
 
-  /** Failed secret checks (sign-in, client secrets, API keys), recorded in the store. */
+  /** Guessing limits (registry/throttle.ts), counted in the store. */
   throttle: {
-    /** Failures an account may have before each further one locks it for a doubling time. */
-    freeFailures: 5,
-    maxLockSeconds: 300,
-    /** An address (many accounts behind one proxy) gets more room before it is slowed. */
-    addressFreeFailures: 20,
-    addressMaxLockSeconds: 900,
+    /** Wrong passwords for one member from one address before each further one locks that pair for a doubling time. */
+    memberAddressFreeFailures: 5,
+    memberAddressMaxLockSeconds: 900,
+    /**
+     * Wrong passwords for one member from anywhere: ten addresses' worth of the pair allowance, so
+     * a handful of guessing addresses never lock the member out elsewhere, while a guesser spread
+     * over many is still slowed. Capped lower, since the real member waits it out too.
+     */
+    memberFreeFailures: 50,
+    memberMaxLockSeconds: 300,
+    /**
+     * Password hashes one address, and one member, may have running at once in a process. A hash
+     * takes ~0.1 s of a libuv thread (4 by default): two per address keeps one caller from queueing
+     * everyone else's sign-in behind its guesses.
+     */
+    passwordChecksInFlightPerAddress: 2,
+    passwordChecksInFlightPerMember: 4,
+    /**
+     * Wrong client secrets or API keys (per kind) from one address before its further wrong ones
+     * get 429 instead of 401. A right one is always accepted: 256 random bits are not guessed.
+     */
+    guesserFreeFailures: 20,
+    guesserMaxLockSeconds: 900,
     /** A failure older than this no longer counts. */
     forgetAfterSeconds: 3600,
   },

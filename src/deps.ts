@@ -20,6 +20,11 @@ export interface AppDeps {
   allowedHosts?: readonly string[]
   /** Receives access-log lines and 5xx details. Omit to write them to stderr. */
   log?: (line: string) => void
+  /**
+   * Addresses and CIDRs of reverse proxies (serve --trust-proxy): a request whose TCP peer is one
+   * of them is counted as coming from the address it forwarded (X-Forwarded-For).
+   */
+  trustProxy?: readonly string[]
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
   /**

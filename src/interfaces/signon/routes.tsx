@@ -12,7 +12,8 @@ import {presentToken} from '../../grants/service.js'
 import {pagePolicy} from '../../http/page-headers.js'
 import {errorShape, useErrorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {guardChain} from '../../http/guards.js'
-import {clientAddress, jsonResponse} from '../../http/fast.js'
+import {jsonResponse} from '../../http/fast.js'
+import {clientAddress} from '../../http/client-address.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
 import {rejectInvalid} from '../../http/validation.js'
 import {keyringOf} from '../../store/db.js'
@@ -414,7 +415,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     const checked = toApplications ? undefined : await signon.checkAuthorizeRequest(db, authorizeRequest(form))
     const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
     try {
-      const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {now: clock.now(), address: clientAddress(c)})
+      const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {clock, address: clientAddress(c)})
       // A new session id at every sign-in; the one this browser had before, if any, ends.
       const sessionId = await signon.openSession(db, member.id, await readSession(c, secret), clock.now())
       await startSession(c, secret, sessionId, publicHttps)
