@@ -1,6 +1,6 @@
 import {afterEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
-import {defaultLimits, type ConversationLimits} from '../../../src/interfaces/conversations/limits.js'
+import {conversationLimits, defaultLimits, type ConversationLimits} from '../../../src/interfaces/conversations/limits.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import {openStore, type Store} from '../../../src/store/db.js'
 import type {TestContext} from '../../helpers/app.js'
@@ -30,7 +30,13 @@ describe('interface E limits', () => {
       maxConversations: 50_000,
       searchBudgetMs: 10_000,
       stallMs: 60_000,
+      queuePerKey: 4,
     })
+    // A key's share of the search threads is half of them, rounded up, whatever their number.
+    expect(defaultLimits().threadsPerKey).toBe(Math.ceil(defaultLimits().threads / 2))
+    expect(conversationLimits({threads: 2})).toMatchObject({threadsPerKey: 1, queue: 32})
+    expect(conversationLimits({threads: 3})).toMatchObject({threadsPerKey: 2, queue: 48})
+    expect(conversationLimits({threads: 4, threadsPerKey: 4}).threadsPerKey).toBe(4)
   })
 
   it('refuses a window longer than 366 days with a 400 naming the limit, and takes one of exactly 366', async () => {
