@@ -11,7 +11,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
     '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
-    "printf '%s\\n' 'shared-signing-secret-0123456789' | MEDPANEL_PARTNER_PASSWORD=s3cret <%= config.bin %> register-client --name Acme --url https://acme.example --logo-url https://acme.example/l.png --grant partner --partner-url http://127.0.0.1:9090 --partner-username acme --signing-secret-stdin",
+    'printf \'%s\\n\' "$SIGNING_SECRET" | MEDPANEL_PARTNER_PASSWORD="$PARTNER_PASSWORD" <%= config.bin %> register-client --name "Acme Research" … --grant partner --partner-url https://api.acme.example --partner-username medpanel --signing-secret-stdin',
   ]
 
   static override asked = ['name', 'url', 'logo-url']
