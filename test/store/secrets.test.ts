@@ -106,8 +106,9 @@ describe('secrets sealed under a key outside the database', () => {
     await store.close()
     const keyBefore = readFileSync(`${file}.key`, 'utf8')
 
-    const rotation = cliJson<{key_id: string; retired_key_ids: string[]; resealed: number; key_source: string}>(['rotate-secret-key', '--db', file])
+    const rotation = cliJson<{key_id: string; retired_key_ids: string[]; resealed: number; key_source: string; ended_sessions: number}>(['rotate-secret-key', '--db', file])
     expect(rotation.resealed).toBe(2)
+    expect(rotation.ended_sessions).toBe(0)
     expect(rotation.retired_key_ids).toHaveLength(1)
     expect(rotation.key_source).toBe(`${file}.key`)
     const keyAfter = readFileSync(`${file}.key`, 'utf8')

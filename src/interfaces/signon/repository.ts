@@ -62,6 +62,12 @@ export async function endSession(db: Db, idHash: string, now: string): Promise<v
   await db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('id_hash', '=', idHash).where('ended_at', 'is', null).where('expires_at', '>', now).execute()
 }
 
+/** Ends every live session (a leaked store key); answers how many. */
+export async function endEverySession(db: Db, now: string): Promise<number> {
+  const result = await db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('ended_at', 'is', null).where('expires_at', '>', now).executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}
+
 /** Deletes every session past its expiry (ended ones included, see endSession); answers how many. */
 export async function deleteSpentSessions(db: Db, now: string): Promise<number> {
   const result = await db.deleteFrom('signin_sessions').where('expires_at', '<=', now).executeTakeFirst()

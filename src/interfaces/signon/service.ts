@@ -120,6 +120,14 @@ export async function openSession(db: Kysely<Database>, memberId: number, replac
   return id
 }
 
+/**
+ * Signs every member out, in every process at once (sessions live in the store): after the store
+ * key leaked, a forged cookie must find no live session to name. Answers how many ended.
+ */
+export async function endEverySession(db: Db, now: Date): Promise<number> {
+  return repo.endEverySession(db, iso(now))
+}
+
 /** Sign-out: the session ends on the server, so a copy of its cookie kept anywhere opens nothing. */
 export async function closeSession(db: Db, sessionId: string | undefined, now: Date): Promise<void> {
   if (sessionId !== undefined) await repo.endSession(db, sha256(sessionId), iso(now))

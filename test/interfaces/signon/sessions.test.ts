@@ -3,6 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {sha256} from '../../../src/lib/hashing.js'
 import type {RegisteredClient} from '../../../src/registry/service.js'
 import {addMember, updateMember} from '../../../src/registry/service.js'
+import {endEverySession} from '../../../src/interfaces/signon/service.js'
 import {keyringOf} from '../../../src/store/db.js'
 import {derivedKey} from '../../../src/store/secrets.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
@@ -149,6 +150,17 @@ describe('sign-in sessions kept on the server', () => {
     const last = await signIn()
     expect(await rows()).toHaveLength(1) // the expired one went
     expect(await signedIn(last.header())).toBe(true)
+  })
+
+  it('ends every live session at once when the store key is rotated (a leaked key could sign cookies)', async () => {
+    const one = (await signIn()).header()
+    const two = (await signIn()).header()
+    expect(await signedIn(one)).toBe(true)
+    expect(await endEverySession(ctx.db, ctx.clock.now())).toBe(2)
+    expect(await signedIn(one)).toBe(false)
+    expect(await signedIn(two)).toBe(false)
+    // Signing in again works as before.
+    expect(await signedIn((await signIn()).header())).toBe(true)
   })
 
   it('keeps the cookie HttpOnly, SameSite=Lax and scoped to /oauth', async () => {
