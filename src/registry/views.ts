@@ -41,7 +41,7 @@ export function clientView(row: Client): ClientView {
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,
     expired_at: row.expired_at,
-    partner_url: row.partner_url,
+    partner_url: row.partner_url === null ? null : withoutCredentials(row.partner_url),
     partner_username: row.partner_username,
     signs_deliveries: row.signing_secret !== null,
     created_at: row.created_at,
@@ -112,4 +112,20 @@ export async function getMember(db: Db, id: number): Promise<MemberView> {
 
 export async function listMembers(db: Db): Promise<MemberView[]> {
   return (await repo.listMemberRows(db)).map(memberView)
+}
+
+/**
+ * A partner URL as shown: credentials in it (`https://user:pw@host`, refused since 0.3.0 but
+ * possibly stored by an earlier release) are masked, never printed.
+ */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.username === '' && parsed.password === '') return url
+    parsed.username = '***'
+    parsed.password = ''
+    return parsed.toString()
+  } catch {
+    return url
+  }
 }

@@ -291,6 +291,36 @@ describe('at delivery time', () => {
     expect(row).toMatchObject({status: 'pending'})
     expect(row!.last_error).toMatch(/^refused: 169\.254\.169\.254, a link-local address .*; nothing was sent$/)
   })
+
+  it('never prints credentials a partner URL stored by an earlier release carries', async () => {
+    const file = join(tempDir(), 'legacy-credentials.db')
+    const flags = storeFlags(file)
+    const client = cliJson([
+      'register-client',
+      ...flags,
+      '--name',
+      'P',
+      '--url',
+      'https://p.example',
+      '--logo-url',
+      'https://p.example/l.png',
+      '--grant',
+      'partner',
+      '--partner-url',
+      'http://127.0.0.1:9',
+      '--partner-username',
+      'u',
+      '--partner-password',
+      'p',
+    ])
+    const legacy = await openStore(flags[0] === '--db' ? {file: flags[1]!} : {url: flags[1]!})
+    await legacy.db.updateTable('clients').set({partner_url: 'https://user:hunter2@partner.example/api'}).where('id', '=', client.client_id).execute()
+    await legacy.close()
+    const shown = cli(['show-client', ...flags, client.client_id, '--json'])
+    expect(shown.stdout).not.toContain('hunter2')
+    expect(JSON.parse(shown.stdout).partner_url).toBe('https://***@partner.example/api')
+    expect(cli(['list-clients', ...flags]).stdout).not.toContain('hunter2')
+  })
 })
 
 describe("reading a partner's answer", () => {
