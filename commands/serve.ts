@@ -4,7 +4,7 @@ import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
 import {writeStats} from '../src/store/db.js'
-import {fetchTransport} from '../src/interfaces/partner/transport.js'
+import {partnerTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
@@ -104,7 +104,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       if (demo) this.log(`${describeDemo(demo)}\n`)
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
-    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: fetchTransport, log: stderrLog}) : undefined
+    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog}) : undefined
     worker?.start()
     const signal = await signalled
     process.stderr.write(`received ${signal}, finishing requests in flight…\n`)

@@ -4,7 +4,7 @@ import type {Clock} from '../../lib/clock.js'
 import type {Db} from '../../store/database.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {fetchTransport, type Transport} from './transport.js'
+import {partnerTransport, type Transport} from './transport.js'
 import {DeliveryWorker} from './worker.js'
 
 /** What the B commands share besides output: reading input files, and sending now for `--wait`. */
@@ -88,7 +88,7 @@ export async function deliverNow(
   deliveryIds: string[],
   options: {transport?: Transport; onAttempt?: (row: DeliveryRow, ok: boolean) => void} = {},
 ): Promise<WaitSummary> {
-  const worker = new DeliveryWorker({db, clock, transport: options.transport ?? fetchTransport, onAttempt: options.onAttempt})
+  const worker = new DeliveryWorker({db, clock, transport: options.transport ?? partnerTransport, onAttempt: options.onAttempt})
   const started = performance.now()
   await worker.drain({projectIds, now: true})
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3))

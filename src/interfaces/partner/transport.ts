@@ -157,8 +157,6 @@ export function httpTransport(options: {resolve?: Resolver} = {}): Transport {
 
 /** The transport serve, push-* --wait and verify-partner use. */
 export const partnerTransport: Transport = httpTransport()
-/** The name this transport had when it was built on fetch; serve.ts and operator.ts import it. */
-export const fetchTransport: Transport = partnerTransport
 
 /**
  * Deno's fetch reports a failed connection in its message alone ("…tcp connect error: Connection
