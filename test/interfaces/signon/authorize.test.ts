@@ -104,7 +104,7 @@ describe('GET /oauth/authorize and the consent page', () => {
     expect(await again.text()).toContain('name="password"')
   })
 
-  it("does not let an inactive member sign in, and answers exactly as for a wrong password (the form never confirms a password)", async () => {
+  it('does not let an inactive member sign in, and answers exactly as for a wrong password (the form never confirms a password)', async () => {
     await updateMember(ctx.db, 1, {active: false}, ctx.clock.now())
     const {res} = await signIn(ctx, authorizeParams(clientId))
     expect(res.status).toBe(401)
