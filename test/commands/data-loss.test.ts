@@ -175,7 +175,7 @@ describe('secrets kept out of ps', () => {
     const piped = spawnSync(command, args, {input: 'piped password 1\n', encoding: 'utf8'})
     expect(piped.status, piped.stderr).toBe(0)
     expect(cli(member('env@clinic.example'), {MEDPANEL_MEMBER_PASSWORD: 'from the environment'}).status).toBe(0)
-    oneLineError(cli([...member('both@clinic.example'), '--password', 'x'.repeat(10), '--password-stdin']), /^Error: give --password or --password-stdin, not both/)
+    oneLineError(cli([...member('both@clinic.example'), '--password', 'x'.repeat(10), '--password-stdin']), /^Error: give one of --password, --password-stdin, not several/)
 
     const store = await openStore({file})
     try {
