@@ -33,8 +33,10 @@ describe('search threads shared between API keys', () => {
   beforeAll(async () => {
     file = join(tempDir('medpanel-fair-share-'), 'store.db')
     const store = await openStore({file})
-    // Big enough that the heaviest summary takes a good part of a second here.
-    await seedPosts(store.db, {count: 2000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
+    // Big enough that the heaviest summary takes far longer than the work around a request (each
+    // answered summary commits its log row, which waits for the disk): with 2,000 posts a quiet
+    // machine ran A's whole queue while B's request was still on its way to the pool.
+    await seedPosts(store.db, {count: 8000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
     await store.close()
   }, 120_000)
   afterAll(async () => {
