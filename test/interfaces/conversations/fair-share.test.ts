@@ -134,10 +134,13 @@ describe('search threads shared between API keys', () => {
     const [light, data] = await Promise.all([call(ctx, ctx.b.api_key, LIGHT), call(ctx, ctx.a.api_key, LIGHT, 'data')])
     const answered = performance.now()
     expect(light.status, light.body).toBe(200)
-    // While B waited, the one search A was running ended and no other: B's came next, ahead of
-    // A's four waiting ones (first come, first served would put all of them first).
+    // B took the next free thread, ahead of A's searches still waiting then: some of A's end
+    // after B's answer. First come, first served would run all five of A's first (they were all
+    // queued 200 ms before B asked). How many of A's end before B joins the queue depends on
+    // the work around B's request, not on the pool, so that number is not checked.
     const meanwhile = finished.filter((at) => at > asked && at < answered).length
-    expect(meanwhile, `B waited ${light.ms.toFixed(0)} ms`).toBeLessThanOrEqual(1)
+    const after = finished.filter((at) => at > answered).length + (5 - finished.length)
+    expect(after, `B waited ${light.ms.toFixed(0)} ms while ${meanwhile} of A's searches ended`).toBeGreaterThanOrEqual(1)
 
     expect(data.status, data.body).toBe(429)
     expect(data.retryAfter).toBe('1')
