@@ -260,9 +260,12 @@ describe('at delivery time', () => {
     expect(lookups).toBe(1)
   })
 
-  it('refuses a link-local literal stored before this check existed, and says why in list-deliveries', async () => {
-    const file = join(tempDir(), 'legacy.db')
-    const flags = storeFlags(file)
+  /**
+   * A store whose one partner client has `url` as its partner URL, written straight into the row
+   * as a release before these checks could have stored it; answers the CLI's store flags.
+   */
+  async function partnerStoredAs(url: string): Promise<string[]> {
+    const flags = storeFlags(join(tempDir(), 'legacy.db'))
     const client = cliJson([
       'register-client',
       ...flags,
@@ -282,8 +285,13 @@ describe('at delivery time', () => {
       'p',
     ])
     const legacy = await openStore(flags[0] === '--db' ? {file: flags[1]!} : {url: flags[1]!})
-    await legacy.db.updateTable('clients').set({partner_url: 'http://169.254.169.254'}).where('id', '=', client.client_id).execute()
+    await legacy.db.updateTable('clients').set({partner_url: url}).where('id', '=', client.client_id).execute()
     await legacy.close()
+    return flags
+  }
+
+  it('refuses a link-local literal stored before this check existed, and says why in list-deliveries', async () => {
+    const flags = await partnerStoredAs('http://169.254.169.254')
     const push = cli(['push-project', ...flags, '--project-id', 'P-META', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom', '--wait', '--json'])
     // --wait exits 1 when something was not delivered.
     expect(push.status).toBe(1)
@@ -293,30 +301,9 @@ describe('at delivery time', () => {
   })
 
   it('never prints credentials a partner URL stored by an earlier release carries', async () => {
-    const file = join(tempDir(), 'legacy-credentials.db')
-    const flags = storeFlags(file)
-    const client = cliJson([
-      'register-client',
-      ...flags,
-      '--name',
-      'P',
-      '--url',
-      'https://p.example',
-      '--logo-url',
-      'https://p.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      'http://127.0.0.1:9',
-      '--partner-username',
-      'u',
-      '--partner-password',
-      'p',
-    ])
-    const legacy = await openStore(flags[0] === '--db' ? {file: flags[1]!} : {url: flags[1]!})
-    await legacy.db.updateTable('clients').set({partner_url: 'https://user:hunter2@partner.example/api'}).where('id', '=', client.client_id).execute()
-    await legacy.close()
-    const shown = cli(['show-client', ...flags, client.client_id, '--json'])
+    const flags = await partnerStoredAs('https://user:hunter2@partner.example/api')
+    const [client] = cliJson<{client_id: string}[]>(['list-clients', ...flags])
+    const shown = cli(['show-client', ...flags, client!.client_id, '--json'])
     expect(shown.stdout).not.toContain('hunter2')
     expect(JSON.parse(shown.stdout).partner_url).toBe('https://***@partner.example/api')
     expect(cli(['list-clients', ...flags]).stdout).not.toContain('hunter2')
