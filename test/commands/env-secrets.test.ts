@@ -6,7 +6,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {verifyPassword} from '../../src/lib/hashing.js'
 import {openStore} from '../../src/store/db.js'
-import {cli, cliArgv, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliArgv, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
 import {storeFlags} from '../helpers/store.js'
 import {cliAsync} from '../interfaces/partner/helpers.js'
 
@@ -152,25 +152,7 @@ describe('partner secrets from the environment', () => {
 
   it('update-client --name with MEDPANEL_PARTNER_PASSWORD exported keeps the partner password; --partner-password-from-env changes it', async () => {
     const db = ['--db', join(tempDir(), 'partner.db')]
-    const client = cliJson(
-      [
-        'register-client',
-        ...db,
-        '--name',
-        'P',
-        '--url',
-        'https://p.example',
-        '--logo-url',
-        'https://p.example/l.png',
-        '--grant',
-        'partner',
-        '--partner-url',
-        partnerUrl,
-        '--partner-username',
-        'acme',
-      ],
-      {MEDPANEL_PARTNER_PASSWORD: 'registered-pw'},
-    )
+    const client = cliJson([...partnerRegistration(db, partnerUrl), '--partner-username', 'acme'], {MEDPANEL_PARTNER_PASSWORD: 'registered-pw'})
     const renamed = cli(['update-client', client.client_id, ...db, '--name', 'Renamed', '--json'], {
       MEDPANEL_PARTNER_PASSWORD: 'x',
       MEDPANEL_SIGNING_SECRET: 'a-stale-signing-secret-000',
@@ -193,26 +175,7 @@ describe('partner secrets from the environment', () => {
   it('register-client --signing-secret-stdin reads the signing secret from standard input', async () => {
     const db = ['--db', join(tempDir(), 'signing.db')]
     const run = cliWithStdin(
-      [
-        'register-client',
-        ...db,
-        '--name',
-        'P',
-        '--url',
-        'https://p.example',
-        '--logo-url',
-        'https://p.example/l.png',
-        '--grant',
-        'partner',
-        '--partner-url',
-        partnerUrl,
-        '--partner-username',
-        'acme',
-        '--partner-password',
-        'pw',
-        '--signing-secret-stdin',
-        '--json',
-      ],
+      [...partnerRegistration(db, partnerUrl), '--partner-username', 'acme', '--partner-password', 'pw', '--signing-secret-stdin', '--json'],
       'signing-secret-from-stdin-0123\n',
     )
     expect(run.status, run.stderr).toBe(0)

@@ -188,3 +188,11 @@ export function medpanelOnPath(dir: string, launcher: Launcher = cliCommand()): 
   chmodSync(join(bin, 'medpanel'), 0o755)
   return bin
 }
+
+/**
+ * The argv that registers a partner client named P (its partner URL `partnerUrl`), for tests that
+ * need one; credentials and other flags follow it.
+ */
+export function partnerRegistration(store: string[], partnerUrl: string): string[] {
+  return ['register-client', ...store, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', partnerUrl]
+}

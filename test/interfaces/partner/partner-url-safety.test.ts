@@ -12,7 +12,7 @@ import {ManualClock} from '../../../src/lib/clock.js'
 import {refusedAddress} from '../../../src/lib/partner-address.js'
 import {registerClient} from '../../../src/registry/service.js'
 import {openStore, type Store} from '../../../src/store/db.js'
-import {cli, cliJson, tempDir} from '../../helpers/cli.js'
+import {cli, cliJson, partnerRegistration, tempDir} from '../../helpers/cli.js'
 import {storeFlags} from '../../helpers/store.js'
 import {projectInput} from './helpers.js'
 
@@ -91,26 +91,7 @@ describe('which addresses a partner URL may name', () => {
 
 describe('registering a partner URL', () => {
   const db = () => ['--db', join(tempDir(), 'urls.db')]
-  const register = (store: string[], url: string, ...extra: string[]) =>
-    cli([
-      'register-client',
-      ...store,
-      '--name',
-      'P',
-      '--url',
-      'https://p.example',
-      '--logo-url',
-      'https://p.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      url,
-      '--partner-username',
-      'u',
-      '--partner-password',
-      'p',
-      ...extra,
-    ])
+  const register = (store: string[], url: string, ...extra: string[]) => cli([...partnerRegistration(store, url), '--partner-username', 'u', '--partner-password', 'p', ...extra])
 
   it('refuses the metadata service, link-local, unspecified and credentials in the URL: one Error line, exit 1, nothing stored', () => {
     const store = db()
@@ -266,24 +247,7 @@ describe('at delivery time', () => {
    */
   async function partnerStoredAs(url: string): Promise<string[]> {
     const flags = storeFlags(join(tempDir(), 'legacy.db'))
-    const client = cliJson([
-      'register-client',
-      ...flags,
-      '--name',
-      'P',
-      '--url',
-      'https://p.example',
-      '--logo-url',
-      'https://p.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      'http://127.0.0.1:9',
-      '--partner-username',
-      'u',
-      '--partner-password',
-      'p',
-    ])
+    const client = cliJson([...partnerRegistration(flags, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'])
     const legacy = await openStore(flags[0] === '--db' ? {file: flags[1]!} : {url: flags[1]!})
     await legacy.db.updateTable('clients').set({partner_url: url}).where('id', '=', client.client_id).execute()
     await legacy.close()
