@@ -15,6 +15,8 @@ export interface LiveToken {
   memberId: number | null
   scopes: string[]
   expiresInSeconds: number | null
+  /** When it expires, in seconds since the epoch (the stored instant, rounded down); null: never. */
+  expiresAt: number | null
   createdAt: number
   member: {first_name: string; last_name: string; country: string; specialty: string} | null
 }
@@ -71,6 +73,7 @@ function grantOf(row: TokenRow) {
         memberId: row.member_id,
         scopes: row.scopes.split(' ').filter(Boolean),
         createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+        expiresAt: row.expires_at === null ? null : Math.floor(Date.parse(row.expires_at) / 1000),
         member: row.member_id === null ? null : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
       },
     }

@@ -39,8 +39,8 @@ export const tokenForm = z
     grant_type: param(64).openapi({example: 'authorization_code'}),
     code: param(256),
     redirect_uri: param(),
-    client_id: param(128),
-    client_secret: param(256),
+    client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
+    client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
     code_verifier: param(256),
     scope: param(256),
   })
@@ -49,18 +49,20 @@ export const tokenForm = z
 export const revokeForm = z
   .object({
     token: param(512).openapi({description: 'The access token to revoke'}),
-    token_type_hint: param(64).openapi({description: 'access_token (refresh_token is accepted as a hint; medpanel issues none)'}),
-    client_id: param(128),
-    client_secret: param(256),
+    token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as an access token'}),
+    client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
+    client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
   })
   .openapi('RevocationRequest')
+
+export const revocationResponse = z.object({}).strict().openapi('RevocationResponse', {description: 'Always the empty object'})
 
 export const introspectForm = z
   .object({
     token: param(512).openapi({description: 'The access token to describe'}),
     token_type_hint: param(64),
-    client_id: param(128),
-    client_secret: param(256),
+    client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
+    client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
   })
   .openapi('IntrospectionRequest')
 

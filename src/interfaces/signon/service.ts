@@ -280,20 +280,14 @@ export async function findCodeClient(db: Db, code: string): Promise<{clientId: s
   return row ? {clientId: row.client_id, redirectUri: row.redirect_uri} : undefined
 }
 
-/** Token type hints RFC 7009 registers; anything else is `unsupported_token_type`. */
-const TOKEN_TYPE_HINTS = ['access_token', 'refresh_token']
-
 /**
  * RFC 7009 revocation: the authenticated client's token dies at once (token info and member info
  * refuse it in every process on the store). A token that is unknown, already dead or another
- * client's changes nothing, and the answer is the same, so nothing is learned from it. medpanel
- * issues no refresh tokens; a `refresh_token` hint is only a hint and the token is looked up as
- * an access token all the same.
+ * client's changes nothing, and the answer is the same, so nothing is learned from it. The
+ * token_type_hint is advisory (RFC 7009 §2.1) and not read: medpanel issues only access tokens,
+ * so every token is looked up as one, whatever the hint says.
  */
-export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, hint: string | undefined, now: Date): Promise<void> {
-  if (hint !== undefined && hint !== '' && !TOKEN_TYPE_HINTS.includes(hint)) {
-    throw new AppError('unsupported_token_type', `token_type_hint ${JSON.stringify(hint.slice(0, 40))} is not a token type this server knows`)
-  }
+export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
   const client = await requireClient(db, credentials, now)
   if (!token) throw invalidRequest('token is required')
   if (token.length > 512) return
@@ -317,7 +311,7 @@ export async function introspect(db: Db, credentials: ClientCredentials, token: 
     client_id: live.clientId,
     token_type: 'bearer',
     iat: live.createdAt,
-    ...(live.expiresInSeconds === null ? {} : {exp: Math.floor(now.getTime() / 1000) + live.expiresInSeconds}),
+    ...(live.expiresAt === null ? {} : {exp: live.expiresAt}),
     ...(live.memberId === null ? {} : {sub: String(live.memberId)}),
   }
 }

@@ -72,4 +72,20 @@ describe("the member's authorized applications", () => {
     const again = await (await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()})).text()
     expect(again).toContain('Sign in to see the applications you allowed')
   })
+
+  it('answers 405 with Allow, as an HTML page, for other methods on the sign-out and applications pages', async () => {
+    const served: Record<string, string> = {
+      '/oauth/sign_out': 'POST',
+      '/oauth/authorized_applications': 'GET, HEAD',
+      '/oauth/authorized_applications/revoke': 'POST',
+      '/oauth/session': 'POST',
+    }
+    for (const [path, allow] of Object.entries(served)) {
+      const method = allow === 'POST' ? 'GET' : 'PUT'
+      const res = await ctx.app.request(path, {method})
+      expect(res.status, `${method} ${path}`).toBe(405)
+      expect(res.headers.get('allow')).toBe(allow)
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    }
+  })
 })

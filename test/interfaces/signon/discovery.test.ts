@@ -64,7 +64,9 @@ describe('discovery, iss, revocation and introspection', () => {
     for (const token of [theirs, 'no-such-token']) {
       const res = await ctx.app.request('/oauth/revoke', form({token}, basic(client)))
       expect(res.status).toBe(200)
-      expect(await res.text()).toBe('')
+      // An empty JSON object, typed as JSON: simple-oauth2 refuses any answer that is not.
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(await res.text()).toBe('{}')
     }
     expect((await ctx.app.request('/user/oauth/token/info', bearer(theirs))).status).toBe(200)
     const revoked = await ctx.app.request('/oauth/revoke', form({token: mine, token_type_hint: 'access_token', client_id: client.client_id, client_secret: client.client_secret}))
@@ -73,10 +75,27 @@ describe('discovery, iss, revocation and introspection', () => {
     expect((await ctx.app.request('/user/oauth/user/info', bearer(mine))).status).toBe(401)
   })
 
-  it('refuses an unknown token_type_hint, a missing token and a wrong secret, in the OAuth error shape', async () => {
-    const hint = await ctx.app.request('/oauth/revoke', form({token: 'x', token_type_hint: 'id_token'}, basic(client)))
-    expect(hint.status).toBe(400)
-    expect(((await hint.json()) as {error: string}).error).toBe('unsupported_token_type')
+  it('takes token_type_hint as advice: an unknown hint still revokes the token (RFC 7009 §2.1)', async () => {
+    for (const hint of ['foo', 'refresh_token', 'id_token']) {
+      const mine = await tokenFor(ctx, client)
+      const res = await ctx.app.request('/oauth/revoke', form({token: mine, token_type_hint: hint}, basic(client)))
+      expect(res.status).toBe(200)
+      expect((await ctx.app.request('/user/oauth/token/info', bearer(mine))).status).toBe(401)
+    }
+  })
+
+  it("answers 405 with Allow, in OAuth's shape, for other methods on revoke, introspect and token", async () => {
+    for (const path of ['/oauth/revoke', '/oauth/introspect', '/oauth/token']) {
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const res = await ctx.app.request(path, {method})
+        expect(res.status, `${method} ${path}`).toBe(405)
+        expect(res.headers.get('allow')).toBe('POST')
+        expect(((await res.json()) as {error: string}).error).toBe('invalid_request')
+      }
+    }
+  })
+
+  it('refuses a missing token and a wrong secret, in the OAuth error shape', async () => {
     const missing = await ctx.app.request('/oauth/introspect', form({}, basic(client)))
     expect(((await missing.json()) as {error: string}).error).toBe('invalid_request')
     const wrong = await ctx.app.request('/oauth/introspect', form({token: 'x'}, basic({...client, client_secret: 'wrong'})))
@@ -95,5 +114,14 @@ describe('discovery, iss, revocation and introspection', () => {
     }
     await ctx.app.request('/oauth/revoke', form({token: mine}, basic(client)))
     expect(await (await ctx.app.request('/oauth/introspect', form({token: mine}, basic(client)))).json()).toEqual({active: false})
+  })
+
+  it('says exp exactly: iat plus the lifetime, whatever fraction of a second the token was made or asked at', async () => {
+    ctx.clock.advance(0.5)
+    const mine = await tokenFor(ctx, client)
+    // Asked 100.2 s later: what is left (3,499.8 s) rounds up, and counting from now once said iat + ttl + 1.
+    ctx.clock.advance(100.2)
+    const live = (await (await ctx.app.request('/oauth/introspect', form({token: mine}, basic(client)))).json()) as {iat: number; exp: number}
+    expect(live.exp - live.iat).toBe(3600)
   })
 })

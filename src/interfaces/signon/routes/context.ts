@@ -1,0 +1,51 @@
+import type {Context} from 'hono'
+import type {AppDeps} from '../../../deps.js'
+import {AppError} from '../../../errors.js'
+import {serviceOrigin} from '../../../http/allowed-hosts.js'
+import {keyringOf} from '../../../store/db.js'
+import {derivedKey} from '../../../store/secrets.js'
+import type {MemberRow} from '../../../registry/tables.js'
+import * as signon from '../service.js'
+import {checkCsrf, csrfToken, readSession} from '../session.js'
+
+/** What every flow of interface A shares: the store, the clock, the issuer and the sign-in cookie. */
+export interface SignonContext {
+  deps: AppDeps
+  /** The issuer: fixed when the service starts (src/http/allowed-hosts.ts), never the request's Host. */
+  issuerOf: (c: Context) => string
+  /** The service's public base URL is https: cookies are Secure even behind a proxy that ends TLS. */
+  publicHttps: boolean
+  /** The key that signs the consent page's cookies. */
+  cookieSecret: () => Promise<string>
+  /** The member signed in on this browser, if the cookie names a live session. */
+  sessionMember: (c: Context) => Promise<MemberRow | undefined>
+  /** A fresh or existing CSRF token for a form on this page. */
+  formToken: (c: Context) => Promise<string>
+  /** Refuses a form whose CSRF token does not match this browser's, with `message` on the page. */
+  requireFormToken: (c: Context, presented: string | undefined, message?: string) => Promise<void>
+}
+
+const EXPIRED_FORM = 'This form has expired. Open the page again and retry.'
+
+export function signonContext(deps: AppDeps): SignonContext {
+  const {db, clock} = deps
+  let secretPromise: Promise<string> | undefined
+  // Derived from the store's key, which lives outside the database: reading the database file is
+  // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
+  const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
+  const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
+  return {
+    deps,
+    issuerOf: (c) => serviceOrigin(deps.baseUrl, c),
+    publicHttps,
+    cookieSecret,
+    async sessionMember(c) {
+      const sessionId = await readSession(c, await cookieSecret())
+      return sessionId ? signon.sessionMember(db, sessionId, clock.now()) : undefined
+    },
+    formToken: async (c) => csrfToken(c, await cookieSecret(), publicHttps),
+    async requireFormToken(c, presented, message = EXPIRED_FORM) {
+      if (!(await checkCsrf(c, await cookieSecret(), presented))) throw new AppError('forbidden', message)
+    },
+  }
+}

@@ -1,0 +1,68 @@
+import {OpenAPIHono} from '@hono/zod-openapi'
+import {bodyLimit} from 'hono/body-limit'
+import {config} from '../../../config.js'
+import type {AppDeps} from '../../../deps.js'
+import {AppError} from '../../../errors.js'
+import {errorShape} from '../../../http/error-shape.js'
+import {methodNotAllowed} from '../../../http/method-not-allowed.js'
+import {renderOAuthError} from '../../../http/oauth-error.js'
+import {originCheck} from '../../../http/origin-check.js'
+import {rejectInvalid} from '../../../http/validation.js'
+import {signonContext} from './context.js'
+import {demoRoutes} from './demo.js'
+import {INFO_METHODS, infoRoutes} from './info.js'
+import {APPLICATIONS_PATH, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
+import {METADATA_PATH, TOKEN_METHODS, tokenRoutes} from './token.js'
+
+/**
+ * Interface A, by flow: the browser's pages and forms (pages.tsx), the endpoints clients call
+ * with their credentials (token.ts), the resources they call with a token (info.ts), and the
+ * demo's callback page (demo.tsx). Each path answers errors in its audience's shape: an HTML page
+ * or a redirect for browsers, OAuth's JSON for clients. Any method a path does not serve gets 405
+ * with Allow, in the same shape.
+ */
+export function signonRoutes(deps: AppDeps): OpenAPIHono {
+  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const ctx = signonContext(deps)
+  const bodyCap = (what: string) =>
+    bodyLimit({
+      maxSize: config.http.requestBodyLimitBytes,
+      onError: () => {
+        throw new AppError('payload_too_large', `the ${what} is too large`)
+      },
+    })
+
+  const renderPage = pageRenderer(ctx.issuerOf)
+  const formOrigin = originCheck((c) => [...new Set([ctx.issuerOf(c), new URL(c.req.url).origin])])
+  for (const path of Object.keys(PAGE_METHODS)) {
+    app.use(path, errorShape(renderPage), bodyCap('form'))
+    // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
+    if (path !== APPLICATIONS_PATH) app.on('POST', path, formOrigin)
+  }
+  for (const path of Object.keys(TOKEN_METHODS)) app.use(path, errorShape(renderOAuthError), bodyCap('request body'))
+  // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
+  for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
+
+  registerSecuritySchemes(app)
+  pageRoutes(app, ctx)
+  tokenRoutes(app, ctx)
+  infoRoutes(app, ctx)
+  if (deps.demo) demoRoutes(app, ctx)
+
+  const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, [METADATA_PATH]: ['GET']}
+  for (const [path, methods] of Object.entries(served)) app.all(path, methodNotAllowed(...methods))
+  return app
+}
+
+function registerSecuritySchemes(app: OpenAPIHono): void {
+  const registry = app.openAPIRegistry
+  registry.registerComponent('securitySchemes', 'bearer', {type: 'http', scheme: 'bearer'})
+  registry.registerComponent('securitySchemes', 'clientSecretBasic', {type: 'http', scheme: 'basic', description: 'client_id:client_secret (RFC 6749 §2.3.1)'})
+  registry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    flows: {
+      authorizationCode: {authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', scopes: {profile: "the member's name, country of practice and specialty"}},
+      clientCredentials: {tokenUrl: '/oauth/token', scopes: {pulses: "the client's own pulse exports (interface D)"}},
+    },
+  })
+}

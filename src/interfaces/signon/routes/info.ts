@@ -1,0 +1,71 @@
+import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
+import {AppError} from '../../../errors.js'
+import {bearerTokenGuard} from '../../../http/bearer-auth.js'
+import {useErrorShape} from '../../../http/error-shape.js'
+import {jsonResponse} from '../../../http/fast.js'
+import {guardChain} from '../../../http/guards.js'
+import {renderOAuthError} from '../../../http/oauth-error.js'
+import {presentToken} from '../../../grants/service.js'
+import {memberInfoResponse, oauthError, tokenInfoResponse} from '../schema.js'
+import * as signon from '../service.js'
+import type {SignonContext} from './context.js'
+
+const TOKEN_INFO_PATHS = ['/user/oauth/token/info', '/oauth/token/info']
+const MEMBER_INFO_PATHS = ['/user/oauth/user/info', '/oauth/user/info']
+
+/** The info routes and the methods each serves. */
+export const INFO_METHODS: Record<string, string[]> = Object.fromEntries([...TOKEN_INFO_PATHS, ...MEMBER_INFO_PATHS].map((path) => [path, ['GET']]))
+
+/** Token and member info: RFC 6750 asks no Pragma of resource answers, and these are polled hard. */
+const INFO_NO_STORE = {'cache-control': 'no-store'}
+
+/** Token info takes any live token; member info a member's token with the profile scope. */
+const TOKEN_SECURITY: Record<string, string[]>[] = [{bearer: []}]
+const MEMBER_SECURITY: Record<string, string[]>[] = [{bearer: []}, {oauth2: ['profile']}]
+
+const infoRoute = (path: string, kind: 'token' | 'member') =>
+  createRoute({
+    method: 'get',
+    path,
+    operationId: `${kind === 'token' ? 'tokenInfo' : 'memberInfo'}${path.startsWith('/user') ? '' : 'Short'}`,
+    summary: kind === 'token' ? 'Check an access token (member still active and consenting)' : 'Member information',
+    tags: ['A. Sign-on'],
+    security: kind === 'member' ? MEMBER_SECURITY : TOKEN_SECURITY,
+    responses: {
+      200: {
+        description: kind === 'token' ? 'Token info' : 'Member information',
+        content: {'application/json': {schema: kind === 'token' ? tokenInfoResponse : memberInfoResponse}},
+      },
+      401: {
+        description: kind === 'token' ? 'invalid_request: unknown, expired or revoked token, or inactive member' : 'invalid_token',
+        content: {'application/json': {schema: oauthError}},
+      },
+    },
+  })
+
+/**
+ * Token info and member info, the Doorkeeper-style resources partners poll. Token info is the
+ * hottest route (partners are told to poll it), so its checks run inside the handler: each
+ * middleware layer would cost a share of its throughput.
+ */
+export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
+  // Token info answers a dead token with invalid_request and 401, as the interface always has.
+  const tokenDead = (reason: string, challenge: string) => new AppError('invalid_request', reason, {status: 401, headers: {'WWW-Authenticate': challenge}})
+  const memberDead = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
+  const verify = (token: string) => presentToken(db, token, clock.now())
+  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: tokenDead}))
+  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: memberDead}))
+  for (const path of TOKEN_INFO_PATHS) {
+    app.openapi(infoRoute(path, 'token'), async (c) => {
+      await tokenGuard(c)
+      return jsonResponse(c, signon.tokenInfo(c.get('token')), 200, INFO_NO_STORE)
+    })
+  }
+  for (const path of MEMBER_INFO_PATHS) {
+    app.openapi(infoRoute(path, 'member'), async (c) => {
+      await memberGuard(c)
+      return jsonResponse(c, signon.memberInfo(c.get('token')), 200, INFO_NO_STORE)
+    })
+  }
+}

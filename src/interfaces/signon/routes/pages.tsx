@@ -1,0 +1,236 @@
+import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
+import type {Context} from 'hono'
+import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_MEMBER} from '../../../demo-data.js'
+import {AppError} from '../../../errors.js'
+import {clientAddress} from '../../../http/client-address.js'
+import type {ErrorRenderer} from '../../../http/error-shape.js'
+import {pagePolicy} from '../../../http/page-headers.js'
+import {revokeConsent} from '../../../registry/service.js'
+import {withIssuer} from '../discovery.js'
+import {ApplicationsPage, ConsentPage, ErrorPage, SignInPage} from '../pages.js'
+import {applicationForm, authorizeQuery, consentForm, signInForm} from '../schema.js'
+import * as signon from '../service.js'
+import {endSession, readSession, startSession} from '../session.js'
+import type {SignonContext} from './context.js'
+
+/** The demo's client on the demo's default address: the examples work against `serve --demo`. */
+export const AUTHORIZE_EXAMPLE = {
+  client_id: DEMO_CLIENT_ID,
+  redirect_uri: `${DEMO_BASE_URL}/demo/callback`,
+  response_type: 'code',
+  state: 'af0ifjsldkj',
+  scope: 'profile',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8',
+  code_challenge_method: 'S256',
+}
+
+export const APPLICATIONS_PATH = '/oauth/authorized_applications'
+const AUTHORIZE_PATH = '/oauth/authorize'
+const SESSION_PATH = '/oauth/session'
+const SIGN_OUT_PATH = '/oauth/sign_out'
+const REVOKE_APPLICATION_PATH = `${APPLICATIONS_PATH}/revoke`
+
+/** The pages a browser opens and the forms it posts, with the methods each serves. */
+export const PAGE_METHODS: Record<string, string[]> = {
+  [AUTHORIZE_PATH]: ['GET', 'POST'],
+  [SESSION_PATH]: ['POST'],
+  [APPLICATIONS_PATH]: ['GET'],
+  [REVOKE_APPLICATION_PATH]: ['POST'],
+  [SIGN_OUT_PATH]: ['POST'],
+}
+
+const BACK_TO_CLIENT = 'This form has expired. Go back to the application and start again.'
+
+/**
+ * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
+ * 9207), else an HTML page.
+ */
+export const pageRenderer =
+  (issuerOf: (c: Context) => string): ErrorRenderer =>
+  (c, error) => {
+    if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
+    const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
+    return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400, {...error.headers, 'Cache-Control': 'no-store'})
+  }
+
+// Every route below is a browser page or form: the member signs in on it, with no API credentials.
+const authorizePage = createRoute({
+  method: 'get',
+  operationId: 'authorizePage',
+  path: AUTHORIZE_PATH,
+  summary: 'Start sign-on: shows the sign-in form, then the consent page',
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {query: authorizeQuery},
+  responses: {
+    200: {description: 'HTML sign-in or consent page'},
+    302: {description: 'Redirect to the client with error (after client and redirect URI are verified)'},
+    400: {description: 'HTML error page: unknown client, unregistered redirect URI, malformed request'},
+  },
+})
+
+const decide = createRoute({
+  method: 'post',
+  operationId: 'decideConsent',
+  path: AUTHORIZE_PATH,
+  summary: 'The member allows or denies; redirects to the client with code or error',
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: consentForm, example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', decision: 'allow'}}}}},
+  responses: {
+    302: {description: 'Redirect to the redirect URI with code and state, or error=access_denied'},
+    400: {description: 'HTML error page'},
+    403: {description: 'HTML error page: the form expired (CSRF check failed)'},
+  },
+})
+
+const createSession = createRoute({
+  method: 'post',
+  operationId: 'signIn',
+  path: SESSION_PATH,
+  summary: "Member sign-in with e-mail and password (the consent page's first form)",
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: signInForm,
+          example: {...AUTHORIZE_EXAMPLE, csrf_token: 'FROM_THE_PAGE', email: DEMO_MEMBER.email, password: DEMO_MEMBER.password},
+        },
+      },
+    },
+  },
+  responses: {
+    303: {description: 'Signed in; back to the consent page'},
+    401: {description: 'HTML sign-in page with an error'},
+  },
+})
+
+const applicationsPage = createRoute({
+  method: 'get',
+  operationId: 'authorizedApplicationsPage',
+  path: APPLICATIONS_PATH,
+  summary: 'The applications a member allowed, each with a Revoke button (sign in first)',
+  tags: ['A. Sign-on'],
+  security: [],
+  responses: {200: {description: 'HTML page: the list, or the sign-in form when not signed in'}},
+})
+
+const revokeApplication = createRoute({
+  method: 'post',
+  operationId: 'revokeApplication',
+  path: REVOKE_APPLICATION_PATH,
+  summary: "Take an application's access back: its tokens and pending codes end at once",
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID}}}}},
+  responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
+})
+
+const signOut = createRoute({
+  method: 'post',
+  operationId: 'signOut',
+  path: SIGN_OUT_PATH,
+  summary: "End the member's sign-in session on this browser",
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
+  responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
+})
+
+/** The authorize parameters a form carries along, so no server-side flow state is needed. */
+function formParams(form: Record<string, string | undefined>): Record<string, string | undefined> {
+  const {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method} = form
+  return {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method}
+}
+
+function authorizeRequest(form: Record<string, string | undefined>): signon.AuthorizeRequest {
+  return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? ''}
+}
+
+/** The authorization endpoint and the forms around it: sign-in, consent, the applications page, sign-out. */
+export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
+  const {issuerOf, sessionMember, formToken, requireFormToken} = ctx
+
+  app.openapi(authorizePage, async (c) => {
+    const query = c.req.valid('query')
+    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(query))
+    const csrf = await formToken(c)
+    const member = await sessionMember(c)
+    const params = formParams(query)
+    c.header('Cache-Control', 'no-store')
+    c.header('X-Frame-Options', 'DENY')
+    if (!member) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} />)
+    // Allow and Deny answer with a redirect to the client: the page's policy must let the form lead there.
+    c.header('Content-Security-Policy', pagePolicy([new URL(checked.redirectUri).origin]))
+    return c.html(<ConsentPage client={checked.client} memberName={member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
+  })
+
+  app.openapi(createSession, async (c) => {
+    const form = c.req.valid('form')
+    await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
+    // Signing in to manage one's applications needs no authorize request; anything else does.
+    const toApplications = form.return_to === APPLICATIONS_PATH
+    const checked = toApplications ? undefined : await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
+    const secret = await ctx.cookieSecret()
+    try {
+      const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {clock, address: clientAddress(c)})
+      // A new session id at every sign-in; the one this browser had before, if any, ends.
+      const sessionId = await signon.openSession(db, member.id, await readSession(c, secret), clock.now())
+      await startSession(c, secret, sessionId, ctx.publicHttps)
+    } catch (error) {
+      // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
+      if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
+      const csrf = await formToken(c)
+      return c.html(<SignInPage client={checked?.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
+    }
+    if (toApplications) return c.redirect(APPLICATIONS_PATH, 303)
+    const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
+    return c.redirect(`${AUTHORIZE_PATH}?${query}`, 303)
+  })
+
+  app.openapi(decide, async (c) => {
+    const form = c.req.valid('form')
+    await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
+    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const member = await sessionMember(c)
+    if (!member) return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await formToken(c)} error="Please sign in again." />, 401)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await signon.allow(db, checked, member.id, clock.now()), issuerOf(c)), 302)
+    if (form.decision === 'deny') return c.redirect(withIssuer(signon.deny(checked), issuerOf(c)), 302)
+    throw new AppError('invalid_request', 'decision must be allow or deny')
+  })
+
+  app.openapi(applicationsPage, async (c) => {
+    const csrf = await formToken(c)
+    c.header('Cache-Control', 'no-store')
+    const member = await sessionMember(c)
+    if (!member) return c.html(<SignInPage params={{return_to: APPLICATIONS_PATH}} csrf={csrf} />)
+    const applications = await signon.authorizedApplications(db, member.id, clock.now())
+    return c.html(<ApplicationsPage memberName={`${member.first_name} ${member.last_name}`} applications={applications} csrf={csrf} />)
+  })
+
+  app.openapi(revokeApplication, async (c) => {
+    const form = c.req.valid('form')
+    await requireFormToken(c, form.csrf_token)
+    const member = await sessionMember(c)
+    if (!member) return c.redirect(APPLICATIONS_PATH, 303)
+    // Only an application this member allowed can be taken back from here.
+    const allowed = await signon.authorizedApplications(db, member.id, clock.now())
+    const application = allowed.find((a) => a.client_id === form.client_id)
+    if (!application) throw new AppError('bad_request', 'That application has no access to take back.')
+    await revokeConsent(db, member.id, application.client_id, clock.now())
+    return c.redirect(APPLICATIONS_PATH, 303)
+  })
+
+  app.openapi(signOut, async (c) => {
+    const form = c.req.valid('form')
+    await requireFormToken(c, form.csrf_token)
+    // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
+    await signon.closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
+    endSession(c)
+    return c.redirect(APPLICATIONS_PATH, 303)
+  })
+}

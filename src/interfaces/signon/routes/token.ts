@@ -1,0 +1,170 @@
+import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
+import type {Context} from 'hono'
+import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
+import {AppError} from '../../../errors.js'
+import {readBasicCredentials} from '../../../http/basic-auth.js'
+import {clientAddress} from '../../../http/client-address.js'
+import {authorizationServerMetadata} from '../discovery.js'
+import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
+import * as signon from '../service.js'
+import type {SignonContext} from './context.js'
+
+/** The endpoints a client calls with its own credentials, and the methods each serves. */
+export const TOKEN_METHODS: Record<string, string[]> = {
+  '/oauth/token': ['POST'],
+  '/oauth/revoke': ['POST'],
+  '/oauth/introspect': ['POST'],
+}
+export const METADATA_PATH = '/.well-known/oauth-authorization-server'
+
+const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
+/**
+ * HTTP Basic, or client_id and client_secret as fields of the form body (client_secret_post).
+ * OpenAPI has no security scheme for credentials in a body, so the second alternative names none
+ * and the form's schema documents the two fields; a query parameter would be wrong (the server
+ * refuses secrets there).
+ */
+const CLIENT_AUTH: Record<string, string[]>[] = [{clientSecretBasic: []}, {}]
+const INVALID_CLIENT = {description: 'invalid_client', content: {'application/json': {schema: oauthError}}}
+
+const metadataRoute = createRoute({
+  method: 'get',
+  operationId: 'authorizationServerMetadata',
+  path: METADATA_PATH,
+  summary: 'Authorization server metadata (RFC 8414): endpoints, grant types, PKCE, authentication methods',
+  tags: ['A. Sign-on'],
+  security: [],
+  responses: {200: {description: 'The metadata document', content: {'application/json': {schema: serverMetadata}}}},
+})
+
+const revokeRoute = createRoute({
+  method: 'post',
+  operationId: 'revokeToken',
+  path: '/oauth/revoke',
+  summary: "Revoke one of the calling client's access tokens (RFC 7009)",
+  tags: ['A. Sign-on'],
+  security: CLIENT_AUTH,
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: revokeForm,
+          example: {token: 'AN_ACCESS_TOKEN', token_type_hint: 'access_token', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET},
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "Done, or nothing to do: the answer is the same for an unknown token or another client's",
+      content: {'application/json': {schema: revocationResponse}},
+    },
+    400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
+    401: INVALID_CLIENT,
+  },
+})
+
+const introspectRoute = createRoute({
+  method: 'post',
+  operationId: 'introspectToken',
+  path: '/oauth/introspect',
+  summary: 'Describe an access token of the calling client (RFC 7662)',
+  tags: ['A. Sign-on'],
+  security: CLIENT_AUTH,
+  request: {
+    body: {
+      content: {'application/x-www-form-urlencoded': {schema: introspectForm, example: {token: 'AN_ACCESS_TOKEN', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET}}},
+    },
+  },
+  responses: {
+    200: {description: "The token's state", content: {'application/json': {schema: introspectionResponse}}},
+    400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
+    401: INVALID_CLIENT,
+  },
+})
+
+const tokenRoute = createRoute({
+  method: 'post',
+  operationId: 'token',
+  path: '/oauth/token',
+  summary: 'Exchange an authorization code (or client credentials) for an access token',
+  tags: ['A. Sign-on'],
+  security: CLIENT_AUTH,
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: tokenForm,
+          example: {grant_type: 'client_credentials', scope: 'pulses', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET},
+        },
+      },
+    },
+  },
+  responses: {
+    200: {description: 'Access token', content: {'application/json': {schema: tokenResponse}}},
+    400: {description: 'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope', content: {'application/json': {schema: oauthError}}},
+    401: INVALID_CLIENT,
+  },
+})
+
+/**
+ * Client authentication: HTTP Basic or form fields, not both (RFC 6749 §2.3.1). A refusal of the
+ * header gets its Basic challenge from the OAuth error renderer (http/oauth-error.ts).
+ */
+function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): signon.ClientCredentials {
+  if (c.req.header('authorization') !== undefined) {
+    const basic = readBasicCredentials(c, {formEncoded: true})
+    if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
+    if (form.client_secret !== undefined) throw new AppError('invalid_request', 'send client credentials in the Authorization header or the body, not both')
+    if (form.client_id !== undefined && form.client_id !== basic.username) throw new AppError('invalid_request', 'client_id in the body differs from the Authorization header')
+    return {clientId: basic.username, clientSecret: basic.password, address: clientAddress(c)}
+  }
+  if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret')
+  if (form.client_secret === undefined) throw new AppError('invalid_client', 'client_secret is required')
+  return {clientId: form.client_id, clientSecret: form.client_secret, address: clientAddress(c)}
+}
+
+/** The token endpoint, revocation (RFC 7009), introspection (RFC 7662) and the metadata document (RFC 8414). */
+export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
+
+  app.openapi(metadataRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+
+  app.on('POST', '/oauth/token', async (c, next) => {
+    if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) {
+      throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
+    }
+    await next()
+  })
+
+  app.openapi(tokenRoute, async (c) => c.json(await grant(c, c.req.valid('form')), 200, NO_STORE))
+
+  const grant = async (c: Context, form: z.infer<typeof tokenForm>): Promise<signon.TokenResponse> => {
+    const now = clock.now()
+    switch (form.grant_type) {
+      case undefined:
+      case '':
+        throw new AppError('invalid_request', 'grant_type is required')
+      case 'authorization_code':
+        if (!form.code) throw new AppError('invalid_request', 'code is required')
+        if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
+        return signon.exchangeCode(db, clientCredentials(c, form), {code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier}, now)
+      case 'client_credentials':
+        return signon.exchangeClientCredentials(db, clientCredentials(c, form), form.scope, now)
+      default:
+        throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
+    }
+  }
+
+  app.openapi(revokeRoute, async (c) => {
+    const form = c.req.valid('form')
+    await signon.revoke(db, clientCredentials(c, form), form.token, clock.now())
+    // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
+    return c.json({}, 200, NO_STORE)
+  })
+
+  app.openapi(introspectRoute, async (c) => {
+    const form = c.req.valid('form')
+    return c.json(await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+  })
+}
