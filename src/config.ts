@@ -33,6 +33,13 @@ export const config = {
     tokenUseNoteEveryMs: 10 * 60 * 1000,
     /** Looked-up token rows kept per store while the store has not changed. */
     tokenCacheEntries: 10_000,
+    /**
+     * ID tokens (OpenID Connect) are valid an hour, as node-oidc-provider's are: a relying party
+     * reads one right after the code exchange, and a logout's id_token_hint is accepted expired.
+     */
+    idTokenSeconds: 3600,
+    /** How far a relying party's clock may be behind ours: a rotated key stays published this much longer. */
+    clockSkewSeconds: 60,
   },
 
   /** Guessing limits (registry/throttle.ts), counted in the store. */

@@ -15,6 +15,7 @@ export function clientFromRow(row: ClientRow): Client {
     ...row,
     redirect_uris: fromJsonText(row.redirect_uris, redirectUrisSchema, `clients.redirect_uris of ${row.id}`),
     grants: fromJsonText(row.grants, grantsSchema, `clients.grants of ${row.id}`),
+    post_logout_redirect_uris: fromJsonText(row.post_logout_redirect_uris, redirectUrisSchema, `clients.post_logout_redirect_uris of ${row.id}`),
   }
 }
 

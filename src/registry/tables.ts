@@ -1,5 +1,5 @@
 import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
-import type {JsonColumn} from '../store/json.js'
+import type {JsonColumn, JsonText} from '../store/json.js'
 import type {Grant} from './grants.js'
 
 /** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
@@ -20,6 +20,10 @@ export interface ClientTable {
   /** Sent to the partner as HTTP Basic, so it is kept as given (it is the partner's credential). */
   partner_password: string | null
   signing_secret: string | null
+  /** OpenID Connect: where RP-initiated logout may send the browser afterwards, exactly as registered. */
+  post_logout_redirect_uris: ColumnType<JsonText<string[]>, JsonText<string[]> | undefined, JsonText<string[]>>
+  /** OpenID Connect: the algorithm this client's ID tokens are signed with (RS256 or ES256). */
+  id_token_alg: ColumnType<string, string | undefined, string>
   created_at: string
   updated_at: string
 }
@@ -66,7 +70,11 @@ export interface RegistryTables {
 
 export type ClientRow = Selectable<ClientTable>
 /** A client as the service works with it: its lists decoded (registry/repository.ts, clientFromRow). */
-export type Client = Omit<ClientRow, 'redirect_uris' | 'grants'> & {redirect_uris: string[]; grants: Grant[]}
+export type Client = Omit<ClientRow, 'redirect_uris' | 'grants' | 'post_logout_redirect_uris'> & {
+  redirect_uris: string[]
+  grants: Grant[]
+  post_logout_redirect_uris: string[]
+}
 export type NewClientRow = Insertable<ClientTable>
 export type ClientUpdate = Updateable<ClientTable>
 export type MemberRow = Selectable<MemberTable>

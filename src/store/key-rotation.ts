@@ -5,6 +5,7 @@ import {isSealed, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
 /** Every column that holds a sealed secret, by table. */
 export const SEALED_COLUMNS: Record<string, {key: string; columns: string[]}> = {
   clients: {key: 'id', columns: ['partner_password', 'signing_secret']},
+  signing_keys: {key: 'kid', columns: ['private_key']},
 }
 
 export interface Rotation {

@@ -1,8 +1,9 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
-import type {AuthorizationCodeRow, SigninSessionRow} from './tables.js'
+import type {Insertable} from 'kysely'
+import type {AuthorizationCodeRow, AuthorizationCodeTable, SigninSessionRow, SigningKeyRow} from './tables.js'
 
-export async function insertCode(db: Db, row: Omit<AuthorizationCodeRow, 'used_at' | 'superseded_at'>): Promise<void> {
+export async function insertCode(db: Db, row: Insertable<AuthorizationCodeTable>): Promise<void> {
   await db.insertInto('authorization_codes').values(row).execute()
 }
 
@@ -72,4 +73,41 @@ export async function endEverySession(db: Db, now: string): Promise<number> {
 export async function deleteSpentSessions(db: Db, now: string): Promise<number> {
   const result = await db.deleteFrom('signin_sessions').where('expires_at', '<=', now).executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** The ID-token signing key in use for `alg`, if one was made. */
+export async function currentSigningKey(db: Db, alg: string): Promise<SigningKeyRow | undefined> {
+  return db.selectFrom('signing_keys').selectAll().where('alg', '=', alg).where('retired_at', 'is', null).executeTakeFirst()
+}
+
+/** Adds a signing key; false when another process made the current key for its algorithm first. */
+export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<boolean> {
+  const result = await db
+    .insertInto('signing_keys')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst()
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+}
+
+/** Every key jwks_uri publishes: the current ones, and retired ones whose ID tokens may still be live. */
+export async function publishedSigningKeys(db: Db, now: string): Promise<SigningKeyRow[]> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('publish_until', '>', now)]))
+    .orderBy('created_at', 'desc')
+    .orderBy('kid')
+    .execute()
+}
+
+/** Retires the current keys, published until `publishUntil`; answers their ids. */
+export async function retireSigningKeys(db: Db, now: string, publishUntil: string): Promise<string[]> {
+  const rows = await db.updateTable('signing_keys').set({retired_at: now, publish_until: publishUntil}).where('retired_at', 'is', null).returning('kid').execute()
+  return rows.map((row) => row.kid)
+}
+
+/** Drops retired keys no ID token can need any more. */
+export async function deleteUnpublishedKeys(db: Db, now: string): Promise<void> {
+  await db.deleteFrom('signing_keys').where('publish_until', '<=', now).execute()
 }

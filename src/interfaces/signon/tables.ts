@@ -8,6 +8,10 @@ export interface AuthorizationCodeTable {
   redirect_uri: string
   scopes: string
   code_challenge: string | null
+  /** OpenID Connect: the authorize request's nonce, echoed in the ID token. */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
+  /** OpenID Connect: when the member signed in (the session's start), the ID token's auth_time. */
+  auth_time: ColumnType<string | null, string | null | undefined, string | null>
   expires_at: string
   /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
   used_at: string | null
@@ -43,12 +47,29 @@ export interface SigninSessionTable {
   ended_at: string | null
 }
 
+/** An ID-token signing key (OpenID Connect); the private half sealed under the store's key. */
+export interface SigningKeyTable {
+  kid: string
+  alg: string
+  /** PKCS #8 PEM, sealed (store/secrets.ts). */
+  private_key: string
+  /** The public half as a JWK (JSON), as jwks_uri publishes it. */
+  public_jwk: string
+  created_at: string
+  /** Set when a newer key replaced it; it signs nothing after. */
+  retired_at: string | null
+  /** A retired key is published until the last ID token it signed has expired. */
+  publish_until: string | null
+}
+
 export interface SignonTables {
   authorization_codes: AuthorizationCodeTable
   access_tokens: AccessTokenTable
   signin_sessions: SigninSessionTable
+  signing_keys: SigningKeyTable
 }
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
 export type AccessTokenRow = Selectable<AccessTokenTable>
 export type SigninSessionRow = Selectable<SigninSessionTable>
+export type SigningKeyRow = Selectable<SigningKeyTable>
