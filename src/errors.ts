@@ -16,6 +16,11 @@ export type ErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'unsupported_token_type'
+  // OpenID Connect Core §3.1.2.6: sent to the client on the redirect, never as a page
+  | 'login_required'
+  | 'consent_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
   // generic codes for the other interfaces
   | 'bad_request'
   | 'unauthorized'
@@ -44,6 +49,10 @@ export const CODE_TO_STATUS = {
   invalid_token: 401,
   insufficient_scope: 403,
   unsupported_token_type: 400,
+  login_required: 400,
+  consent_required: 400,
+  request_not_supported: 400,
+  request_uri_not_supported: 400,
   bad_request: 400,
   unauthorized: 401,
   payment_required: 402,

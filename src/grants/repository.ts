@@ -82,6 +82,7 @@ function tokenWithOwnersQuery(db: Db, tokenHash: string) {
       'm.last_name',
       'm.country',
       'm.specialty',
+      'm.email',
     ])
     .where('t.token_hash', '=', tokenHash)
 }

@@ -18,7 +18,7 @@ export interface LiveToken {
   /** When it expires, in seconds since the epoch (the stored instant, rounded down); null: never. */
   expiresAt: number | null
   createdAt: number
-  member: {first_name: string; last_name: string; country: string; specialty: string} | null
+  member: {first_name: string; last_name: string; country: string; specialty: string; email: string} | null
 }
 
 /**
@@ -74,7 +74,10 @@ function grantOf(row: TokenRow) {
         scopes: row.scopes.split(' ').filter(Boolean),
         createdAt: Math.floor(Date.parse(row.created_at) / 1000),
         expiresAt: row.expires_at === null ? null : Math.floor(Date.parse(row.expires_at) / 1000),
-        member: row.member_id === null ? null : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? ''},
+        member:
+          row.member_id === null
+            ? null
+            : {first_name: row.first_name ?? '', last_name: row.last_name ?? '', country: row.country ?? '', specialty: row.specialty ?? '', email: row.email ?? ''},
       },
     }
     grants.set(row, grant)

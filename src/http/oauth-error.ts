@@ -35,4 +35,8 @@ const OAUTH_CODES: Record<string, true> = {
   invalid_token: true,
   insufficient_scope: true,
   unsupported_token_type: true,
+  login_required: true,
+  consent_required: true,
+  request_not_supported: true,
+  request_uri_not_supported: true,
 }

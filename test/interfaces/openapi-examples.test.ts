@@ -69,7 +69,7 @@ async function credentials(op: Operation, path: string): Promise<Record<string, 
               body: 'grant_type=client_credentials&scope=pulses',
             })
           ).json()
-        : await issueToken(ctx.db, 1, DEMO_CLIENT_ID, ctx.clock.now())
+        : await issueToken(ctx.db, 1, DEMO_CLIENT_ID, ctx.clock.now(), path === '/oauth/userinfo' ? ['openid', 'profile', 'email'] : undefined)
     return {authorization: `Bearer ${(issued as {access_token: string}).access_token}`}
   }
   throw new Error(`no demo credentials for scheme ${name}`)

@@ -1,11 +1,15 @@
+import {CLAIMS_SUPPORTED, OPENID} from './oidc.js'
 import {CLIENT_SCOPES, MEMBER_SCOPES} from './service.js'
+import {ID_TOKEN_ALGS} from './signing-keys.js'
 
 /**
- * The authorization server metadata (RFC 8414) for an issuer, the service's base URL. OAuth
- * libraries (openid-client's `discovery()`, oauth4webapi, Authlib) read it instead of being told
- * each endpoint, the authentication methods and that PKCE is S256 only. The issuer is fixed when
- * the service starts (never the request's Host), so the document is the same for every request
- * and shared caches may keep it (`public, max-age=3600`, no `Vary: Host`).
+ * The authorization server metadata (RFC 8414) for an issuer, the service's base URL, which is
+ * also the OpenID Provider's configuration (OpenID Connect Discovery §3): one document, served at
+ * both well-known paths, so the two can never disagree. OAuth and OpenID libraries (openid-client's
+ * `discovery()`, oauth4webapi, Authlib) read it instead of being told each endpoint, the
+ * authentication methods, that PKCE is S256 only and where the signing keys are. The issuer is
+ * fixed when the service starts (never the request's Host), so the document is the same for every
+ * request and shared caches may keep it (`public, max-age=3600`, no `Vary: Host`).
  */
 export function authorizationServerMetadata(issuer: string) {
   const auth = ['client_secret_basic', 'client_secret_post']
@@ -15,6 +19,9 @@ export function authorizationServerMetadata(issuer: string) {
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
+    userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    jwks_uri: `${issuer}/oauth/jwks`,
+    end_session_endpoint: `${issuer}/oauth/end_session`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'client_credentials'],
@@ -22,7 +29,16 @@ export function authorizationServerMetadata(issuer: string) {
     token_endpoint_auth_methods_supported: auth,
     revocation_endpoint_auth_methods_supported: auth,
     introspection_endpoint_auth_methods_supported: auth,
-    scopes_supported: [...new Set([...MEMBER_SCOPES, ...CLIENT_SCOPES])],
+    scopes_supported: [OPENID, ...MEMBER_SCOPES, 'email', ...CLIENT_SCOPES],
+    // OpenID Connect: a public subject (the member id; see oidc.ts for why not pairwise).
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
+    claims_supported: CLAIMS_SUPPORTED,
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    claims_parameter_supported: false,
+    // Absent, these two would mean "supported" (Discovery §3): say plainly they are not.
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     // RFC 9207: every redirect back to the client names this issuer, code or error alike.
     authorization_response_iss_parameter_supported: true,
     service_documentation: `${issuer}/docs`,

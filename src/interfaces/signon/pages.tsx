@@ -12,7 +12,7 @@ const STYLE = `
   .client img{width:48px;height:48px;object-fit:contain} .muted{color:#5b6878;font-size:.9rem}
   .app{border-top:1px solid #e3e7ec;margin-top:1rem;padding-top:.6rem} h2{font-size:1.1rem;margin:0}`
 
-const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
+export const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -37,12 +37,14 @@ export interface ClientCard {
   logo_url: string
 }
 
-export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<string, string | undefined>; csrf: string; error?: string | undefined}> = ({
-  client,
-  params,
-  csrf,
-  error,
-}) => (
+export const SignInPage: FC<{
+  client?: ClientCard | undefined
+  params: Record<string, string | undefined>
+  csrf: string
+  error?: string | undefined
+  /** Filled in from OpenID Connect's login_hint. */
+  email?: string | undefined
+}> = ({client, params, csrf, error, email}) => (
   <Layout title="Sign in">
     <h1>{client ? `Sign in to continue to ${client.name}` : 'Sign in to see the applications you allowed'}</h1>
     {error ? (
@@ -54,7 +56,7 @@ export const SignInPage: FC<{client?: ClientCard | undefined; params: Record<str
       <Hidden params={params} />
       <input type="hidden" name="csrf_token" value={csrf} />
       <label for="email">E-mail</label>
-      <input id="email" type="email" name="email" autocomplete="username" required />
+      <input id="email" type="email" name="email" autocomplete="username" value={email} required />
       <label for="password">Password</label>
       <input id="password" type="password" name="password" autocomplete="current-password" required />
       <button class="primary" type="submit">
@@ -82,8 +84,8 @@ export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: st
       </div>
     </div>
     <p>
-      {memberName}, <strong>{client.name}</strong> asks to confirm your membership and read your
-      {scopes.includes('profile') ? ' name, country of practice and primary specialty' : ' membership'}.
+      {memberName}, <strong>{client.name}</strong> asks to confirm your membership
+      {scopes.some((scope) => SCOPE_WORDS[scope]) ? ` and read ${scopes.flatMap((scope) => SCOPE_WORDS[scope] ?? []).join(', ')}` : ''}.
     </p>
     <form method="post" action="/oauth/authorize">
       <Hidden params={params} />
@@ -111,7 +113,12 @@ export interface AllowedApplication {
   last_used_at: string | null
 }
 
-const SCOPE_WORDS: Record<string, string> = {profile: 'your name, country of practice and primary specialty'}
+/** What the member is told each scope lets the application read. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'your member id',
+  profile: 'your name, country of practice and primary specialty',
+  email: 'your e-mail address',
+}
 const day = (iso: string) => iso.slice(0, 10)
 
 /**

@@ -15,6 +15,12 @@ export const authorizeQuery = z.object({
   scope: param(256).openapi({example: 'profile'}),
   code_challenge: param(128).openapi({description: 'PKCE S256 challenge (RFC 7636)', example: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8'}),
   code_challenge_method: param(16).openapi({example: 'S256'}),
+  nonce: param(512).openapi({description: 'OpenID Connect: echoed in the ID token, exactly'}),
+  prompt: param(64).openapi({description: 'OpenID Connect: none (no page: login_required or consent_required if one is needed), login (sign in again), consent'}),
+  max_age: param(10).openapi({description: 'OpenID Connect: seconds; an older sign-in is made again'}),
+  login_hint: param(254).openapi({description: "OpenID Connect: the member's e-mail, filled in on the sign-in form"}),
+  request: param(8192).openapi({description: 'Not supported: refused with request_not_supported'}),
+  request_uri: param().openapi({description: 'Not supported: refused with request_uri_not_supported'}),
 })
 
 export const consentForm = authorizeQuery.extend({
@@ -85,16 +91,22 @@ export const serverMetadata = z
     token_endpoint: z.string(),
     revocation_endpoint: z.string(),
     introspection_endpoint: z.string(),
+    userinfo_endpoint: z.string(),
+    jwks_uri: z.string(),
+    end_session_endpoint: z.string(),
     response_types_supported: z.array(z.string()),
     grant_types_supported: z.array(z.string()),
     code_challenge_methods_supported: z.array(z.string()),
     token_endpoint_auth_methods_supported: z.array(z.string()),
     scopes_supported: z.array(z.string()),
+    subject_types_supported: z.array(z.string()),
+    id_token_signing_alg_values_supported: z.array(z.string()),
+    claims_supported: z.array(z.string()),
     authorization_response_iss_parameter_supported: z.boolean(),
     service_documentation: z.string(),
   })
   .passthrough()
-  .openapi('AuthorizationServerMetadata')
+  .openapi('AuthorizationServerMetadata', {description: 'RFC 8414 metadata, which is also the OpenID Provider configuration'})
 
 export const tokenResponse = z
   .object({
@@ -103,6 +115,7 @@ export const tokenResponse = z
     expires_in: z.number().int().nullable().openapi({description: 'Seconds until expiry; null means no expiry'}),
     scope: z.string(),
     created_at: z.number().int(),
+    id_token: z.string().optional().openapi({description: 'OpenID Connect: a signed JWT, only when the authorization request had the openid scope'}),
   })
   .openapi('AccessTokenResponse')
 
@@ -126,3 +139,29 @@ export const memberInfoResponse = z
   .openapi('MemberInfo')
 
 export const oauthError = z.object({error: z.string(), error_description: z.string()}).openapi('OAuthError')
+
+export const jsonWebKeySet = z
+  .object({keys: z.array(z.object({kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig')}).passthrough())})
+  .openapi('JsonWebKeySet', {description: 'The public keys ID tokens are signed with (RFC 7517)'})
+
+export const userInfoResponse = z
+  .object({
+    sub: z.string().openapi({description: 'The member id: the same for every client'}),
+    name: z.string().optional(),
+    given_name: z.string().optional(),
+    family_name: z.string().optional(),
+    country_of_practice: z.string().optional(),
+    primary_specialty: z.string().optional(),
+    email: z.string().optional(),
+    email_verified: z.boolean().optional().openapi({description: 'Always false: medpanel does not confirm addresses'}),
+  })
+  .openapi('UserInfo', {description: "The claims the token's scopes allow: profile adds the names and the two community fields, email the e-mail"})
+
+export const endSessionParams = z.object({
+  id_token_hint: param(8192).openapi({description: 'An ID token this service issued to the client (it may have expired)'}),
+  post_logout_redirect_uri: param().openapi({description: 'Where to go afterwards: one of the URIs registered for the client, exactly'}),
+  state: param(1024).openapi({description: 'Returned unchanged on that redirect', example: 'af0ifjsldkj'}),
+  client_id: param(128).openapi({description: 'The client, when no id_token_hint names it', example: DEMO_CLIENT_ID}),
+  csrf_token: param(256).openapi({description: "Set by medpanel's own confirmation form"}),
+  confirm: param(8).openapi({description: "yes, from medpanel's own confirmation form"}),
+})

@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {AppError} from '../../errors.js'
+import {AppError, type ErrorCode} from '../../errors.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {type Clock, iso} from '../../lib/clock.js'
 import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
@@ -15,19 +15,22 @@ import * as grants from '../../grants/repository.js'
 import {resolveToken, type LiveToken} from '../../grants/service.js'
 import * as repo from './repository.js'
 import {config} from '../../config.js'
+import {issueIdToken, OIDC_SCOPES, OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
 
 /** Authorization codes live ten minutes (DESIGN.md), and only until first use. */
 export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
 /** A sign-in on the consent page lasts a working day. */
 export const SESSION_SECONDS = config.signon.sessionSeconds
 export const MEMBER_SCOPES = ['profile'] as const
+/** What a client may ask a member for: the profile, and with OpenID Connect, who they are and their e-mail. */
+export const AUTHORIZE_SCOPES: readonly string[] = [...MEMBER_SCOPES, ...OIDC_SCOPES]
 export const CLIENT_SCOPES = ['pulses'] as const
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
 const invalidRequest = (why: string) => new AppError('invalid_request', why)
 
 /** The query of GET /oauth/authorize (also posted back by the consent form). */
-export interface AuthorizeRequest {
+export interface AuthorizeRequest extends OidcParams {
   client_id: string
   redirect_uri: string
   response_type?: string | undefined
@@ -43,6 +46,8 @@ export interface CheckedAuthorizeRequest {
   state: string | undefined
   scopes: string[]
   codeChallenge: string | null
+  /** The OpenID Connect part, when the scopes include `openid`; null for a plain OAuth request. */
+  oidc: OidcRequest | null
 }
 
 /** Appends OAuth parameters to a redirect URI, keeping its own query intact. */
@@ -66,21 +71,27 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
   if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
     throw invalidRequest('redirect_uri does not match any URI registered for this application')
   }
-  const back = (error: 'unauthorized_client' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_request', description: string) =>
+  const back = (error: ErrorCode, description: string) =>
     new AppError(error, description, {location: redirectWith(req.redirect_uri, {error, error_description: description, state: req.state})})
 
   if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
   if (req.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code')
   const scopes = req.scope ? req.scope.split(' ').filter(Boolean) : [...MEMBER_SCOPES]
-  const unknown = scopes.filter((s) => !(MEMBER_SCOPES as readonly string[]).includes(s))
+  const unknown = scopes.filter((s) => !AUTHORIZE_SCOPES.includes(s))
   if (unknown.length > 0) throw back('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
+  const oidc = scopes.includes(OPENID) ? readOidcRequest(req, back) : null
   let codeChallenge: string | null = null
   if (req.code_challenge !== undefined || req.code_challenge_method !== undefined) {
     if (req.code_challenge_method !== 'S256') throw back('invalid_request', 'code_challenge_method must be S256')
     if (!req.code_challenge || !isValidChallenge(req.code_challenge)) throw back('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)')
     codeChallenge = req.code_challenge
   }
-  return {client, redirectUri: req.redirect_uri, state: req.state, scopes: [...new Set(scopes)], codeChallenge}
+  return {client, redirectUri: req.redirect_uri, state: req.state, scopes: [...new Set(scopes)], codeChallenge, oidc}
+}
+
+/** An error sent back to the client on the redirect, once client and redirect URI are proven. */
+export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode, description: string): AppError {
+  return new AppError(error, description, {location: redirectWith(checked.redirectUri, {error, error_description: description, state: checked.state})})
 }
 
 /**
@@ -133,27 +144,34 @@ export async function closeSession(db: Db, sessionId: string | undefined, now: D
   if (sessionId !== undefined) await repo.endSession(db, sha256(sessionId), iso(now))
 }
 
+/** A live sign-in: the member, and when the session began (OpenID Connect's auth_time). */
+export interface SignedIn {
+  member: MemberRow
+  signedInAt: string
+}
+
 /**
  * The member behind a sign-in cookie's session id, unless the session is unknown, ended (sign-out
  * or a later sign-in in the same browser) or past its SESSION_SECONDS, or the member's sessions
  * were ended after it began (a password change or a deactivation, even one undone since), or the
  * member left.
  */
-export async function sessionMember(db: Db, sessionId: string, now: Date): Promise<MemberRow | undefined> {
+export async function sessionMember(db: Db, sessionId: string, now: Date): Promise<SignedIn | undefined> {
   const session = await repo.findSession(db, sha256(sessionId))
   if (!session || session.ended_at !== null || session.expires_at <= iso(now)) return undefined
   const began = Date.parse(session.created_at)
   const member = await findMember(db, session.member_id)
   if (member?.active !== 1 || Date.parse(member.password_changed_at) > began) return undefined
   if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= began) return undefined
-  return member
+  return {member, signedInAt: session.created_at}
 }
 
 /**
  * The member allowed access: a new single-use code replaces any unused code the pair still had.
- * Returns where to send the browser.
+ * `signedInAt` is when the member's sign-in session began (the ID token's auth_time). Returns
+ * where to send the browser.
  */
-export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeRequest, memberId: number, now: Date): Promise<string> {
+export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeRequest, memberId: number, now: Date, signedInAt: string | null = null): Promise<string> {
   const code = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
@@ -167,6 +185,8 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
       redirect_uri: checked.redirectUri,
       scopes: checked.scopes.join(' '),
       code_challenge: checked.codeChallenge,
+      nonce: checked.oidc?.nonce ?? null,
+      auth_time: checked.oidc ? signedInAt : null,
       expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
       created_at: stamp,
     })
@@ -188,6 +208,8 @@ export interface TokenResponse {
   expires_in: number | null
   scope: string
   created_at: number
+  /** OpenID Connect: only for a code whose request had the openid scope. */
+  id_token?: string
 }
 
 async function mintToken(db: Db, client: Client, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
@@ -220,6 +242,8 @@ async function requireClient(db: Db, credentials: ClientCredentials, now: Date):
 }
 
 export interface CodeExchange {
+  /** The issuer ID tokens name: the service's base URL. */
+  issuer: string
   code: string
   redirectUri: string
   codeVerifier?: string | undefined
@@ -257,11 +281,27 @@ export async function exchangeCode(db: Kysely<Database>, credentials: ClientCred
     if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
     const member = await getMemberRow(trx, code.member_id)
     if (member.active !== 1) return invalidGrant('the member is no longer active')
-    return mintToken(trx, client, code.member_id, code.scopes, codeHash, now)
+    const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now)
+    return {minted, member, nonce: code.nonce, authTime: code.auth_time}
   })
   // Errors are returned, not thrown, so the replay revocation above commits.
   if (outcome instanceof AppError) throw outcome
-  return outcome
+  const {minted, member} = outcome
+  const scopes = minted.scope.split(' ')
+  if (!scopes.includes(OPENID)) return minted
+  // Signed after the commit: making the first signing key is a write of its own.
+  const idToken = await issueIdToken(db, {
+    issuer: grant.issuer,
+    clientId: client.id,
+    alg: client.id_token_alg,
+    member,
+    scopes,
+    nonce: outcome.nonce,
+    authTime: outcome.authTime,
+    accessToken: minted.access_token,
+    now,
+  })
+  return {...minted, id_token: idToken}
 }
 
 /** client_credentials grant: a token acting for the client itself, for clients that own pulses. */
@@ -317,14 +357,16 @@ export async function introspect(db: Db, credentials: ClientCredentials, token: 
 }
 
 /** An operator mints a member token directly (test scripts), as if the member had allowed. */
-export async function issueToken(db: Db, memberId: number, clientId: string, now: Date): Promise<TokenResponse> {
+export async function issueToken(db: Db, memberId: number, clientId: string, now: Date, scopes: readonly string[] = MEMBER_SCOPES): Promise<TokenResponse> {
   const client = await getClientRow(db, clientId)
   if (client.expired_at !== null) throw new AppError('bad_request', `client ${clientId} has expired`)
   if (!hasGrant(client, 'signon'))
     throw new AppError('bad_request', `client ${clientId} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`)
   const member = await getMemberRow(db, memberId)
   if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
-  return mintToken(db, client, memberId, MEMBER_SCOPES.join(' '), null, now)
+  const unknown = scopes.filter((scope) => !AUTHORIZE_SCOPES.includes(scope))
+  if (unknown.length > 0) throw new AppError('bad_request', `unknown scope: ${unknown.join(' ')} (a member's token may have ${AUTHORIZE_SCOPES.join(', ')})`)
+  return mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
 }
 
 export interface TokenInfo {
@@ -343,6 +385,15 @@ export interface AuthorizedApplication {
   scopes: string[]
   since: string
   last_used_at: string | null
+}
+
+/**
+ * Whether the member already allowed this client everything the request asks (a live token with
+ * those scopes): what lets prompt=none answer with a code and no page.
+ */
+export async function alreadyAllowed(db: Db, memberId: number, checked: CheckedAuthorizeRequest, now: Date): Promise<boolean> {
+  const allowed = (await authorizedApplications(db, memberId, now)).find((a) => a.client_id === checked.client.id)
+  return allowed !== undefined && checked.scopes.every((scope) => allowed.scopes.includes(scope))
 }
 
 /** The applications a member allowed and can take back (the authorized-applications page). */

@@ -38,7 +38,7 @@ describe('discovery, iss, revocation and introspection', () => {
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: ['profile', 'pulses'],
+      scopes_supported: ['openid', 'profile', 'email', 'pulses'],
       authorization_response_iss_parameter_supported: true,
       service_documentation: `${ISSUER}/docs`,
     })

@@ -17,6 +17,8 @@ export interface SignonContext {
   publicHttps: boolean
   /** The key that signs the consent page's cookies. */
   cookieSecret: () => Promise<string>
+  /** The member signed in on this browser, and since when, if the cookie names a live session. */
+  signedIn: (c: Context) => Promise<signon.SignedIn | undefined>
   /** The member signed in on this browser, if the cookie names a live session. */
   sessionMember: (c: Context) => Promise<MemberRow | undefined>
   /** A fresh or existing CSRF token for a form on this page. */
@@ -34,15 +36,17 @@ export function signonContext(deps: AppDeps): SignonContext {
   // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
   const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
+  const signedIn = async (c: Context) => {
+    const sessionId = await readSession(c, await cookieSecret())
+    return sessionId ? signon.sessionMember(db, sessionId, clock.now()) : undefined
+  }
   return {
     deps,
     issuerOf: (c) => serviceOrigin(deps.baseUrl, c),
     publicHttps,
     cookieSecret,
-    async sessionMember(c) {
-      const sessionId = await readSession(c, await cookieSecret())
-      return sessionId ? signon.sessionMember(db, sessionId, clock.now()) : undefined
-    },
+    signedIn,
+    sessionMember: async (c) => (await signedIn(c))?.member,
     formToken: async (c) => csrfToken(c, await cookieSecret(), publicHttps),
     async requireFormToken(c, presented, message = EXPIRED_FORM) {
       if (!(await checkCsrf(c, await cookieSecret(), presented))) throw new AppError('forbidden', message)

@@ -11,13 +11,14 @@ import {rejectInvalid} from '../../../http/validation.js'
 import {signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
 import {INFO_METHODS, infoRoutes} from './info.js'
+import {END_SESSION_PATH, OIDC_JSON_PATHS, OIDC_METHODS, oidcRoutes} from './oidc.js'
 import {APPLICATIONS_PATH, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
 import {METADATA_PATH, TOKEN_METHODS, tokenRoutes} from './token.js'
 
 /**
  * Interface A, by flow: the browser's pages and forms (pages.tsx), the endpoints clients call
- * with their credentials (token.ts), the resources they call with a token (info.ts), and the
- * demo's callback page (demo.tsx). Each path answers errors in its audience's shape: an HTML page
+ * with their credentials (token.ts), the resources they call with a token (info.ts), OpenID
+ * Connect's own endpoints (oidc.tsx), and the demo's callback page (demo.tsx). Each path answers errors in its audience's shape: an HTML page
  * or a redirect for browsers, OAuth's JSON for clients. Any method a path does not serve gets 405
  * with Allow, in the same shape.
  */
@@ -39,7 +40,9 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
     // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
     if (path !== APPLICATIONS_PATH) app.on('POST', path, formOrigin)
   }
-  for (const path of Object.keys(TOKEN_METHODS)) app.use(path, errorShape(renderOAuthError), bodyCap('request body'))
+  // The logout endpoint is a page; relying parties may send it a form from their own site.
+  app.use(END_SESSION_PATH, errorShape(renderPage), bodyCap('form'))
+  for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS]) app.use(path, errorShape(renderOAuthError), bodyCap('request body'))
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
   for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
 
@@ -47,9 +50,10 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   pageRoutes(app, ctx)
   tokenRoutes(app, ctx)
   infoRoutes(app, ctx)
+  oidcRoutes(app, ctx)
   if (deps.demo) demoRoutes(app, ctx)
 
-  const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, [METADATA_PATH]: ['GET']}
+  const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, ...OIDC_METHODS, [METADATA_PATH]: ['GET']}
   for (const [path, methods] of Object.entries(served)) app.all(path, methodNotAllowed(...methods))
   return app
 }
@@ -61,7 +65,15 @@ function registerSecuritySchemes(app: OpenAPIHono): void {
   registry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',
     flows: {
-      authorizationCode: {authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', scopes: {profile: "the member's name, country of practice and specialty"}},
+      authorizationCode: {
+        authorizationUrl: '/oauth/authorize',
+        tokenUrl: '/oauth/token',
+        scopes: {
+          openid: 'OpenID Connect: an ID token naming the member, and UserInfo',
+          profile: "the member's name, country of practice and specialty",
+          email: "OpenID Connect: the member's e-mail address",
+        },
+      },
       clientCredentials: {tokenUrl: '/oauth/token', scopes: {pulses: "the client's own pulse exports (interface D)"}},
     },
   })

@@ -7,6 +7,7 @@ import type {ErrorRenderer} from '../../../http/error-shape.js'
 import {pagePolicy} from '../../../http/page-headers.js'
 import {revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
+import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm} from '../schema.js'
 import * as signon from '../service.js'
@@ -141,8 +142,20 @@ const signOut = createRoute({
 
 /** The authorize parameters a form carries along, so no server-side flow state is needed. */
 function formParams(form: Record<string, string | undefined>): Record<string, string | undefined> {
-  const {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method} = form
-  return {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method}
+  const {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method, nonce, prompt, max_age, login_hint} = form
+  return {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method, nonce, prompt, max_age, login_hint}
+}
+
+/**
+ * Where the browser goes back to once the member has signed in: the same request, less what asked
+ * for the sign-in that just happened (prompt=login, max_age), or it would ask again forever.
+ */
+function afterSignIn(params: Record<string, string | undefined>): Record<string, string | undefined> {
+  const prompt = (params.prompt ?? '')
+    .split(' ')
+    .filter((value) => value !== '' && value !== 'login' && value !== 'select_account')
+    .join(' ')
+  return {...params, prompt: prompt === '' ? undefined : prompt, max_age: undefined}
 }
 
 function authorizeRequest(form: Record<string, string | undefined>): signon.AuthorizeRequest {
@@ -152,20 +165,29 @@ function authorizeRequest(form: Record<string, string | undefined>): signon.Auth
 /** The authorization endpoint and the forms around it: sign-in, consent, the applications page, sign-out. */
 export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
-  const {issuerOf, sessionMember, formToken, requireFormToken} = ctx
+  const {issuerOf, signedIn, sessionMember, formToken, requireFormToken} = ctx
 
   app.openapi(authorizePage, async (c) => {
     const query = c.req.valid('query')
     const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(query))
+    const now = clock.now()
+    const signed = await signedIn(c)
+    // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
+    const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
+    if (checked.oidc?.prompt.has('none')) {
+      // No page may be shown: a code if nothing needs the member, else the reason, to the client.
+      if (!current) throw signon.redirectError(checked, 'login_required', 'the member must sign in')
+      if (!(await signon.alreadyAllowed(db, current.member.id, checked, now))) throw signon.redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+      return c.redirect(withIssuer(await signon.allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
+    }
     const csrf = await formToken(c)
-    const member = await sessionMember(c)
     const params = formParams(query)
     c.header('Cache-Control', 'no-store')
     c.header('X-Frame-Options', 'DENY')
-    if (!member) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} />)
+    if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
     // Allow and Deny answer with a redirect to the client: the page's policy must let the form lead there.
     c.header('Content-Security-Policy', pagePolicy([new URL(checked.redirectUri).origin]))
-    return c.html(<ConsentPage client={checked.client} memberName={member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
+    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
   })
 
   app.openapi(createSession, async (c) => {
@@ -188,7 +210,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       return c.html(<SignInPage client={checked?.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
     }
     if (toApplications) return c.redirect(APPLICATIONS_PATH, 303)
-    const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
+    const query = new URLSearchParams(Object.entries(afterSignIn(params)).filter((e): e is [string, string] => e[1] !== undefined))
     return c.redirect(`${AUTHORIZE_PATH}?${query}`, 303)
   })
 
@@ -196,9 +218,9 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const form = c.req.valid('form')
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
-    const member = await sessionMember(c)
-    if (!member) return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await signon.allow(db, checked, member.id, clock.now()), issuerOf(c)), 302)
+    const signed = await signedIn(c)
+    if (!signed) return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await formToken(c)} error="Please sign in again." />, 401)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await signon.allow(db, checked, signed.member.id, clock.now(), signed.signedInAt), issuerOf(c)), 302)
     if (form.decision === 'deny') return c.redirect(withIssuer(signon.deny(checked), issuerOf(c)), 302)
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })

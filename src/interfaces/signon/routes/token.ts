@@ -148,7 +148,12 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       case 'authorization_code':
         if (!form.code) throw new AppError('invalid_request', 'code is required')
         if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
-        return signon.exchangeCode(db, clientCredentials(c, form), {code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier}, now)
+        return signon.exchangeCode(
+          db,
+          clientCredentials(c, form),
+          {issuer: ctx.issuerOf(c), code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier},
+          now,
+        )
       case 'client_credentials':
         return signon.exchangeClientCredentials(db, clientCredentials(c, form), form.scope, now)
       default:

@@ -1,0 +1,164 @@
+import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
+import type {Context} from 'hono'
+import {DEMO_CLIENT_ID} from '../../../demo-data.js'
+import {AppError} from '../../../errors.js'
+import {bearerTokenGuard} from '../../../http/bearer-auth.js'
+import {useErrorShape} from '../../../http/error-shape.js'
+import {guardChain} from '../../../http/guards.js'
+import {renderOAuthError} from '../../../http/oauth-error.js'
+import {presentToken} from '../../../grants/service.js'
+import {findClient} from '../../../registry/repository.js'
+import type {Client} from '../../../registry/tables.js'
+import {authorizationServerMetadata} from '../discovery.js'
+import {ConfirmSignOutPage, SignedOutPage} from '../logout-pages.js'
+import {userInfo} from '../oidc.js'
+import {endSessionParams, jsonWebKeySet, oauthError, serverMetadata, userInfoResponse} from '../schema.js'
+import * as signon from '../service.js'
+import {endSession, readSession} from '../session.js'
+import {publishedKeys, readOwnIdToken} from '../signing-keys.js'
+import type {SignonContext} from './context.js'
+
+export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration'
+export const USERINFO_PATH = '/oauth/userinfo'
+export const END_SESSION_PATH = '/oauth/end_session'
+const JWKS_PATH = '/oauth/jwks'
+
+/** The OpenID Connect routes and the methods each serves. */
+export const OIDC_METHODS: Record<string, string[]> = {
+  [OPENID_CONFIGURATION_PATH]: ['GET'],
+  [JWKS_PATH]: ['GET'],
+  [USERINFO_PATH]: ['GET', 'POST'],
+  [END_SESSION_PATH]: ['GET', 'POST'],
+}
+/** Answered in OAuth's JSON shape; the logout endpoint is a browser page. */
+export const OIDC_JSON_PATHS = [OPENID_CONFIGURATION_PATH, JWKS_PATH, USERINFO_PATH]
+
+const configurationRoute = createRoute({
+  method: 'get',
+  operationId: 'openidConfiguration',
+  path: OPENID_CONFIGURATION_PATH,
+  summary: 'OpenID Provider configuration (OpenID Connect Discovery): the same document as the RFC 8414 metadata',
+  tags: ['A. Sign-on'],
+  security: [],
+  responses: {200: {description: 'The configuration document', content: {'application/json': {schema: serverMetadata}}}},
+})
+
+const jwksRoute = createRoute({
+  method: 'get',
+  operationId: 'jwks',
+  path: JWKS_PATH,
+  summary: 'The public keys ID tokens are signed with (jwks_uri)',
+  tags: ['A. Sign-on'],
+  security: [],
+  responses: {200: {description: 'The key set', content: {'application/json': {schema: jsonWebKeySet}}}},
+})
+
+const USERINFO_SECURITY: Record<string, string[]>[] = [{bearer: []}, {oauth2: ['openid']}]
+const userInfoRoute = (method: 'get' | 'post') =>
+  createRoute({
+    method,
+    operationId: method === 'get' ? 'userInfo' : 'userInfoPost',
+    path: USERINFO_PATH,
+    summary: 'OpenID Connect UserInfo: the claims of the member the token acts for',
+    tags: ['A. Sign-on'],
+    security: USERINFO_SECURITY,
+    responses: {
+      200: {description: 'The claims', content: {'application/json': {schema: userInfoResponse}}},
+      401: {description: 'invalid_request or invalid_token (RFC 6750), with WWW-Authenticate', content: {'application/json': {schema: oauthError}}},
+      403: {description: 'insufficient_scope: the token was not issued with openid', content: {'application/json': {schema: oauthError}}},
+    },
+  })
+
+const endSessionResponses = {
+  200: {description: 'HTML page: a confirmation form, or "you are signed out"'},
+  303: {description: 'Signed out; to the post_logout_redirect_uri, with state'},
+  400: {description: 'HTML error page: an ID token hint this service did not issue, or an unregistered post_logout_redirect_uri'},
+}
+const endSessionGet = createRoute({
+  method: 'get',
+  operationId: 'endSession',
+  path: END_SESSION_PATH,
+  summary: "RP-initiated logout: ends the member's sign-in on this browser, then goes back to the client",
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {query: endSessionParams},
+  responses: endSessionResponses,
+})
+const endSessionPost = createRoute({
+  method: 'post',
+  operationId: 'endSessionPost',
+  path: END_SESSION_PATH,
+  summary: 'RP-initiated logout with the parameters in a form body; also the confirmation form',
+  tags: ['A. Sign-on'],
+  security: [],
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: endSessionParams, example: {client_id: DEMO_CLIENT_ID, state: 'af0ifjsldkj'}}}}},
+  responses: endSessionResponses,
+})
+
+/** OpenID Connect's own endpoints: discovery, the key set, UserInfo and RP-initiated logout. */
+export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
+
+  app.openapi(configurationRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+
+  // Short-lived in caches: a relying party that meets an unknown kid fetches the set again anyway.
+  app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
+
+  const reject = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
+  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), reject}))
+  for (const method of ['get', 'post'] as const) {
+    app.openapi(userInfoRoute(method), async (c) => {
+      await guard(c)
+      return c.json(userInfo(c.get('token')), 200, {'Cache-Control': 'no-store'})
+    })
+  }
+
+  app.openapi(endSessionGet, (c) => endSessionFlow(c, c.req.valid('query')))
+  app.openapi(endSessionPost, (c) => endSessionFlow(c, c.req.valid('form')))
+
+  /**
+   * RP-initiated logout 1.0. The browser's session ends at once when an id_token_hint proves the
+   * request comes from an application of the signed-in member; otherwise the member is asked
+   * first (a link on any site must not sign members out). The redirect goes only to a URI
+   * registered for the client the hint (or client_id) names.
+   */
+  async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
+    const now = clock.now()
+    let client: Client | undefined
+    let subject: unknown
+    if (params.id_token_hint !== undefined) {
+      const claims = await readOwnIdToken(db, params.id_token_hint, ctx.issuerOf(c), now)
+      if (!claims) throw new AppError('invalid_request', 'id_token_hint is not an ID token this service issued')
+      const audience = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud
+      if (params.client_id !== undefined && params.client_id !== audience) throw new AppError('invalid_request', "client_id is not the ID token's audience")
+      client = typeof audience === 'string' ? await findClient(db, audience) : undefined
+      subject = claims.sub
+    } else if (params.client_id !== undefined) {
+      client = await findClient(db, params.client_id)
+      if (!client) throw new AppError('invalid_request', 'unknown client_id')
+    }
+    let destination: string | undefined
+    if (params.post_logout_redirect_uri !== undefined) {
+      if (!client) throw new AppError('invalid_request', 'post_logout_redirect_uri needs an id_token_hint or a client_id to say whose it is')
+      if (!client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri)) {
+        throw new AppError('invalid_request', 'post_logout_redirect_uri is not registered for this application')
+      }
+      destination = signon.redirectWith(params.post_logout_redirect_uri, {state: params.state})
+    }
+    c.header('Cache-Control', 'no-store')
+    const signed = await ctx.signedIn(c)
+    if (signed) {
+      const proven = subject !== undefined && subject === String(signed.member.id)
+      if (params.confirm === 'yes') await ctx.requireFormToken(c, params.csrf_token)
+      else if (!proven) {
+        c.header('X-Frame-Options', 'DENY')
+        const {csrf_token: _csrf, confirm: _confirm, ...carried} = params
+        return c.html(<ConfirmSignOutPage memberName={signed.member.first_name} clientName={client?.name} params={carried} csrf={await ctx.formToken(c)} />)
+      }
+      await signon.closeSession(db, await readSession(c, await ctx.cookieSecret()), now)
+      endSession(c)
+    }
+    if (destination) return c.redirect(destination, 303)
+    return c.html(<SignedOutPage />)
+  }
+}
