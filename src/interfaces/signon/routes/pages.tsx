@@ -159,7 +159,8 @@ function afterSignIn(params: Record<string, string | undefined>): Record<string,
 }
 
 function authorizeRequest(form: Record<string, string | undefined>): signon.AuthorizeRequest {
-  return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? ''}
+  // request and request_uri are read only to be refused: no form carries them on.
+  return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? '', request: form.request, request_uri: form.request_uri}
 }
 
 /** The authorization endpoint and the forms around it: sign-in, consent, the applications page, sign-out. */
