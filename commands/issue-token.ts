@@ -5,15 +5,20 @@ import {BaseCommand} from './base-command.js'
 
 export default class IssueToken extends BaseCommand<typeof IssueToken> {
   static override description = 'Mint a member access token for a client without the browser flow (for test scripts)'
-  static override examples = ['TOKEN=$(<%= config.bin %> issue-token --member 1 --client demo-client --json | jq -r .access_token)']
+  static override examples = [
+    'TOKEN=$(<%= config.bin %> issue-token --member 1 --client demo-client --json | jq -r .access_token)',
+    '<%= config.bin %> issue-token --member 1 --client demo-client --scope "openid profile email"',
+  ]
   static override flags = {
     member: Flags.string({description: 'user_id', required: true}),
     client: Flags.string({description: 'client_id', required: true}),
+    scope: Flags.string({description: 'space-separated scopes: profile (the default), openid, email; openid lets the token read /oauth/userinfo', default: 'profile'}),
   }
 
   async run(): Promise<TokenResponse> {
-    const token = await issueToken((await this.openStore()).db, parseMemberId(this.flags.member), this.flags.client, this.clock.now())
-    this.say(`access_token  ${token.access_token}\ntoken_type    ${token.token_type}\nexpires_in    ${token.expires_in ?? 'never'}`)
+    const scopes = this.flags.scope.split(' ').filter(Boolean)
+    const token = await issueToken((await this.openStore()).db, parseMemberId(this.flags.member), this.flags.client, this.clock.now(), scopes)
+    this.say(`access_token  ${token.access_token}\ntoken_type    ${token.token_type}\nexpires_in    ${token.expires_in ?? 'never'}\nscope         ${token.scope}`)
     return token
   }
 }

@@ -366,6 +366,7 @@ export async function issueToken(db: Db, memberId: number, clientId: string, now
   if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
   const unknown = scopes.filter((scope) => !AUTHORIZE_SCOPES.includes(scope))
   if (unknown.length > 0) throw new AppError('bad_request', `unknown scope: ${unknown.join(' ')} (a member's token may have ${AUTHORIZE_SCOPES.join(', ')})`)
+  if (scopes.length === 0) throw new AppError('bad_request', `a member's token needs at least one scope of ${AUTHORIZE_SCOPES.join(', ')}`)
   return mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
 }
 
