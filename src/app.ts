@@ -55,7 +55,11 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     info: {
       title: 'medpanel',
       version: SERVICE_VERSION,
-      description: 'Sign-on (A), balances (C), pulse export (D) and conversation search (E).',
+      description: [
+        'Sign-on (A, OAuth 2 and OpenID Connect), balances (C), pulse export (D) and conversation search (E).',
+        '',
+        'A method this document does not list for a path is answered 405 Method Not Allowed, with an `Allow` header naming the methods the path serves (HEAD goes with GET), once the caller has authenticated where the path requires it (C and D check credentials first), in the error shape of the interface the path belongs to: `{"error", "error_description"}` for sign-on\'s API endpoints and interface D, an HTML page for the sign-in, consent, applications and logout pages, `{"message"}` for C, and E\'s own error document for E.',
+      ].join('\n'),
       license: {name: 'Proprietary'},
     },
     // Relative: the document describes whichever medpanel serves it, at that address.
