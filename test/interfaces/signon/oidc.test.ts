@@ -58,6 +58,16 @@ describe('OpenID Connect', () => {
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
     })
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/oauth/jwks']) {
+      const res = await ctx.app.request(path, {headers: {origin: 'https://spa.example'}})
+      expect(res.headers.get('access-control-allow-origin'), path).toBe('*')
+    }
+    const preflight = await ctx.app.request('/oauth/userinfo', {
+      method: 'OPTIONS',
+      headers: {origin: 'https://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization'},
+    })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization/i)
     expect(oidcDoc.claims_supported).toEqual(expect.arrayContaining(['sub', 'nonce', 'auth_time', 'at_hash', 'name', 'email', 'email_verified']))
   })
 
@@ -211,6 +221,9 @@ describe('OpenID Connect', () => {
     expect(asked.status).toBe(200)
     const html = await asked.text()
     expect(html).toContain('Sign out of medpanel?')
+    // Browsers hold a form's redirect to form-action: the confirming form may lead to the client.
+    expect(asked.headers.get('content-security-policy')).toContain("form-action 'self' https://client.example")
+    expect(asked.headers.get('x-frame-options')).toBe('DENY')
     expect(await (await ctx.app.request(authorizeUrl(oidc()), {headers: jar.header()})).text()).toContain('Allow')
     const forged = await ctx.app.request('/oauth/end_session', form({client_id: client.client_id, confirm: 'yes', csrf_token: 'forged'}, jar.header()))
     expect(forged.status).toBe(403)

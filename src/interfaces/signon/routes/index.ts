@@ -1,5 +1,6 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
 import {bodyLimit} from 'hono/body-limit'
+import {cors} from 'hono/cors'
 import {config} from '../../../config.js'
 import type {AppDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
@@ -45,6 +46,10 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS]) app.use(path, errorShape(renderOAuthError), bodyCap('request body'))
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
   for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
+
+  // Relying parties that run in a browser read these from their own origin. None of them reads a
+  // cookie, so any origin may (UserInfo takes its Bearer token from the header alone).
+  for (const path of [...OIDC_JSON_PATHS, METADATA_PATH]) app.use(path, cors({origin: '*', allowHeaders: ['Authorization'], maxAge: 600}))
 
   registerSecuritySchemes(app)
   pageRoutes(app, ctx)

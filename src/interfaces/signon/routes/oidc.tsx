@@ -4,6 +4,7 @@ import {DEMO_CLIENT_ID} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
+import {pagePolicy} from '../../../http/page-headers.js'
 import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {presentToken} from '../../../grants/service.js'
@@ -151,7 +152,8 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       const proven = subject !== undefined && subject === String(signed.member.id)
       if (params.confirm === 'yes') await ctx.requireFormToken(c, params.csrf_token)
       else if (!proven) {
-        c.header('X-Frame-Options', 'DENY')
+        // The confirming form's answer redirects to the client: the page's policy must let it.
+        if (destination) c.header('Content-Security-Policy', pagePolicy([new URL(destination).origin]))
         const {csrf_token: _csrf, confirm: _confirm, ...carried} = params
         return c.html(<ConfirmSignOutPage memberName={signed.member.first_name} clientName={client?.name} params={carried} csrf={await ctx.formToken(c)} />)
       }
