@@ -48,7 +48,7 @@ export const tokenForm = z
 
 export const revokeForm = z
   .object({
-    token: param(512).openapi({description: 'The access token to revoke'}),
+    token: param(512).openapi({description: 'The access token to revoke; an empty value names no token and is answered as an unknown one'}),
     token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as an access token'}),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
