@@ -43,4 +43,4 @@ export function pageHeaders(): MiddlewareHandler {
 }
 
 /** The paths that answer with HTML pages. */
-export const PAGE_PATHS = ['/', '/oauth/authorize', '/oauth/session', '/oauth/authorized_applications', '/oauth/authorized_applications/*', '/demo/*'] as const
+export const PAGE_PATHS = ['/', '/oauth/authorize', '/oauth/session', '/oauth/authorized_applications', '/oauth/authorized_applications/*', '/oauth/sign_out', '/demo/*'] as const

@@ -32,6 +32,15 @@ export const signInForm = authorizeQuery.extend({
 export const applicationForm = z.object({
   csrf_token: param(256),
   client_id: param(128).openapi({description: 'The application to take access back from'}),
+  confirm: param(8).openapi({description: 'yes takes the access back; without it the answer is a page asking the member to confirm'}),
+})
+
+export const signOutForm = z.object({
+  csrf_token: param(256),
+  return_to: param(8192).openapi({
+    description:
+      "Where to go once signed out: only this service's authorize page as a relative address (/oauth/authorize?…), which the consent page's Sign out sends so the member can sign in again; any other value is refused. Without it: /oauth/authorized_applications",
+  }),
 })
 
 export const tokenForm = z
