@@ -73,9 +73,9 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     if (client.partner_url && isInsecurePartnerUrl(client.partner_url)) insecurePartnerUrlWarning(client.partner_url)
     this.say(`${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
     if (client.token_ttl === null && client.grants.includes('signon')) {
-      // On stderr, so it never disturbs --json; strict libraries reject `expires_in: null`.
+      // On stderr, so it never disturbs --json; strict libraries mishandle `expires_in: null`.
       process.stderr.write(
-        'Note: this client\'s tokens never expire, so its token responses carry "expires_in": null. openid-client and simple-oauth2 reject that; give such a partner a lifetime with --token-ttl (update-client ID --token-ttl 3600).\n',
+        'Note: this client\'s tokens never expire, so its token responses carry "expires_in": null. oauth4webapi and openid-client reject that, and simple-oauth2 makes an invalid expiry date of it; give such a partner a lifetime with --token-ttl (update-client ID --token-ttl 3600).\n',
       )
     }
     return client

@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import type {Browser} from 'playwright-core'
+import type {Browser, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {browserAvailable, launchBrowser} from '../helpers/browser.js'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
@@ -9,6 +9,7 @@ describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin t
   let browser: Browser
   let origin: string
   let client: {client_id: string; client_secret: string}
+  let logoUrl: string
   const REDIRECT = 'https://partner.example/callback'
 
   beforeAll(async () => {
@@ -18,6 +19,8 @@ describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin t
     const port = new URL(probe.url).port
     await probe.stop()
     origin = `http://medpanel.test:${port}`
+    // A logo address that answers 404 (on this origin, which the pages' policy lets images load from).
+    logoUrl = `${origin}/logo-that-is-gone.png`
     const db = ['--db', join(tempDir(), 'apps.db')]
     client = cliJson([
       'register-client',
@@ -27,7 +30,7 @@ describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin t
       '--url',
       'https://partner.example',
       '--logo-url',
-      'https://partner.example/logo.png',
+      logoUrl,
       '--redirect-uri',
       REDIRECT,
       '--token-ttl',
@@ -57,14 +60,41 @@ describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin t
     await server?.stop()
   })
 
+  /** The client's logo box, and every <img> on the page that failed to load (a broken-image icon). */
+  async function logo(page: Page) {
+    const box = await page.$eval('.logo', (element) => {
+      const rect = element.getBoundingClientRect()
+      return {width: rect.width, height: rect.height, background: getComputedStyle(element).backgroundImage}
+    })
+    const broken = await page.evaluate(() => [...document.images].filter((image) => image.complete && image.naturalWidth === 0).map((image) => image.src))
+    return {...box, broken, images: await page.evaluate(() => document.images.length)}
+  }
+
   it('signs in and allows on the consent page, then lists, revokes and signs out on the applications page', async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
-    await page.goto(`${origin}/oauth/authorize?${new URLSearchParams({client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 'apps'})}`)
-    await page.fill('input[name="email"]', 'dr.lee@clinic.example')
-    await page.fill('input[name="password"]', 'browser password 1')
-    await page.click('button[type="submit"]')
-    await page.waitForSelector('button[name="decision"][value="allow"]')
+    const authorize = `${origin}/oauth/authorize?${new URLSearchParams({client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 'apps'})}`
+    await page.goto(authorize)
+    const signIn = async () => {
+      await page.fill('input[name="email"]', 'dr.lee@clinic.example')
+      await page.fill('input[name="password"]', 'browser password 1')
+      const logoAnswer = page.waitForResponse((response) => response.url() === logoUrl)
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('button[name="decision"][value="allow"]')
+      return logoAnswer
+    }
+    // The consent page names medpanel, and the logo that is gone leaves an empty box, no broken image.
+    expect((await signIn()).status()).toBe(404)
+    expect(await page.textContent('.service')).toBe('medpanel · sign in with your medpanel membership')
+    expect(await logo(page)).toEqual({width: 48, height: 48, background: `url("${logoUrl}")`, broken: [], images: 0})
+    expect(await page.getAttribute('a:has-text("withdraw this access at any time")', 'href')).toBe('/oauth/authorized_applications')
+
+    // Not you? Sign out: back at the sign-in form of this same request, then in again.
+    await page.click('button:has-text("Sign out")')
+    await page.waitForSelector('input[name="password"]')
+    expect(await page.textContent('h1')).toBe('Sign in to continue to Partner Research')
+    expect(page.url()).toBe(authorize)
+    await signIn()
     // The partner's site is not reachable from here: the request the browser makes to it is enough.
     const toPartner = page.waitForRequest((request) => request.url().startsWith(REDIRECT))
     await page.click('button[name="decision"][value="allow"]')
@@ -89,7 +119,18 @@ describe.skipIf(!browserAvailable)('sign-on in Chromium at a plain-http origin t
     await page.goto(`${origin}/oauth/authorized_applications`)
     expect(await page.textContent('h1')).toBe('Applications you allowed')
     expect(await page.textContent('body')).toContain('Partner Research')
+    expect(await logo(page)).toEqual({width: 48, height: 48, background: `url("${logoUrl}")`, broken: [], images: 0})
+    // Revoke asks first; Cancel goes back to the list with nothing taken back.
     await page.click('button:has-text("Revoke access for Partner Research")')
+    await page.waitForSelector('button:has-text("Confirm")')
+    expect(await page.textContent('h1')).toBe('Take access back from Partner Research?')
+    expect(await page.textContent('body')).toContain('Its tokens stop working at once')
+    await page.click('a:has-text("Cancel")')
+    await page.waitForURL((url) => url.pathname === '/oauth/authorized_applications')
+    expect((await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${accessToken}`}})).status).toBe(200)
+    await page.click('button:has-text("Revoke access for Partner Research")')
+    await page.waitForSelector('button:has-text("Confirm")')
+    await page.click('button:has-text("Confirm")')
     await page.waitForURL((url) => url.pathname === '/oauth/authorized_applications')
     expect(await page.textContent('body')).not.toContain('Revoke access for Partner Research')
     expect((await fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${accessToken}`}})).status).toBe(401)

@@ -6,6 +6,7 @@ import {toByteStream} from '../../http/byte-stream.js'
 import {apiKey} from '../../http/api-key.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/client-address.js'
+import {dataAnswer, dataAnswerXml, summaryAnswer, summaryAnswerXml} from './answer-schema.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
 import {conversationLimits} from './limits.js'
@@ -93,7 +94,13 @@ function callRoute(method: Method) {
     security: [{conversationApiKey: []}],
     request: {query: callQuery},
     responses: {
-      200: {description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`},
+      200: {
+        description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`,
+        content: {
+          [JSON_TYPE]: {schema: method === 'summary' ? summaryAnswer : dataAnswer},
+          [XML_TYPE]: {schema: method === 'summary' ? summaryAnswerXml : dataAnswerXml},
+        },
+      },
       400: bothFormats('terms[], start or end missing or malformed, or start after end', errorBody),
       401: bothFormats('missing, unknown or revoked API key, or expired client', errorBody),
       402: bothFormats('the subscription has lapsed', errorBody),

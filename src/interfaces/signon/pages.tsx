@@ -9,8 +9,10 @@ const STYLE = `
   button{padding:.6rem 1.2rem;border-radius:6px;border:1px solid #1f5fbf;font-size:1rem;cursor:pointer;margin-top:1.2rem}
   .primary{background:#1f5fbf;color:#fff} .secondary{background:#fff;color:#1f5fbf} .row{display:flex;gap:.8rem}
   .error{background:#fdecea;color:#8a1c12;padding:.6rem .8rem;border-radius:6px} .client{display:flex;gap:1rem;align-items:center}
-  .client img{width:48px;height:48px;object-fit:contain} .muted{color:#5b6878;font-size:.9rem}
-  .app{border-top:1px solid #e3e7ec;margin-top:1rem;padding-top:.6rem} h2{font-size:1.1rem;margin:0}`
+  .logo{flex:none;width:48px;height:48px;background:center/contain no-repeat} .muted{color:#5b6878;font-size:.9rem}
+  .app{border-top:1px solid #e3e7ec;margin-top:1rem;padding-top:.6rem} h2{font-size:1.1rem;margin:0}
+  .service{margin:0 0 1rem} .link{border:0;background:none;padding:0;margin:0;color:#1f5fbf;text-decoration:underline;font-size:inherit}
+  a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:6px;border:1px solid #1f5fbf;font-size:1rem;margin-top:1.2rem;text-decoration:none}`
 
 export const Layout: FC<{title: string; children?: Child}> = ({title, children}) => (
   <html lang="en">
@@ -25,6 +27,19 @@ export const Layout: FC<{title: string; children?: Child}> = ({title, children})
     </body>
   </html>
 )
+
+/**
+ * A client's logo, drawn as the background of a fixed-size box: a logo that fails to load (it is
+ * the client's address, and may be gone) leaves the box empty instead of a broken-image icon,
+ * with no script (the pages' policy allows none). Decorative: the client's name is next to it.
+ * The address goes into a CSS string, so it is normalised and every character that could end
+ * the string or start an escape is written as a CSS escape; anything but http(s) draws nothing.
+ */
+const Logo: FC<{url: string}> = ({url}) => {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  const safe = parsed && /^https?:$/.test(parsed.protocol) ? parsed.href.replace(/[^\x21\x23-\x26\x28-\x5b\x5d-\x7e]/g, (ch) => `\\${ch.codePointAt(0)!.toString(16)} `) : undefined
+  return <span class="logo" aria-hidden="true" style={safe ? `background-image:url("${safe}")` : undefined} />
+}
 
 /** The authorize parameters ride along in every form so no server-side flow state is needed. */
 const Hidden: FC<{params: Record<string, string | undefined>}> = ({params}) => (
@@ -66,16 +81,23 @@ export const SignInPage: FC<{
   </Layout>
 )
 
-export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: string[]; params: Record<string, string | undefined>; csrf: string}> = ({
-  client,
-  memberName,
-  scopes,
-  params,
-  csrf,
-}) => (
+/**
+ * The consent page. It names medpanel itself above the client, so the member sees who asks on
+ * whose behalf, and offers Sign out to a member who is not the one signed in: that form carries
+ * this authorize request along (`return_to`), so the browser comes back to its sign-in form.
+ */
+export const ConsentPage: FC<{
+  client: ClientCard
+  memberName: string
+  scopes: string[]
+  params: Record<string, string | undefined>
+  csrf: string
+  returnTo: string
+}> = ({client, memberName, scopes, params, csrf, returnTo}) => (
   <Layout title="Allow access">
+    <p class="muted service">medpanel · sign in with your medpanel membership</p>
     <div class="client">
-      <img src={client.logo_url} alt="" />
+      <Logo url={client.logo_url} />
       <div>
         <h1>{client.name}</h1>
         <a href={client.url} rel="noopener noreferrer" target="_blank">
@@ -99,7 +121,19 @@ export const ConsentPage: FC<{client: ClientCard; memberName: string; scopes: st
         </button>
       </div>
     </form>
-    <p class="muted">You can withdraw this access at any time.</p>
+    <p class="muted">
+      You can <a href="/oauth/authorized_applications">withdraw this access at any time</a>.
+    </p>
+    <form method="post" action="/oauth/sign_out">
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <input type="hidden" name="return_to" value={returnTo} />
+      <p class="muted">
+        Not you?{' '}
+        <button class="link" type="submit">
+          Sign out
+        </button>
+      </p>
+    </form>
   </Layout>
 )
 
@@ -121,9 +155,12 @@ const SCOPE_WORDS: Record<string, string> = {
 }
 const day = (iso: string) => iso.slice(0, 10)
 
+const canRead = (scopes: string[]) => scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join('; ')
+
 /**
  * What Doorkeeper calls authorized applications: every client the member allowed, each with a
- * Revoke button, and a Sign out button. Plain forms with the CSRF token, no JavaScript.
+ * Revoke button, and a Sign out button. Plain forms with the CSRF token, no JavaScript. Revoke
+ * asks first (RevokeConfirmPage); only the confirming form takes the access back.
  */
 export const ApplicationsPage: FC<{memberName: string; applications: AllowedApplication[]; csrf: string; notice?: string | undefined}> = ({
   memberName,
@@ -139,7 +176,7 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
     {applications.map((app) => (
       <section class="app">
         <div class="client">
-          <img src={app.logo_url} alt="" />
+          <Logo url={app.logo_url} />
           <div>
             <h2>{app.name}</h2>
             <a href={app.url} rel="noopener noreferrer" target="_blank">
@@ -148,7 +185,7 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
           </div>
         </div>
         <p>
-          Can read {app.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join('; ')}. Allowed since {day(app.since)}
+          Can read {canRead(app.scopes)}. Allowed since {day(app.since)}
           {app.last_used_at ? `, last used ${day(app.last_used_at)}` : ', not used yet'}.
         </p>
         <form method="post" action="/oauth/authorized_applications/revoke">
@@ -165,6 +202,27 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
       <button class="secondary" type="submit">
         Sign out
       </button>
+    </form>
+  </Layout>
+)
+
+/** The answer to Revoke: the same form again with confirm=yes, or back to the list. */
+export const RevokeConfirmPage: FC<{application: AllowedApplication; csrf: string}> = ({application, csrf}) => (
+  <Layout title="Take access back">
+    <h1>Take access back from {application.name}?</h1>
+    <p>Its tokens stop working at once, and it can no longer read {canRead(application.scopes)}. To read them again, it would have to ask you again.</p>
+    <form method="post" action="/oauth/authorized_applications/revoke">
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <input type="hidden" name="client_id" value={application.client_id} />
+      <input type="hidden" name="confirm" value="yes" />
+      <div class="row">
+        <button class="primary" type="submit">
+          Confirm
+        </button>
+        <a class="button secondary" href="/oauth/authorized_applications">
+          Cancel
+        </a>
+      </div>
     </form>
   </Layout>
 )

@@ -38,6 +38,15 @@ export const signInForm = authorizeQuery.extend({
 export const applicationForm = z.object({
   csrf_token: param(256),
   client_id: param(128).openapi({description: 'The application to take access back from'}),
+  confirm: param(8).openapi({description: 'yes takes the access back; without it the answer is a page asking the member to confirm'}),
+})
+
+export const signOutForm = z.object({
+  csrf_token: param(256),
+  return_to: param(8192).openapi({
+    description:
+      "Where to go once signed out: only this service's authorize page as a relative address (/oauth/authorize?…), which the consent page's Sign out sends so the member can sign in again; any other value is refused. Without it: /oauth/authorized_applications",
+  }),
 })
 
 export const tokenForm = z
@@ -54,7 +63,7 @@ export const tokenForm = z
 
 export const revokeForm = z
   .object({
-    token: param(512).openapi({description: 'The access token to revoke'}),
+    token: param(512).openapi({description: 'The access token to revoke; an empty value names no token and is answered as an unknown one'}),
     token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as an access token'}),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),

@@ -325,12 +325,14 @@ export async function findCodeClient(db: Db, code: string): Promise<{clientId: s
  * refuse it in every process on the store). A token that is unknown, already dead or another
  * client's changes nothing, and the answer is the same, so nothing is learned from it. The
  * token_type_hint is advisory (RFC 7009 §2.1) and not read: medpanel issues only access tokens,
- * so every token is looked up as one, whatever the hint says.
+ * so every token is looked up as one, whatever the hint says. An empty `token` names no token
+ * and is answered like an unknown one: simple-oauth2's revokeAll() sends `token=` for the refresh
+ * token medpanel never issued. Only a request with no `token` at all is malformed.
  */
 export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
   const client = await requireClient(db, credentials, now)
-  if (!token) throw invalidRequest('token is required')
-  if (token.length > 512) return
+  if (token === undefined) throw invalidRequest('token is required')
+  if (token === '' || token.length > 512) return
   await writeTransaction(db, (trx) => grants.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
 }
 

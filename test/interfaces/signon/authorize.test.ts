@@ -1,6 +1,6 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {freshApp, form, type TestContext} from '../../helpers/app.js'
-import {updateClient, updateMember} from '../../../src/registry/service.js'
+import {registerClient, updateClient, updateMember} from '../../../src/registry/service.js'
 import {ORIGIN, REDIRECT, authorizeParams, authorizeUrl, csrfOf, decide, setupClientAndMember, signIn, CookieJar} from './flow.js'
 
 describe('GET /oauth/authorize and the consent page', () => {
@@ -36,6 +36,52 @@ describe('GET /oauth/authorize and the consent page', () => {
     expect(html).toContain('https://client.example/logo.png')
     expect(html).toMatch(/name="decision" value="allow"/)
     expect(html).toMatch(/name="decision" value="deny"/)
+  })
+
+  it('names medpanel above the client, links to the applications page, and draws the logo as a background, never an <img>', async () => {
+    const params = authorizeParams(clientId)
+    const {jar} = await signIn(ctx, params)
+    const html = await (await ctx.app.request(authorizeUrl(params), {headers: jar.header()})).text()
+    expect(html).toContain('medpanel · sign in with your medpanel membership')
+    expect(html.indexOf('medpanel · sign in')).toBeLessThan(html.indexOf('<h1>Acme Research</h1>'))
+    expect(html).toMatch(/You can <a href="\/oauth\/authorized_applications">withdraw this access at any time<\/a>\./)
+    // A logo that fails to load must not leave a broken-image icon: no <img>, a background instead.
+    expect(html).not.toContain('<img')
+    expect(html).toContain('<span class="logo" aria-hidden="true" style="background-image:url(&quot;https://client.example/logo.png&quot;)"></span>')
+  })
+
+  it("writes the client's logo address into the page's CSS so that it cannot leave its string", async () => {
+    const odd = await registerClient(
+      ctx.db,
+      {name: 'Odd', url: 'https://odd.example', logo_url: 'https://odd.example/a"b\\c) d.png?q=\\");x:url(1)\'é', redirect_uris: [REDIRECT]},
+      ctx.clock.now(),
+    )
+    const params = authorizeParams(odd.client_id)
+    const {jar} = await signIn(ctx, params)
+    const html = await (await ctx.app.request(authorizeUrl(params), {headers: jar.header()})).text()
+    const style = /<span class="logo" aria-hidden="true" style="([^"]*)"><\/span>/
+      .exec(html)?.[1]
+      ?.replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&')
+    // The URL as browsers normalise it; the backslash a query keeps is written as a CSS escape.
+    expect(style).toBe('background-image:url("https://odd.example/a%22b/c)%20d.png?q=\\5c %22);x:url(1)%27%C3%A9")')
+  })
+
+  it('Not you? signs out and comes back to the same authorize request, at its sign-in form', async () => {
+    const params = authorizeParams(clientId, {scope: 'profile', state: 'a b&c=d'})
+    const {jar} = await signIn(ctx, params)
+    const html = await (await ctx.app.request(authorizeUrl(params), {headers: jar.header()})).text()
+    const signOutForm = /<form method="post" action="\/oauth\/sign_out">([\s\S]*?)<\/form>/.exec(html)?.[1] ?? ''
+    expect(signOutForm).toMatch(/Not you\?\s*<button class="link" type="submit">\s*Sign out\s*<\/button>/)
+    const returnTo = /name="return_to" value="([^"]*)"/.exec(signOutForm)?.[1]?.replace(/&amp;/g, '&')
+    expect(returnTo).toBe(authorizeUrl(params))
+    const out = jar.take(await ctx.app.request('/oauth/sign_out', form({csrf_token: csrfOf(signOutForm), return_to: returnTo!}, {...jar.header(), origin: ORIGIN})))
+    expect(out.status).toBe(303)
+    expect(out.headers.get('location')).toBe(authorizeUrl(params))
+    const back = await (await ctx.app.request(out.headers.get('location')!, {headers: jar.header()})).text()
+    expect(back).toContain('Sign in to continue to Acme Research')
+    expect(back).not.toContain('name="decision"')
   })
 
   it('allow redirects to the exact redirect URI with a code and the state unchanged', async () => {

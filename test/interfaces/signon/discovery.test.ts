@@ -58,10 +58,11 @@ describe('discovery, iss, revocation and introspection', () => {
     expect(location.searchParams.get('iss')).toBe(ISSUER)
   })
 
-  it("revokes the calling client's token at once; another client's token or an unknown one changes nothing and answers the same", async () => {
+  it("revokes the calling client's token at once; another client's token, an unknown or an empty one changes nothing and answers the same", async () => {
     const mine = await tokenFor(ctx, client)
     const theirs = await tokenFor(ctx, other)
-    for (const token of [theirs, 'no-such-token']) {
+    // An empty token is what simple-oauth2's revokeAll() sends for a refresh token it never got.
+    for (const token of [theirs, 'no-such-token', '']) {
       const res = await ctx.app.request('/oauth/revoke', form({token}, basic(client)))
       expect(res.status).toBe(200)
       // An empty JSON object, typed as JSON: simple-oauth2 refuses any answer that is not.
@@ -98,6 +99,9 @@ describe('discovery, iss, revocation and introspection', () => {
   it('refuses a missing token and a wrong secret, in the OAuth error shape', async () => {
     const missing = await ctx.app.request('/oauth/introspect', form({}, basic(client)))
     expect(((await missing.json()) as {error: string}).error).toBe('invalid_request')
+    const noToken = await ctx.app.request('/oauth/revoke', form({token_type_hint: 'refresh_token'}, basic(client)))
+    expect(noToken.status).toBe(400)
+    expect(((await noToken.json()) as {error: string}).error).toBe('invalid_request')
     const wrong = await ctx.app.request('/oauth/introspect', form({token: 'x'}, basic({...client, client_secret: 'wrong'})))
     expect(wrong.status).toBe(401)
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic /)

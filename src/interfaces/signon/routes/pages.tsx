@@ -8,8 +8,8 @@ import {pagePolicy} from '../../../http/page-headers.js'
 import {revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
 import {signInSuffices} from '../oidc.js'
-import {ApplicationsPage, ConsentPage, ErrorPage, SignInPage} from '../pages.js'
-import {applicationForm, authorizeQuery, consentForm, signInForm} from '../schema.js'
+import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
+import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
 import * as signon from '../service.js'
 import {endSession, readSession, startSession} from '../session.js'
 import type {SignonContext} from './context.js'
@@ -122,11 +122,18 @@ const revokeApplication = createRoute({
   method: 'post',
   operationId: 'revokeApplication',
   path: REVOKE_APPLICATION_PATH,
-  summary: "Take an application's access back: its tokens and pending codes end at once",
+  summary: "Take an application's access back (with confirm=yes): its tokens and pending codes end at once",
   tags: ['A. Sign-on'],
   security: [],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID}}}}},
-  responses: {303: {description: 'Back to the list'}, 400: {description: 'HTML error page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
+  request: {
+    body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE', client_id: DEMO_CLIENT_ID, confirm: 'yes'}}}},
+  },
+  responses: {
+    200: {description: 'Without confirm=yes: HTML page asking to confirm, whose form posts here again with confirm=yes'},
+    303: {description: 'Taken back; back to the list'},
+    400: {description: 'HTML error page'},
+    403: {description: 'HTML error page: expired form or foreign origin'},
+  },
 })
 
 const signOut = createRoute({
@@ -136,9 +143,27 @@ const signOut = createRoute({
   summary: "End the member's sign-in session on this browser",
   tags: ['A. Sign-on'],
   security: [],
-  request: {body: {content: {'application/x-www-form-urlencoded': {schema: applicationForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
-  responses: {303: {description: 'Back to the (now signed-out) applications page'}, 403: {description: 'HTML error page: expired form or foreign origin'}},
+  request: {body: {content: {'application/x-www-form-urlencoded': {schema: signOutForm, example: {csrf_token: 'FROM_THE_PAGE'}}}}},
+  responses: {
+    303: {description: "Back to the (now signed-out) applications page, or to return_to's authorize request"},
+    400: {description: 'HTML error page: return_to is not an address of the authorize page'},
+    403: {description: 'HTML error page: expired form or foreign origin'},
+  },
 })
+
+/**
+ * Where a sign-out may send the browser back to: only this service's authorize page, as a
+ * relative address. The address is rebuilt from its query, so nothing but that page can come out
+ * of it (no other host, path or scheme: never an open redirect). Undefined for anything else.
+ */
+function authorizeReturn(value: string): string | undefined {
+  if (value !== AUTHORIZE_PATH && !value.startsWith(`${AUTHORIZE_PATH}?`)) return undefined
+  const base = 'http://medpanel.invalid'
+  if (!URL.canParse(value, base)) return undefined
+  const url = new URL(value, base)
+  if (url.origin !== base || url.pathname !== AUTHORIZE_PATH) return undefined
+  return `${AUTHORIZE_PATH}${url.search}`
+}
 
 /** The authorize parameters a form carries along, so no server-side flow state is needed. */
 function formParams(form: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -188,7 +213,9 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
     // Allow and Deny answer with a redirect to the client: the page's policy must let the form lead there.
     c.header('Content-Security-Policy', pagePolicy([new URL(checked.redirectUri).origin]))
-    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={checked.scopes} params={params} csrf={csrf} />)
+    // Sign out comes back to this same request, now at its sign-in form.
+    const returnTo = `${AUTHORIZE_PATH}?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))}`
+    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={checked.scopes} params={params} csrf={csrf} returnTo={returnTo} />)
   })
 
   app.openapi(createSession, async (c) => {
@@ -244,6 +271,11 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const allowed = await signon.authorizedApplications(db, member.id, clock.now())
     const application = allowed.find((a) => a.client_id === form.client_id)
     if (!application) throw new AppError('bad_request', 'That application has no access to take back.')
+    // Revoke asks first: only the confirming form (confirm=yes) takes the access back.
+    if (form.confirm !== 'yes') {
+      c.header('Cache-Control', 'no-store')
+      return c.html(<RevokeConfirmPage application={application} csrf={await formToken(c)} />, 200)
+    }
     await revokeConsent(db, member.id, application.client_id, clock.now())
     return c.redirect(APPLICATIONS_PATH, 303)
   })
@@ -251,9 +283,12 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   app.openapi(signOut, async (c) => {
     const form = c.req.valid('form')
     await requireFormToken(c, form.csrf_token)
+    // Checked before anything changes: a refused return_to leaves the session as it was.
+    const back = form.return_to === undefined ? APPLICATIONS_PATH : authorizeReturn(form.return_to)
+    if (!back) throw new AppError('bad_request', 'return_to must be an address of the authorize page of this service.')
     // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
     await signon.closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
     endSession(c)
-    return c.redirect(APPLICATIONS_PATH, 303)
+    return c.redirect(back, 303)
   })
 }
