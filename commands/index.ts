@@ -19,6 +19,8 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'revoke-consent': () => import('./revoke-consent.js').then((m) => m.default),
   'rotate-client-secret': () => import('./rotate-client-secret.js').then((m) => m.default),
   'rotate-secret-key': () => import('./rotate-secret-key.js').then((m) => m.default),
+  'rotate-signing-key': () => import('./rotate-signing-key.js').then((m) => m.default),
+  'list-signing-keys': () => import('./list-signing-keys.js').then((m) => m.default),
   serve: () => import('./serve.js').then((m) => m.default),
   'show-client': () => import('./show-client.js').then((m) => m.default),
   'show-member': () => import('./show-member.js').then((m) => m.default),

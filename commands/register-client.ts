@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
-import {GRANTS, type Grant} from '../src/registry/schema.js'
+import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
-import {BaseCommand, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
+import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
@@ -10,6 +10,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
   static override examples = [
     '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
+    '<%= config.bin %> register-client --name "Acme Portal" --url https://portal.acme.example --logo-url https://portal.acme.example/logo.png --redirect-uri https://portal.acme.example/callback --post-logout-redirect-uri https://portal.acme.example/signed-out --id-token-alg ES256',
     '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
     'printf \'%s\\n\' "$SIGNING_SECRET" | MEDPANEL_PARTNER_PASSWORD="$PARTNER_PASSWORD" <%= config.bin %> register-client --name "Acme Research" … --grant partner --partner-url https://api.acme.example --partner-username medpanel --signing-secret-stdin',
   ]
@@ -23,6 +24,12 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     url: Flags.string({description: 'company URL'}),
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'allowed redirect URI, matched exactly (repeat or comma-separate)', multiple: true, delimiter: ','}),
+    'post-logout-redirect-uri': Flags.string({
+      description: 'where a logout the client starts (OpenID Connect) may send the browser afterwards, matched exactly; same rules as --redirect-uri (repeat or comma-separate)',
+      multiple: true,
+      delimiter: ',',
+    }),
+    'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "algorithm the client's ID tokens are signed with (OpenID Connect)", default: 'RS256'}),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate)'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -59,6 +66,8 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         url,
         logo_url: logoUrl,
         redirect_uris: redirectUris,
+        post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
+        id_token_alg: flags['id-token-alg'],
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,

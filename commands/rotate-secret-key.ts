@@ -4,7 +4,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class RotateSecretKey extends BaseCommand<typeof RotateSecretKey> {
   static override description =
-    'Seal every stored partner password and signing secret under a new key (the key file beside the store, or the first key of MEDPANEL_SECRET_KEY), and sign every member out of the consent pages'
+    'Seal every stored partner password, signing secret and ID-token signing key under a new key (the key file beside the store, or the first key of MEDPANEL_SECRET_KEY), and sign every member out of the consent pages'
   static override examples = ['<%= config.bin %> rotate-secret-key --db ./medpanel.db']
 
   async run(): Promise<Rotation & {ended_sessions: number}> {

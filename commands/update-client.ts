@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
-import {GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
+import {CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
-import {BaseCommand, changedSecretFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
+import {BaseCommand, changedSecretFlag, choiceFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
@@ -12,6 +12,8 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     '<%= config.bin %> update-client 3f2a… --expire',
     '<%= config.bin %> update-client demo-client --token-ttl 3600',
     '<%= config.bin %> update-client 3f2a… --no-token-ttl',
+    '<%= config.bin %> update-client demo-client --post-logout-redirect-uri http://127.0.0.1:8080/demo/signed-out --id-token-alg ES256',
+    '<%= config.bin %> update-client demo-client --no-post-logout-redirect-uri',
     "printf %s 'new partner pass' | <%= config.bin %> update-client 3f2a… --partner-password-stdin",
     "MEDPANEL_SIGNING_SECRET='a-new-signing-secret-0123' <%= config.bin %> update-client 3f2a… --signing-secret-from-env",
     '<%= config.bin %> update-client 3f2a… --partner-url http://10.0.0.7:8080 --allow-insecure-partner-url',
@@ -23,6 +25,14 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     url: Flags.string({description: 'company URL'}),
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'replace the redirect URIs (repeat or comma-separate)', multiple: true, delimiter: ','}),
+    'post-logout-redirect-uri': Flags.string({
+      description: 'replace the post-logout redirect URIs (OpenID Connect logout), matched exactly, same rules as --redirect-uri (repeat or comma-separate)',
+      multiple: true,
+      delimiter: ',',
+      exclusive: ['no-post-logout-redirect-uri'],
+    }),
+    'no-post-logout-redirect-uri': Flags.boolean({description: 'remove every post-logout redirect URI: logouts this client starts no longer send the browser back to it'}),
+    'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "sign the client's ID tokens with this algorithm from now on"}),
     grant: choicesFlag(GRANTS, {description: 'replace the grants'}),
     admin: Flags.boolean({description: 'admin client (sees every pulse)', allowNo: true}),
     'token-ttl': Flags.integer({description: 'new access-token lifetime in seconds; revokes current tokens', min: 1, exclusive: ['no-token-ttl']}),
@@ -52,6 +62,8 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       url: f.url,
       logo_url: f['logo-url'],
       redirect_uris: f['redirect-uri'],
+      post_logout_redirect_uris: f['no-post-logout-redirect-uri'] ? [] : f['post-logout-redirect-uri'],
+      id_token_alg: f['id-token-alg'],
       grants: f.grant as Grant[] | undefined,
       admin: f.admin,
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],

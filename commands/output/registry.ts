@@ -12,6 +12,9 @@ export function clientTable(clients: ClientView[]): string {
     {header: 'client_id', get: (c) => c.client_id},
     {header: 'name', get: (c) => c.name},
     {header: 'grants', get: (c) => c.grants.join(',')},
+    {header: 'id_token_alg', get: (c) => c.id_token_alg},
+    // The URIs themselves are long; show-client prints them.
+    {header: 'logout_uris', get: (c) => c.post_logout_redirect_uris.length, align: 'right'},
     {header: 'token_ttl', get: (c) => c.token_ttl ?? 'none', align: 'right'},
     {header: 'expired', get: (c) => (c.expired ? 'yes' : 'no')},
   ])

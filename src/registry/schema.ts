@@ -5,8 +5,9 @@ import {isValidNpi} from '../lib/npi.js'
 import {partnerUrlProblem} from '../lib/partner-address.js'
 
 import {GRANTS, type Grant} from './grants.js'
+import {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, DEFAULT_ID_TOKEN_ALG} from './id-token-algs.js'
 
-export {GRANTS, type Grant}
+export {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, GRANTS, type Grant}
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 
@@ -46,9 +47,20 @@ export const redirectUri = z
   .refine((v) => URL.canParse(v), 'must be an absolute URL')
   .refine((v) => !v.includes('#'), 'must not contain a fragment')
   .refine((v) => {
+    // zod runs every check: one that is not a URL at all was named above, and must not throw here.
+    if (!URL.canParse(v)) return true
     const url = new URL(v)
     return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url))
   }, 'must use https (http is allowed only for loopback hosts)')
+
+/**
+ * Where RP-initiated logout (OpenID Connect) may send the browser afterwards: compared byte for
+ * byte like a redirect URI, so held to the same rules.
+ */
+const postLogoutRedirectUris = z.array(redirectUri).max(20, 'at most 20 post-logout redirect URIs')
+
+/** The ID-token signing algorithm, in any letter case, kept in its canonical spelling. */
+const idTokenAlg = z.preprocess((v) => (typeof v === 'string' ? (canonical(v, CLIENT_ID_TOKEN_ALGS) ?? v) : v), z.enum(CLIENT_ID_TOKEN_ALGS))
 
 const tokenTtl = z
   .number()
@@ -77,6 +89,8 @@ export const newClientSchema = z
     url: httpUrl,
     logo_url: httpUrl,
     redirect_uris: z.array(redirectUri).max(20, 'at most 20 redirect URIs').default([]),
+    post_logout_redirect_uris: postLogoutRedirectUris.default([]),
+    id_token_alg: idTokenAlg.default(DEFAULT_ID_TOKEN_ALG),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -110,6 +124,9 @@ export const clientPatchSchema = z
     url: httpUrl.optional(),
     logo_url: httpUrl.optional(),
     redirect_uris: z.array(redirectUri).min(1, 'at least one redirect URI').max(20).optional(),
+    /** Replaces the list; an empty one removes every post-logout redirect URI. */
+    post_logout_redirect_uris: postLogoutRedirectUris.optional(),
+    id_token_alg: idTokenAlg.optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')

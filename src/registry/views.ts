@@ -17,7 +17,11 @@ export interface ClientView {
   url: string
   logo_url: string
   redirect_uris: string[]
+  /** OpenID Connect: where a logout the client started may send the browser back to. */
+  post_logout_redirect_uris: string[]
   grants: Grant[]
+  /** OpenID Connect: the algorithm the client's ID tokens are signed with (RS256 or ES256). */
+  id_token_alg: string
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -36,7 +40,9 @@ export function clientView(row: Client): ClientView {
     url: row.url,
     logo_url: row.logo_url,
     redirect_uris: row.redirect_uris,
+    post_logout_redirect_uris: row.post_logout_redirect_uris,
     grants: row.grants,
+    id_token_alg: row.id_token_alg,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

@@ -82,6 +82,10 @@ describe('client and member commands', () => {
       /redirect_uris\[0\]: must use https/,
     )
     expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', '/cb']),
+      /redirect_uris\[0\]: must be an absolute URL$/,
+    )
+    expectUserError(
       cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png']),
       /redirect_uris: a signon client needs at least one redirect URI/,
     )
@@ -112,6 +116,78 @@ describe('client and member commands', () => {
     expectUserError(cli(['show-member', '999', ...base]), /no member with user_id 999/)
     expectUserError(cli(['show-member', 'abc', ...base]), /member id must be a positive integer/)
     expectUserError(cli(['update-client', clientId, ...base]), /nothing to change/)
+  })
+
+  it('a client registers without OpenID Connect settings: no post-logout redirect URIs, ID tokens signed RS256', () => {
+    const clientId = registerAcme()
+    expect(cliJson(['show-client', clientId, ...base])).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256'})
+  })
+
+  it('register-client and update-client set post-logout redirect URIs and the ID-token algorithm; show-client and list-clients show them', () => {
+    const acme = [
+      'register-client',
+      ...base,
+      '--name',
+      'Acme',
+      '--url',
+      'https://acme.example',
+      '--logo-url',
+      'https://acme.example/l.png',
+      '--redirect-uri',
+      'https://acme.example/cb',
+    ]
+    const registered = cliJson([
+      ...acme,
+      '--post-logout-redirect-uri',
+      'https://acme.example/bye,http://127.0.0.1:9999/bye',
+      '--post-logout-redirect-uri',
+      'https://acme.example/logged-out?from=medpanel',
+      '--id-token-alg',
+      'es256',
+    ])
+    const uris = ['https://acme.example/bye', 'http://127.0.0.1:9999/bye', 'https://acme.example/logged-out?from=medpanel']
+    expect(registered).toMatchObject({post_logout_redirect_uris: uris, id_token_alg: 'ES256', redirect_uris: ['https://acme.example/cb']})
+    const id = registered.client_id as string
+    expect(cliJson(['show-client', id, ...base])).toMatchObject({post_logout_redirect_uris: uris, id_token_alg: 'ES256'})
+    expect(cliJson<Array<Record<string, unknown>>>(['list-clients', ...base]).find((c) => c.client_id === id)).toMatchObject({
+      post_logout_redirect_uris: uris,
+      id_token_alg: 'ES256',
+    })
+    const shown = cli(['show-client', id, ...base])
+    expect(shown.stdout).toMatch(/^post_logout_redirect_uris\s+\["https:\/\/acme\.example\/bye","http:\/\/127\.0\.0\.1:9999\/bye",/m)
+    expect(shown.stdout).toMatch(/^id_token_alg\s+ES256$/m)
+    const listed = cli(['list-clients', ...base]).stdout.split('\n')
+    expect(listed[0]).toMatch(/\bid_token_alg\s+logout_uris\b/)
+    expect(listed.find((line) => line.startsWith(id))).toMatch(/\sES256\s+3\s/)
+
+    // Each flag replaces only its own setting.
+    const moved = cliJson(['update-client', id, ...base, '--post-logout-redirect-uri', 'https://acme.example/signed-out'])
+    expect(moved).toMatchObject({post_logout_redirect_uris: ['https://acme.example/signed-out'], id_token_alg: 'ES256', redirect_uris: ['https://acme.example/cb']})
+    const rs = cliJson(['update-client', id, ...base, '--id-token-alg', 'RS256'])
+    expect(rs).toMatchObject({post_logout_redirect_uris: ['https://acme.example/signed-out'], id_token_alg: 'RS256'})
+    expect(cliJson(['update-client', id, ...base, '--no-post-logout-redirect-uri'])).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256'})
+    expect(cliJson(['show-client', id, ...base])).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256', redirect_uris: ['https://acme.example/cb']})
+  })
+
+  it('refuses post-logout redirect URIs a redirect URI could not be, and unknown algorithms, changing nothing', () => {
+    const acme = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
+    const register = (...flags: string[]) => cli(['register-client', ...base, ...acme, ...flags])
+    expectUserError(register('--post-logout-redirect-uri', 'http://acme.example/bye'), /post_logout_redirect_uris\[0\]: must use https \(http is allowed only for loopback hosts\)/)
+    expectUserError(register('--post-logout-redirect-uri', 'https://acme.example/ok,https://acme.example/bye#top'), /post_logout_redirect_uris\[1\]: must not contain a fragment/)
+    expectUserError(register('--post-logout-redirect-uri', '/bye'), /post_logout_redirect_uris\[0\]: must be an absolute URL/)
+    expectUserError(register('--id-token-alg', 'HS256'), /--id-token-alg: Expected one of RS256, ES256 \(any case\), got "HS256"/)
+    expectUserError(register('--id-token-alg', 'none'), /--id-token-alg: Expected one of RS256, ES256/)
+    expect(cliJson<unknown[]>(['list-clients', ...base])).toEqual([])
+
+    const id = cliJson([...['register-client', ...base, ...acme], '--post-logout-redirect-uri', 'https://acme.example/bye']).client_id as string
+    const before = cli(['show-client', id, ...base, '--json']).stdout
+    expectUserError(cli(['update-client', id, ...base, '--post-logout-redirect-uri', 'ftp://acme.example/bye']), /post_logout_redirect_uris\[0\]: must use https/)
+    expectUserError(cli(['update-client', id, ...base, '--id-token-alg', 'PS256']), /--id-token-alg: Expected one of RS256, ES256/)
+    expectUserError(
+      cli(['update-client', id, ...base, '--post-logout-redirect-uri', 'https://acme.example/x', '--no-post-logout-redirect-uri']),
+      /--(no-)?post-logout-redirect-uri=?.* cannot also be provided when using --(no-)?post-logout-redirect-uri/,
+    )
+    expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
   })
 
   it('rotate-client-secret replaces the secret: the old one stops working', async () => {

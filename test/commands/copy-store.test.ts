@@ -1,6 +1,7 @@
 import {join} from 'node:path'
 import {sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
+import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces/signon/signing-keys.js'
 import {openSecret, openStore} from '../../src/store/db.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
@@ -35,6 +36,10 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
       sqlite,
     )
     cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
+    // ID-token signing keys: a retired pair still published, and the current pair.
+    const source = await openStore({file})
+    const keys = await rotateSigningKeys(source.db, new Date()).then(() => rotateSigningKeys(source.db, new Date()))
+    await source.close()
     const url = await freshDatabaseUrl()
     const pg = ['--database-url', url]
 
@@ -44,6 +49,8 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     expect(sourceCount('members')).toBe(3)
     expect(sourceCount('pulse_answers')).toBeGreaterThan(1000)
     expect(sourceCount('conversation_posts')).toBeGreaterThan(100)
+    expect(sourceCount('signing_keys')).toBe(4)
+    expect(copied.resealed).toBeGreaterThanOrEqual(5)
 
     // The same commands read the same answers, byte for byte, from either store.
     for (const command of [['list-clients'], ['list-members'], ['list-transactions', 'user_id', '1'], ['show-balance', 'npi', '1234567893'], ['list-pulses']]) {
@@ -64,6 +71,9 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
       const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
       expect(row.partner_password).not.toContain('partner-secret-1')
       expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
+      // The signing keys opened under the target's key: the same keys sign there.
+      for (const key of keys.current) expect((await signingKey(store.db, key.alg, new Date())).kid).toBe(key.kid)
+      expect((await publishedKeys(store.db, new Date())).keys).toHaveLength(4)
     } finally {
       await store.close()
     }

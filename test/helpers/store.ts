@@ -1,5 +1,8 @@
 import {spawnSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {openStore, type Store, type StoreOptions} from '../../src/store/db.js'
 
 /*
@@ -69,6 +72,17 @@ export async function openTestStore(options: StoreOptions = {}): Promise<Store> 
       dropDatabaseOf(url)
     },
   }
+}
+
+/**
+ * A store a test opens several times, each open standing for another process (its own connection
+ * and keyring): a SQLite file in a new temporary directory, or a PostgreSQL database of its own.
+ * `options` go to openStore; `drop` removes the database once every handle is closed.
+ */
+export async function reopenableStore(): Promise<{options: StoreOptions; drop: () => void}> {
+  if (!onPostgres) return {options: {file: join(mkdtempSync(join(tmpdir(), 'medpanel-test-')), 'store.db')}, drop: () => undefined}
+  const url = await freshDatabaseUrl()
+  return {options: {url}, drop: () => dropDatabaseOf(url)}
 }
 
 const databaseForFile = new Map<string, string>()

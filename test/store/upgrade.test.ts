@@ -12,6 +12,7 @@ import type {SummaryRow} from '../../src/interfaces/conversations/search-types.j
 import {summarize} from '../../src/interfaces/conversations/views.js'
 import {tokenizeTexts} from '../../src/store/fts-tokens.js'
 import {needsRehash, verifyPassword} from '../../src/lib/hashing.js'
+import {listClients} from '../../src/registry/views.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf} from '../interfaces/signon/flow.js'
@@ -146,6 +147,15 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
     expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
     expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+  })
+
+  it('gives every client the OpenID Connect defaults: no post-logout redirect URIs, ID tokens signed RS256', async () => {
+    const {store} = await upgraded()
+    const clients = await listClients(store.db)
+    expect(clients.map((c) => c.client_id)).toEqual(expect.arrayContaining([credentials.client_id, credentials.partner_client_id]))
+    for (const client of clients) expect(client, client.client_id).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256'})
+    // And the store has no signing key until the first ID token (or rotate-signing-key) makes one.
+    expect((await sql<{n: number}>`select count(*) as n from signing_keys`.execute(store.db)).rows[0]!.n).toBe(0)
   })
 
   it('seals the secrets an earlier release kept in the clear on the first open, and drops the stored cookie secret', async () => {
