@@ -61,6 +61,8 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
         url: 'https://partner.example.com',
         logo_url: 'https://partner.example.com/logo.png',
         redirect_uris: [redirectUri],
+        // OpenID Connect's logout comes back to the same demo page, which shows the state.
+        post_logout_redirect_uris: [redirectUri],
         grants: ['signon', 'balance', 'pulses', 'conversations'],
         admin: false,
         token_ttl: 7200,
@@ -71,6 +73,8 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
   } else {
     const uris = existing.redirect_uris
     if (!uris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
+    const logoutUris = existing.post_logout_redirect_uris
+    if (!logoutUris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
   }
   const client = await getClient(db, DEMO_CLIENT_ID)
 

@@ -58,6 +58,10 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
     // A: the member signed in through the consent forms, and the token reads her.
     expect(run.stdout).toContain('"resource_owner_id":4')
     expect(run.stdout).toContain('{"first_name":"Ana","last_name":"Ruiz","country_of_practice":"US","primary_specialty":"Oncology"}')
+    // A, OpenID Connect: the ID token names Ana with the nonce, UserInfo agrees, logout goes back.
+    expect(run.stdout).toMatch(/\{"iss":"http:\/\/127\.0\.0\.1:\d+","sub":"4","aud":"[^"]+","nonce":"n-0S6_WzA2Mj","name":"Ana Ruiz","email":"ana@clinic\.example"\}/)
+    expect(run.stdout).toContain('"email":"ana@clinic.example","email_verified":false}')
+    expect(run.stdout).toMatch(/^303 http:\/\/127\.0\.0\.1:\d+\/demo\/callback\?state=bye$/m)
     // B: the partner holds the project, and the conformance run passed.
     expect(run.stdout).toContain('"name": "Heart failure therapies"')
     expect(run.stdout).toMatch(/"state": "complete"/)
