@@ -40,6 +40,12 @@ export const config = {
     idTokenSeconds: 3600,
     /** How far a relying party's clock may be behind ours: a rotated key stays published this much longer. */
     clockSkewSeconds: 60,
+    /**
+     * A rotated-in key is published this long before it signs: longer than relying parties keep a
+     * fetched key set (jose's remote set: ten minutes; /oauth/jwks says max-age=300), so none
+     * meets a token whose key its copy lacks.
+     */
+    keyPublishLeadSeconds: 600,
   },
 
   /** Guessing limits (registry/throttle.ts), counted in the store. */

@@ -5,11 +5,12 @@ import {formatTable} from '../../src/lib/table.js'
 /** Human output of rotate-signing-key and list-signing-keys. */
 
 export function rotationText(rotation: SigningKeyRotation): string {
-  const lines = [`New ID-token signing keys: ${rotation.current.map((key) => `${key.kid} (${key.alg})`).join(', ')}.`]
-  if (rotation.retired.length === 0) lines.push('No key was in use before, so none was retired.')
+  const lines = [`New ID-token signing keys, published now: ${rotation.current.map((key) => `${key.kid} (${key.alg})`).join(', ')}.`]
+  const from = rotation.current[0]?.signs_from
+  if (rotation.retired.length === 0) lines.push(`No key was in use before: these sign from ${from}.`)
   else {
-    lines.push('Retired (they sign nothing more, and stay published for the ID tokens they signed):')
-    for (const key of rotation.retired) lines.push(`  ${key.kid}  published until ${key.published_until}`)
+    lines.push(`They sign from ${from}. The keys they replace sign until then, and stay published for the ID tokens they signed:`)
+    for (const key of rotation.retired) lines.push(`  ${key.kid}  signs until ${key.signs_until}, published until ${key.published_until}`)
   }
   return lines.join('\n')
 }

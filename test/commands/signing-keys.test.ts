@@ -6,7 +6,7 @@ import {cli, cliJson, tempDir} from '../helpers/cli.js'
 import {openCliStore} from '../helpers/store.js'
 
 interface Rotation {
-  current: {kid: string; alg: string}[]
+  current: {kid: string; alg: string; signs_from: string}[]
   retired: {kid: string; published_until: string}[]
 }
 interface KeyView {
@@ -36,7 +36,8 @@ describe('rotate-signing-key and list-signing-keys', () => {
     expect(first.current.map((key) => key.alg)).toEqual(['RS256', 'ES256'])
     expect(first.retired).toEqual([])
 
-    const second = cliJson<Rotation>(['rotate-signing-key', ...store], at(T1))
+    // --now: a leak; the old keys stop signing at once.
+    const second = cliJson<Rotation>(['rotate-signing-key', ...store, '--now'], at(T1))
     expect(kids(second.retired)).toEqual(kids(first.current))
     expect(second.retired.every((key) => key.published_until === UNTIL)).toBe(true)
     expect(kids(second.current)).not.toEqual(kids(first.current))
@@ -55,10 +56,10 @@ describe('rotate-signing-key and list-signing-keys', () => {
     const later = cliJson<KeyView[]>(['list-signing-keys', ...store], at(UNTIL))
     expect(kids(later.filter((key) => key.status === 'expired'))).toEqual(kids(first.current))
     // ...and the next rotation deletes them as it retires the second pair.
-    const third = cli(['rotate-signing-key', ...store], at(UNTIL))
+    const third = cli(['rotate-signing-key', ...store, '--now'], at(UNTIL))
     expect(third.status, third.stderr).toBe(0)
-    expect(third.stdout).toMatch(/^New ID-token signing keys: \S+ \(RS256\), \S+ \(ES256\)\.$/m)
-    for (const key of second.current) expect(third.stdout).toContain(`${key.kid}  published until ${new Date(Date.parse(UNTIL) + GRACE_MS).toISOString()}`)
+    expect(third.stdout).toMatch(/^New ID-token signing keys, published now: \S+ \(RS256\), \S+ \(ES256\)\.$/m)
+    for (const key of second.current) expect(third.stdout).toContain(`${key.kid}  signs until ${UNTIL}, published until ${new Date(Date.parse(UNTIL) + GRACE_MS).toISOString()}`)
     const after = cliJson<KeyView[]>(['list-signing-keys', ...store], at(UNTIL))
     expect(after.map((key) => key.status).sort()).toEqual(['current', 'current', 'published', 'published'])
     expect(after.some((key) => first.current.some((old) => old.kid === key.kid))).toBe(false)
@@ -71,6 +72,20 @@ describe('rotate-signing-key and list-signing-keys', () => {
     } finally {
       await opened.close()
     }
+  })
+
+  it('without --now, the new keys are listed as next and take over ten minutes later', () => {
+    const store = ['--db', join(tempDir(), 'lead.db')]
+    const first = cliJson<Rotation>(['rotate-signing-key', ...store], at(T0))
+    const second = cliJson<Rotation>(['rotate-signing-key', ...store], at(T0))
+    expect(second.current.every((key) => key.signs_from === T1)).toBe(true)
+    const status = (instant: string) => Object.fromEntries(cliJson<KeyView[]>(['list-signing-keys', ...store], at(instant)).map((key) => [key.kid, key.status]))
+    const before = status(T0)
+    for (const key of first.current) expect(before[key.kid]).toBe('current')
+    for (const key of second.current) expect(before[key.kid]).toBe('next')
+    const after = status(T1)
+    for (const key of first.current) expect(after[key.kid]).toBe('published')
+    for (const key of second.current) expect(after[key.kid]).toBe('current')
   })
 
   it('rotate-secret-key re-seals the signing keys too, and they still sign afterwards', async () => {

@@ -75,9 +75,19 @@ export async function deleteSpentSessions(db: Db, now: string): Promise<number> 
   return Number(result.numDeletedRows)
 }
 
-/** The ID-token signing key in use for `alg`, if one was made. */
-export async function currentSigningKey(db: Db, alg: string): Promise<SigningKeyRow | undefined> {
-  return db.selectFrom('signing_keys').selectAll().where('alg', '=', alg).where('retired_at', 'is', null).executeTakeFirst()
+/**
+ * The keys of `alg` that have not stopped signing, oldest first: the first signs now; any later
+ * one was made by a rotation and is published ahead of the moment it takes over.
+ */
+export async function liveSigningKeys(db: Db, alg: string, now: string): Promise<SigningKeyRow[]> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('alg', '=', alg)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
+    .orderBy('created_at')
+    .orderBy('kid')
+    .execute()
 }
 
 /** Adds a signing key; false when another process made the current key for its algorithm first. */
@@ -101,9 +111,17 @@ export async function publishedSigningKeys(db: Db, now: string): Promise<Signing
     .execute()
 }
 
-/** Retires the current keys, published until `publishUntil`; answers their ids. */
-export async function retireSigningKeys(db: Db, now: string, publishUntil: string): Promise<string[]> {
-  const rows = await db.updateTable('signing_keys').set({retired_at: now, publish_until: publishUntil}).where('retired_at', 'is', null).returning('kid').execute()
+/**
+ * Schedules every key still signing at `switchAt` to stop then, published until `publishUntil`;
+ * answers their ids. A key already due to stop earlier keeps its time.
+ */
+export async function retireSigningKeys(db: Db, switchAt: string, publishUntil: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('signing_keys')
+    .set({retired_at: switchAt, publish_until: publishUntil})
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', switchAt)]))
+    .returning('kid')
+    .execute()
   return rows.map((row) => row.kid)
 }
 

@@ -8,10 +8,12 @@ import type {Db} from '../../store/database.js'
  */
 
 /**
- * `current`: signs the ID tokens of its algorithm. `published`: retired, still in jwks_uri for
- * the ID tokens it signed. `expired`: retired and out of jwks_uri; the next rotation deletes it.
+ * `current`: signs the ID tokens of its algorithm now. `next`: made by a rotation, already in
+ * jwks_uri, signs once the current key stops (its retired_at). `published`: retired, still in
+ * jwks_uri for the ID tokens it signed. `expired`: retired and out of jwks_uri; the next rotation
+ * deletes it.
  */
-export type SigningKeyStatus = 'current' | 'published' | 'expired'
+export type SigningKeyStatus = 'current' | 'next' | 'published' | 'expired'
 
 export interface SigningKeyView {
   kid: string
@@ -32,11 +34,20 @@ export async function listSigningKeys(db: Db, now: Date): Promise<SigningKeyView
     .orderBy('kid')
     .execute()
   const at = iso(now)
+  // Of an algorithm's keys that have not stopped signing, the oldest signs (signing-keys.ts).
+  const signing = new Map<string, string>()
+  for (const row of [...rows].reverse()) {
+    if ((row.retired_at === null || row.retired_at > at) && !signing.has(row.alg)) signing.set(row.alg, row.kid)
+  }
+  const status = (row: (typeof rows)[number]): SigningKeyStatus => {
+    if (row.retired_at === null || row.retired_at > at) return signing.get(row.alg) === row.kid ? 'current' : 'next'
+    // The same test jwks_uri applies (repository.publishedSigningKeys): published while publish_until is still ahead.
+    return row.publish_until !== null && row.publish_until > at ? 'published' : 'expired'
+  }
   return rows.map((row) => ({
     kid: row.kid,
     alg: row.alg,
-    // The same test jwks_uri applies (repository.publishedSigningKeys): published while publish_until is still ahead.
-    status: row.retired_at === null ? 'current' : row.publish_until !== null && row.publish_until > at ? 'published' : 'expired',
+    status: status(row),
     created_at: row.created_at,
     retired_at: row.retired_at,
     published_until: row.publish_until,

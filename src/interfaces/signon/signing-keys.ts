@@ -46,14 +46,28 @@ async function makeKey(alg: IdTokenAlg, db: Db, now: Date) {
   }
 }
 
-/** The key ID tokens of `alg` are signed with now, made (and stored) if there is none yet. */
+/**
+ * Makes a key for every algorithm that has none still signing. Keys are made for all algorithms
+ * at once, and before jwks_uri is first read, so a relying party never meets an ID token signed by
+ * a key the set it fetched did not have. Another process may make them at the same moment: the
+ * store keeps one per algorithm (a unique index), and every process uses that one.
+ */
+async function ensureKeys(db: Db, now: Date): Promise<void> {
+  const missing: IdTokenAlg[] = []
+  for (const alg of ID_TOKEN_ALGS) if ((await repo.liveSigningKeys(readerOf(db), alg, iso(now))).length === 0) missing.push(alg)
+  if (missing.length === 0) return
+  const made = await Promise.all(missing.map((alg) => makeKey(alg, db, now)))
+  await writeTransaction(db, async (trx) => {
+    for (const row of made) await repo.insertSigningKey(trx, row)
+  })
+}
+
+/** The key ID tokens of `alg` are signed with now: the oldest that has not stopped signing. */
 export async function signingKey(db: Db, alg: IdTokenAlg, now: Date): Promise<SigningKey> {
-  let row = await repo.currentSigningKey(readerOf(db), alg)
+  let row = (await repo.liveSigningKeys(readerOf(db), alg, iso(now)))[0]
   if (!row) {
-    const made = await makeKey(alg, db, now)
-    // Another process may have made one meanwhile: the store keeps one, and every process uses it.
-    await writeTransaction(db, (trx) => repo.insertSigningKey(trx, made))
-    row = await repo.currentSigningKey(db, alg)
+    await ensureKeys(db, now)
+    row = (await repo.liveSigningKeys(db, alg, iso(now)))[0]
     if (!row) throw new Error(`no ${alg} signing key after making one`)
   }
   const stored = row
@@ -70,34 +84,49 @@ export interface JsonWebKeySet {
   keys: JWK[]
 }
 
-/** What jwks_uri publishes: every key an unexpired ID token may have been signed with. */
+/**
+ * What jwks_uri publishes: the keys signing now, the ones that take over at the next switch, and
+ * retired ones an unexpired ID token may have been signed with. The first read makes the keys.
+ */
 export async function publishedKeys(db: Db, now: Date): Promise<JsonWebKeySet> {
-  const rows = await repo.publishedSigningKeys(readerOf(db), iso(now))
+  let rows = await repo.publishedSigningKeys(readerOf(db), iso(now))
+  const live = (alg: string) => rows.some((row) => row.alg === alg && (row.retired_at === null || row.retired_at > iso(now)))
+  if (!ID_TOKEN_ALGS.every(live)) {
+    await ensureKeys(db, now)
+    rows = await repo.publishedSigningKeys(db, iso(now))
+  }
   return {keys: rows.map((row) => JSON.parse(row.public_jwk) as JWK)}
 }
 
 export interface SigningKeyRotation {
-  /** The keys that sign from now on. */
-  current: {kid: string; alg: IdTokenAlg}[]
-  /** The keys they replaced, and until when each stays published. */
-  retired: {kid: string; published_until: string}[]
+  /** The new keys, and when they start signing. */
+  current: {kid: string; alg: IdTokenAlg; signs_from: string}[]
+  /** The keys they replace: when each stops signing, and until when it stays published. */
+  retired: {kid: string; signs_until: string; published_until: string}[]
 }
 
 /**
- * Starts new signing keys for every algorithm. The old ones sign nothing more and stay published
- * for one ID-token lifetime plus the allowed clock skew, so every token they signed still
- * validates until it expires; then they go.
+ * Starts new signing keys for every algorithm. They are published at once but sign only after
+ * config.signon.keyPublishLeadSeconds, so every relying party has fetched the key set holding
+ * them before it meets a token they signed; until then the old keys sign. `immediately` (after a
+ * leak) switches now, and relying parties fetch the set again when they meet the new kid. An old
+ * key stays published for one ID-token lifetime plus the allowed clock skew after it stops, so
+ * every token it signed validates until it expires; then it goes.
  */
-export async function rotateSigningKeys(db: Db, now: Date): Promise<SigningKeyRotation> {
+export async function rotateSigningKeys(db: Db, now: Date, {immediately = false} = {}): Promise<SigningKeyRotation> {
   const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => makeKey(alg, db, now)))
-  const publishUntil = iso(new Date(now.getTime() + (config.signon.idTokenSeconds + config.signon.clockSkewSeconds) * 1000))
+  const switchAt = iso(new Date(now.getTime() + (immediately ? 0 : config.signon.keyPublishLeadSeconds) * 1000))
+  const publishUntil = iso(new Date(Date.parse(switchAt) + (config.signon.idTokenSeconds + config.signon.clockSkewSeconds) * 1000))
   const retired = await writeTransaction(db, async (trx) => {
     await repo.deleteUnpublishedKeys(trx, iso(now))
-    const kids = await repo.retireSigningKeys(trx, iso(now), publishUntil)
+    const kids = await repo.retireSigningKeys(trx, switchAt, publishUntil)
     for (const row of made) await repo.insertSigningKey(trx, row)
     return kids
   })
-  return {current: made.map(({kid, alg}) => ({kid, alg})), retired: retired.map((kid) => ({kid, published_until: publishUntil}))}
+  return {
+    current: made.map(({kid, alg}) => ({kid, alg, signs_from: retired.length === 0 ? iso(now) : switchAt})),
+    retired: retired.map((kid) => ({kid, signs_until: switchAt, published_until: publishUntil})),
+  }
 }
 
 /**

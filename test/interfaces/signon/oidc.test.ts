@@ -112,7 +112,9 @@ describe('OpenID Connect', () => {
     expect(decodeProtectedHeader(tokens.id_token!).alg).toBe('ES256')
     await verify(tokens.id_token!)
     const jwks = (await (await ctx.app.request('/oauth/jwks')).json()) as JSONWebKeySet
-    expect(jwks.keys.map((key) => key.alg)).toEqual(['ES256'])
+    // Every algorithm's key is published, whichever signed first.
+    expect(jwks.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
+    expect(jwks.keys.find((key) => key.alg === 'ES256')!.kid).toBe(decodeProtectedHeader(tokens.id_token!).kid)
     for (const key of jwks.keys) for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(key).not.toHaveProperty(secret)
   })
 

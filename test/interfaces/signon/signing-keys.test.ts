@@ -113,7 +113,7 @@ describe('ID-token signing keys', () => {
     const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.db, alg, ctx.clock.now())))
     ctx.clock.advance(600)
     const rotatedAt = ctx.clock.now()
-    const rotation = await rotateSigningKeys(ctx.db, rotatedAt)
+    const rotation = await rotateSigningKeys(ctx.db, rotatedAt, {immediately: true})
     const until = new Date(rotatedAt.getTime() + GRACE * 1000).toISOString()
     expect(rotation.current.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
     expect(rotation.retired.map((key) => key.kid).sort()).toEqual(old.map((key) => key.kid).sort())
@@ -134,7 +134,7 @@ describe('ID-token signing keys', () => {
     // Unpublished, but still stored until a rotation clears them out.
     expect(await rows()).toHaveLength(4)
 
-    const next = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    const next = await rotateSigningKeys(ctx.db, ctx.clock.now(), {immediately: true})
     expect(next.retired.map((key) => key.kid).sort()).toEqual(rotation.current.map((key) => key.kid).sort())
     const left = await rows()
     expect(left.map((row) => row.kid).sort()).toEqual([...rotation.current, ...next.current].map((key) => key.kid).sort())
@@ -144,6 +144,45 @@ describe('ID-token signing keys', () => {
         .map((row) => row.kid)
         .sort(),
     ).toEqual(next.current.map((key) => key.kid).sort())
+  })
+
+  it('a rotation publishes the new keys ten minutes before they sign; the old ones sign until then', async () => {
+    const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.db, alg, ctx.clock.now())))
+    const rotatedAt = ctx.clock.now()
+    const rotation = await rotateSigningKeys(ctx.db, rotatedAt)
+    const switchAt = new Date(rotatedAt.getTime() + 600_000).toISOString()
+    expect(rotation.current.every((key) => key.signs_from === switchAt)).toBe(true)
+    expect(rotation.retired.every((key) => key.signs_until === switchAt)).toBe(true)
+    expect(rotation.retired.every((key) => key.published_until === new Date(Date.parse(switchAt) + GRACE * 1000).toISOString())).toBe(true)
+    // Published at once, beside the keys that still sign.
+    expect(await publishedKids()).toEqual([...old, ...rotation.current].map((key) => key.kid).sort())
+    ctx.clock.advance(599)
+    for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect((await signingKey(ctx.db, alg, ctx.clock.now())).kid).toBe(old[i]!.kid)
+    ctx.clock.advance(1)
+    for (const alg of ID_TOKEN_ALGS) expect((await signingKey(ctx.db, alg, ctx.clock.now())).kid).toBe(rotation.current.find((key) => key.alg === alg)!.kid)
+    ctx.clock.advance(GRACE - 1)
+    expect(await publishedKids()).toHaveLength(4)
+    ctx.clock.advance(1)
+    expect(await publishedKids()).toEqual(rotation.current.map((key) => key.kid).sort())
+  })
+
+  it('a second rotation before the first one switched: each key signs in turn, none before it was published', async () => {
+    const first = await signingKey(ctx.db, 'RS256', ctx.clock.now())
+    const one = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    ctx.clock.advance(300)
+    const two = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    const kidOf = (rotation: typeof one) => rotation.current.find((key) => key.alg === 'RS256')!.kid
+    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(first.kid)
+    ctx.clock.advance(300)
+    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(kidOf(one))
+    ctx.clock.advance(300)
+    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(kidOf(two))
+  })
+
+  it('the first read of the key set makes a key for every algorithm, before any ID token needs one', async () => {
+    const published = await publishedKeys(ctx.db, ctx.clock.now())
+    expect(published.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
+    for (const alg of ID_TOKEN_ALGS) expect(published.keys.map((key) => key.kid)).toContain((await signingKey(ctx.db, alg, ctx.clock.now())).kid)
   })
 
   it('a first rotation on a store without keys retires nothing', async () => {
@@ -162,7 +201,7 @@ describe('ID-token signing keys', () => {
     const oldTokens = await Promise.all(ID_TOKEN_ALGS.map((alg) => idToken(old[alg], {sub: `old-${alg}`}, now())))
     for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect(await read(oldTokens[i]!)).toMatchObject({iss: ISSUER, sub: `old-${alg}`})
 
-    await rotateSigningKeys(ctx.db, now())
+    await rotateSigningKeys(ctx.db, now(), {immediately: true})
     ctx.clock.advance(GRACE - 1)
     // Expired by now (an hour old): a logout's hint may be, so only the signature and issuer count.
     for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect(await read(oldTokens[i]!)).toMatchObject({sub: `old-${alg}`})

@@ -102,7 +102,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(configurationRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
-  // Short-lived in caches: a relying party that meets an unknown kid fetches the set again anyway.
+  // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
   const reject = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
