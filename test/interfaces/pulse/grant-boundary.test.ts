@@ -8,7 +8,7 @@ import {REDIRECT, bearer, setupClientAndMember, tokenFor as memberTokenFor} from
  * Operations whose whole purpose is to answer a member's own token (interface A). Every other
  * bearer operation in the document serves a client acting for itself and must refuse member tokens.
  */
-const MEMBER_OPERATIONS = new Set(['/oauth/token/info', '/oauth/user/info', '/user/oauth/token/info', '/user/oauth/user/info'])
+const MEMBER_OPERATIONS = new Set(['/oauth/token/info', '/oauth/user/info', '/user/oauth/token/info', '/user/oauth/user/info', '/oauth/userinfo'])
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, {security?: Record<string, string[]>[]; parameters?: {name: string; in: string}[]}>>
