@@ -19,7 +19,9 @@ describe('OpenID Connect from the single executable', () => {
 
   beforeAll(async () => {
     executable = freshExecutable()
-    launcher = {command: executable.path, args: []}
+    // The executable has node:sqlite only: the Node run's MEDPANEL_SQLITE_DRIVER=better-sqlite3 is not for it.
+    const {MEDPANEL_SQLITE_DRIVER: _driver, ...env} = process.env
+    launcher = {command: executable.path, args: [], env: env as Record<string, string>}
     provider = await startProvider({launcher})
   }, 180_000)
   afterAll(async () => {
