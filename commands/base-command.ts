@@ -1,7 +1,9 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
+import {randomUUID} from 'node:crypto'
 import {AppError} from '../src/errors.js'
 import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
+import {jsonLogLine, LOG_FORMATS, type LogFormat} from '../src/lib/log.js'
 import {jsonText} from './output/balance.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, type Store} from '../src/store/db.js'
@@ -58,8 +60,25 @@ export function insecurePartnerUrlWarning(url: string): void {
  * A flag whose value is one of `choices`, in any letter case, handed to the command in its
  * canonical spelling: the same rule the HTTP interfaces follow (src/lib/enums.ts).
  */
-export function choiceFlag<T extends string>(choices: readonly T[], options: {description: string; default?: T}) {
-  return Flags.string({description: `${options.description} (${choices.join(', ')}; any case)`, default: options.default, parse: parseChoice(choices)})
+export function choiceFlag<T extends string>(choices: readonly T[], options: {description: string; default?: T; env?: string}) {
+  return Flags.string({
+    description: `${options.description} (${choices.join(', ')}; any case)`,
+    default: options.default,
+    parse: parseChoice(choices),
+    ...(options.env ? {env: options.env} : {}),
+  })
+}
+
+/**
+ * `--log-format` of the commands that run as services (serve, partner-serve): `text` keeps the
+ * readable lines, `json` writes every log line as one JSON object (docs/operations.md, "Logs").
+ */
+export function logFormatFlag() {
+  return choiceFlag(LOG_FORMATS, {
+    description: 'how every log line is written: readable text, or json, one JSON object per line for a log collector',
+    default: 'text',
+    env: 'MEDPANEL_LOG_FORMAT',
+  })
 }
 
 /** choiceFlag for a list: repeat the flag or separate values with commas. */
@@ -121,6 +140,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected args!: CommandArgs<T>
   protected clock: Clock = systemClock
   private store: Store | undefined
+  private runRequestId: string | undefined
 
   override async init(): Promise<void> {
     await super.init()
@@ -177,6 +197,28 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}), ...options})
     }
     return this.store
+  }
+
+  /**
+   * This run's request id, made on first use: a change a command queues for partners carries it
+   * (X-Request-Id), as a change made over HTTP carries its request's.
+   */
+  protected requestId(): string {
+    this.runRequestId ??= randomUUID()
+    return this.runRequestId
+  }
+
+  /**
+   * The --log-format of this run: json only for a command that has the flag and was given it (or
+   * MEDPANEL_LOG_FORMAT). Read from the command line itself when parsing it failed, so a service
+   * told to log JSON reports even a bad flag in JSON.
+   */
+  protected logFormat(): LogFormat {
+    if (this.flags) return (this.flags as {'log-format'?: string})['log-format'] === 'json' ? 'json' : 'text'
+    if (!(this.ctor as typeof BaseCommand).flags?.['log-format']) return 'text'
+    const at = this.argv.findLastIndex((arg) => arg === '--log-format' || arg.startsWith('--log-format='))
+    const given = at < 0 ? process.env.MEDPANEL_LOG_FORMAT : this.argv[at]!.includes('=') ? this.argv[at]!.split('=')[1] : this.argv[at + 1]
+    return given?.toLowerCase() === 'json' ? 'json' : 'text'
   }
 
   /** Whether this run keeps to the demo's own store when no --db is given (serve --demo, demo). */
@@ -274,7 +316,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       storeRefusal(error) ??
       storeProblem(error, this.storeName()) ??
       (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
-    process.stderr.write(`Error: ${printable(message)}\n`)
+    // A service asked for JSON logs fails in a JSON line too, so its collector reads that one as well.
+    process.stderr.write(this.logFormat() === 'json' ? `${jsonLogLine('error', printable(message))}\n` : `Error: ${printable(message)}\n`)
     if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1
   }

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import type {WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {closeProject, type CloseProjectResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
 
@@ -16,13 +16,14 @@ export default class CloseProject extends BaseCommand<typeof CloseProject> {
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 
-  async run(): Promise<CloseProjectResult & {wait: WaitSummary | null}> {
+  async run(): Promise<CloseProjectResult & {request_id: string; wait: WaitSummary | null}> {
     const {db} = await this.openStore()
-    const result = await closeProject(db, this.args.project, this.clock.now())
+    const result = await closeProject(db, this.args.project, this.clock.now(), this.requestId())
     if (result.already_closed) this.say(`Project ${this.args.project} is already closed; nothing to push.`)
     else this.say(`Closed ${result.closed_quotas.length ? `quotas ${result.closed_quotas.join(', ')} and ` : ''}project ${this.args.project}.`)
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     const wait = await waitIfAsked(this.flags.wait, db, this.clock, [this.args.project], result.deliveries, (t) => this.say(t))
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

@@ -3,7 +3,8 @@ import {AppError} from '../src/errors.js'
 import {receiverApp} from '../src/interfaces/partner/receiver/routes.js'
 import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'
 import {startServer, untilSignal} from '../src/server.js'
-import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
+import {createLogger} from '../src/lib/log.js'
+import {BaseCommand, logFormatFlag, secretFlag, stdinFlag} from './base-command.js'
 
 /** Where the reference partner keeps what it receives unless --db says otherwise. */
 const DEFAULT_PARTNER_FILE = './partner.db'
@@ -28,6 +29,7 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     username: Flags.string({description: 'HTTP Basic username medpanel must send'}),
     password: secretFlag('HTTP Basic password medpanel must send', 'MEDPANEL_PARTNER_SERVE_PASSWORD'),
     'password-stdin': stdinFlag('password'),
+    'log-format': logFormatFlag(),
   }
 
   async run(): Promise<void> {
@@ -44,12 +46,17 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     const signalled = untilSignal()
     const store = await openReceiverStore(flags.db ?? DEFAULT_PARTNER_FILE)
     try {
-      const app = receiverApp({db: store.db, username, password, clock: this.clock})
+      const logFormat = this.logFormat()
+      const app = receiverApp({db: store.db, username, password, clock: this.clock, logFormat})
       const server = await startServer(app, {port: flags.port, host: flags.host})
       if (this.jsonEnabled()) this.logJson({url: server.url, base_url: server.url, db: flags.db})
-      else this.log(`reference partner listening on ${server.url} (interface B under ${server.url}/v1; Ctrl-C to stop)`)
+      else {
+        const text = `reference partner listening on ${server.url} (interface B under ${server.url}/v1; Ctrl-C to stop)`
+        createLogger((line) => this.log(line), logFormat).log('info', text, 'listening', {url: server.url})
+      }
       const signal = await signalled
-      process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
+      const text = `received ${signal}, finishing requests in flight…`
+      createLogger((line) => process.stderr.write(`${line}\n`), logFormat).log('info', text, 'stopping: finishing requests in flight', {signal})
       await server.close()
     } finally {
       await store.close()

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import type {WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {EVENT_STATES} from '../src/interfaces/partner/schema.js'
 import {pushEvent, type PushEventResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
@@ -22,13 +22,13 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 
-  async run(): Promise<PushEventResult & {wait: WaitSummary | null}> {
+  async run(): Promise<PushEventResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const npi = await this.need(flags.npi, 'npi', 'Participant NPI')
     const state = await this.need(flags.state, 'state', 'State (start, screenout, quotafull, complete)')
     const {db} = await this.openStore()
-    const result = await pushEvent(db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now())
+    const result = await pushEvent(db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now(), this.requestId())
     const sent = result.event.state === result.reported_state ? result.event.state : `${result.reported_state}, pushed as ${result.event.state} (quota closed)`
     this.say(`Recorded ${sent} for ${npi}${result.event.quota_id ? ` in quota ${result.event.quota_id}` : ''} at ${result.event.event_at}.`)
     if (result.quota)
@@ -36,7 +36,8 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
         `Quota ${result.quota.quota_id}: ${result.quota.completes}/${result.quota.limit} completes, ${result.quota.status}${result.quota.closed_now ? ' (closed by this complete)' : ''}.`,
       )
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {readMembersFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
 import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'
@@ -23,7 +23,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     'allow-empty': Flags.boolean({description: "let an empty file replace the partner's list with an empty one (refused otherwise)", default: false}),
   }
 
-  async run(): Promise<PushMembersResult & {wait: WaitSummary | null}> {
+  async run(): Promise<PushMembersResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
@@ -47,7 +47,12 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     bar?.start(members.length, 0, {phase: 'storing members   '})
     let result: PushMembersResult
     try {
-      result = await pushMembers(db, {projectId, quotaId, members, append: flags.append, chunk: flags.chunk, label, onProgress: (done) => bar?.update(done)}, this.clock.now())
+      result = await pushMembers(
+        db,
+        {projectId, quotaId, members, append: flags.append, chunk: flags.chunk, label, onProgress: (done) => bar?.update(done)},
+        this.clock.now(),
+        this.requestId(),
+      )
     } finally {
       bar?.stop()
     }
@@ -55,6 +60,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
       `${result.mode === 'append' ? 'Appended' : 'Stored'} ${result.members} members (list now ${result.total}) as ${result.requests} request${result.requests === 1 ? '' : 's'}.`,
     )
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     let wait: WaitSummary | null = null
     if (flags.wait) {
       const sendBar = this.jsonEnabled() ? undefined : new SingleBar({stream: process.stderr, format: '{phase} [{bar}] {value}/{total}', hideCursor: true}, Presets.shades_classic)
@@ -78,6 +84,6 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
       }
       for (const line of lines) this.say(line)
     }
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

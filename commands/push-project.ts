@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {formatRecord} from '../src/lib/table.js'
 import {readJsonFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {PROJECT_STATUSES, PROJECT_TYPES, type ProjectInput} from '../src/interfaces/partner/schema.js'
 import {pushProject, type PushProjectResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
@@ -33,7 +33,7 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 
-  async run(): Promise<PushProjectResult & {wait: WaitSummary | null}> {
+  async run(): Promise<PushProjectResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     let input: ProjectInput
     if (flags.file) {
@@ -54,11 +54,12 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
       }
     }
     const {db} = await this.openStore()
-    const result = await pushProject(db, input, {partners: flags.partner}, this.clock.now())
+    const result = await pushProject(db, input, {partners: flags.partner}, this.clock.now(), this.requestId())
     this.say(formatRecord(result.project as unknown as Record<string, unknown>))
     if (result.closed_quotas.length) this.say(`Closed quotas: ${result.closed_quotas.join(', ')}`)
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     const wait = await waitIfAsked(flags.wait, db, this.clock, [result.project.project_id], result.deliveries, (t) => this.say(t))
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {formatRecord} from '../src/lib/table.js'
 import {readJsonFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {QUOTA_STATUSES, type QuotaInput} from '../src/interfaces/partner/schema.js'
 import {pushQuota, setQuotaStatus, type PushQuotaResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
@@ -23,21 +23,22 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 
-  async run(): Promise<PushQuotaResult & {wait: WaitSummary | null}> {
+  async run(): Promise<PushQuotaResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const {db} = await this.openStore()
     let result: PushQuotaResult
     if (flags.file) {
       if (flags['quota-id'] || flags.status) throw new AppError('bad_request', '--quota-id/--status cannot be combined with --file; put them in the file')
-      result = await pushQuota(db, projectId, (await readJsonFile(flags.file)) as QuotaInput, this.clock.now())
+      result = await pushQuota(db, projectId, (await readJsonFile(flags.file)) as QuotaInput, this.clock.now(), this.requestId())
     } else {
       if (!flags['quota-id'] || !flags.status) throw new AppError('bad_request', 'missing required flag --file (or --quota-id with --status)')
-      result = await setQuotaStatus(db, projectId, flags['quota-id'], flags.status as 'open' | 'closed', this.clock.now())
+      result = await setQuotaStatus(db, projectId, flags['quota-id'], flags.status as 'open' | 'closed', this.clock.now(), this.requestId())
     }
     this.say(formatRecord({...result.quota, completes: result.completes} as unknown as Record<string, unknown>))
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

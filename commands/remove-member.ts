@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import type {WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, waitIfAsked} from './output/partner.js'
+import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
 import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
 
@@ -16,16 +16,17 @@ export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
     wait: Flags.boolean({description: 'deliver now from this process; exit 1 if anything was not delivered', default: false}),
   }
 
-  async run(): Promise<RemoveMemberResult & {wait: WaitSummary | null}> {
+  async run(): Promise<RemoveMemberResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
     const npi = await this.need(flags.npi, 'npi', 'NPI')
     const {db} = await this.openStore()
-    const result = await removeMember(db, projectId, quotaId, npi, this.clock.now())
+    const result = await removeMember(db, projectId, quotaId, npi, this.clock.now(), this.requestId())
     this.say(`Removed ${npi} from quota ${quotaId} (list now ${result.total}).`)
     this.say(queuedLine(result.deliveries, result.partners))
+    sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
     const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
-    return {...result, wait}
+    return {...result, request_id: this.requestId(), wait}
   }
 }

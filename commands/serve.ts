@@ -6,8 +6,9 @@ import {startServer, untilSignal} from '../src/server.js'
 import {writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
+import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseTrustedProxies} from '../src/http/client-address.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
@@ -21,6 +22,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
     '<%= config.bin %> serve --base-url https://panel.example.com --trust-proxy 127.0.0.1   # behind a TLS proxy on this machine',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com --allowed-host 10.0.0.5:8080 --allowed-host .internal.example   # also answer to these names',
+    '<%= config.bin %> serve --log-format json   # one JSON object per log line, for a log collector',
   ]
 
   static override flags = {
@@ -44,6 +46,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
     worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
+    'log-format': logFormatFlag(),
   }
 
   protected override usesDemoStore(): boolean {
@@ -77,6 +80,10 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const signalled = untilSignal()
     const {db} = await this.openStore({reader: true})
     const flags = this.flags
+    const logFormat = this.logFormat()
+    // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
+    // log and the worker share the batched stderr sink.
+    const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
     // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
     const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
     // The app is made once the socket is bound, since the listening address (with --port 0, known
@@ -88,10 +95,10 @@ export default class Serve extends BaseCommand<typeof Serve> {
       {port: flags.port, host: flags.host},
     )
     const baseUrl = publicBase ?? server.url
-    app = createApp({db, clock: this.clock, baseUrl, trustProxy, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness})
+    app = createApp({db, clock: this.clock, baseUrl, trustProxy, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness, logFormat})
     let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
-      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => process.stderr.write(`Warning: ${line}\n`)}) : undefined
+      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => events.log('warn', `Warning: ${line}`, line)}) : undefined
       readiness.ready = true
     } catch (error) {
       // Without this the listening socket would keep a process alive that already said Error.
@@ -100,18 +107,26 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     if (this.jsonEnabled()) {
       this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
+    } else if (logFormat === 'json') {
+      // One object per line on stdout as well; the demo's credentials stay out of it (they are
+      // published, and `serve --demo --json` prints them whole).
+      if (demo) this.log(jsonLogLine('info', 'demo data set ready', {client_id: demo.client.client_id, member_email: demo.member.email, authorize_url: demo.authorize_url}))
+      this.log(jsonLogLine('info', 'listening', {url: server.url, base_url: baseUrl}))
     } else {
       if (demo) this.log(`${describeDemo(demo)}\n`)
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
-    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog}) : undefined
+    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
     worker?.start()
     const signal = await signalled
-    process.stderr.write(`received ${signal}, finishing requests in flight…\n`)
+    events.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
     // The worker finishes and records its sends in flight before the store closes under it.
     await worker?.stop()
     await server.close()
     const {writes, commits} = writeStats(db)
-    if (writes > 0) process.stderr.write(`store: ${writes} write transactions in ${commits} commits (${(writes / Math.max(commits, 1)).toFixed(1)} per commit)\n`)
+    if (writes > 0) {
+      const text = `store: ${writes} write transactions in ${commits} commits (${(writes / Math.max(commits, 1)).toFixed(1)} per commit)`
+      events.log('info', text, 'store write transactions', {writes, commits})
+    }
   }
 }

@@ -2,7 +2,8 @@ import {OpenAPIHono} from '@hono/zod-openapi'
 import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps} from './deps.js'
 import {AppError} from './errors.js'
-import {accessLog, stderrLog} from './http/access-log.js'
+import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
+import {createLogger} from './lib/log.js'
 import {forwardedFor} from './http/client-address.js'
 import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
@@ -19,16 +20,30 @@ import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
+
+/**
+ * The interface a request is for, from its route template or, when no route matched, its path:
+ * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
+ */
+export function interfaceOf(path: string): string | null {
+  if (under(path, '/oauth') || under(path, '/user/oauth') || under(path, '/.well-known') || under(path, '/demo')) return 'A'
+  if (under(path, '/balance')) return 'C'
+  if (under(path, '/projects') || under(path, '/clients')) return 'D'
+  if (under(path, '/conversations')) return 'E'
+  return null
+}
+
 /**
  * The whole HTTP service: middleware, one route group per interface, and the single place where
  * errors become responses.
  */
 export function createApp(deps: AppDeps): OpenAPIHono {
-  const log = deps.log ?? stderrLog
+  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
   // Interface C's spec paths defeat Hono's fastest router; keep them apart so the rest stays fast.
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
-  app.use(accessLog(log))
+  app.use(accessLog(logger.write, {format: logger.format, interfaceOf}))
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
@@ -77,7 +92,16 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     const appError = toAppError(error)
     if (appError.status >= 500) {
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-      log(`error id=${c.get('requestId') ?? '-'} ${c.req.method} ${c.req.path}: ${detail}`)
+      const id = c.get('requestId') ?? '-'
+      const route = matchedRoute(c)
+      logger.log('error', `error id=${id} ${c.req.method} ${c.req.path}: ${detail}`, 'request failed', {
+        request_id: id,
+        interface: interfaceOf(route ?? c.req.path),
+        route,
+        method: c.req.method,
+        path: c.req.path,
+        error: detail,
+      })
     }
     const render = c.get('renderError') ?? renderMessage
     return render(c, appError)

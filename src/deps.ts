@@ -1,6 +1,7 @@
 import type {Kysely} from 'kysely'
 import type {ConversationLimits} from './interfaces/conversations/limits.js'
 import type {Clock} from './lib/clock.js'
+import type {LogFormat} from './lib/log.js'
 import type {Database} from './store/database.js'
 
 /** What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink). */
@@ -20,6 +21,8 @@ export interface AppDeps {
   allowedHosts?: readonly string[]
   /** Receives access-log lines and 5xx details. Omit to write them to stderr. */
   log?: (line: string) => void
+  /** The shape of those lines (serve --log-format): readable `text` (the default) or `json`. */
+  logFormat?: LogFormat
   /**
    * Addresses and CIDRs of reverse proxies (serve --trust-proxy): a request whose TCP peer is one
    * of them is counted as coming from the address it forwarded (X-Forwarded-For).

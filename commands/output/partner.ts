@@ -33,6 +33,15 @@ export function queuedLine(deliveries: string[], partners: string[]): string {
 }
 
 /**
+ * Gives a person the run's request id, on stderr beside progress and errors, when it queued
+ * something: each delivery carries it to the partner as X-Request-Id, and serve's worker logs it
+ * with every attempt. --json output has it as `request_id` instead.
+ */
+export function sayRequestId(requestId: string, deliveries: string[], json: boolean): void {
+  if (!json && deliveries.length > 0) process.stderr.write(`Request id: ${requestId} (each delivery carries it as X-Request-Id)\n`)
+}
+
+/**
  * Runs `--wait` when asked: delivers, reports on stderr, and marks the process as failed (exit 1)
  * when something of this change was not delivered. Returns the summary for the --json output.
  */

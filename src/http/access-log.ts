@@ -1,5 +1,7 @@
 import {printable} from '../lib/printable.js'
-import type {MiddlewareHandler} from 'hono'
+import {timestamp, type LogFormat} from '../lib/log.js'
+import type {Context, MiddlewareHandler} from 'hono'
+import {matchedRoutes} from 'hono/route'
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
 import {carriesRequestId, requestHeader} from './fast.js'
@@ -55,29 +57,69 @@ declare module 'hono' {
   }
 }
 
-let lastMs = 0
-let lastStamp = ''
-
-/** ISO time of now; many requests finish in the same millisecond under load, so reuse its text. */
-function timestamp(): string {
-  const ms = Date.now()
-  if (ms !== lastMs) {
-    lastMs = ms
-    lastStamp = new Date(ms).toISOString()
-  }
-  return lastStamp
-}
-
 /** A caller's own X-Request-Id is kept when it is a sane token; otherwise a new UUID is made. */
 const INCOMING_ID = /^[\w\-.:]{1,128}$/
+
+/**
+ * The route template Hono matched (`/balance/:key/:id/withdrawals`), never the path with its ids:
+ * the last matched route that is not a wildcard middleware (`*`, `/balance/*`). A path no route
+ * serves matches only those, and has none.
+ */
+export function matchedRoute(c: Context): string | null {
+  let routes: ReturnType<typeof matchedRoutes>
+  try {
+    routes = matchedRoutes(c)
+  } catch {
+    return null
+  }
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const path = routes[i]!.path
+    if (!path.includes('*')) return path
+  }
+  return null
+}
+
+export interface AccessLogOptions {
+  /** `text` (the default): the readable line; `json`: one object per request (docs/operations.md). */
+  format?: LogFormat
+  /** The interface letter of a request, from its route template, else its raw path; null for none. */
+  interfaceOf?: (routeOrPath: string) => string | null
+}
 
 /**
  * The request id and the access log in one middleware (every middleware layer costs throughput
  * on hot routes): sets `requestId` and the X-Request-Id answer header, then writes one line per
  * request: time, method, path, status, milliseconds, id, and the caller's address (the one the
- * guessing limits count, so a log line and a 429 name the same caller).
+ * guessing limits count, so a log line and a 429 name the same caller). In the JSON format the
+ * path gives way to the route template and the interface, so no id in a path reaches the log.
  */
-export function accessLog(write: (line: string) => void = stderrLog): MiddlewareHandler {
+export function accessLog(write: (line: string) => void = stderrLog, options: AccessLogOptions = {}): MiddlewareHandler {
+  const interfaceOf = options.interfaceOf ?? (() => null)
+  const line =
+    options.format === 'json'
+      ? (c: Context, id: string, ms: number): string => {
+          const route = matchedRoute(c)
+          const status = c.res.status
+          return JSON.stringify({
+            time: timestamp(),
+            level: status >= 500 ? 'error' : 'info',
+            msg: 'request',
+            request_id: id,
+            interface: interfaceOf(route ?? rawPath(c.req.url)),
+            route,
+            method: c.req.method,
+            status,
+            duration_ms: Math.round(ms * 10) / 10,
+            address: clientAddress(c) ?? null,
+          })
+        }
+      : (c: Context, id: string, ms: number): string => {
+          // The raw path as it came (never the decoded one, where %0a would start a forged log line),
+          // with anything unprintable escaped all the same.
+          const raw = rawPath(c.req.url)
+          const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
+          return `${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms.toFixed(1)}ms id=${id} addr=${clientAddress(c) ?? '-'}`
+        }
   return function logRequest(c, next) {
     const started = performance.now()
     const incoming = requestHeader(c, 'x-request-id')
@@ -93,12 +135,7 @@ export function accessLog(write: (line: string) => void = stderrLog): Middleware
           // a response with immutable headers goes out without the id; the log line still has it
         }
       }
-      const ms = (performance.now() - started).toFixed(1)
-      // The raw path as it came (never the decoded one, where %0a would start a forged log line),
-      // with anything unprintable escaped all the same.
-      const raw = rawPath(c.req.url)
-      const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
-      write(`${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms}ms id=${id} addr=${clientAddress(c) ?? '-'}`)
+      write(line(c, id, performance.now() - started))
     })
   }
 }

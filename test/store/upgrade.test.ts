@@ -147,6 +147,9 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
     expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
     expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+    // Queued before deliveries kept the request id of the run that queued them: sent without one.
+    expect(request!.headers).not.toHaveProperty('x-request-id')
+    expect((await sql<{request_id: string | null}>`select request_id from partner_deliveries`.execute(store.db)).rows.map((r) => r.request_id)).toEqual([null])
   })
 
   it('gives every client the OpenID Connect defaults: no post-logout redirect URIs, ID tokens signed RS256', async () => {

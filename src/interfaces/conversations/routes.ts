@@ -18,6 +18,7 @@ import {conversationCall, type CallContext} from './calls.js'
 import {authenticateKey} from './keys.js'
 import type {ApiKeyRow} from './tables.js'
 import {stderrLog} from '../../http/access-log.js'
+import {createLogger} from '../../lib/log.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -115,7 +116,7 @@ function callRoute(method: Method) {
 
 export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
-  const writeLog = deps.log ?? stderrLog
+  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
   const app = new OpenAPIHono({defaultHook: rejectQuery})
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
@@ -170,7 +171,12 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
         const requestId = c.get('requestId') ?? '-'
         const body = toByteStream(answer.body(), (error) => {
           const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-          writeLog(`error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`)
+          logger.log('error', `error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`, 'conversations data answer failed mid-stream', {
+            request_id: requestId,
+            interface: 'E',
+            answer_id: answer.result.id,
+            error: detail,
+          })
         })
         return c.body(body, 200, headers)
       }

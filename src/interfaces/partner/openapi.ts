@@ -21,6 +21,9 @@ export function registerPartnerWebhooks(app: OpenAPIHono<any, any, any>): void {
   })
   const headers = z.object({
     'x-medpanel-delivery': z.string().uuid().openapi({description: "The push's id: the same on every retry, so a partner can apply it once"}),
+    'x-request-id': z.string().optional().openapi({
+      description: 'The request id of the command run or request that queued the change (shared by every delivery it queued): for following it through logs, not for deduplication',
+    }),
     'x-medpanel-signature': z.string().optional().openapi({
       description: 'For clients with a signing secret: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">',
       example: 't=1795306546,v1=5d41402abc4b2a76b9719d911017c592',

@@ -103,8 +103,12 @@ export async function resolvePartners(db: Db, requested: string[] | undefined): 
   return clients.filter((c) => hasGrant(c, 'partner') && c.partner_url && c.expired_at === null).map((c) => c.id)
 }
 
-/** Queues `pushes`, in order, for every partner of the project. Call inside the change's transaction. */
-export async function enqueue(db: Db, projectId: string, partnerIds: string[], pushes: Push[], now: Date): Promise<string[]> {
+/**
+ * Queues `pushes`, in order, for every partner of the project. Call inside the change's
+ * transaction. `requestId` is the id of the CLI run or HTTP request making the change: each
+ * delivery carries it to the partner as X-Request-Id.
+ */
+export async function enqueue(db: Db, projectId: string, partnerIds: string[], pushes: Push[], now: Date, requestId?: string): Promise<string[]> {
   const stamp = iso(now)
   const ids: string[] = []
   for (const clientId of partnerIds) {
@@ -140,6 +144,7 @@ export async function enqueue(db: Db, projectId: string, partnerIds: string[], p
         created_at: stamp,
         delivered_at: null,
         updated_at: stamp,
+        request_id: requestId ?? null,
       })
     }
     await repo.insertDeliveries(db, batch)
@@ -161,6 +166,8 @@ export interface DeliveryView {
   last_error: string | null
   created_at: string
   delivered_at: string | null
+  /** The CLI run or HTTP request that queued it (X-Request-Id); null for rows of earlier releases. */
+  request_id: string | null
 }
 
 export function deliveryView(row: DeliveryRow): DeliveryView {
@@ -177,6 +184,7 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
     last_error: row.last_error,
     created_at: row.created_at,
     delivered_at: row.delivered_at,
+    request_id: row.request_id,
   }
 }
 

@@ -119,7 +119,7 @@ export interface PushProjectResult extends Queued {
  * project without it, every partner client does. A project pushed as closed closes its open
  * quotas first (their PUTs go before the project's), as the spec's close transition says.
  */
-export async function pushProject(db: Db, input: ProjectInput, options: {partners?: string[]}, now: Date): Promise<PushProjectResult> {
+export async function pushProject(db: Db, input: ProjectInput, options: {partners?: string[]}, now: Date, requestId?: string): Promise<PushProjectResult> {
   const given = parseInput(projectInputSchema, input)
   return writeTransaction(db, async (trx) => {
     const existing = await repo.findProject(trx, given.project_id)
@@ -136,8 +136,8 @@ export async function pushProject(db: Db, input: ProjectInput, options: {partner
     const known = new Set(existing ? partnersOf(existing) : [])
     const added = existing ? partners.filter((id) => !known.has(id)) : []
     const current = partners.filter((id) => !added.includes(id))
-    const deliveries = await enqueue(trx, project.project_id, current, [...pushes, projectPush(project)], now)
-    if (added.length) deliveries.push(...(await enqueue(trx, project.project_id, added, [projectPush(project), ...(await snapshot(trx, project.project_id))], now)))
+    const deliveries = await enqueue(trx, project.project_id, current, [...pushes, projectPush(project)], now, requestId)
+    if (added.length) deliveries.push(...(await enqueue(trx, project.project_id, added, [projectPush(project), ...(await snapshot(trx, project.project_id))], now, requestId)))
     return {project, closed_quotas: closed, deliveries, partners}
   })
 }
@@ -148,7 +148,7 @@ export interface PushQuotaResult extends Queued {
 }
 
 /** Creates or replaces a quota; pushing it as open reopens a closed one. */
-export async function pushQuota(db: Db, projectId: string, input: Omit<QuotaInput, 'project_id'> & {project_id?: string}, now: Date): Promise<PushQuotaResult> {
+export async function pushQuota(db: Db, projectId: string, input: Omit<QuotaInput, 'project_id'> & {project_id?: string}, now: Date, requestId?: string): Promise<PushQuotaResult> {
   const pid = parseInput(idSchema, projectId)
   if (input && typeof input === 'object' && 'project_id' in input && input.project_id !== pid) {
     throw new AppError('bad_request', `project_id: the file says "${String(input.project_id)}" but --project-id is "${pid}"`)
@@ -169,16 +169,16 @@ export async function pushQuota(db: Db, projectId: string, input: Omit<QuotaInpu
     })
     const completes = existing?.completes ?? 0
     await repo.saveQuota(trx, quotaRow(quota, completes))
-    const deliveries = await enqueue(trx, pid, partnersOf(project), [quotaPush(quota)], now)
+    const deliveries = await enqueue(trx, pid, partnersOf(project), [quotaPush(quota)], now, requestId)
     return {quota, completes, deliveries, partners: partnersOf(project)}
   })
 }
 
 /** Sets a quota's status (close or reopen) keeping the rest of its representation. */
-export async function setQuotaStatus(db: Db, projectId: string, quotaId: string, status: 'open' | 'closed', now: Date): Promise<PushQuotaResult> {
+export async function setQuotaStatus(db: Db, projectId: string, quotaId: string, status: 'open' | 'closed', now: Date, requestId?: string): Promise<PushQuotaResult> {
   const row = await requireQuota(db, projectId, quotaId)
   const {created_at, project_id: _p, updated_at: _u, ...rest} = quotaOf(row)
-  return pushQuota(db, projectId, {...rest, status, created_at}, now)
+  return pushQuota(db, projectId, {...rest, status, created_at}, now, requestId)
 }
 
 export interface PushMembersOptions {
@@ -230,7 +230,7 @@ function chunked<T>(items: T[], size: number): T[][] {
  * Replaces (PUT of the first chunk, then POSTs of the rest) or appends (POSTs) a quota's member
  * list. A replace of an empty list is one PUT of `[]`.
  */
-export async function pushMembers(db: Db, options: PushMembersOptions, now: Date): Promise<PushMembersResult> {
+export async function pushMembers(db: Db, options: PushMembersOptions, now: Date, requestId?: string): Promise<PushMembersResult> {
   const pid = parseInput(idSchema, options.projectId)
   const qid = parseInput(idSchema, options.quotaId)
   const size = options.chunk ?? DEFAULT_CHUNK
@@ -268,7 +268,7 @@ export async function pushMembers(db: Db, options: PushMembersOptions, now: Date
       body: JSON.stringify(chunk.map(memberJson)),
     }))
     if (!options.append && pushes.length === 0) pushes.push({kind: 'members', method: 'PUT', path, quotaId: qid, body: '[]'})
-    const deliveries = await enqueue(trx, pid, partnersOf(project), pushes, now)
+    const deliveries = await enqueue(trx, pid, partnersOf(project), pushes, now, requestId)
     const total = await repo.countMembers(trx, pid, qid)
     return {
       project_id: pid,
@@ -290,7 +290,7 @@ export interface RemoveMemberResult extends Queued {
   total: number
 }
 
-export async function removeMember(db: Db, projectId: string, quotaId: string, npi: string, now: Date): Promise<RemoveMemberResult> {
+export async function removeMember(db: Db, projectId: string, quotaId: string, npi: string, now: Date, requestId?: string): Promise<RemoveMemberResult> {
   const pid = parseInput(idSchema, projectId)
   const qid = parseInput(idSchema, quotaId)
   return writeTransaction(db, async (trx) => {
@@ -298,7 +298,14 @@ export async function removeMember(db: Db, projectId: string, quotaId: string, n
     await requireQuota(trx, pid, qid)
     if (!(await repo.findMember(trx, pid, qid, npi))) throw notFound(`npi: ${npi} is not on the list of quota "${qid}"`)
     await repo.deleteMember(trx, pid, qid, npi)
-    const deliveries = await enqueue(trx, pid, partnersOf(project), [{kind: 'member', method: 'DELETE', path: paths.member(pid, qid, npi), quotaId: qid, body: null}], now)
+    const deliveries = await enqueue(
+      trx,
+      pid,
+      partnersOf(project),
+      [{kind: 'member', method: 'DELETE', path: paths.member(pid, qid, npi), quotaId: qid, body: null}],
+      now,
+      requestId,
+    )
     return {project_id: pid, quota_id: qid, npi, total: await repo.countMembers(trx, pid, qid), deliveries, partners: partnersOf(project)}
   })
 }
@@ -314,7 +321,12 @@ export interface PushEventResult extends Queued {
  * quotafull (the participant is turned away); a complete counts toward the quota and, when it
  * reaches the limit, closes the quota — the event's POST is queued before that quota PUT.
  */
-export async function pushEvent(db: Db, input: {project_id: string; npi: string; state: string; quota_id?: string; event_at?: string}, now: Date): Promise<PushEventResult> {
+export async function pushEvent(
+  db: Db,
+  input: {project_id: string; npi: string; state: string; quota_id?: string; event_at?: string},
+  now: Date,
+  requestId?: string,
+): Promise<PushEventResult> {
   const given = parseInput(eventInputSchema, input)
   return writeTransaction(db, async (trx) => {
     const project = await requireProject(trx, given.project_id)
@@ -351,7 +363,7 @@ export async function pushEvent(db: Db, input: {project_id: string; npi: string;
     })
     pushes.push({kind: 'event', method: 'POST', path: paths.events(event.project_id), quotaId: event.quota_id ?? null, body: eventBody(event)})
     if (closing) pushes.push(quotaPush(closing))
-    const deliveries = await enqueue(trx, event.project_id, partnersOf(project), pushes, now)
+    const deliveries = await enqueue(trx, event.project_id, partnersOf(project), pushes, now, requestId)
     return {event, reported_state: given.state, quota: quotaInfo, deliveries, partners: partnersOf(project)}
   })
 }
@@ -363,7 +375,7 @@ export interface CloseProjectResult extends Queued {
 }
 
 /** Closes every open quota, then the project; each change is queued as its PUT, in that order. */
-export async function closeProject(db: Db, projectId: string, now: Date): Promise<CloseProjectResult> {
+export async function closeProject(db: Db, projectId: string, now: Date, requestId?: string): Promise<CloseProjectResult> {
   const pid = parseInput(idSchema, projectId)
   return writeTransaction(db, async (trx) => {
     const row = await requireProject(trx, pid)
@@ -375,7 +387,7 @@ export async function closeProject(db: Db, projectId: string, now: Date): Promis
     }
     const project: Project = {...current, status: 'closed', updated_at: stamp}
     await repo.saveProject(trx, {...row, status: 'closed', body: projectBody(project)})
-    const deliveries = await enqueue(trx, pid, partnersOf(row), [...pushes, projectPush(project)], now)
+    const deliveries = await enqueue(trx, pid, partnersOf(row), [...pushes, projectPush(project)], now, requestId)
     return {project, closed_quotas: closed, already_closed: false, deliveries, partners: partnersOf(row)}
   })
 }

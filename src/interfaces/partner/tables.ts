@@ -74,6 +74,11 @@ export interface PartnerDeliveryTable {
   created_at: string
   delivered_at: string | null
   updated_at: string
+  /**
+   * The request id of the CLI run or HTTP request that queued it: sent as X-Request-Id and logged
+   * with each attempt. Null for rows an earlier release queued.
+   */
+  request_id: string | null
 }
 
 /**

@@ -6,6 +6,7 @@ import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {openSecret, writeTransaction} from '../../store/db.js'
 import {printable} from '../../lib/printable.js'
+import {createLogger, type LogFormat, type Logger} from '../../lib/log.js'
 import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   concurrency?: number
   timeoutMs?: number
   log?: (line: string) => void
+  /** The shape of those lines (serve --log-format); text unless told. */
+  logFormat?: LogFormat
   /** Called after each attempt, e.g. to move a progress bar. */
   onAttempt?: (row: DeliveryRow, ok: boolean) => void
 }
@@ -55,7 +58,7 @@ export class DeliveryWorker {
   private readonly transport: Transport
   private readonly concurrency: number
   private readonly timeoutMs: number
-  private readonly log: (line: string) => void
+  private readonly logger: Logger
   private readonly onAttempt: WorkerOptions['onAttempt']
   private running = false
   private loop: Promise<void> | undefined
@@ -67,7 +70,7 @@ export class DeliveryWorker {
     this.transport = options.transport
     this.concurrency = options.concurrency ?? 8
     this.timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
-    this.log = options.log ?? (() => {})
+    this.logger = createLogger(options.log ?? (() => {}), options.logFormat)
     this.onAttempt = options.onAttempt
   }
 
@@ -122,7 +125,8 @@ export class DeliveryWorker {
         try {
           await this.drain()
         } catch (error) {
-          this.log(`delivery worker: ${(error as Error).message}`)
+          const message = (error as Error).message
+          this.logger.log('error', `delivery worker: ${message}`, 'delivery worker failed', {interface: 'B', error: message})
         }
         if (!this.running) break
         const due = await repo.nextDue(this.db, iso(this.clock.now())).catch(() => undefined)
@@ -190,6 +194,8 @@ export class DeliveryWorker {
       'user-agent': USER_AGENT,
       'x-medpanel-delivery': row.id,
     }
+    // The CLI run or request that queued the change: the partner can log it beside its own lines.
+    if (row.request_id) headers['x-request-id'] = row.request_id
     if (client.signing_secret) headers['x-medpanel-signature'] = signature(openSecret(this.db, client.signing_secret), Math.floor(this.clock.now().getTime() / 1000), body)
     const url = client.partner_url.replace(/\/+$/, '') + row.path
     let outcome: {ok: boolean; status?: number; error?: string}
@@ -210,13 +216,30 @@ export class DeliveryWorker {
       // failure: list-deliveries shows why, and the row goes once DNS points somewhere sound.
       outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
-    await this.finish(row, outcome)
-    this.log(`delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`)
+    const status = await this.finish(row, outcome)
+    this.logger.log(
+      outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
+      `delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}${row.request_id ? ` id=${row.request_id}` : ''}`,
+      'delivery attempt',
+      {
+        interface: 'B',
+        delivery_id: row.id,
+        request_id: row.request_id,
+        client_id: row.client_id,
+        method: row.method,
+        path: row.path,
+        attempt: row.attempts + 1,
+        outcome: status,
+        status: outcome.status ?? null,
+        error: outcome.error,
+      },
+    )
     this.onAttempt?.(row, outcome.ok)
     return outcome.ok
   }
 
-  private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<void> {
+  /** Records an attempt; returns the row's status after it (pending: tried again later). */
+  private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<'delivered' | 'pending' | 'failed'> {
     const now = this.clock.now()
     const stamp = iso(now)
     const attempts = row.attempts + 1
@@ -224,7 +247,7 @@ export class DeliveryWorker {
     const common = {attempts, first_attempt_at: firstAttemptAt, last_status: outcome.status ?? null, lease_owner: null, lease_until: null, updated_at: stamp}
     if (outcome.ok) {
       await repo.updateDelivery(this.db, row.seq, {...common, status: 'delivered', delivered_at: stamp, last_error: null})
-      return
+      return 'delivered'
     }
     const delay = outcome.permanent ? null : nextAttemptDelay(attempts, new Date(firstAttemptAt), now)
     await repo.updateDelivery(this.db, row.seq, {
@@ -233,6 +256,7 @@ export class DeliveryWorker {
       status: delay === null ? 'failed' : 'pending',
       next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
     })
+    return delay === null ? 'failed' : 'pending'
   }
 
   private async othersSending(projectIds: string[] | undefined): Promise<boolean> {

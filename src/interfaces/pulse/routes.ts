@@ -12,6 +12,7 @@ import {rejectInvalid} from '../../http/validation.js'
 import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
 import * as pulses from './service.js'
 import {stderrLog} from '../../http/access-log.js'
+import {createLogger} from '../../lib/log.js'
 
 const TAG = 'D. Pulse export'
 const errors = {
@@ -116,7 +117,7 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
 
 export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps
-  const log = deps.log ?? stderrLog
+  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
   // The body's error code matches the one bearerToken put in the challenge (RFC 6750 §3.1).
   const unauthorized = (reason: string, wwwAuthenticate: string) =>
@@ -133,7 +134,12 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
     const requestId = c.get('requestId') ?? '-'
     const body = toByteStream(prepared.chunks(), (error) => {
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-      log(`error id=${requestId} export of ${prepared.projectId} failed mid-stream: ${detail}`)
+      logger.log('error', `error id=${requestId} export of ${prepared.projectId} failed mid-stream: ${detail}`, 'pulse export failed mid-stream', {
+        request_id: requestId,
+        interface: 'D',
+        project_id: prepared.projectId,
+        error: detail,
+      })
     })
     // Streamed, so it cannot go through c.json; the cast tells the route typing this is the export document.
     const response = c.body(body, 200, {'Content-Type': 'application/json; charset=utf-8', ...NO_STORE})

@@ -124,7 +124,10 @@ describe('what a partner says reaches the operator escaped', () => {
     expect(pushed.stderr).toContain('FAKE: all deliveries OK')
     expect(pushed.stderr).toContain('\\u001b[2J')
     expect(pushed.stderr).not.toMatch(RAW_CONTROL)
-    expect(pushed.stderr.trim().split('\n')).toHaveLength(1)
+    // The run's request id, then the one Error line: the partner's text started no line of its own.
+    const [requestIdLine, ...errorLines] = pushed.stderr.trim().split('\n')
+    expect(requestIdLine).toMatch(/^Request id: [0-9a-f-]{36} /)
+    expect(errorLines).toHaveLength(1)
 
     const table = await cliAsync(['list-deliveries', ...db])
     expect(table.status).toBe(0)

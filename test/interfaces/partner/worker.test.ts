@@ -53,6 +53,41 @@ describe('delivery worker', () => {
     expect((await listDeliveries(db, {})).every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true)
   })
 
+  it('sends the id of the run or request that queued a delivery as X-Request-Id, and logs it with each attempt in either format', async () => {
+    const transport = new FakeTransport()
+    await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now(), 'push-run-1')
+    expect((await listDeliveries(db, {}))[0]!.request_id).toBe('push-run-1')
+    const text: string[] = []
+    await new DeliveryWorker({db, clock, transport, log: (line) => text.push(line)}).drain()
+    expect(transport.requests[0]!.headers['x-request-id']).toBe('push-run-1')
+    expect(text).toEqual([expect.stringMatching(/^delivery [0-9a-f-]{36} PUT \/v1\/projects\/P1 -> delivered \(200\) id=push-run-1$/)])
+
+    // A row queued without an id (as every row of an earlier release) goes without the header.
+    transport.setAnswer(() => 503)
+    await pushProject(db, projectInput({name: 'Renamed'}), {}, clock.now())
+    const json: string[] = []
+    await new DeliveryWorker({db, clock, transport, log: (line) => json.push(line), logFormat: 'json'}).drain()
+    expect(transport.requests[1]!.headers).not.toHaveProperty('x-request-id')
+    const [row] = (await listDeliveries(db, {})).slice(-1)
+    expect(json.map((line) => JSON.parse(line))).toEqual([
+      {
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+        level: 'warn',
+        msg: 'delivery attempt',
+        interface: 'B',
+        delivery_id: row!.id,
+        request_id: null,
+        client_id: clientIds[0],
+        method: 'PUT',
+        path: '/v1/projects/P1',
+        attempt: 1,
+        outcome: 'pending',
+        status: 503,
+        error: 'HTTP 503: nope',
+      },
+    ])
+  })
+
   it('retries on the 5 s, 30 s, 2 min, 10 min, 1 h, 3 h, then 6-hourly schedule and gives up after 3 days', async () => {
     const transport = new FakeTransport(() => 503)
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())

@@ -2,6 +2,7 @@ import {Hono, type Context, type MiddlewareHandler} from 'hono'
 import type {Kysely} from 'kysely'
 import {AppError} from '../../../errors.js'
 import {accessLog, stderrLog} from '../../../http/access-log.js'
+import {createLogger, type LogFormat} from '../../../lib/log.js'
 import {basicClientAuth} from '../../../http/basic-auth.js'
 import {toAppError} from '../../../http/error-shape.js'
 import {safeEqual} from '../../../lib/hashing.js'
@@ -16,6 +17,8 @@ export interface ReceiverOptions {
   password: string
   clock: Clock
   log?: (line: string) => void
+  /** The shape of the log lines (partner-serve --log-format); text unless told. */
+  logFormat?: LogFormat
 }
 
 /** HTTP Basic with the agreed pair; anything else is 401 (the spec's one fixed partner rule). */
@@ -42,12 +45,14 @@ async function jsonBody(c: Context): Promise<unknown> {
  */
 export function receiverApp(options: ReceiverOptions): Hono {
   const {db, clock} = options
-  const log = options.log ?? stderrLog
+  const logger = createLogger(options.log ?? stderrLog, options.logFormat)
   const app = new Hono()
   const now = () => clock.now().toISOString()
   const delivery = (c: Context) => c.req.header('x-medpanel-delivery') || undefined
 
-  app.use(accessLog(log))
+  // A delivery's X-Request-Id (the medpanel command or request that queued it) becomes this
+  // request's id: the partner's log line carries the same id as medpanel's.
+  app.use(accessLog(logger.write, {format: logger.format, interfaceOf: (path) => (path === '/v1' || path.startsWith('/v1/') ? 'B' : null)}))
   app.get('/healthz', (c) => c.json({status: 'ok'}))
   app.use('/v1/*', partnerBasicAuth(options.username, options.password))
   app.use('/v1/*', async function logWrite(c, next) {
@@ -81,7 +86,15 @@ export function receiverApp(options: ReceiverOptions): Hono {
   app.notFound((c) => c.json({message: `no route for ${c.req.method} ${c.req.path}`}, 404))
   app.onError((error, c) => {
     const appError = toAppError(error)
-    if (appError.status >= 500) log(`error ${c.req.method} ${c.req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+    if (appError.status >= 500) {
+      const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+      logger.log('error', `error ${c.req.method} ${c.req.path}: ${detail}`, 'request failed', {
+        request_id: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path,
+        error: detail,
+      })
+    }
     return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, appError.headers)
   })
   return app
