@@ -10,6 +10,8 @@ const SCRIPT = fileURLToPath(new URL('./oidc_authlib_validate.py', import.meta.u
 
 const probe = spawnSync(PYTHON, ['-c', 'import authlib'], {encoding: 'utf8'})
 const authlib = probe.status === 0
+// CI installs python3-authlib (.ci/run): there a missing Authlib is a failure, never a skip.
+if (!authlib && process.env.CI) throw new Error(`${PYTHON} cannot import authlib in CI: .ci/run installs python3-authlib`)
 if (!authlib) {
   console.warn(`oidc-authlib.test.ts skipped: ${PYTHON} cannot import authlib (${(probe.stderr || probe.error?.message || '').trim()}); apt-get install python3-authlib`)
 }

@@ -48,13 +48,14 @@ describe('ID-token signing keys: publication and rotation', () => {
     await expect(verify(elliptic.idToken, relyingParty, 'ES256')).resolves.toMatchObject({protectedHeader: {alg: 'ES256', kid}})
   })
 
-  it('rotate-signing-key between two sign-ons: both ID tokens validate against the key set, under different kids, and the set lists both keys', async () => {
+  it('rotate-signing-key --now between two sign-ons: both ID tokens validate against the key set, under different kids, and the set lists both keys', async () => {
     const browser = new CookieBrowser(provider.server.url)
     const before = new Map<IdTokenAlg, string>()
     for (const alg of ['RS256', 'ES256'] as const) before.set(alg, (await signOn(await discover(provider, rpOf(alg)), rpOf(alg), browser)).idToken)
     const kidsBefore = new Map([...before].map(([alg, token]) => [alg, decodeProtectedHeader(token).kid!]))
 
-    const rotation = cliJson<{current: {kid: string; alg: string}[]; retired: {kid: string; published_until: string}[]}>(['rotate-signing-key', '--db', provider.db])
+    // --now (a leak): the new keys sign at once.
+    const rotation = cliJson<{current: {kid: string; alg: string}[]; retired: {kid: string; published_until: string}[]}>(['rotate-signing-key', '--db', provider.db, '--now'])
     expect(rotation.current.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
     expect(rotation.retired.map((key) => key.kid).sort()).toEqual([...kidsBefore.values()].sort())
 
@@ -81,7 +82,7 @@ describe('ID-token signing keys: publication and rotation', () => {
     expect(new URL(loggedOut.headers.get('location')!).searchParams.get('state')).toBe('after-rotation')
   })
 
-  it('a relying party that checked a token shortly before the rotation checks the first token of the new key', async () => {
+  it('a scheduled rotation publishes the new keys first: a relying party that read the set before it checks every later token', async () => {
     const browser = new CookieBrowser(provider.server.url)
     // openid-client with its signature check on (it reads jwks_uri and keeps the set), and jose.
     const config = await discover(provider, rs)
@@ -90,10 +91,15 @@ describe('ID-token signing keys: publication and rotation', () => {
     const before = await signOn(config, rs, browser)
     await verify(before.idToken, relyingParty, 'RS256')
 
-    cliJson(['rotate-signing-key', '--db', provider.db])
+    const rotation = cliJson<{current: {kid: string; alg: string; signs_from: string}[]}>(['rotate-signing-key', '--db', provider.db])
+    // The old key signs on until the new one has been published ten minutes...
     const after = await signOn(await discover(provider, rs), rs, browser)
-    expect(decodeProtectedHeader(after.idToken).kid).not.toBe(decodeProtectedHeader(before.idToken).kid)
+    expect(decodeProtectedHeader(after.idToken).kid).toBe(decodeProtectedHeader(before.idToken).kid)
     await expect(verify(after.idToken, relyingParty, 'RS256')).resolves.toMatchObject({payload: {sub: provider.sub}})
     await expect(signOn(config, rs, browser)).resolves.toMatchObject({tokens: {token_type: 'bearer'}})
+    // ...and the key set already names the keys that take over then.
+    const published = (await jwks()).keys.map((key) => key.kid)
+    for (const key of rotation.current) expect(published).toContain(key.kid)
+    expect(Date.parse(rotation.current[0]!.signs_from) - Date.now()).toBeGreaterThan(9 * 60_000)
   })
 })
