@@ -1,6 +1,6 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
-import type {Insertable} from 'kysely'
+import {type Insertable, sql} from 'kysely'
 import type {AuthorizationCodeRow, AuthorizationCodeTable, SigninSessionRow, SigningKeyRow} from './tables.js'
 
 export async function insertCode(db: Db, row: Insertable<AuthorizationCodeTable>): Promise<void> {
@@ -76,18 +76,25 @@ export async function deleteSpentSessions(db: Db, now: string): Promise<number> 
 }
 
 /**
- * The keys of `alg` that have not stopped signing, oldest first: the first signs now; any later
- * one was made by a rotation and is published ahead of the moment it takes over.
+ * The keys of `alg` that have not stopped signing, in the order they sign: the first signs now;
+ * any later one was made by a rotation and is published ahead of the moment it takes over.
  */
 export async function liveSigningKeys(db: Db, alg: string, now: string): Promise<SigningKeyRow[]> {
-  return db
-    .selectFrom('signing_keys')
-    .selectAll()
-    .where('alg', '=', alg)
-    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
-    .orderBy('created_at')
-    .orderBy('kid')
-    .execute()
+  return (
+    db
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('alg', '=', alg)
+      .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
+      // Keys a rotation scheduled to stop come first, soonest first; then the one no rotation has
+      // touched yet. Not by creation time: a rotation in the same millisecond as the first key
+      // would tie with it.
+      .orderBy(sql`retired_at is null`)
+      .orderBy('retired_at')
+      .orderBy('created_at')
+      .orderBy('kid')
+      .execute()
+  )
 }
 
 /** Adds a signing key; false when another process made the current key for its algorithm first. */

@@ -34,13 +34,17 @@ export async function listSigningKeys(db: Db, now: Date): Promise<SigningKeyView
     .orderBy('kid')
     .execute()
   const at = iso(now)
-  // Of an algorithm's keys that have not stopped signing, the oldest signs (signing-keys.ts).
-  const signing = new Map<string, string>()
-  for (const row of [...rows].reverse()) {
-    if ((row.retired_at === null || row.retired_at > at) && !signing.has(row.alg)) signing.set(row.alg, row.kid)
+  // Of an algorithm's keys that have not stopped signing, the one due to stop soonest signs, else
+  // the one no rotation touched (the same order as repository.liveSigningKeys).
+  const signing = new Map<string, {kid: string; until: string | null}>()
+  for (const row of rows) {
+    if (!(row.retired_at === null || row.retired_at > at)) continue
+    const held = signing.get(row.alg)
+    const sooner = held === undefined || (row.retired_at !== null && (held.until === null || row.retired_at < held.until))
+    if (sooner) signing.set(row.alg, {kid: row.kid, until: row.retired_at})
   }
   const status = (row: (typeof rows)[number]): SigningKeyStatus => {
-    if (row.retired_at === null || row.retired_at > at) return signing.get(row.alg) === row.kid ? 'current' : 'next'
+    if (row.retired_at === null || row.retired_at > at) return signing.get(row.alg)?.kid === row.kid ? 'current' : 'next'
     // The same test jwks_uri applies (repository.publishedSigningKeys): published while publish_until is still ahead.
     return row.publish_until !== null && row.publish_until > at ? 'published' : 'expired'
   }
