@@ -22,6 +22,8 @@ import {form} from '../helpers/app.js'
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 
 interface Credentials {
+  /** From 0.4.0 on: the ID-token signing keys the release made. */
+  signing_kids?: string[]
   client_id: string
   client_secret: string
   partner_client_id: string
@@ -46,7 +48,7 @@ const releases = readdirSync(FIXTURES)
 
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
-  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0']))
+  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0']))
 })
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -72,6 +74,17 @@ describe.each(releases)('a store written by %s opens under this release with eve
     const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))
     return {store, app: createApp({db: store.db, clock, log: () => undefined}), clock}
   }
+
+  it.runIf(credentials.signing_kids !== undefined)('its ID-token signing keys are still published and still sign', async () => {
+    const {app} = await upgraded()
+    const jwks = (await (await app.request('/oauth/jwks')).json()) as {keys: {kid: string}[]}
+    expect(jwks.keys.map((key) => key.kid).sort()).toEqual([...credentials.signing_kids!].sort())
+    // The private halves open under the store's key: the same keys sign the next ID tokens.
+    const {signingKey} = await import('../../src/interfaces/signon/signing-keys.js')
+    for (const alg of ['RS256', 'ES256'] as const) expect(credentials.signing_kids).toContain((await signingKey(store.db, alg, new Date('2026-11-26T00:00:00Z'))).kid)
+    const client = (await listClients(store.db)).find((c) => c.client_id === credentials.client_id)
+    expect(client).toMatchObject({post_logout_redirect_uris: ['https://fixture.example/signed-out'], id_token_alg: 'ES256'})
+  })
 
   it('client secrets, access tokens and API keys still work', async () => {
     const {app} = await upgraded()
@@ -147,12 +160,19 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
     expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
     expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
-    // Queued before deliveries kept the request id of the run that queued them: sent without one.
-    expect(request!.headers).not.toHaveProperty('x-request-id')
-    expect((await sql<{request_id: string | null}>`select request_id from partner_deliveries`.execute(store.db)).rows.map((r) => r.request_id)).toEqual([null])
+    const ids = (await sql<{request_id: string | null}>`select request_id from partner_deliveries`.execute(store.db)).rows.map((r) => r.request_id)
+    if (credentials.signing_kids === undefined) {
+      // Queued before deliveries kept the request id of the run that queued them: sent without one.
+      expect(request!.headers).not.toHaveProperty('x-request-id')
+      expect(ids).toEqual([null])
+    } else {
+      // From 0.4.0 on the push's request id was stored with it, and goes out with the delivery.
+      expect(request!.headers['x-request-id']).toBe(ids[0])
+    }
   })
 
-  it('gives every client the OpenID Connect defaults: no post-logout redirect URIs, ID tokens signed RS256', async () => {
+  // Stores from before OpenID Connect (0.4.0 makes keys and sets these itself).
+  it.runIf(credentials.signing_kids === undefined)('gives every client the OpenID Connect defaults: no post-logout redirect URIs, ID tokens signed RS256', async () => {
     const {store} = await upgraded()
     const clients = await listClients(store.db)
     expect(clients.map((c) => c.client_id)).toEqual(expect.arrayContaining([credentials.client_id, credentials.partner_client_id]))
