@@ -38,7 +38,7 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
     // ID-token signing keys: a retired pair still published, and the current pair.
     const source = await openStore({file})
-    const keys = await rotateSigningKeys(source.db, new Date()).then(() => rotateSigningKeys(source.db, new Date()))
+    const keys = await rotateSigningKeys(source.db, new Date()).then(() => rotateSigningKeys(source.db, new Date(), {immediately: true}))
     await source.close()
     const url = await freshDatabaseUrl()
     const pg = ['--database-url', url]
