@@ -8,15 +8,13 @@ import {pagePolicy} from '../../../http/page-headers.js'
 import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {presentToken} from '../../../grants/service.js'
-import {findClient} from '../../../registry/repository.js'
-import type {Client} from '../../../registry/tables.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {ConfirmSignOutPage, SignedOutPage} from '../logout-pages.js'
 import {userInfo} from '../oidc.js'
 import {endSessionParams, jsonWebKeySet, oauthError, serverMetadata, userInfoResponse} from '../schema.js'
 import * as signon from '../service.js'
 import {endSession, readSession} from '../session.js'
-import {publishedKeys, readOwnIdToken} from '../signing-keys.js'
+import {publishedKeys} from '../signing-keys.js'
 import type {SignonContext} from './context.js'
 
 export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration'
@@ -125,27 +123,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
    */
   async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
     const now = clock.now()
-    let client: Client | undefined
-    let subject: unknown
-    if (params.id_token_hint !== undefined) {
-      const claims = await readOwnIdToken(db, params.id_token_hint, ctx.issuerOf(c), now)
-      if (!claims) throw new AppError('invalid_request', 'id_token_hint is not an ID token this service issued')
-      const audience = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud
-      if (params.client_id !== undefined && params.client_id !== audience) throw new AppError('invalid_request', "client_id is not the ID token's audience")
-      client = typeof audience === 'string' ? await findClient(db, audience) : undefined
-      subject = claims.sub
-    } else if (params.client_id !== undefined) {
-      client = await findClient(db, params.client_id)
-      if (!client) throw new AppError('invalid_request', 'unknown client_id')
-    }
-    let destination: string | undefined
-    if (params.post_logout_redirect_uri !== undefined) {
-      if (!client) throw new AppError('invalid_request', 'post_logout_redirect_uri needs an id_token_hint or a client_id to say whose it is')
-      if (!client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri)) {
-        throw new AppError('invalid_request', 'post_logout_redirect_uri is not registered for this application')
-      }
-      destination = signon.redirectWith(params.post_logout_redirect_uri, {state: params.state})
-    }
+    const {client, subject, destination} = await signon.checkLogoutRequest(db, params, ctx.issuerOf(c), now)
     c.header('Cache-Control', 'no-store')
     const signed = await ctx.signedIn(c)
     if (signed) {
