@@ -15,6 +15,10 @@ import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
 import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
+import {methodNotAllowed} from './http/method-not-allowed.js'
+import {storeMetrics} from './instrument.js'
+import {metricsEndpoint} from './metrics/endpoint.js'
+import {httpMetrics, type InterfaceLabel, labelRoutes} from './metrics/http.js'
 import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
@@ -28,7 +32,12 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   // Interface C's spec paths defeat Hono's fastest router; keep them apart so the rest stays fast.
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
-  app.use(accessLog(log))
+  const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
+  // Each route's interface, filled in as the interfaces are mounted below.
+  const interfaces = new Map<string, InterfaceLabel>()
+  const logRequests = accessLog(log)
+  // The HTTP metrics wrap the access log in its layer rather than adding one (src/metrics/http.ts).
+  app.use(metrics ? httpMetrics(metrics, interfaces, logRequests) : logRequests)
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
@@ -44,10 +53,20 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     return c.json({status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
 
-  app.route('/', signonRoutes(deps))
-  app.route('/', balanceRoutes(deps))
-  app.route('/', conversationRoutes(deps))
-  app.route('/', pulseRoutes(deps))
+  if (metrics) {
+    app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken))
+    app.all('/metrics', methodNotAllowed('GET'))
+  }
+
+  for (const [label, routes] of [
+    ['A', signonRoutes(deps)],
+    ['C', balanceRoutes(deps)],
+    ['E', conversationRoutes(deps)],
+    ['D', pulseRoutes(deps)],
+  ] as const) {
+    labelRoutes(interfaces, label, routes)
+    app.route('/', routes)
+  }
 
   registerPartnerWebhooks(app)
   app.doc31('/openapi.json', {

@@ -5,6 +5,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {openSecret, writeTransaction} from '../../store/db.js'
+import {metricsOf} from '../../store/context.js'
 import {printable} from '../../lib/printable.js'
 import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
@@ -179,6 +180,7 @@ export class DeliveryWorker {
     const client = await findClient(this.db, row.client_id)
     if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
       await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
+      metricsOf(this.db)?.partner.attempts.undeliverable.inc()
       return false
     }
     const stored = await repo.deliveryBody(this.db, row.seq)
@@ -211,6 +213,7 @@ export class DeliveryWorker {
       outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
     await this.finish(row, outcome)
+    metricsOf(this.db)?.partner.attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.log(`delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`)
     this.onAttempt?.(row, outcome.ok)
     return outcome.ok
@@ -233,6 +236,7 @@ export class DeliveryWorker {
       status: delay === null ? 'failed' : 'pending',
       next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
     })
+    if (delay !== null) metricsOf(this.db)?.partner.retriesScheduled.inc()
   }
 
   private async othersSending(projectIds: string[] | undefined): Promise<boolean> {
