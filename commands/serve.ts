@@ -10,6 +10,7 @@ import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseTrustedProxies} from '../src/http/client-address.js'
+import {parseMetricsToken} from '../src/metrics/endpoint.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -21,6 +22,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     '<%= config.bin %> serve --port 0 --json   # any free port; prints its address once ready',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com',
     '<%= config.bin %> serve --base-url https://panel.example.com --trust-proxy 127.0.0.1   # behind a TLS proxy on this machine',
+    'MEDPANEL_METRICS_TOKEN="$(cat /etc/medpanel/metrics-token)" <%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com   # /metrics for a remote Prometheus',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com --allowed-host 10.0.0.5:8080 --allowed-host .internal.example   # also answer to these names',
     '<%= config.bin %> serve --log-format json   # one JSON object per log line, for a log collector',
   ]
@@ -47,6 +49,16 @@ export default class Serve extends BaseCommand<typeof Serve> {
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
     worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
     'log-format': logFormatFlag(),
+    metrics: Flags.boolean({
+      description: 'count Prometheus metrics and serve them at /metrics (--no-metrics: neither, e.g. to measure what they cost)',
+      default: true,
+      allowNo: true,
+    }),
+    'metrics-token': Flags.string({
+      description:
+        'a secret (16+ characters; openssl rand -hex 32) that opens /metrics to any caller sending it as "Authorization: Bearer TOKEN", and only to them; without it /metrics answers only loopback callers. Prefer the variable, which ps does not show',
+      env: 'MEDPANEL_METRICS_TOKEN',
+    }),
   }
 
   protected override usesDemoStore(): boolean {
@@ -70,6 +82,8 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const extraHosts = allowedHostEntries(this.flags['allowed-host'])
     const trustProxy = parseTrustedProxies(this.flags['trust-proxy'] ?? [])
+    const metricsToken = parseMetricsToken(this.flags['metrics-token'])
+    if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
     if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
       const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
@@ -95,7 +109,18 @@ export default class Serve extends BaseCommand<typeof Serve> {
       {port: flags.port, host: flags.host},
     )
     const baseUrl = publicBase ?? server.url
-    app = createApp({db, clock: this.clock, baseUrl, trustProxy, allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts), demo: flags.demo, readiness, logFormat})
+    app = createApp({
+      db,
+      clock: this.clock,
+      baseUrl,
+      trustProxy,
+      allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts),
+      demo: flags.demo,
+      readiness,
+      metrics: flags.metrics,
+      metricsToken,
+      logFormat,
+    })
     let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
       demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => events.log('warn', `Warning: ${line}`, line)}) : undefined

@@ -16,6 +16,10 @@ import {pulseRoutes} from './interfaces/pulse/routes.js'
 import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
 import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
+import {methodNotAllowed} from './http/method-not-allowed.js'
+import {storeMetrics} from './instrument.js'
+import {metricsEndpoint} from './metrics/endpoint.js'
+import {httpMetrics, type InterfaceLabel} from './metrics/http.js'
 import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
@@ -26,7 +30,7 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * The interface a request is for, from its route template or, when no route matched, its path:
  * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
  */
-export function interfaceOf(path: string): string | null {
+export function interfaceOf(path: string): Exclude<InterfaceLabel, 'other'> | null {
   if (under(path, '/oauth') || under(path, '/user/oauth') || under(path, '/.well-known') || under(path, '/demo')) return 'A'
   if (under(path, '/balance')) return 'C'
   if (under(path, '/projects') || under(path, '/clients')) return 'D'
@@ -43,7 +47,10 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   // Interface C's spec paths defeat Hono's fastest router; keep them apart so the rest stays fast.
   const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
 
-  app.use(accessLog(logger.write, {format: logger.format, interfaceOf}))
+  const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
+  const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
+  // The HTTP metrics wrap the access log in its layer rather than adding one (src/metrics/http.ts).
+  app.use(metrics ? httpMetrics(metrics, (template) => interfaceOf(template) ?? 'other', logRequests) : logRequests)
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
@@ -58,6 +65,11 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     await deps.db.selectFrom('settings').select('key').limit(1).execute()
     return c.json({status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
+
+  if (metrics) {
+    app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken))
+    app.all('/metrics', methodNotAllowed('GET'))
+  }
 
   app.route('/', signonRoutes(deps))
   app.route('/', balanceRoutes(deps))

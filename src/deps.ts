@@ -37,6 +37,17 @@ export interface AppDeps {
   readiness?: Readiness
   /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
   conversations?: Partial<ConversationLimits>
+  /**
+   * Prometheus metrics and GET /metrics (docs/operations.md "Metrics"): on unless false (`serve
+   * --no-metrics`), counted in the registry of the store (src/instrument.ts), which every app on
+   * that store shares.
+   */
+  metrics?: boolean
+  /**
+   * `serve --metrics-token`: /metrics then answers any caller presenting it as a Bearer token, and
+   * nobody else. Without one, only callers on loopback.
+   */
+  metricsToken?: string
 }
 
 export interface Readiness {

@@ -1,5 +1,6 @@
 import type {InferResult} from 'kysely'
 import type {Db} from '../store/database.js'
+import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
@@ -46,7 +47,11 @@ export interface TokenScope {
   tokenHash?: string
 }
 
-/** Revokes every live token matching all given fields; returns how many died. */
+/**
+ * Revokes every live token matching all given fields; returns how many died. Counted for the
+ * metrics by the grant each came from (a code's, the client's own, or an operator's issue-token),
+ * as the statement runs.
+ */
 export async function revokeTokens(db: Db, scope: TokenScope, now: string): Promise<number> {
   if (scope.clientId === undefined && scope.memberId === undefined && scope.codeHash === undefined && scope.tokenHash === undefined) {
     throw new Error('revokeTokens needs at least one field to match')
@@ -56,8 +61,11 @@ export async function revokeTokens(db: Db, scope: TokenScope, now: string): Prom
   if (scope.memberId !== undefined) query = query.where('member_id', '=', scope.memberId)
   if (scope.codeHash !== undefined) query = query.where('code_hash', '=', scope.codeHash)
   if (scope.tokenHash !== undefined) query = query.where('token_hash', '=', scope.tokenHash)
-  const result = await query.executeTakeFirst()
-  return Number(result.numUpdatedRows)
+  const revoked = metricsOf(db)?.signon.tokensRevoked
+  if (!revoked) return Number((await query.executeTakeFirst()).numUpdatedRows)
+  const rows = await query.returning(['member_id', 'code_hash']).execute()
+  for (const row of rows) revoked[row.code_hash !== null ? 'authorization_code' : row.member_id === null ? 'client_credentials' : 'operator'].inc()
+  return rows.length
 }
 
 function tokenWithOwnersQuery(db: Db, tokenHash: string) {

@@ -2,6 +2,7 @@ import {AppError} from '../errors.js'
 import {type Clock, iso} from '../lib/clock.js'
 import type {Db} from '../store/database.js'
 import {writeTransaction} from '../store/db.js'
+import {metricsOf} from '../store/context.js'
 import {config} from '../config.js'
 
 /**
@@ -104,7 +105,7 @@ async function sweepNowAndThen(trx: Trx, now: Date): Promise<void> {
  */
 export async function countWrongGuess(db: Db, kind: CredentialKind, address: string | undefined, now: Date): Promise<number> {
   const subject = `${kind}@${addressPart(address)}`
-  return writeTransaction(db, async (trx) => {
+  const wait = await writeTransaction(db, async (trx) => {
     await sweepNowAndThen(trx, now)
     const row = await readRow(trx, subject)
     const failures = liveFailures(row, now) + 1
@@ -113,6 +114,9 @@ export async function countWrongGuess(db: Db, kind: CredentialKind, address: str
     await writeRow(trx, subject, failures, lockedUntil, iso(now))
     return secondsUntil(row?.locked_until ?? null, now) > 0 ? secondsUntil(lockedUntil, now) : 0
   })
+  // Every caller answers a wait with 429: counted here, once, by the kind of secret only.
+  if (wait > 0) metricsOf(db)?.guessing[kind === 'api-key' ? 'api_key' : 'client_secret'].inc()
+  return wait
 }
 
 /** Password checks running now in this process, per address and per member. */
@@ -147,7 +151,7 @@ export async function guardPasswordCheck<T>(db: Db, email: string, address: stri
       [`address:${address}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
       [member, THROTTLE.passwordChecksInFlightPerMember],
     ] as const) {
-      if (!enter(key, limit)) throw tooManyAttempts(1, 'Too many sign-ins at once.')
+      if (!enter(key, limit)) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
       gates.push(key)
     }
     await reserve(db, pair, member, clock.now())
@@ -160,6 +164,12 @@ export async function guardPasswordCheck<T>(db: Db, email: string, address: stri
   }
 }
 
+/** A password check refused by the limits, counted for the metrics (by kind of secret only). */
+function refused(db: Db, error: AppError): AppError {
+  metricsOf(db)?.guessing.password.inc()
+  return error
+}
+
 /** Counts the attempt before it is checked; refuses while the pair or the member is locked. */
 async function reserve(db: Db, pair: string, member: string, now: Date): Promise<void> {
   await writeTransaction(db, async (trx) => {
@@ -169,7 +179,7 @@ async function reserve(db: Db, pair: string, member: string, now: Date): Promise
       {subject: member, rule: MEMBER, row: await readRow(trx, member)},
     ]
     const wait = Math.max(...rows.map(({row}) => secondsUntil(row?.locked_until ?? null, now)))
-    if (wait > 0) throw tooManyAttempts(wait)
+    if (wait > 0) throw refused(db, tooManyAttempts(wait))
     for (const {subject, rule, row} of rows) {
       const failures = liveFailures(row, now) + 1
       const seconds = lockSeconds(rule, failures)

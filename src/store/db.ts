@@ -5,7 +5,7 @@ import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionE
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
 import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer.js'
-import {contextOf, inheritContext, setContext, type DirectExecutor} from './context.js'
+import {contextOf, inheritContext, metricsOf, setContext, type DirectExecutor, type StoreContext} from './context.js'
 import {beginRead, beginWrite, isRetryableConflict, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
@@ -43,14 +43,21 @@ export interface Store<DB = Database> {
  * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
  * (see runtime.ts); PostgreSQL plugs in here too.
  */
-async function createDialect(
-  options: StoreOptions,
-): Promise<{dialect: Dialect; kind: StoreKind; where: string; file?: string; version?: () => number | undefined; cacheStats?: () => StatementCacheStats; direct?: DirectExecutor}> {
+async function createDialect(options: StoreOptions): Promise<{
+  dialect: Dialect
+  kind: StoreKind
+  where: string
+  file?: string
+  version?: () => number | undefined
+  cacheStats?: () => StatementCacheStats
+  direct?: DirectExecutor
+  pool?: StoreContext['pool']
+}> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
-    const {dialect, where} = await openPostgres(url, {poolSize: options.poolSize})
-    return {dialect, kind: 'postgres', where}
+    const {dialect, where, pool} = await openPostgres(url, {poolSize: options.poolSize})
+    return {dialect, kind: 'postgres', where, pool}
   }
   let file = options.file ?? ':memory:'
   if (url) {
@@ -87,6 +94,11 @@ export function onStoreClose(db: Kysely<any>, fn: () => Promise<void>): void {
   const list = closers.get(db) ?? []
   list.push(fn)
   closers.set(db, list)
+}
+
+/** PostgreSQL: the connections of this process's pool; undefined for SQLite. */
+export function poolCounts(db: Kysely<any>): ReturnType<NonNullable<StoreContext['pool']>> | undefined {
+  return contextOf(db)?.pool?.()
 }
 
 /**
@@ -144,7 +156,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file, cacheStats: stats, direct} = await createDialect(options)
+  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (stats) cacheStats.set(db, stats)
   if (file) files.set(db, file)
@@ -153,7 +165,7 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
     let keys: Keyring | undefined
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
-    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring})
+    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), keyring})
     if (options.readonly) await checkSchema(db, schema, where)
     else
       await migrateToLatest(db, schema, where, {
@@ -253,7 +265,14 @@ async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>,
     await begin.execute(conn)
     try {
       const result = await fn(conn)
+      const committing = performance.now()
       await sql`commit`.execute(conn)
+      // PostgreSQL's writes commit one by one: a batch of one each (SQLite's are in writer.ts).
+      const metrics = writes ? metricsOf(db) : undefined
+      if (metrics) {
+        metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
+        metrics.store.batchSize.observe(1)
+      }
       return result
     } catch (error) {
       await sql`rollback`.execute(conn)

@@ -88,6 +88,11 @@ export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_
   }
 }
 
+/** How many migrations the store records as applied (by any release), for the metrics. */
+export async function appliedMigrations(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<number> {
+  return (await readState(db, schema, false)).applied.size
+}
+
 /**
  * For a store opened read-only: checks that it is at exactly this release's schema, since it
  * cannot be migrated.

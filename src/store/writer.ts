@@ -1,5 +1,5 @@
 import {CompiledQuery, sql, type Kysely} from 'kysely'
-import {contextOf, inheritContext} from './context.js'
+import {contextOf, inheritContext, metricsOf} from './context.js'
 import {config} from '../config.js'
 
 /**
@@ -98,8 +98,14 @@ export class GroupWriter {
               outcomes.push({ok: false, error})
             }
           }
+          const committing = performance.now()
           await sql`commit`.execute(conn)
           this.stats.commits++
+          const metrics = metricsOf(this.db)
+          if (metrics) {
+            metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
+            metrics.store.batchSize.observe(batch.length)
+          }
         } catch (error) {
           await sql`rollback`.execute(conn).catch(() => undefined)
           throw error

@@ -13,6 +13,7 @@ import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
+import {metricsOf} from '../../store/context.js'
 import type {Clock} from '../../lib/clock.js'
 import {checkJsonStructure, toJson} from './decimal-json.js'
 import {listCountries} from '../../lib/iso3166.js'
@@ -277,12 +278,21 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   })
 
   app.openapi(withdrawRoute, async (c) => {
-    const {key, id} = c.req.valid('param')
-    const member = await balance.resolveAccountHolder(db, key, id)
-    const idempotencyKey = parseIdempotencyKey(c.req.valid('header')['idempotency-key'])
-    const body = c.req.valid('json')
-    const request = {...body, amount: exactAmount(await c.req.text(), body.amount)}
-    const result = await balance.createWithdrawal(db, member, request, {now: clock.now(), clientId: c.get('balanceClientId'), idempotencyKey})
+    const metrics = metricsOf(db)?.balance
+    let result: balance.WithdrawalResult
+    try {
+      const {key, id} = c.req.valid('param')
+      const member = await balance.resolveAccountHolder(db, key, id)
+      const idempotencyKey = parseIdempotencyKey(c.req.valid('header')['idempotency-key'])
+      const body = c.req.valid('json')
+      const request = {...body, amount: exactAmount(await c.req.text(), body.amount)}
+      result = await balance.createWithdrawal(db, member, request, {now: clock.now(), clientId: c.get('balanceClientId'), idempotencyKey})
+    } catch (error) {
+      const reason = metrics && balance.refusalReason(error)
+      if (reason) metrics.refused[reason].inc()
+      throw error
+    }
+    metrics?.[result.replayed ? 'replays' : 'created'].inc()
     return send(c, result.created, 201, {Location: result.created.uri, ...(result.replayed ? {'Idempotent-Replayed': 'true'} : {})})
   })
 

@@ -1,7 +1,8 @@
 import {z} from 'zod'
 import type {Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
-import {AppError, notFound} from '../../errors.js'
+import {AppError, isClientError, notFound} from '../../errors.js'
+import type {RefusalReason} from '../../metrics/metrics.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {isUuid, newTimeOrderedUuid, storedIdOf} from '../../lib/ids.js'
@@ -318,6 +319,24 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
+/** The refusals of a withdrawal that have a reason of their own (refusalReason). */
+const refusals = new WeakMap<AppError, RefusalReason>()
+
+function refusal(reason: RefusalReason, error: AppError): AppError {
+  refusals.set(error, reason)
+  return error
+}
+
+/**
+ * Why a withdrawal request was refused, for the metrics: the reason its refusal was made with, an
+ * unknown account for any other 404, and an invalid request for any other answer a caller caused
+ * (the body, the amount, member_details). Undefined for what is no refusal (a store failure).
+ */
+export function refusalReason(error: unknown): RefusalReason | undefined {
+  if (!isClientError(error)) return undefined
+  return refusals.get(error) ?? (error.status === 404 ? 'unknown_account' : 'invalid')
+}
+
 /**
  * Creates a withdrawal and its fee. Everything from the idempotency check to the debit happens in
  * one write transaction, so concurrent requests see each other's debits and no combination of
@@ -342,7 +361,8 @@ export async function createWithdrawal(db: Kysely<Database>, member: Pick<Member
       if (idem) {
         const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
         if (prior) {
-          if (prior.request_hash !== requestHash) throw new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request')
+          if (prior.request_hash !== requestHash)
+            throw refusal('idempotency_conflict', new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request'))
           return {created: fromJsonText(prior.body, createdSchema, 'a remembered withdrawal answer'), replayed: true}
         }
       }
@@ -351,11 +371,11 @@ export async function createWithdrawal(db: Kysely<Database>, member: Pick<Member
       // comes while this runs wait for this withdrawal's commit.
       const holder = await repo.lockHolder(trx, member.id)
       if (!holder) throw notFound(`no account for user_id ${member.id}`)
-      if (holder.active !== 1) throw new AppError('forbidden', "this person's membership is inactive; withdrawals are closed")
+      if (holder.active !== 1) throw refusal('inactive_member', new AppError('forbidden', "this person's membership is inactive; withdrawals are closed"))
       const typeRow = await repo.findWithdrawalTypeFor(trx, request.type, member.id)
-      if (!typeRow) throw new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`)
+      if (!typeRow) throw refusal('unknown_type', new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`))
       const denied = unavailableReason(typeRow, holder, Number(typeRow.restricted) ? [typeRow.code] : [])
-      if (denied) throw new AppError('forbidden', denied)
+      if (denied) throw refusal('restricted', new AppError('forbidden', denied))
       const type = withdrawalTypeView(typeRow)
       const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
 
@@ -365,14 +385,17 @@ export async function createWithdrawal(db: Kysely<Database>, member: Pick<Member
       const fee = type.fee?.amount ?? ZERO
       const minimum = type.minimum_balance_required?.amount ?? ZERO
       if (available.lt(minimum)) {
-        throw new AppError(
-          'unprocessable',
-          `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
+        throw refusal(
+          'below_minimum',
+          new AppError(
+            'unprocessable',
+            `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
+          ),
         )
       }
       if (amount.plus(fee).gt(available)) {
         const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
-        throw new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`)
+        throw refusal('insufficient_funds', new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`))
       }
 
       const id = newTimeOrderedUuid()

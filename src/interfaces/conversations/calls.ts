@@ -3,6 +3,8 @@ import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import type {Db} from '../../store/database.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
+import {metricsOf} from '../../store/context.js'
+import type {SearchOutcome} from '../../metrics/metrics.js'
 import {JSON_TAIL, jsonHead} from './format-json.js'
 import {xmlHead, xmlTail} from './format-xml.js'
 import {currentPeriod, refuseKey} from './keys.js'
@@ -12,7 +14,7 @@ import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {isIsoDateTime, type Method} from './schema.js'
-import type {SearchStream, SearchTicket, Searcher} from './search-pool.js'
+import {searchUnavailable, type SearchStream, type SearchTicket, type Searcher} from './search-pool.js'
 import type {SummaryRow} from './search-types.js'
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds, summarize, type SummaryResult} from './views.js'
@@ -130,6 +132,19 @@ function allowance(key: ApiKeyRow, method: Method, now: Date): {key: ApiKeyRow; 
  * goes away has spent it.
  */
 export async function conversationCall(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
+  // Counted for the metrics by kind and outcome; a HEAD request runs no search and is not counted.
+  const counted = request.headOnly ? undefined : metricsOf(db)?.search.requests[request.method]
+  try {
+    const answer = await call(db, request, now, context)
+    counted?.ok.inc()
+    return answer
+  } catch (error) {
+    counted?.[searchOutcome(error)].inc()
+    throw error
+  }
+}
+
+async function call(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
   const {limits} = context
   const arrived = performance.now()
   const spends = request.method === 'data' && !request.headOnly
@@ -146,6 +161,25 @@ export async function conversationCall(db: Db, request: CallRequest, now: Date, 
     ticket?.cancel()
     throw error
   }
+}
+
+/** How a call ended, for the metrics (SEARCH_OUTCOMES says what each means). */
+function searchOutcome(error: unknown): SearchOutcome {
+  const unavailable = searchUnavailable(error)
+  if (unavailable) return unavailable
+  if (!(error instanceof AppError)) return 'failed'
+  if (error.status === 400) return 'invalid'
+  if (error.status === 401 || error.status === 402 || error.status === 403) return 'refused'
+  return error.status === 429 ? 'throttled' : 'failed'
+}
+
+/** A search's wait for its thread and its run, from when it was handed over until it answered. */
+function observeSearch(db: Db, ticket: SearchTicket, handedAt: number): void {
+  const metrics = metricsOf(db)
+  if (!metrics) return
+  const started = ticket.startedAt ?? handedAt
+  metrics.search.queueWait.observe(Math.max(0, started - handedAt) / 1000)
+  metrics.search.duration.observe((performance.now() - started) / 1000)
 }
 
 async function search(
@@ -171,6 +205,7 @@ async function search(
           }
           return state
         })
+  if (spends) metricsOf(db)?.search.dataCalls.inc()
   const {key, remaining} = checked
   const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
   const id = newUuid()
@@ -197,6 +232,7 @@ async function search(
     // search has been refused by then (a full queue, a closed store). A search that fails after
     // the record was written takes it back, so a failed summary leaves no row.
     let refused = false
+    const handedAt = performance.now()
     const searching = context.searcher.summary(wanted, timing, ticket)
     searching.catch(() => {
       refused = true
@@ -213,6 +249,7 @@ async function search(
     let rows: SummaryRow[]
     try {
       rows = await searching
+      observeSearch(db, ticket, handedAt)
     } catch (error) {
       if ((await recorded).written) await repo.deleteCall(db, id).catch(() => undefined)
       throw error
@@ -225,7 +262,9 @@ async function search(
   const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
   let stream: SearchStream
   try {
+    const handedAt = performance.now()
     stream = await context.searcher.data({search: wanted, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing, ticket)
+    observeSearch(db, ticket, handedAt)
   } catch (error) {
     await refund()
     throw error
@@ -249,6 +288,7 @@ async function search(
       throw error
     } finally {
       if (!done) {
+        metricsOf(db)?.search.truncated.inc()
         await stream.cancel()
         if (!failed) await record().catch(() => undefined)
       }

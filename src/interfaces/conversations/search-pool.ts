@@ -41,6 +41,8 @@ export interface SearchTiming {
  */
 export interface SearchTicket {
   readonly key: string
+  /** When the search got its thread (a performance.now() value); unset where searches need none. */
+  readonly startedAt?: number
   /** Gives the place back when the call ends before its search was handed over. */
   cancel(): void
 }
@@ -202,6 +204,7 @@ interface KeyShare {
 interface Ticket extends SearchTicket {
   share: KeyShare
   state: 'admitted' | 'waiting' | 'running' | 'done'
+  startedAt?: number
 }
 
 interface Waiter {
@@ -213,11 +216,26 @@ interface Waiter {
 
 type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue' | 'threadsPerKey' | 'queuePerKey'>
 
+/** The 503s of a search that had no room (`busy`) or ran out of time (`timeout`), told apart for the metrics. */
+const unavailable = new WeakMap<AppError, 'busy' | 'timeout'>()
+
+/** Whether a search's error is one of the pool's 503s, and which. */
+export function searchUnavailable(error: unknown): 'busy' | 'timeout' | undefined {
+  return error instanceof AppError ? unavailable.get(error) : undefined
+}
+
+function busy(error: AppError): AppError {
+  unavailable.set(error, 'busy')
+  return error
+}
+
 function overBudget(budgetMs: number): AppError {
-  return new AppError('unavailable', 'the search ran past its time budget', {
+  const error = new AppError('unavailable', 'the search ran past its time budget', {
     headers: {'Retry-After': '5'},
     details: `A search may take at most ${budgetMs / 1000} s, waiting for a free search thread included; this one was stopped. Narrow the window or the terms, or try again later.`,
   })
+  unavailable.set(error, 'timeout')
+  return error
 }
 
 /**
@@ -263,7 +281,7 @@ class SearchPool implements Searcher {
   }
 
   admit(key: string): Ticket {
-    if (this.closed) throw new AppError('unavailable', 'the store is closing')
+    if (this.closed) throw busy(new AppError('unavailable', 'the store is closing'))
     const share = this.shares.get(key) ?? {key, tickets: 0, running: 0, servedAt: 0, waiting: []}
     if (share.tickets >= this.perKey + this.limits.queuePerKey) {
       throw new AppError('too_many_requests', 'too many searches at once with this API key', {
@@ -375,13 +393,18 @@ class SearchPool implements Searcher {
     this.release(thread)
   }
 
+  /** Threads holding a search now, stopped ones still finishing included. */
+  busy(): number {
+    return this.live.size - this.idle.length + this.stopping
+  }
+
   async close(): Promise<void> {
     this.closed = true
     for (const share of this.queued.values()) {
       for (const waiter of share.waiting.splice(0)) {
         clearTimeout(waiter.timer)
         this.settle(waiter.ticket)
-        waiter.reject(new AppError('unavailable', 'the store is closing'))
+        waiter.reject(busy(new AppError('unavailable', 'the store is closing')))
       }
     }
     this.queued.clear()
@@ -401,7 +424,7 @@ class SearchPool implements Searcher {
       this.settle(ticket)
       return Promise.reject(error)
     }
-    if (this.closed) return refuse(new AppError('unavailable', 'the store is closing'))
+    if (this.closed) return refuse(busy(new AppError('unavailable', 'the store is closing')))
     const share = ticket.share
     if (share.running < this.perKey) {
       const idle = this.idle.pop()
@@ -410,10 +433,12 @@ class SearchPool implements Searcher {
     }
     if (this.waitingCount >= this.limits.queue) {
       return refuse(
-        new AppError('unavailable', 'too many searches are waiting', {
-          headers: {'Retry-After': '1'},
-          details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`,
-        }),
+        busy(
+          new AppError('unavailable', 'too many searches are waiting', {
+            headers: {'Retry-After': '1'},
+            details: `At most ${this.limits.queue} searches wait for a search thread; try again shortly.`,
+          }),
+        ),
       )
     }
     return new Promise<Thread>((resolve, reject) => {
@@ -472,6 +497,7 @@ class SearchPool implements Searcher {
   private lease(thread: Thread, ticket: Ticket): Thread {
     thread.ticket = ticket
     ticket.state = 'running'
+    ticket.startedAt = performance.now()
     ticket.share.running++
     ticket.share.servedAt = ++this.leases
     thread.worker.ref()
@@ -578,6 +604,12 @@ function workerSource(): string | undefined {
 }
 
 const searchers = new WeakMap<object, Searcher>()
+
+/** Search threads busy on the store's pool now; 0 before its first search, and where searches run without threads. */
+export function searchThreadsBusy(db: Db): number {
+  const searcher = searchers.get(db)
+  return searcher instanceof SearchPool ? searcher.busy() : 0
+}
 
 /**
  * The searcher of a store, made on first use: a pool of search threads for a store file, the

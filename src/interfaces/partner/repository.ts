@@ -283,3 +283,14 @@ export async function statusCounts(db: Db, seqsOrIds: {ids: string[]}): Promise<
   }
   return counts
 }
+
+/** Pending deliveries per partner client: how many, and when the oldest was queued (the metrics' outbox gauges). */
+export async function pendingByClient(db: Db): Promise<{client_id: string; depth: number; oldest: string}[]> {
+  const rows = await db
+    .selectFrom('partner_deliveries')
+    .select(['client_id', (eb) => eb.fn.countAll<number>().as('depth'), (eb) => eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .groupBy('client_id')
+    .execute()
+  return rows.map((row) => ({client_id: row.client_id, depth: Number(row.depth), oldest: String(row.oldest)}))
+}

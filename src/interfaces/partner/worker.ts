@@ -5,6 +5,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {openSecret, writeTransaction} from '../../store/db.js'
+import {metricsOf} from '../../store/context.js'
 import {printable} from '../../lib/printable.js'
 import {createLogger, type LogFormat, type Logger} from '../../lib/log.js'
 import type {Db} from '../../store/database.js'
@@ -183,6 +184,7 @@ export class DeliveryWorker {
     const client = await findClient(this.db, row.client_id)
     if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
       await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
+      metricsOf(this.db)?.partner.attempts.undeliverable.inc()
       return false
     }
     const stored = await repo.deliveryBody(this.db, row.seq)
@@ -217,6 +219,7 @@ export class DeliveryWorker {
       outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
     const status = await this.finish(row, outcome)
+    metricsOf(this.db)?.partner.attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}${row.request_id ? ` id=${row.request_id}` : ''}`,
@@ -256,6 +259,7 @@ export class DeliveryWorker {
       status: delay === null ? 'failed' : 'pending',
       next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
     })
+    if (delay !== null) metricsOf(this.db)?.partner.retriesScheduled.inc()
     return delay === null ? 'failed' : 'pending'
   }
 

@@ -69,6 +69,25 @@ export async function endEverySession(db: Db, now: string): Promise<number> {
   return Number(result.numUpdatedRows)
 }
 
+/**
+ * Sign-in sessions that would still open the consent page (the metrics' active sessions): neither
+ * ended nor expired, of an active member whose password and sessions have not changed since they
+ * began (as service.ts sessionMember decides for one).
+ */
+export async function countLiveSessions(db: Db, now: string): Promise<number> {
+  const row = await db
+    .selectFrom('signin_sessions as s')
+    .innerJoin('members as m', 'm.id', 's.member_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('s.ended_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .where('m.active', '=', 1)
+    .whereRef('m.password_changed_at', '<=', 's.created_at')
+    .where((eb) => eb.or([eb('m.sessions_ended_at', 'is', null), eb('m.sessions_ended_at', '<', eb.ref('s.created_at'))]))
+    .executeTakeFirst()
+  return Number(row?.n ?? 0)
+}
+
 /** Deletes every session past its expiry (ended ones included, see endSession); answers how many. */
 export async function deleteSpentSessions(db: Db, now: string): Promise<number> {
   const result = await db.deleteFrom('signin_sessions').where('expires_at', '<=', now).executeTakeFirst()

@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {AppError, type ErrorCode} from '../../errors.js'
+import {AppError, type ErrorCode, isClientError} from '../../errors.js'
 import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {type Clock, iso} from '../../lib/clock.js'
 import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
@@ -9,6 +9,7 @@ import {authenticateClient, getClientRow, getMemberRow, hasGrant} from '../../re
 import {guardPasswordCheck} from '../../registry/throttle.js'
 import type {Client, MemberRow} from '../../registry/tables.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
+import {metricsOf} from '../../store/context.js'
 import type {Database, Db} from '../../store/database.js'
 import {isValidChallenge, isValidVerifier, verifierMatches} from './pkce.js'
 import * as grants from '../../grants/repository.js'
@@ -101,13 +102,25 @@ export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode
  * password of an inactive member alike, so the form never tells a guesser which part was right.
  */
 export async function signIn(db: Db, email: string, password: string, attempt: {clock: Clock; address?: string | undefined}): Promise<MemberRow> {
-  const member = await guardPasswordCheck(db, email, attempt.address, attempt.clock, async () => {
-    const found = await findMemberByEmail(db, email)
-    // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
-    const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
-    return found && ok && found.active === 1 ? found : undefined
-  })
-  if (!member) throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  const signins = metricsOf(db)?.signon.signins
+  let member: MemberRow | undefined
+  try {
+    member = await guardPasswordCheck(db, email, attempt.address, attempt.clock, async () => {
+      const found = await findMemberByEmail(db, email)
+      // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
+      const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
+      return found && ok && found.active === 1 ? found : undefined
+    })
+  } catch (error) {
+    // Refused by the guessing limits; a store that failed is no sign-in's outcome.
+    if (isClientError(error)) signins?.failure.inc()
+    throw error
+  }
+  if (!member) {
+    signins?.failure.inc()
+    throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  }
+  signins?.success.inc()
   // A hash made with older parameters is replaced now, while the password is at hand. Not a
   // password change: tokens and sign-in sessions stay as they are.
   if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
@@ -192,6 +205,7 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
       created_at: stamp,
     })
   })
+  metricsOf(db)?.signon.codesIssued.inc()
   return redirectWith(checked.redirectUri, {code, state: checked.state})
 }
 
@@ -287,6 +301,7 @@ export async function exchangeCode(db: Kysely<Database>, credentials: ClientCred
   })
   // Errors are returned, not thrown, so the replay revocation above commits.
   if (outcome instanceof AppError) throw outcome
+  metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
   const {minted, member} = outcome
   const scopes = minted.scope.split(' ')
   if (!scopes.includes(OPENID)) return minted
@@ -312,7 +327,9 @@ export async function exchangeClientCredentials(db: Db, credentials: ClientCrede
   const scopes = scope ? scope.split(' ').filter(Boolean) : [...CLIENT_SCOPES]
   const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))
   if (unknown.length > 0) throw new AppError('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
-  return mintToken(db, client, null, [...new Set(scopes)].join(' '), null, now)
+  const minted = await mintToken(db, client, null, [...new Set(scopes)].join(' '), null, now)
+  metricsOf(db)?.signon.tokensIssued.client_credentials.inc()
+  return minted
 }
 
 /** The client and redirect URI an authorization code was issued for (the demo callback page). */
@@ -370,7 +387,9 @@ export async function issueToken(db: Db, memberId: number, clientId: string, now
   const unknown = scopes.filter((scope) => !AUTHORIZE_SCOPES.includes(scope))
   if (unknown.length > 0) throw new AppError('bad_request', `unknown scope: ${unknown.join(' ')} (a member's token may have ${AUTHORIZE_SCOPES.join(', ')})`)
   if (scopes.length === 0) throw new AppError('bad_request', `a member's token needs at least one scope of ${AUTHORIZE_SCOPES.join(', ')}`)
-  return mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
+  const minted = await mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
+  metricsOf(db)?.signon.tokensIssued.operator.inc()
+  return minted
 }
 
 export interface TokenInfo {

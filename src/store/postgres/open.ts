@@ -8,6 +8,8 @@ export interface PostgresHandle {
   dialect: Dialect
   /** A printable name of the database: the URL without its password. */
   where: string
+  /** The pool's connections now (for the metrics). */
+  pool: () => {total: number; idle: number; waiting: number}
 }
 
 /**
@@ -25,7 +27,8 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
   // An idle connection the server dropped must not take the process down with it.
   pool.on('error', () => undefined)
-  return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url)}
+  const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount})
+  return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
 }
 
 export function printableUrl(url: string): string {
