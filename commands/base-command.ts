@@ -1,12 +1,14 @@
+import {existsSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
 import {jsonText} from './output/balance.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
-import {openStore, type Store} from '../src/store/db.js'
+import {openStore, sqliteFileOf, type Store} from '../src/store/db.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
+import {mayWriteStore} from '../src/store/sqlite/open.js'
 
 /**
  * A secret's flag, with its environment variable: a value given on the command line shows in
@@ -97,6 +99,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static asked: string[] = []
 
+  /**
+   * A command that only reads the store (list-*, show-*): on a SQLite store this user may not
+   * write (the file or its directory), it opens the store read-only instead of failing to open
+   * it or leaving read-only -wal and -shm files behind; a store that would need migrating is then
+   * refused with the way to migrate it. On a writable store it opens (and migrates) as any other.
+   */
+  static readsOnly = false
+
   static override baseFlags = {
     db: Flags.string({
       description: 'SQLite store file [default: ./medpanel.db; the demo: ./medpanel-demo.db]',
@@ -174,7 +184,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
       if (flags['database-url'] === undefined && file.trim() === '')
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
-      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}), ...options})
+      const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}
+      const sqliteFile = sqliteFileOf(where)
+      const readonly = (this.ctor as typeof BaseCommand).readsOnly && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store
   }
@@ -290,6 +303,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.store = undefined
     await super.finally(error)
   }
+}
+
+/** A SQLite store file that exists and that this user may not write (or not create files beside). */
+function readOnlyStore(file: string): boolean {
+  if (file === '' || file === ':memory:' || file.startsWith('file:') || !existsSync(file)) return false
+  return !mayWriteStore(file)
 }
 
 /** A store failure in an operator's words, naming the store; undefined for any other error. */

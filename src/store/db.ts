@@ -39,6 +39,16 @@ export interface Store<DB = Database> {
   close(): Promise<void>
 }
 
+/** The SQLite file a store's options name (':memory:' when none); undefined for PostgreSQL. */
+export function sqliteFileOf(options: Pick<StoreOptions, 'file' | 'url'>): string | undefined {
+  const url = options.url
+  if (url && /^postgres(ql)?:\/\//i.test(url)) return undefined
+  if (!url) return options.file ?? ':memory:'
+  const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
+  if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
+  return match[1]
+}
+
 /**
  * The single place that picks a store. SQLite runs in-process on the runtime's SQLite library
  * (see runtime.ts); PostgreSQL plugs in here too.
@@ -52,12 +62,7 @@ async function createDialect(
     const {dialect, where} = await openPostgres(url, {poolSize: options.poolSize})
     return {dialect, kind: 'postgres', where}
   }
-  let file = options.file ?? ':memory:'
-  if (url) {
-    const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
-    if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
-    file = match[1]
-  }
+  const file = sqliteFileOf(options) ?? ':memory:'
   const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
   // An absolute path: other connections to the same file (E's search threads) must find it whatever their directory.
   const onDisk = file === ':memory:' || file === '' ? undefined : isAbsolute(file) ? file : resolve(file)
