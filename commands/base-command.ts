@@ -167,7 +167,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * The store, opened and migrated on first use and closed when the command ends. `reader` also
    * opens the read-only connection plain reads use (serve).
    */
-  protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
+  protected async openStore(options: {reader?: boolean; inspect?: boolean} = {}): Promise<Store> {
     if (!this.store) {
       const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number}
       // An empty value is a script whose variable was unset: refuse it rather than write a
@@ -186,7 +186,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
       const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}
       const sqliteFile = sqliteFileOf(where)
-      const readonly = (this.ctor as typeof BaseCommand).readsOnly && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      const readonly = (this.ctor as typeof BaseCommand).readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
       this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store

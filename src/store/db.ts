@@ -1,5 +1,7 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
+import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
+import {AppError} from '../errors.js'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
@@ -24,6 +26,13 @@ export interface StoreOptions {
    * a store that is not at this release's schema is refused.
    */
   readonly?: boolean
+  /**
+   * Open to look only (`status`): a SQLite file is opened read-only, as with `readonly`, and on
+   * either kind nothing is migrated and the schema is not checked, so a store from an older or
+   * newer release can be reported on as it is (migrationStatus). A missing SQLite file is refused,
+   * not created. The caller reads in read-only transactions (readTransaction).
+   */
+  inspect?: boolean
   /**
    * Also open a read-only connection for plain reads (see `readerOf`): what `serve` does, so reads
    * are answered while the writer's connection is busy with a batch. Ignored for in-memory stores.
@@ -63,7 +72,10 @@ async function createDialect(
     return {dialect, kind: 'postgres', where}
   }
   const file = sqliteFileOf(options) ?? ':memory:'
-  const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
+  if (options.inspect && file !== ':memory:' && file !== '' && !file.startsWith('file:') && !existsSync(file)) {
+    throw new AppError('not_found', `there is no store at ${file} (give the store with --db or --database-url)`)
+  }
+  const handle = withStatementCache(await openSqlite(file, {readonly: (options.readonly || options.inspect) ?? false}))
   // An absolute path: other connections to the same file (E's search threads) must find it whatever their directory.
   const onDisk = file === ':memory:' || file === '' ? undefined : isAbsolute(file) ? file : resolve(file)
   return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats, direct: handle.direct}
@@ -159,7 +171,9 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     let keys: Keyring | undefined
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
     setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring})
-    if (options.readonly) await checkSchema(db, schema, where)
+    if (options.inspect) {
+      // Looked at as it is: see StoreOptions.inspect.
+    } else if (options.readonly) await checkSchema(db, schema, where)
     else
       await migrateToLatest(db, schema, where, {
         get keyring() {
