@@ -1,3 +1,4 @@
+import {existsSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {randomUUID} from 'node:crypto'
 import {AppError} from '../src/errors.js'
@@ -6,9 +7,10 @@ import {printable} from '../src/lib/printable.js'
 import {jsonLogLine, LOG_FORMATS, type LogFormat} from '../src/lib/log.js'
 import {jsonText} from './output/balance.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
-import {openStore, type Store} from '../src/store/db.js'
+import {openStore, sqliteFileOf, type Store} from '../src/store/db.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
+import {mayWriteStore} from '../src/store/sqlite/open.js'
 
 /**
  * A secret's flag, with its environment variable: a value given on the command line shows in
@@ -116,6 +118,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static asked: string[] = []
 
+  /**
+   * A command that only reads the store (list-*, show-*): on a SQLite store this user may not
+   * write (the file or its directory), it opens the store read-only instead of failing to open
+   * it or leaving read-only -wal and -shm files behind; a store that would need migrating is then
+   * refused with the way to migrate it. On a writable store it opens (and migrates) as any other.
+   */
+  static readsOnly = false
+
   static override baseFlags = {
     db: Flags.string({
       description: 'SQLite store file [default: ./medpanel.db; the demo: ./medpanel-demo.db]',
@@ -177,7 +187,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * The store, opened and migrated on first use and closed when the command ends. `reader` also
    * opens the read-only connection plain reads use (serve).
    */
-  protected async openStore(options: {reader?: boolean} = {}): Promise<Store> {
+  protected async openStore(options: {reader?: boolean; inspect?: boolean} = {}): Promise<Store> {
     if (!this.store) {
       const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number}
       // An empty value is a script whose variable was unset: refuse it rather than write a
@@ -194,7 +204,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
       if (flags['database-url'] === undefined && file.trim() === '')
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
-      this.store = await openStore({...(flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}), ...options})
+      const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}
+      const sqliteFile = sqliteFileOf(where)
+      const readonly = (this.ctor as typeof BaseCommand).readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store
   }
@@ -333,6 +346,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.store = undefined
     await super.finally(error)
   }
+}
+
+/** A SQLite store file that exists and that this user may not write (or not create files beside). */
+function readOnlyStore(file: string): boolean {
+  if (file === '' || file === ':memory:' || file.startsWith('file:') || !existsSync(file)) return false
+  return !mayWriteStore(file)
 }
 
 /** A store failure in an operator's words, naming the store; undefined for any other error. */

@@ -44,6 +44,7 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'import-pulse': () => import('./import-pulse.js').then((m) => m.default),
   'list-pulses': () => import('./list-pulses.js').then((m) => m.default),
   'show-balance': () => import('./show-balance.js').then((m) => m.default),
+  status: () => import('./status.js').then((m) => m.default),
   'list-transactions': () => import('./list-transactions.js').then((m) => m.default),
   credit: () => import('./credit.js').then((m) => m.default),
   debit: () => import('./debit.js').then((m) => m.default),

@@ -4,6 +4,7 @@ import {clientTable} from './output/registry.js'
 
 export default class ListClients extends BaseCommand<typeof ListClients> {
   static override description = 'List registered clients (never their secrets)'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-clients', '<%= config.bin %> list-clients --json | jq -r ".[].client_id"']
 
   async run(): Promise<ClientView[]> {

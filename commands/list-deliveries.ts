@@ -6,6 +6,7 @@ import {BaseCommand, choiceFlag} from './base-command.js'
 
 export default class ListDeliveries extends BaseCommand<typeof ListDeliveries> {
   static override description = 'Show the partner outbox: each delivery with its status, attempts, next attempt and last error'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-deliveries --status failed', '<%= config.bin %> list-deliveries --project-id P-100 --json']
 
   static override flags = {

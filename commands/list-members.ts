@@ -4,6 +4,7 @@ import {memberTable} from './output/registry.js'
 
 export default class ListMembers extends BaseCommand<typeof ListMembers> {
   static override description = 'List members'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-members', "<%= config.bin %> list-members --json | jq '.[].email'"]
 
   async run(): Promise<MemberView[]> {

@@ -5,6 +5,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class ListPulses extends BaseCommand<typeof ListPulses> {
   static override description = 'List pulses (interface D) with their owner, status and respondent count'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-pulses', '<%= config.bin %> list-pulses --client demo-client --json']
 
   static override flags = {

@@ -6,6 +6,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class ListTransactions extends BaseCommand<typeof ListTransactions> {
   static override description = 'List every transaction of a balance account, oldest first, with the running balance'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-transactions user_id 1', '<%= config.bin %> list-transactions me 03512345671 --json']
   static override args = {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),

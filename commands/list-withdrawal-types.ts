@@ -6,6 +6,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class ListWithdrawalTypes extends BaseCommand<typeof ListWithdrawalTypes> {
   static override description = 'List withdrawal types with fees, minimums and member-detail fields; with KEY ID, only those the person may use'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> list-withdrawal-types', '<%= config.bin %> list-withdrawal-types user_id 1 --json']
   static override args = {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS]}),

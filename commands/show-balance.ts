@@ -6,6 +6,7 @@ import {BaseCommand} from './base-command.js'
 
 export default class ShowBalance extends BaseCommand<typeof ShowBalance> {
   static override description = 'Show a balance account summary: available funds, currency, preferred status'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> show-balance user_id 1', '<%= config.bin %> show-balance npi 1234567893 --json']
   static override args = {
     key: Args.string({description: 'how ID identifies the person', options: [...ACCOUNT_KEYS], required: true}),

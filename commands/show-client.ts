@@ -5,6 +5,7 @@ import {clientRecord} from './output/registry.js'
 
 export default class ShowClient extends BaseCommand<typeof ShowClient> {
   static override description = 'Show one client (never its secret)'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> show-client demo-client --db ./medpanel-demo.db']
   static override args = {id: Args.string({description: 'client_id', required: true})}
 

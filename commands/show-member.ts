@@ -5,6 +5,7 @@ import {memberRecord} from './output/registry.js'
 
 export default class ShowMember extends BaseCommand<typeof ShowMember> {
   static override description = 'Show one member'
+  static override readsOnly = true
   static override examples = ['<%= config.bin %> show-member 1 --db ./medpanel-demo.db']
   static override args = {id: Args.string({description: 'user_id', required: true})}
 

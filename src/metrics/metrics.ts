@@ -173,6 +173,10 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry()
     collectDefaultMetrics({register: processRegistry, prefix: METRICS_PREFIX})
+    // prom-client also sums the active handles, requests and resources into gauges named `_total`,
+    // which Prometheus reserves for counters (promtool check metrics flags them). The per-type
+    // gauges without the suffix carry the same numbers, so the sums go.
+    for (const kind of ['handles', 'requests', 'resources']) processRegistry.removeSingleMetric(`${METRICS_PREFIX}nodejs_active_${kind}_total`)
   }
   return processRegistry
 }

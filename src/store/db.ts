@@ -1,5 +1,7 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
+import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
+import {AppError} from '../errors.js'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
@@ -25,6 +27,13 @@ export interface StoreOptions {
    */
   readonly?: boolean
   /**
+   * Open to look only (`status`): a SQLite file is opened read-only, as with `readonly`, and on
+   * either kind nothing is migrated and the schema is not checked, so a store from an older or
+   * newer release can be reported on as it is (migrationStatus). A missing SQLite file is refused,
+   * not created. The caller reads in read-only transactions (readTransaction).
+   */
+  inspect?: boolean
+  /**
    * Also open a read-only connection for plain reads (see `readerOf`): what `serve` does, so reads
    * are answered while the writer's connection is busy with a batch. Ignored for in-memory stores.
    */
@@ -37,6 +46,16 @@ export interface Store<DB = Database> {
   db: Kysely<DB>
   kind: StoreKind
   close(): Promise<void>
+}
+
+/** The SQLite file a store's options name (':memory:' when none); undefined for PostgreSQL. */
+export function sqliteFileOf(options: Pick<StoreOptions, 'file' | 'url'>): string | undefined {
+  const url = options.url
+  if (url && /^postgres(ql)?:\/\//i.test(url)) return undefined
+  if (!url) return options.file ?? ':memory:'
+  const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
+  if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
+  return match[1]
 }
 
 /**
@@ -59,13 +78,11 @@ async function createDialect(options: StoreOptions): Promise<{
     const {dialect, where, pool} = await openPostgres(url, {poolSize: options.poolSize})
     return {dialect, kind: 'postgres', where, pool}
   }
-  let file = options.file ?? ':memory:'
-  if (url) {
-    const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
-    if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
-    file = match[1]
+  const file = sqliteFileOf(options) ?? ':memory:'
+  if (options.inspect && file !== ':memory:' && file !== '' && !file.startsWith('file:') && !existsSync(file)) {
+    throw new AppError('not_found', `there is no store at ${file} (give the store with --db or --database-url)`)
   }
-  const handle = withStatementCache(await openSqlite(file, {readonly: options.readonly ?? false}))
+  const handle = withStatementCache(await openSqlite(file, {readonly: (options.readonly || options.inspect) ?? false}))
   // An absolute path: other connections to the same file (E's search threads) must find it whatever their directory.
   const onDisk = file === ':memory:' || file === '' ? undefined : isAbsolute(file) ? file : resolve(file)
   return {dialect: new SqliteDialect({database: handle}), kind: 'sqlite', where: file, file: onDisk, version: handle.version, cacheStats: handle.cacheStats, direct: handle.direct}
@@ -166,7 +183,9 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     let keys: Keyring | undefined
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
     setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), keyring})
-    if (options.readonly) await checkSchema(db, schema, where)
+    if (options.inspect) {
+      // Looked at as it is: see StoreOptions.inspect.
+    } else if (options.readonly) await checkSchema(db, schema, where)
     else
       await migrateToLatest(db, schema, where, {
         get keyring() {

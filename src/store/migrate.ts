@@ -93,6 +93,33 @@ export async function appliedMigrations(db: Kysely<any>, schema: Schema = SERVIC
   return (await readState(db, schema, false)).applied.size
 }
 
+/** Where a store stands against this release's migrations, read without changing anything. */
+export interface MigrationStatus {
+  /** The store's schema: the newest migration it has run ('empty' for a store none has run on). */
+  version: string
+  /** The newest migration this release has. */
+  latest: string
+  /** This release's migrations the store has not run yet, in the order they would run. */
+  pending: string[]
+  /** Migrations the store has run that this release does not know: a newer release wrote it. */
+  unknown: string[]
+}
+
+/**
+ * The store's schema and the migrations this release would still run on it. Only reads: the
+ * record table is not created when it is missing (an empty database), nothing is migrated, so
+ * `status` can report on a store from an older or newer release without touching it.
+ */
+export async function migrationStatus(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<MigrationStatus> {
+  const state = await readState(db, schema, false)
+  return {
+    version: schemaName(state.applied),
+    latest: schemaName(state.known),
+    pending: state.known.filter((name) => !state.applied.has(name)),
+    unknown: [...state.applied].filter((name) => !state.known.includes(name)).sort(),
+  }
+}
+
 /**
  * For a store opened read-only: checks that it is at exactly this release's schema, since it
  * cannot be migrated.

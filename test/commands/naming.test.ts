@@ -88,6 +88,7 @@ describe('one naming scheme across every --json output', () => {
     run('push-project', ['push-project', '--project-id', 'P1', '--name', 'Names', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', partner.client_id])
     run('list-deliveries', ['list-deliveries'])
     run('list-pulses', ['list-pulses'])
+    run('status', ['status'])
 
     const problems: string[] = []
     for (const [name, output] of Object.entries(outputs)) check(output, name, problems)

@@ -19,6 +19,9 @@ export function loadBetterSqlite3From(path: string): void {
 
 /** better-sqlite3, the native addon `npm ci` builds: Node 20 and any Node it was compiled for. */
 export async function openBetterSqlite3(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
+  // SQLite URI names (file:…?immutable=1, readOnlyName in open.ts), as node:sqlite reads them:
+  // better-sqlite3 enables them only when this variable is 1 as it loads. Plain paths read as before.
+  process.env.SQLITE_USE_URI ??= '1'
   const {default: Database} = (await import(location)) as {default: typeof import('better-sqlite3')}
   const db = new Database(file, {readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false})
   return {

@@ -1,4 +1,5 @@
-import {writeFileSync} from 'node:fs'
+import {accessSync, constants, existsSync, statSync, writeFileSync} from 'node:fs'
+import {dirname, resolve} from 'node:path'
 import {refuseSharedFiles} from '../private-file.js'
 import {sqliteDriverName} from '../runtime.js'
 import {keyFileOf} from '../secrets.js'
@@ -21,6 +22,51 @@ function createPrivately(file: string): void {
   }
 }
 
+/** Whether this process may write `path` (a file or a directory). */
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A file's size in bytes; undefined when it does not exist (or cannot be seen). */
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether this process may write the store file `file` and create files beside it (its -wal). */
+export function mayWriteStore(file: string): boolean {
+  return writable(file) && writable(dirname(resolve(file)))
+}
+
+/**
+ * The name a read-only connection opens `file` by. SQLite reads a WAL-mode store through its
+ * -wal and -shm files and creates them when they are missing: in a directory this user may not
+ * write that fails ("attempt to write a readonly database"), and beside a store file this user
+ * may not write, the files it leaves take the store's read-only mode and would later stop a
+ * writer. When they are missing (or the -wal is empty and alone) and this user may not write the
+ * store or its directory, nothing is writing the store (a writer keeps both files while it has
+ * it open, and this user's writers could not create them either) and no commit waits in a WAL,
+ * so it is opened as SQLite's `immutable` URI: no locks, and no file created. Otherwise (a serve
+ * has the store open, or a -wal holds commits) SQLite's own read-only access is used, which
+ * shares the -shm with the writers and reads the WAL.
+ */
+export function readOnlyName(file: string): string {
+  if (file === '' || file === ':memory:' || file.startsWith('file:')) return file
+  const wal = sizeOf(`${file}-wal`)
+  if (wal !== undefined && (wal > 0 || existsSync(`${file}-shm`))) return file
+  if (mayWriteStore(file)) return file
+  const path = resolve(file).replaceAll('\\', '/')
+  return `file://${path.startsWith('/') ? '' : '/'}${path.split('/').map(encodeURIComponent).join('/')}?immutable=1`
+}
+
 /** Opens a SQLite file on this runtime's driver, with the settings every connection runs with. */
 export async function openSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
   const driver = sqliteDriverName()
@@ -31,7 +77,8 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
   if (file !== '' && file !== ':memory:' && !file.startsWith('file:')) refuseSharedFiles([file, `${file}-wal`, `${file}-shm`, keyFileOf(file)])
   let handle: SqliteHandle
   try {
-    handle = driver === 'node:sqlite' ? await openNodeSqlite(file, options) : await openBetterSqlite3(file, options)
+    const name = options.readonly ? readOnlyName(file) : file
+    handle = driver === 'node:sqlite' ? await openNodeSqlite(name, options) : await openBetterSqlite3(name, options)
   } catch (error) {
     throw new Error(`cannot open ${file}: ${(error as Error).message}`)
   }
