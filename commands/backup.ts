@@ -3,8 +3,9 @@ import {backupStore, type BackupResult} from '../src/store/backup.js'
 import {BaseCommand} from './base-command.js'
 
 export default class Backup extends BaseCommand<typeof Backup> {
+  static override readsOnly = true
   static override description = 'Write a consistent copy of the store (and its key file) while serve goes on running'
-  static override examples = ['<%= config.bin %> backup --db ./medpanel.db --to ./medpanel-$(date +%F).db']
+  static override examples = ['<%= config.bin %> backup --to ./medpanel-$(date +%F).db   # the store --db or MEDPANEL_DB names (./medpanel.db by default)']
   static override flags = {
     to: Flags.string({description: 'the new backup file (must not exist); its key file is written beside it as FILE.key', required: true}),
   }

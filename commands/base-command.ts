@@ -1,4 +1,4 @@
-import {existsSync} from 'node:fs'
+import {existsSync, rmSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {randomUUID} from 'node:crypto'
 import {AppError} from '../src/errors.js'
@@ -126,6 +126,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static readsOnly = false
 
+  /**
+   * The SQLite store this run is making (its file did not exist when the command opened it), with
+   * the files it may add beside it that were not there either.
+   */
+  private newStore: {file: string; files: string[]; announced?: boolean} | undefined
+
   static override baseFlags = {
     db: Flags.string({
       description: 'SQLite store file [default: ./medpanel.db; the demo: ./medpanel-demo.db]',
@@ -206,10 +212,28 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
       const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}
       const sqliteFile = sqliteFileOf(where)
-      const readonly = (this.ctor as typeof BaseCommand).readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      const readsOnly = (this.ctor as typeof BaseCommand).readsOnly || options.inspect === true
+      if (sqliteFile !== undefined && isStoreFile(sqliteFile) && !existsSync(sqliteFile)) {
+        const from = dbGiven ? 'given with --db' : flags.db !== undefined ? 'from MEDPANEL_DB' : 'the default; name one with --db or MEDPANEL_DB'
+        // A store is never made by a command that only reads: a typo in --db, or a MEDPANEL_DB
+        // left exported from elsewhere, must not answer "nothing here" from a store made just now.
+        if (readsOnly) throw new AppError('not_found', `there is no store at ${sqliteFile} (${from}); nothing was created`)
+        this.newStore = {file: sqliteFile, files: STORE_FILE_SUFFIXES.map((suffix) => `${sqliteFile}${suffix}`).filter((f) => !existsSync(f))}
+      }
+      const readonly = readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
       this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store
+  }
+
+  /**
+   * Says on stderr, once, that this run made a new store (see newStore). Commands say it when they
+   * succeed (finally); serve says it once it is up, since it runs until it is stopped.
+   */
+  protected announceNewStore(): void {
+    if (!this.newStore || this.newStore.announced) return
+    this.newStore.announced = true
+    process.stderr.write(`created a new store at ${this.newStore.file}\n`)
   }
 
   /**
@@ -344,13 +368,27 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected override async finally(error: Error | undefined): Promise<void> {
     await this.store?.close()
     this.store = undefined
+    if (this.newStore && !this.newStore.announced) {
+      // A store this run made is kept only when the run succeeded: one that failed (bad input, a
+      // refusal, Ctrl-C) leaves the directory as it found it, so the next run starts clean.
+      if (error || process.exitCode) for (const file of this.newStore.files) rmSync(file, {force: true})
+      else this.announceNewStore()
+    }
     await super.finally(error)
   }
 }
 
+/** What SQLite and medpanel may create beside a store file: its journals and its key file. */
+const STORE_FILE_SUFFIXES = ['', '-wal', '-shm', '-journal', '.key']
+
+/** A store on disk, as opposed to an in-memory one or a `file:` URI SQLite resolves itself. */
+function isStoreFile(file: string): boolean {
+  return file !== '' && file !== ':memory:' && !file.startsWith('file:')
+}
+
 /** A SQLite store file that exists and that this user may not write (or not create files beside). */
 function readOnlyStore(file: string): boolean {
-  if (file === '' || file === ':memory:' || file.startsWith('file:') || !existsSync(file)) return false
+  if (!isStoreFile(file) || !existsSync(file)) return false
   return !mayWriteStore(file)
 }
 

@@ -6,6 +6,7 @@ import {openStore} from '../src/store/db.js'
 import {BaseCommand} from './base-command.js'
 
 export default class CopyStore extends BaseCommand<typeof CopyStore> {
+  static override readsOnly = true
   static override description =
     'Copy every table of a SQLite store into an empty PostgreSQL database (migrated first), keeping ids, and re-sealing secrets under MEDPANEL_SECRET_KEY'
   static override examples = ['MEDPANEL_SECRET_KEY="$(openssl rand -base64 32)" <%= config.bin %> copy-store --db ./medpanel.db --to postgres://medpanel@127.0.0.1:5432/medpanel']

@@ -130,6 +130,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       await server.close()
       throw error
     }
+    this.announceNewStore()
     if (this.jsonEnabled()) {
       this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
     } else if (logFormat === 'json') {

@@ -2,7 +2,7 @@ import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
-import {openCliStore} from '../helpers/store.js'
+import {makeStoreFile, openCliStore} from '../helpers/store.js'
 
 /** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
 function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
@@ -18,9 +18,10 @@ describe('client and member commands', () => {
   // Every test gets a new, empty store; the ones that need a registered client make it themselves.
   let db: string
   let base: string[]
-  beforeEach(() => {
+  beforeEach(async () => {
     db = join(tempDir(), 'cmd.db')
     base = ['--db', db]
+    await makeStoreFile(db)
   })
 
   /** Registers "Acme" (signon and balance, two redirect URIs) and returns its id. */

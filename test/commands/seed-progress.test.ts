@@ -1,7 +1,8 @@
 import {execFileSync, spawnSync} from 'node:child_process'
 import {join} from 'node:path'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliArgv, cliJson, tempDir} from '../helpers/cli.js'
+import {makeStoreFile} from '../helpers/store.js'
 
 // CI installs tmux (.ci/run), so there the test must run, never skip.
 const hasTmux = spawnSync('tmux', ['-V'], {stdio: 'ignore'}).status === 0 || process.env.CI === 'true'
@@ -10,6 +11,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 describe('progress of seed-posts and seed-pulses', () => {
   const dir = tempDir('medpanel-seed-progress-')
   const db = ['--db', join(dir, 's.db')]
+  beforeAll(() => makeStoreFile(join(dir, 's.db')))
   const socket = `medpanel-seed-${process.pid}`
   afterAll(() => {
     spawnSync('tmux', ['-L', socket, 'kill-server'], {stdio: 'ignore'})

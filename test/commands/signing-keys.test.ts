@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {config} from '../../src/config.js'
 import {signingKey} from '../../src/interfaces/signon/signing-keys.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
-import {openCliStore} from '../helpers/store.js'
+import {makeStoreFile, openCliStore} from '../helpers/store.js'
 
 interface Rotation {
   current: {kid: string; alg: string; signs_from: string}[]
@@ -29,6 +29,7 @@ describe('rotate-signing-key and list-signing-keys', () => {
   it('start new keys, keep the replaced ones published for one ID-token lifetime plus the skew, then drop them', async () => {
     const db = join(tempDir(), 'keys.db')
     const store = ['--db', db]
+    await makeStoreFile(db)
     expect(cliJson<KeyView[]>(['list-signing-keys', ...store])).toEqual([])
     expect(cli(['list-signing-keys', ...store]).stdout).toMatch(/^No signing keys yet/)
 

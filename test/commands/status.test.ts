@@ -5,7 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {migrations} from '../../src/store/migrations/index.js'
 import {cli, cliArgv, cliJson, partnerRegistration, startCli, tempDir} from '../helpers/cli.js'
-import {onPostgres, storeFlags} from '../helpers/store.js'
+import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
 
 // `medpanel status`: one read-only look at a store. It never migrates or creates anything, so it
 // reports on a store from an older release as it is, beside a running serve, and on a store this
@@ -48,9 +48,10 @@ function listing(dir: string): string[] {
 
 // Many CLI runs each (slow under Deno): no time limit, as the scenarios are bounded by themselves.
 describe('medpanel status', {timeout: 0}, () => {
-  it('on a fresh store: up to date, everything at zero, the size; as a table without --json', () => {
-    const db = ['--db', join(tempDir(), 'fresh.db')]
-    cliJson(['list-clients', ...db])
+  it('on a fresh store: up to date, everything at zero, the size; as a table without --json', async () => {
+    const file = join(tempDir(), 'fresh.db')
+    const db = ['--db', file]
+    await makeStoreFile(file)
     const fresh = status(db)
     expect(fresh.schema).toEqual({version: LATEST, latest: LATEST, pending: [], unknown: []})
     expect(fresh).toMatchObject({clients: 0, members: 0, balance: {accounts: 0, totals: []}, outbox: {partners: [], pending: 0, failed_deliveries: 0}})
@@ -289,7 +290,7 @@ describe('medpanel status', {timeout: 0}, () => {
       const dir = tempDir()
       const result = cli(['status', '--db', join(dir, 'missing.db')])
       expect(result.status).toBe(1)
-      expect(result.stderr).toBe(`Error: there is no store at ${join(dir, 'missing.db')} (give the store with --db or --database-url)\n`)
+      expect(result.stderr).toBe(`Error: there is no store at ${join(dir, 'missing.db')} (given with --db); nothing was created\n`)
       expect(readdirSync(dir)).toEqual([])
     })
   })

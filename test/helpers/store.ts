@@ -112,3 +112,11 @@ export function openCliStore(file: string): Promise<Store> {
   const [, url] = storeFlags(file)
   return openStore({url: url!})
 }
+
+/**
+ * Makes an empty, migrated SQLite store at `file`, as a command that writes would: CLI tests that
+ * start from an empty store make it first, since a command that only reads refuses a missing one.
+ */
+export async function makeStoreFile(file: string): Promise<void> {
+  await (await openStore({file})).close()
+}
