@@ -117,6 +117,7 @@ for (const side of sides) {
   side.model = {serve: [], postgres: []}
   side.flushes = {ms: 0, withdrawals: 0}
   side.holders = []
+  side.lockWait = {ms: 0, withdrawals: 0}
   side.created = 0
 }
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
@@ -170,6 +171,9 @@ try {
         side.model,
       )
       const wal0 = onPostgres ? await probe.wal() : undefined
+      // The account row's lock: how long each SELECT … FOR UPDATE waited for it (and ran).
+      const LOCK = 'for update$'
+      const lock0 = onPostgres ? await probe.statements(database, LOCK) : undefined
       const stopSampling = onPostgres ? probe.sampleWriters(database) : undefined
       const [parts, s] = await load(side, duration)
       const holding = await stopSampling?.()
@@ -180,6 +184,10 @@ try {
       if (wal0?.ms !== undefined) {
         side.flushes.ms += (await probe.wal()).ms - wal0.ms
         side.flushes.withdrawals += total
+      }
+      if (lock0 !== undefined) {
+        side.lockWait.ms += (await probe.statements(database, LOCK)).ms - lock0.ms
+        side.lockWait.withdrawals += total
       }
       // Little's law: sessions holding a row lock on average, over withdrawals per second.
       if (holding !== undefined && total > 0) side.holders.push((holding / (total / duration)) * 1000)
@@ -228,7 +236,8 @@ try {
 
 const met = (ok) => (ok ? 'met' : 'NOT MET')
 const ms = (x) => (x === undefined ? 'n/a' : fmt(x, 3))
-const perRound = (a, b) => median(a.map((x, i) => x / b[i]))
+// Rounds where the other side answered nothing (a stalled machine) have no ratio to take.
+const perRound = (a, b) => median(a.flatMap((x, i) => (b[i] > 0 ? [x / b[i]] : [])))
 console.log(
   `${machineLine(probe)}; median of ${rounds} alternating rounds of ${duration} s; store: ${sides.map((s) => s.label).join(' | ')}; ${accountCount} accounts per store seeded in ${fmt(seedSeconds, 1)} s`,
 )
@@ -246,14 +255,14 @@ for (const side of sides) {
     console.log(`  summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections, at the same time)`)
     console.log(`  summaries under write load: goal >= 5,000/s ${met(sps >= 5000)}; p99 goal < 10 ms ${met(sp99 < 10)}`)
   }
-  const ratio = perRound(withdrawals, ceiling.rates)
+  const ratio = perRound(withdrawals, ceiling.rates) ?? 0
   console.log(`  withdrawals: goal >= 5,000/s ${met(wps >= 5000)}; ratio to the ceiling ${fmt(ratio, 2)} (goal >= 0.20: ${met(ratio >= 0.2)}); p99 goal < 20 ms ${met(wp99 < 20)}`)
   if (side.target.url && base.sqlite && side.processes === 1) {
-    const r = perRound(withdrawals, base.sqlite.measured.withdrawals)
+    const r = perRound(withdrawals, base.sqlite.measured.withdrawals) ?? 0
     console.log(`  PostgreSQL / SQLite withdrawals: ${fmt(r, 2)} (goal >= 0.60: ${met(r >= 0.6)})`)
   }
   if (side.target.url && side.processes > 1 && base.one) {
-    const r = perRound(withdrawals, base.one.measured.withdrawals)
+    const r = perRound(withdrawals, base.one.measured.withdrawals) ?? 0
     console.log(`  ${side.processes} serves / 1 serve withdrawals: ${fmt(r, 2)} (goal >= 0.90: ${met(r >= 0.9)})`)
   }
   const {checked, withdrawalsSeen, problems} = side.verification
@@ -267,7 +276,7 @@ for (const side of sides) {
   const requests = readers > 0 ? 'request (withdrawals and summaries)' : 'withdrawal'
   const pg = side.target.url ? `, postgres ${ms(median(side.model.postgres))} ms` : ''
   const serial = side.target.url
-    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms per withdrawal`
+    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms, waited for ${ms(side.lockWait.withdrawals ? side.lockWait.ms / side.lockWait.withdrawals : undefined)} ms per withdrawal`
     : ''
   console.log(`  model: withdrawals on ${side.label}: CPU per ${requests} serve ${ms(median(side.model.serve))} ms${pg}${serial}`)
   // serve's last line: how many write transactions shared each commit (and its one sync; SQLite).

@@ -204,6 +204,15 @@ export async function postgresProbe(url) {
     postmaster = undefined // not this machine's, or not readable: CPU is not measured
   }
   const timing = (await one("select setting from pg_settings where name = 'track_wal_io_timing'"))?.setting === 'on'
+  // Statement times, where the cluster preloads pg_stat_statements (scripts/postgres.sh durable).
+  let statements = false
+  try {
+    await client.query('create extension if not exists pg_stat_statements')
+    await client.query('select 1 from pg_stat_statements limit 1')
+    statements = true
+  } catch {
+    statements = false
+  }
   return {
     version,
     durability,
@@ -213,6 +222,18 @@ export async function postgresProbe(url) {
     wal: async () => {
       const row = await one('select wal_sync, wal_sync_time from pg_stat_wal')
       return {syncs: Number(row.wal_sync), ms: timing ? Number(row.wal_sync_time) : undefined}
+    },
+    /**
+     * Calls and milliseconds so far of `database`'s statements whose text matches `pattern` (a
+     * SQL regular expression), from pg_stat_statements; undefined where it is not loaded.
+     */
+    statements: async (database, pattern) => {
+      if (!statements) return undefined
+      const row = await one(
+        'select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_exec_time), 0)::float8 as ms from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1 and s.query ~* $2',
+        [database, pattern],
+      )
+      return {calls: row.calls, ms: row.ms}
     },
     /**
      * Samples, every `everyMs` until the returned stop() is called, how many sessions of
