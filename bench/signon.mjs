@@ -117,7 +117,7 @@ try {
   const {service: a, off, bare: b, sqlite: s} = sides
   const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
-  const ratioOf = (x, y) => median(x.rps.map((r, i) => r / y.rps[i]))
+  const ratioOf = (x, y) => median(x.rps.flatMap((r, i) => (y.rps[i] > 0 ? [r / y.rps[i]] : []))) ?? 0
   const ratio = ratioOf(a, b)
   const metered = ratioOf(a, off)
   const p99 = median(a.p99)
