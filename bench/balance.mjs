@@ -3,34 +3,44 @@
 // --duration seconds that alternate with a bare node:http server taking the same POSTs (the
 // ceiling), so a change in the machine's load hits both alike; each figure is the median of the
 // rounds. Then every account is checked: balance = credits − debits, over HTTP.
-// --store postgres runs it on PostgreSQL (a throwaway cluster, or BENCH_DATABASE_URL's), and
-// --processes N spreads the withdrawals over N serve processes on that one database.
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50] [--accounts 1000] [--store sqlite|postgres] [--processes 1]
+// --store postgres runs it on PostgreSQL (a throwaway durable cluster, or BENCH_DATABASE_URL's)
+// with SQLite beside it in the same rounds, and --processes 1,2,3 measures each number of serve
+// processes, each on a database of its own, sharing the withdrawal connections out over them.
+// Every side prints its "model:" line: CPU per request in serve and in PostgreSQL, and what
+// commits do one at a time.
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
-import {cpus, tmpdir} from 'node:os'
+import {tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
-import {benchStore, cannon, fmt, startBareServer, startJsonServer, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
+import {benchStore, cannon, cpuRound, fmt, machineLine, median, postgresProbe, startBareServer, startJsonServer, usageError, wholeNumber, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
 
-const {values} = parseArgs({
-  options: {
-    rounds: {type: 'string', default: '5'},
-    duration: {type: 'string', default: '4'},
-    connections: {type: 'string', default: '50'},
-    readers: {type: 'string', default: '10'},
-    accounts: {type: 'string', default: '1000'},
-    store: {type: 'string', default: 'sqlite'},
-    processes: {type: 'string', default: '1'},
-  },
-})
-const processes = Number(values.processes)
-if (processes > 1 && values.store !== 'postgres') throw new Error('--processes above 1 needs --store postgres: SQLite serves one machine')
-const rounds = Number(values.rounds)
-const duration = Number(values.duration)
-const connections = Number(values.connections)
-const readers = Number(values.readers)
-const accountCount = Number(values.accounts)
+let values
+try {
+  ;({values} = parseArgs({
+    options: {
+      rounds: {type: 'string', default: '5'},
+      duration: {type: 'string', default: '4'},
+      connections: {type: 'string', default: '50'},
+      readers: {type: 'string', default: '10'},
+      accounts: {type: 'string', default: '1000'},
+      store: {type: 'string', default: 'sqlite'},
+      processes: {type: 'string', default: '1'},
+    },
+  }))
+} catch (error) {
+  usageError(error.message)
+}
+const counts = [...new Set(values.processes.split(',').map((n) => wholeNumber('processes', n.trim())))].sort((a, b) => a - b)
+if (values.store !== 'postgres' && values.store !== 'sqlite') usageError(`--store must be sqlite or postgres (got ${JSON.stringify(values.store)})`)
+if (values.store !== 'postgres' && counts.some((n) => n > 1)) usageError('--processes above 1 needs --store postgres: SQLite serves one machine')
+const rounds = wholeNumber('rounds', values.rounds)
+const duration = wholeNumber('duration', values.duration)
+const connections = wholeNumber('connections', values.connections)
+const readers = wholeNumber('readers', values.readers, 0)
+const accountCount = wholeNumber('accounts', values.accounts)
+if (counts.some((n) => n > connections)) usageError('--processes: each serve process needs at least one of the --connections')
 
 // Seed through the real service functions (TypeScript, loaded by tsx) so the fixture is a ledger
 // the service itself wrote. Members are inserted directly: hashing 1,000 passwords is not the point.
@@ -40,10 +50,9 @@ const {registerClient} = await import('../src/registry/service.ts')
 const {insertMember, findMemberBy} = await import('../src/registry/repository.ts')
 const {postCredit} = await import('../src/interfaces/balance/service.ts')
 
-const target = benchStore(values.store, 'balance')
 const client = {id: 'bench-client', secret: 'bench-client-secret'}
 const FUNDING = '1000.00'
-{
+async function seed(target) {
   const store = await openStore(target.url ? {url: target.url} : {file: target.flags[1]})
   const now = new Date()
   const stamp = now.toISOString()
@@ -68,6 +77,19 @@ const FUNDING = '1000.00'
   await store.close()
 }
 
+// The sides: what --store names, and on PostgreSQL SQLite beside it; one side per process count,
+// each on a store of its own so each is verified on its own.
+const sides = []
+if (values.store === 'postgres') sides.push({label: 'SQLite', processes: 1, target: benchStore('sqlite', 'balance')})
+for (const processes of counts) {
+  const target = benchStore(values.store, 'balance')
+  sides.push({label: `${target.label}${values.store === 'postgres' ? `, ${processes} serve${processes > 1 ? 's' : ''}` : ''}`, processes, target})
+}
+const probe = values.store === 'postgres' ? await postgresProbe(sides.at(-1).target.url) : undefined
+const seeding = performance.now()
+for (const side of sides) await seed(side.target)
+const seedSeconds = (performance.now() - seeding) / 1000
+
 const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`
 const details = {
   CHARITY: {first_name: 'Bench', last_name: 'Doctor', email: 'bench@example.com'},
@@ -85,12 +107,21 @@ const pick = (n) => Math.floor(Math.random() * n)
 const account = () => 1 + pick(accountCount)
 
 // As shipped: access log on (stderr to a file), durability on, the delivery worker running.
-const serveLogs = Array.from({length: processes}, (_, i) => `${tmpdir()}/medpanel-bench-balance-${process.pid}-${i}.serve.log`)
-const services = await Promise.all(
-  serveLogs.map((serveLog) => startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...target.flags, '--json'], {stderrFile: serveLog})),
-)
-const service = services[0]
+let logNumber = 0
+for (const side of sides) {
+  side.logs = Array.from({length: side.processes}, () => `${tmpdir()}/medpanel-bench-balance-${process.pid}-${logNumber++}.serve.log`)
+  side.services = await Promise.all(
+    side.logs.map((serveLog) => startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...side.target.flags, '--json'], {stderrFile: serveLog})),
+  )
+  side.measured = {withdrawals: [], withdrawalP99: [], summaries: [], summaryP99: []}
+  side.model = {serve: [], postgres: []}
+  side.flushes = {ms: 0, withdrawals: 0}
+  side.holders = []
+  side.lockWait = {ms: 0, withdrawals: 0}
+  side.created = 0
+}
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
+const ceiling = {rates: [], p99: []}
 try {
   const headers = {authorization: auth, 'content-type': 'application/json'}
   const withdrawals = (url, seconds, setPath = true) => ({
@@ -105,91 +136,156 @@ try {
       },
     ],
   })
-  const summaries = (seconds) => ({
-    url: service.url,
-    connections: readers,
-    duration: seconds,
-    headers: {authorization: auth},
-    requests: [{setupRequest: (req) => ({...req, path: `/balance/user_id/${account()}/summary`})}],
-  })
+  const summaries = (url, seconds) =>
+    readers === 0
+      ? Promise.resolve({requests: {total: 0}, latency: {p99: 0}, non2xx: 0, errors: 0})
+      : cannon({
+          url,
+          connections: readers,
+          duration: seconds,
+          headers: {authorization: auth},
+          requests: [{setupRequest: (req) => ({...req, path: `/balance/user_id/${account()}/summary`})}],
+        })
+
+  // The withdrawal connections are shared out over a side's serve processes, as a load balancer would.
+  const share = (n, i) => Math.floor(connections / n) + (i < connections % n ? 1 : 0)
+  const load = (side, seconds) =>
+    Promise.all([
+      Promise.all(side.services.map((one, i) => cannon({...withdrawals(one.url, seconds), connections: share(side.processes, i)}))),
+      summaries(side.services[0].url, seconds),
+    ])
 
   // Warm-up (counted in the verification like everything else).
-  await Promise.all([cannon(withdrawals(service.url, 2)), cannon(summaries(2)), cannon(withdrawals(bare.url, 2, false))])
+  for (const side of sides) await load(side, 2)
+  await cannon(withdrawals(bare.url, 2, false))
 
-  // The withdrawal connections are shared out over the serve processes, as a load balancer would.
-  const share = (i) => Math.floor(connections / processes) + (i < connections % processes ? 1 : 0)
-  const measured = {withdrawals: [], withdrawalP99: [], summaries: [], summaryP99: [], ceiling: [], ceilingP99: []}
-  let created = 0
   for (let round = 0; round < rounds; round++) {
-    const [parts, s] = await Promise.all([Promise.all(services.map((one, i) => cannon({...withdrawals(one.url, duration), connections: share(i)}))), cannon(summaries(duration))])
+    // Each round in another order, the ceiling last: no side always follows the same one.
+    const order = sides.map((_, i) => sides[(i + round) % sides.length])
+    for (const side of round % 2 ? order.reverse() : order) {
+      const onPostgres = side.target.url !== undefined
+      const database = onPostgres ? new URL(side.target.url).pathname.slice(1) : undefined
+      const done = cpuRound(
+        side.services.map((one) => one.child.pid),
+        onPostgres ? probe : undefined,
+        side.model,
+      )
+      const wal0 = onPostgres ? await probe.wal() : undefined
+      // The account row's lock: how long each SELECT … FOR UPDATE waited for it (and ran).
+      const LOCK = 'for update$'
+      const lock0 = onPostgres ? await probe.statements(database, LOCK) : undefined
+      const stopSampling = onPostgres ? probe.sampleWriters(database) : undefined
+      const [parts, s] = await load(side, duration)
+      const holding = await stopSampling?.()
+      const non2xx = parts.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
+      if (non2xx || s.non2xx || s.errors) throw new Error(`${side.label}: non-2xx: withdrawals ${non2xx}, summaries ${s.non2xx} (errors ${s.errors})`)
+      const total = parts.reduce((sum, r) => sum + r.requests.total, 0)
+      done(total + s.requests.total)
+      if (wal0?.ms !== undefined) {
+        side.flushes.ms += (await probe.wal()).ms - wal0.ms
+        side.flushes.withdrawals += total
+      }
+      if (lock0 !== undefined) {
+        side.lockWait.ms += (await probe.statements(database, LOCK)).ms - lock0.ms
+        side.lockWait.withdrawals += total
+      }
+      // Little's law: sessions holding a row lock on average, over withdrawals per second.
+      if (holding !== undefined && total > 0) side.holders.push((holding / (total / duration)) * 1000)
+      side.created += total
+      side.measured.withdrawals.push(total / duration)
+      side.measured.withdrawalP99.push(Math.max(...parts.map((r) => r.latency.p99)))
+      side.measured.summaries.push(s.requests.total / duration)
+      side.measured.summaryP99.push(s.latency.p99)
+    }
     const b = await cannon(withdrawals(bare.url, duration, false))
-    const non2xx = parts.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
-    if (non2xx || s.non2xx || s.errors) throw new Error(`non-2xx: withdrawals ${non2xx}, summaries ${s.non2xx} (errors ${s.errors})`)
-    const total = parts.reduce((sum, r) => sum + r.requests.total, 0)
-    created += total
-    measured.withdrawals.push(total / duration)
-    measured.withdrawalP99.push(Math.max(...parts.map((r) => r.latency.p99)))
-    measured.summaries.push(s.requests.total / duration)
-    measured.summaryP99.push(s.latency.p99)
-    measured.ceiling.push(b.requests.total / duration)
-    measured.ceilingP99.push(b.latency.p99)
+    ceiling.rates.push(b.requests.total / duration)
+    ceiling.p99.push(b.latency.p99)
   }
 
   // Verification, over HTTP: every account's available funds equals its credits minus its
   // counted debits, folded here from its own transaction list.
-  let checked = 0
-  let withdrawalsSeen = 0
-  const problems = []
-  for (let id = 1; id <= accountCount; id++) {
-    const [summary, list] = await Promise.all(
-      ['summary', 'transactions'].map((p) => fetch(`${service.url}/balance/user_id/${id}/${p}`, {headers: {authorization: auth}}).then((r) => r.text())),
-    )
-    // Exact decimals: read the numbers as text, never as floats.
-    const available = new Decimal(/"available_funds":(-?[\d.]+)/.exec(summary)[1])
-    let credits = new Decimal(0)
-    let debits = new Decimal(0)
-    for (const m of list.matchAll(/"amount":(-?[\d.]+),.*?"type":"(\w+)",.*?"status":"(\w+)"/g)) {
-      const amount = new Decimal(m[1])
-      if (amount.isPositive() && m[3] === 'Completed') credits = credits.plus(amount)
-      if (amount.isNegative() && ['Processing', 'OnHold', 'Completed'].includes(m[3])) debits = debits.plus(amount.neg())
-      if (m[2] === 'WITHDRAWAL') withdrawalsSeen += 1
+  for (const side of sides) {
+    let checked = 0
+    let withdrawalsSeen = 0
+    const problems = []
+    const url = side.services[0].url
+    for (let id = 1; id <= accountCount; id++) {
+      const [summary, list] = await Promise.all(
+        ['summary', 'transactions'].map((p) => fetch(`${url}/balance/user_id/${id}/${p}`, {headers: {authorization: auth}}).then((r) => r.text())),
+      )
+      // Exact decimals: read the numbers as text, never as floats.
+      const available = new Decimal(/"available_funds":(-?[\d.]+)/.exec(summary)[1])
+      let credits = new Decimal(0)
+      let debits = new Decimal(0)
+      for (const m of list.matchAll(/"amount":(-?[\d.]+),.*?"type":"(\w+)",.*?"status":"(\w+)"/g)) {
+        const amount = new Decimal(m[1])
+        if (amount.isPositive() && m[3] === 'Completed') credits = credits.plus(amount)
+        if (amount.isNegative() && ['Processing', 'OnHold', 'Completed'].includes(m[3])) debits = debits.plus(amount.neg())
+        if (m[2] === 'WITHDRAWAL') withdrawalsSeen += 1
+      }
+      if (!available.eq(credits.minus(debits)) || available.isNegative()) problems.push(`user_id ${id}: available ${available} != ${credits} - ${debits}`)
+      checked += 1
     }
-    if (!available.eq(credits.minus(debits)) || available.isNegative()) problems.push(`user_id ${id}: available ${available} != ${credits} - ${debits}`)
-    checked += 1
-  }
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  const wps = median(measured.withdrawals)
-  const wp99 = median(measured.withdrawalP99)
-  const sps = median(measured.summaries)
-  const sp99 = median(measured.summaryP99)
-  const ceiling = median(measured.ceiling)
-  const ratio = median(measured.withdrawals.map((w, i) => w / measured.ceiling[i]))
-  const verified = problems.length === 0
-  const where = `${target.label}${processes > 1 ? `, ${processes} serve processes` : ''}`
-  const met = (ok) => (ok ? 'met' : 'NOT MET')
-  console.log(
-    `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; median of ${rounds} alternating rounds of ${duration} s; store: ${where}`,
-  )
-  console.log(`withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${wp99} ms  (${connections} connections, ${accountCount} accounts)`)
-  console.log(`summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections, at the same time)`)
-  console.log(`bare node:http (ceiling, same POSTs): ${fmt(ceiling)} /s  p99 ${median(measured.ceilingP99)} ms  (alternating rounds)`)
-  console.log(`withdrawals: goal >= 5,000/s ${met(wps >= 5000)}; ratio ${fmt(ratio, 2)} (goal >= 0.20: ${met(ratio >= 0.2)}); p99 goal < 20 ms ${met(wp99 < 20)}`)
-  console.log(`summaries under write load: goal >= 5,000/s ${met(sps >= 5000)}; p99 goal < 10 ms ${met(sp99 < 10)}`)
-  console.log(
-    `verification: ${verified ? 'OK' : 'FAILED'} — ${checked} accounts, balance = credits − debits for every one; ${withdrawalsSeen} withdrawals in the ledger (${created} in the measured rounds, plus warm-up)`,
-  )
-  if (!verified) {
-    console.log(problems.slice(0, 10).join('\n'))
-    process.exitCode = 1
+    side.verification = {checked, withdrawalsSeen, problems}
   }
 } finally {
-  await Promise.all(services.map((one) => one.stop()))
+  await Promise.all(sides.flatMap((side) => side.services ?? []).map((one) => one.stop()))
   await bare.stop()
+  await probe?.close()
 }
-// serve's last line: how many write transactions shared each commit (and its one sync; SQLite).
-const storeLine = readFileSync(serveLogs[0], 'utf8')
-  .trim()
-  .split('\n')
-  .reverse()
-  .find((line) => line.startsWith('store: '))
-console.log(`group commit: ${storeLine ? storeLine.slice('store: '.length) : 'no store line in the log'}`)
+
+const met = (ok) => (ok ? 'met' : 'NOT MET')
+const ms = (x) => (x === undefined ? 'n/a' : fmt(x, 3))
+// Rounds where the other side answered nothing (a stalled machine) have no ratio to take.
+const perRound = (a, b) => median(a.flatMap((x, i) => (b[i] > 0 ? [x / b[i]] : [])))
+console.log(
+  `${machineLine(probe)}; median of ${rounds} alternating rounds of ${duration} s; store: ${sides.map((s) => s.label).join(' | ')}; ${accountCount} accounts per store seeded in ${fmt(seedSeconds, 1)} s`,
+)
+const base = {sqlite: sides.find((s) => s.label === 'SQLite'), one: sides.find((s) => s.target.url && s.processes === 1)}
+let failed = false
+for (const side of sides) {
+  const {withdrawals, withdrawalP99, summaries, summaryP99} = side.measured
+  const wps = median(withdrawals)
+  const wp99 = median(withdrawalP99)
+  console.log(`${side.label}:`)
+  console.log(`  withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${wp99} ms  (${connections} connections${side.processes > 1 ? ` over ${side.processes} processes` : ''})`)
+  if (readers > 0) {
+    const sps = median(summaries)
+    const sp99 = median(summaryP99)
+    console.log(`  summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections, at the same time)`)
+    console.log(`  summaries under write load: goal >= 5,000/s ${met(sps >= 5000)}; p99 goal < 10 ms ${met(sp99 < 10)}`)
+  }
+  const ratio = perRound(withdrawals, ceiling.rates) ?? 0
+  console.log(`  withdrawals: goal >= 5,000/s ${met(wps >= 5000)}; ratio to the ceiling ${fmt(ratio, 2)} (goal >= 0.20: ${met(ratio >= 0.2)}); p99 goal < 20 ms ${met(wp99 < 20)}`)
+  if (side.target.url && base.sqlite && side.processes === 1) {
+    const r = perRound(withdrawals, base.sqlite.measured.withdrawals) ?? 0
+    console.log(`  PostgreSQL / SQLite withdrawals: ${fmt(r, 2)} (goal >= 0.60: ${met(r >= 0.6)})`)
+  }
+  if (side.target.url && side.processes > 1 && base.one) {
+    const r = perRound(withdrawals, base.one.measured.withdrawals) ?? 0
+    console.log(`  ${side.processes} serves / 1 serve withdrawals: ${fmt(r, 2)} (goal >= 0.90: ${met(r >= 0.9)})`)
+  }
+  const {checked, withdrawalsSeen, problems} = side.verification
+  console.log(
+    `  verification: ${problems.length ? 'FAILED' : 'OK'} — ${checked} accounts, balance = credits − debits for every one; ${withdrawalsSeen} withdrawals in the ledger (${side.created} in the measured rounds, plus warm-up)`,
+  )
+  if (problems.length) {
+    console.log(problems.slice(0, 10).join('\n'))
+    failed = true
+  }
+  const requests = readers > 0 ? 'request (withdrawals and summaries)' : 'withdrawal'
+  const pg = side.target.url ? `, postgres ${ms(median(side.model.postgres))} ms` : ''
+  const serial = side.target.url
+    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms, waited for ${ms(side.lockWait.withdrawals ? side.lockWait.ms / side.lockWait.withdrawals : undefined)} ms per withdrawal`
+    : ''
+  console.log(`  model: withdrawals on ${side.label}: CPU per ${requests} serve ${ms(median(side.model.serve))} ms${pg}${serial}`)
+  // serve's last line: how many write transactions shared each commit (and its one sync; SQLite).
+  const storeLine = readFileSync(side.logs[0], 'utf8')
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((line) => line.startsWith('store: '))
+  console.log(`  group commit: ${storeLine ? storeLine.slice('store: '.length) : 'no store line in the log'}`)
+}
+console.log(`bare node:http (ceiling, same POSTs): ${fmt(median(ceiling.rates))} /s  p99 ${median(ceiling.p99)} ms  (alternating rounds)`)
+if (failed) process.exitCode = 1

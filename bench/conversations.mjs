@@ -4,17 +4,20 @@
 //   http  — GET /conversations/summary against `medpanel serve` (what a caller sees),
 //   shell — the very statements the service runs, in Debian's sqlite3 shell (the ceiling),
 //   like  — the same counts by LIKE scans over the window (what FTS5 saves us from).
-// Prints all three and the ratios. Then the memory of a whole-store data answer: a second store
+// Prints all three and the ratios. With --postgres, the same posts are seeded into a PostgreSQL
+// database too (a throwaway durable cluster, or BENCH_DATABASE_URL's), served by a second `serve`,
+// and timed in the same rounds as the SQLite one: PostgreSQL against SQLite, counts compared.
+// Then the memory of a whole-store data answer: a second store
 // of --rss-posts posts (4 comments each) over one year, and `serve`'s peak RSS (VmHWM) while it
 // streams the data answer for `a` over that year, in XML and in JSON. Usage:
-//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--rss-posts 50000; 0 skips the memory part]
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--postgres] [--rss-posts 50000; 0 skips the memory part]
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {tsImport} from 'tsx/esm/api'
-import {usageError, wholeNumber} from './lib.mjs'
+import {benchStore, machineLine, postgresProbe, usageError, wholeNumber} from './lib.mjs'
 
 const arg = (name, fallback, min = 1) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -25,6 +28,7 @@ const COMMENTS = arg('comments', 5)
 const RUNS = arg('runs', 15)
 const KEEP = process.argv.includes('--keep')
 const RSS_POSTS = arg('rss-posts', 50_000, 0)
+const POSTGRES = process.argv.includes('--postgres')
 // --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
 const storeAt = process.argv.indexOf('--store')
 const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
@@ -42,8 +46,10 @@ const db = STORE ?? join(dir, 'bench.db')
 const log = (line) => process.stderr.write(`${line}\n`)
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+/** Runs a CLI command with --json on a store file, or on the store `flags` name (an array). */
 function medpanel(args, file = db) {
-  const result = spawnSync(process.execPath, [bin, ...args, '--db', file, '--json'], {encoding: 'utf8', maxBuffer: 1 << 26})
+  const where = Array.isArray(file) ? file : ['--db', file]
+  const result = spawnSync(process.execPath, [bin, ...args, ...where, '--json'], {encoding: 'utf8', maxBuffer: 1 << 26})
   if (result.status !== 0) throw new Error(`medpanel ${args[0]} failed: ${result.stderr}`)
   return JSON.parse(result.stdout)
 }
@@ -77,9 +83,10 @@ function countRows() {
   return {posts, comments}
 }
 
-/** Starts `serve` on a store file; resolves its child process and URL. */
+/** Starts `serve` on a store file (or the store `flags` name); resolves its child process and URL. */
 async function serve(file) {
-  const child = spawn(process.execPath, [bin, 'serve', '--db', file, '--port', '0', '--json', '--no-worker'], {stdio: ['ignore', 'pipe', 'ignore']})
+  const where = Array.isArray(file) ? file : ['--db', file]
+  const child = spawn(process.execPath, [bin, 'serve', ...where, '--port', '0', '--json', '--no-worker'], {stdio: ['ignore', 'pipe', 'ignore']})
   const url = await new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (d) => {
@@ -143,6 +150,7 @@ async function wholeStoreAnswer() {
 }
 
 let server
+let pgServer
 try {
   if (!existsSync(join(root, 'dist/commands/index.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
   const sqliteVersion = spawnSync('sqlite3', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[0]
@@ -156,6 +164,32 @@ try {
   const client = medpanel(['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'])
   const {api_key: apiKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
 
+  // --- the same posts on PostgreSQL: seed-posts is deterministic for a given --seed, so the two
+  // stores hold the same text and every count must agree.
+  let pg
+  if (POSTGRES) {
+    const target = benchStore('postgres', 'conversations')
+    const posts = STORE ? seeded.posts : POSTS
+    log(`seeding ${posts} posts with ~${COMMENTS} comments each into PostgreSQL …`)
+    const t0 = performance.now()
+    const rows = medpanel(
+      ['seed-posts', '--count', String(posts), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'],
+      target.flags,
+    )
+    const seconds = (performance.now() - t0) / 1000
+    const pgClient = medpanel(
+      ['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'],
+      target.flags,
+    )
+    const {api_key: key} = medpanel(['issue-api-key', pgClient.client_id, '--methods', 'summary'], target.flags)
+    const probe = await postgresProbe(target.url)
+    pg = {target, rows, seconds, key, machine: machineLine(probe), times: [], warm: []}
+    await probe.close()
+    const running = await serve(target.flags)
+    pgServer = running.child
+    pg.url = running.url
+  }
+
   // --- the service over HTTP (one process, as `serve` runs)
   const running = await serve(db)
   server = running.child
@@ -164,9 +198,9 @@ try {
   for (const term of TERMS) params.append('terms[]', term)
   params.set('start', START)
   params.set('end', END)
-  const call = async () => {
+  const call = async (at = url, key = apiKey) => {
     const t0 = performance.now()
-    const res = await fetch(`${url}/conversations/summary?${params}`, {headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': apiKey}})
+    const res = await fetch(`${at}/conversations/summary?${params}`, {headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': key}})
     const body = await res.json()
     if (res.status !== 200) throw new Error(`summary answered ${res.status}: ${JSON.stringify(body)}`)
     return {ms: performance.now() - t0, body}
@@ -180,6 +214,7 @@ try {
   const plan = repo.summaryPlan(query)
   const statements = [plan.index, ...plan.days.map((day) => day.sql), ...plan.edges.map((edge) => edge.sql)].map(repo.inlineSql)
   for (let i = 0; i < 3; i++) await call()
+  if (pg) for (let i = 0; i < 3; i++) await call(pg.url, pg.key)
   // Each round: one call after the shell's turn (the service idle for a while, as a caller finds
   // it), a second call straight after it (warm, as the shell's second run of each statement is),
   // then the shell. The shell's CPU time is the ceiling: its wall time is printed to the
@@ -194,6 +229,12 @@ try {
     httpTimes.push(ms)
     answer = body
     warmTimes.push((await call()).ms)
+    if (pg) {
+      const {ms, body} = await call(pg.url, pg.key)
+      pg.times.push(ms)
+      pg.answer = body
+      pg.warm.push((await call(pg.url, pg.key)).ms)
+    }
     const run = shell(statements.flatMap((statement) => [statement, statement]))
     const second = (list) => list.filter((_, j) => j % 2 === 1).reduce((a, b) => a + b, 0)
     shellTimes.push(second(run.cpu))
@@ -249,11 +290,27 @@ try {
     `  counts: http and the index alone ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`,
   )
   if (!agree) process.exitCode = 1
+  if (pg) {
+    const summaryOf = (a) => JSON.stringify({terms: a.summary.terms, uniques: a.summary.uniques})
+    const same = summaryOf(pg.answer) === summaryOf(answer)
+    const pgMs = median(pg.times)
+    console.log(`  ${pg.machine}`)
+    console.log(`  postgres: ${pg.rows.posts} posts, ${pg.rows.comments} comments seeded in ${pg.seconds.toFixed(1)} s through seed-posts`)
+    console.log(`  postgres GET /conversations/summary, median of ${RUNS}:     ${fmt(pgMs)} (a second call straight after: ${fmt(median(pg.warm))})`)
+    console.log(`  PostgreSQL / SQLite = ${(pgMs / http).toFixed(2)}x (same rounds); counts: PostgreSQL and SQLite ${same ? 'equal' : 'DIFFER'}`)
+    if (!same) {
+      console.log(`    PostgreSQL: ${summaryOf(pg.answer)}\n    SQLite:     ${summaryOf(answer)}`)
+      process.exitCode = 1
+    }
+    pgServer.kill('SIGTERM')
+    pgServer = undefined
+  }
   server.kill('SIGTERM')
   server = undefined
   if (RSS_POSTS > 0) await wholeStoreAnswer()
 } finally {
   server?.kill('SIGTERM')
+  pgServer?.kill('SIGTERM')
   if (KEEP || STORE) log(`kept ${db}`)
   else if (dir) rmSync(dir, {recursive: true, force: true})
 }

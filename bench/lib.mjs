@@ -2,8 +2,8 @@
 import autocannon from 'autocannon'
 import {spawn, spawnSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
-import {mkdtempSync, openSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {mkdtempSync, openSync, readdirSync, readFileSync} from 'node:fs'
+import {cpus, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -99,17 +99,19 @@ export function fmt(n, digits = 0) {
 /**
  * The store a benchmark runs on, chosen by --store: a SQLite file (as shipped), or a fresh database
  * on PostgreSQL — BENCH_DATABASE_URL's cluster when set, else a throwaway cluster this process
- * starts (scripts/postgres.sh, Debian's PostgreSQL) and removes on exit. Returns the CLI flags that
- * name it; PostgreSQL runs also get a MEDPANEL_SECRET_KEY for every child.
+ * starts in scripts/postgres.sh's durable mode (every commit flushed, as SQLite's synchronous=FULL
+ * does; on BENCH_PG_PORT, default 55480) and removes on exit. Returns the CLI flags that name it;
+ * PostgreSQL runs also get a MEDPANEL_SECRET_KEY for every child.
  */
 export function benchStore(kind, name) {
   if (kind === 'sqlite') return {flags: ['--db', tempDb(`${name}.db`)], label: 'SQLite'}
-  if (kind !== 'postgres') throw new Error(`--store must be sqlite or postgres (got ${kind})`)
+  if (kind !== 'postgres') usageError(`--store must be sqlite or postgres (got ${JSON.stringify(kind)})`)
   process.env.MEDPANEL_SECRET_KEY ||= randomBytes(32).toString('base64')
   let base = process.env.BENCH_DATABASE_URL
   if (!base) {
     const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-pg-'))
-    const started = spawnSync('bash', [SCRIPTS_POSTGRES, 'start', dir, '55480'], {encoding: 'utf8'})
+    const port = process.env.BENCH_PG_PORT || '55480'
+    const started = spawnSync('bash', [SCRIPTS_POSTGRES, 'start', dir, port, 'durable'], {encoding: 'utf8'})
     if (started.status !== 0) throw new Error(`could not start PostgreSQL: ${started.stderr}`)
     base = started.stdout.trim()
     process.env.BENCH_DATABASE_URL = base
@@ -124,3 +126,154 @@ export function benchStore(kind, name) {
 }
 
 const SCRIPTS_POSTGRES = fileURLToPath(new URL('../scripts/postgres.sh', import.meta.url))
+
+/** The median of a list of numbers (the upper one of an even count). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** The machine a run measured: cores, CPU model, Node (and PostgreSQL when given). */
+export function machineLine(postgres) {
+  const pg = postgres ? `; ${postgres.version}, ${postgres.durability}` : ''
+  return `machine: ${cpus().length} cores, ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}${pg}`
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], {encoding: 'utf8'}).stdout.trim()) || 100
+
+/** Fields of /proc/PID/stat after the command name (field 3 onwards), or undefined once it is gone. */
+function procStat(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * CPU seconds the processes have used so far (user + system, /proc/PID/stat). With
+ * `children`, what their children that exited and were waited for used too (cutime + cstime).
+ */
+export function cpuSeconds(pids, {children = false} = {}) {
+  let ticks = 0
+  for (const pid of pids) {
+    const f = procStat(pid)
+    if (!f) continue
+    // f[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
+    ticks += Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)
+  }
+  return ticks / CLOCK_TICKS
+}
+
+/** Direct children of a process, from /proc (field 4 of each stat is the parent). */
+function childrenOf(parent) {
+  const out = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const f = procStat(entry)
+    if (f && Number(f[1]) === parent) out.push(Number(entry))
+  }
+  return out
+}
+
+/**
+ * What a benchmark needs to know of a PostgreSQL cluster: its version, its durability settings,
+ * and (when it runs on this machine and its data directory is readable) the CPU its processes
+ * have used: the postmaster, every live backend and helper, and those that already exited.
+ * Also reads the WAL's flush statistics (pg_stat_wal) and samples how many sessions hold a
+ * transaction id — a row lock or a write — for Little's law (see sampleWriters).
+ */
+export async function postgresProbe(url) {
+  const {default: pg} = await import('pg')
+  const client = new pg.Client({connectionString: url})
+  await client.connect()
+  const one = async (text, params) => (await client.query(text, params)).rows[0]
+  const version = `PostgreSQL ${(await one('show server_version')).server_version.split(' ')[0]}`
+  const settings = {}
+  for (const name of ['fsync', 'synchronous_commit', 'full_page_writes']) settings[name] = (await one(`show ${name}`))[name]
+  const durable = settings.fsync === 'on' && settings.synchronous_commit === 'on' && settings.full_page_writes === 'on'
+  const durability = durable
+    ? 'durable (fsync, synchronous_commit, full_page_writes on)'
+    : `NOT durable (${Object.entries(settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')})`
+  let postmaster
+  try {
+    const dataDir = (await one('show data_directory')).data_directory
+    postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    if (!procStat(postmaster)) postmaster = undefined
+  } catch {
+    postmaster = undefined // not this machine's, or not readable: CPU is not measured
+  }
+  const timing = (await one("select setting from pg_settings where name = 'track_wal_io_timing'"))?.setting === 'on'
+  // Statement times, where the cluster preloads pg_stat_statements (scripts/postgres.sh durable).
+  let statements = false
+  try {
+    await client.query('create extension if not exists pg_stat_statements')
+    await client.query('select 1 from pg_stat_statements limit 1')
+    statements = true
+  } catch {
+    statements = false
+  }
+  return {
+    version,
+    durability,
+    /** CPU seconds of the whole cluster so far, or undefined when it cannot be read here. */
+    cpu: () => (postmaster ? cpuSeconds([postmaster], {children: true}) + cpuSeconds(childrenOf(postmaster)) : undefined),
+    /** WAL flushes so far and the milliseconds spent in them (undefined without track_wal_io_timing). */
+    wal: async () => {
+      const row = await one('select wal_sync, wal_sync_time from pg_stat_wal')
+      return {syncs: Number(row.wal_sync), ms: timing ? Number(row.wal_sync_time) : undefined}
+    },
+    /**
+     * Calls and milliseconds so far of `database`'s statements whose text matches `pattern` (a
+     * SQL regular expression), from pg_stat_statements; undefined where it is not loaded.
+     */
+    statements: async (database, pattern) => {
+      if (!statements) return undefined
+      const row = await one(
+        'select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_exec_time), 0)::float8 as ms from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1 and s.query ~* $2',
+        [database, pattern],
+      )
+      return {calls: row.calls, ms: row.ms}
+    },
+    /**
+     * Samples, every `everyMs` until the returned stop() is called, how many sessions of
+     * `database` hold a transaction id (a SELECT … FOR UPDATE or a write took one; reads never
+     * do). stop() resolves the mean count: by Little's law, that mean over the number of such
+     * transactions per second is how long each holds its locks.
+     */
+    sampleWriters: (database, everyMs = 10) => {
+      let samples = 0
+      let sum = 0
+      let running = true
+      const loop = (async () => {
+        while (running) {
+          const row = await one("select count(*)::int as n from pg_stat_activity where datname = $1 and backend_xid is not null and backend_type = 'client backend'", [database])
+          sum += row.n
+          samples += 1
+          await new Promise((resolve) => setTimeout(resolve, everyMs))
+        }
+      })()
+      return async () => {
+        running = false
+        await loop
+        return samples ? sum / samples : 0
+      }
+    },
+    close: () => client.end(),
+  }
+}
+
+/**
+ * Measures CPU around one round: call before it, and call what it returns after it with the
+ * requests the round answered; adds ms of CPU per request to `into` ({serve: [], postgres: []}).
+ */
+export function cpuRound(servePids, probe, into) {
+  const serve0 = cpuSeconds(servePids)
+  const pg0 = probe?.cpu()
+  return (requests) => {
+    if (requests <= 0) return
+    into.serve.push(((cpuSeconds(servePids) - serve0) * 1000) / requests)
+    const pg1 = probe?.cpu()
+    if (pg0 !== undefined && pg1 !== undefined) into.postgres.push(((pg1 - pg0) * 1000) / requests)
+  }
+}

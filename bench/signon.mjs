@@ -1,89 +1,150 @@
 // Token info throughput against the ceiling of a bare node:http server on the same machine, and
-// what the metrics cost: the same serve with --no-metrics on the same store. All three run as
-// child processes; autocannon (50 connections) runs here. They are measured in alternating
-// 2-second rounds (each round in another order), so a change in the machine's load hits all alike.
-// Usage: npm run bench:signon [-- --duration 10 --connections 50 --store sqlite|postgres]
+// what the metrics cost: the same serve with --no-metrics on the same store. All run as child
+// processes; autocannon (50 connections) runs here. They are measured in alternating 2-second
+// rounds (each round in another order), so a change in the machine's load hits all alike.
+// --store postgres adds a serve on SQLite to the same rounds and prints PostgreSQL against it,
+// with the CPU each request costs in serve and in PostgreSQL (the "model:" lines).
+// Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --store sqlite|postgres]
+import {tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
-import {cpus, tmpdir} from 'node:os'
-import {benchStore, cannon, cliJson, fmt, startBareServer, startJsonServer, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
+import {
+  benchStore,
+  cannon,
+  cliJson,
+  cpuRound,
+  fmt,
+  machineLine,
+  median,
+  postgresProbe,
+  startBareServer,
+  startJsonServer,
+  usageError,
+  wholeNumber,
+  BIN,
+  SERVER_NODE_FLAGS,
+} from './lib.mjs'
 
-const {values} = parseArgs({
-  options: {duration: {type: 'string', default: '10'}, connections: {type: 'string', default: '50'}, store: {type: 'string', default: 'sqlite'}},
-})
-const duration = Number(values.duration)
-const connections = Number(values.connections)
+let values
+try {
+  ;({values} = parseArgs({
+    options: {
+      duration: {type: 'string', default: '10'},
+      rounds: {type: 'string'},
+      connections: {type: 'string', default: '50'},
+      store: {type: 'string', default: 'sqlite'},
+    },
+  }))
+} catch (error) {
+  usageError(error.message)
+}
+const duration = wholeNumber('duration', values.duration)
+const connections = wholeNumber('connections', values.connections)
 const round = 2
-// At least 9: a 5 % difference has to stand out of the rounds' noise on a shared machine.
-const rounds = Math.max(9, Math.round(duration / round))
+// At least 9 unless asked: a 5 % difference has to stand out of the rounds' noise on a shared machine.
+const rounds = values.rounds === undefined ? Math.max(9, Math.round(duration / round)) : wholeNumber('rounds', values.rounds)
+const onPostgres = values.store === 'postgres'
 
 const target = benchStore(values.store, 'signon')
-cliJson(['demo', ...target.flags])
-const {access_token: token} = cliJson(['issue-token', ...target.flags, '--member', '1', '--client', 'demo-client'])
+// On PostgreSQL, SQLite runs beside it in the same rounds: the ratio between them is the figure.
+const beside = onPostgres ? benchStore('sqlite', 'signon') : undefined
+const probe = onPostgres ? await postgresProbe(target.url) : undefined
+const tokenOf = (flags) => {
+  cliJson(['demo', ...flags])
+  return cliJson(['issue-token', ...flags, '--member', '1', '--client', 'demo-client']).access_token
+}
+const token = tokenOf(target.flags)
+const besideToken = beside ? tokenOf(beside.flags) : undefined
 
 // As an operator runs it: access log on (stderr kept in a file), the delivery worker running.
-const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...target.flags, '--json'], {
-  stderrFile: `${tmpdir()}/medpanel-bench-signon-${process.pid}.serve.log`,
-})
+const serve = (flags, label, extra = []) =>
+  startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...extra, ...flags, '--json'], {
+    stderrFile: `${tmpdir()}/medpanel-bench-signon-${process.pid}.${label}.log`,
+  })
+const service = await serve(target.flags, 'serve')
 // The same, counting nothing and serving no /metrics: the difference is what the metrics cost.
-const unmetered = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', '--no-metrics', ...target.flags, '--json'], {
-  stderrFile: `${tmpdir()}/medpanel-bench-signon-${process.pid}.no-metrics.log`,
-})
+const unmetered = await serve(target.flags, 'no-metrics', ['--no-metrics'])
+const sqliteService = beside ? await serve(beside.flags, 'sqlite') : undefined
 const bare = await startBareServer('{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}')
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 try {
-  const url = `${service.url}/user/oauth/token/info`
-  const offUrl = `${unmetered.url}/user/oauth/token/info`
+  const path = '/user/oauth/token/info'
   const headers = {authorization: `Bearer ${token}`}
-  for (const address of [url, offUrl]) {
-    const check = await fetch(address, {headers})
-    if (check.status !== 200) throw new Error(`token info answered ${check.status}`)
+  const sides = {
+    service: {url: `${service.url}${path}`, headers},
+    off: {url: `${unmetered.url}${path}`, headers},
+    bare: {url: bare.url, headers: {}},
+  }
+  if (sqliteService) sides.sqlite = {url: `${sqliteService.url}${path}`, headers: {authorization: `Bearer ${besideToken}`}}
+  for (const [name, side] of Object.entries(sides)) {
+    Object.assign(side, {requests: 0, p99: [], errors: 0, rps: []})
+    if (name === 'bare') continue
+    const check = await fetch(side.url, {headers: side.headers})
+    if (check.status !== 200) throw new Error(`token info (${name}) answered ${check.status}`)
   }
   if ((await fetch(`${service.url}/metrics`)).status !== 200 || (await fetch(`${unmetered.url}/metrics`)).status !== 404) throw new Error('/metrics is not on and off as asked')
 
-  await cannon({url, connections, duration: 2, headers})
-  await cannon({url: offUrl, connections, duration: 2, headers})
-  await cannon({url: bare.url, connections, duration: 2})
+  for (const side of Object.values(sides)) await cannon({url: side.url, connections, duration: 2, headers: side.headers})
 
-  const sides = {
-    service: {url, headers, requests: 0, p99: [], errors: 0, rps: []},
-    off: {url: offUrl, headers, requests: 0, p99: [], errors: 0, rps: []},
-    bare: {url: bare.url, headers: {}, requests: 0, p99: [], errors: 0, rps: []},
+  // Each round in another order (rotated, and reversed every other round), so no side always
+  // follows the same neighbour; metrics on and off, and the two stores, meet in every round.
+  const names = Object.keys(sides)
+  const orderOf = (i) => {
+    const rotated = [...names.slice(i % names.length), ...names.slice(0, i % names.length)]
+    return i % 2 ? rotated.reverse() : rotated
   }
-  // Each round in another order, metrics on and off always side by side (their ratio is the finer one).
-  const orders = [
-    ['service', 'off', 'bare'],
-    ['bare', 'off', 'service'],
-    ['off', 'service', 'bare'],
-    ['bare', 'service', 'off'],
-  ]
+  // The model's inputs: CPU per request in each serve and, on PostgreSQL, in the cluster, and the
+  // WAL flushes (the one thing commits do one at a time) during the PostgreSQL rounds.
+  const model = {service: {serve: [], postgres: []}, sqlite: {serve: [], postgres: []}}
+  const pids = {service: [service.child.pid], sqlite: sqliteService ? [sqliteService.child.pid] : []}
+  const flushes = {ms: 0, requests: 0}
   for (let i = 0; i < rounds; i++) {
-    for (const name of orders[i % orders.length]) {
+    for (const name of orderOf(i)) {
       const side = sides[name]
+      const done = model[name] ? cpuRound(pids[name], name === 'service' ? probe : undefined, model[name]) : undefined
+      const wal0 = name === 'service' ? await probe?.wal() : undefined
       const r = await cannon({url: side.url, connections, duration: round, headers: side.headers})
+      done?.(r.requests.total)
+      if (wal0?.ms !== undefined) {
+        flushes.ms += (await probe.wal()).ms - wal0.ms
+        flushes.requests += r.requests.total
+      }
       side.requests += r.requests.total
       side.rps.push(r.requests.total / round)
       side.p99.push(r.latency.p99)
       side.errors += r.non2xx + r.errors
     }
   }
-  for (const name of ['service', 'off']) if (sides[name].errors) throw new Error(`token info (${name}) had ${sides[name].errors} failed answers`)
-  const [a, off, b] = [sides.service, sides.off, sides.bare]
-  const rpsA = a.requests / (rounds * round)
-  const rpsOff = off.requests / (rounds * round)
-  const rpsB = b.requests / (rounds * round)
+  for (const name of names) if (name !== 'bare' && sides[name].errors) throw new Error(`token info (${name}) had ${sides[name].errors} failed answers`)
+  const {service: a, off, bare: b, sqlite: s} = sides
+  const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
-  const ratio = median(a.rps.map((r, i) => r / b.rps[i]))
-  const metered = median(a.rps.map((r, i) => r / off.rps[i]))
+  const ratioOf = (x, y) => median(x.rps.flatMap((r, i) => (y.rps[i] > 0 ? [r / y.rps[i]] : []))) ?? 0
+  const ratio = ratioOf(a, b)
+  const metered = ratioOf(a, off)
   const p99 = median(a.p99)
-  console.log(`machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; ${rounds} alternating rounds of ${round} s; store: ${target.label}`)
-  console.log(`token info  (GET /user/oauth/token/info): ${fmt(rpsA)} req/s  p99 ${p99} ms  (${connections} connections, ${rounds} x ${round} s)`)
-  console.log(`bare node:http (ceiling):                  ${fmt(rpsB)} req/s  p99 ${median(b.p99)} ms  (same rounds, alternating)`)
-  console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  p99 ${p99} ms (goal < 5 ms)  ${ratio >= 0.5 && p99 < 5 ? 'MET' : 'NOT MET'}`)
+  const met = (ok) => (ok ? 'MET' : 'NOT MET')
+  console.log(`${machineLine(probe)}; ${rounds} alternating rounds of ${round} s; store: ${target.label}${s ? ', SQLite beside it' : ''}`)
+  console.log(`token info  (GET /user/oauth/token/info): ${fmt(rate(a))} req/s  p99 ${p99} ms  (${connections} connections, ${rounds} x ${round} s, ${target.label})`)
+  if (s) console.log(`token info on SQLite (same rounds):        ${fmt(rate(s))} req/s  p99 ${median(s.p99)} ms`)
+  console.log(`bare node:http (ceiling):                  ${fmt(rate(b))} req/s  p99 ${median(b.p99)} ms  (same rounds, alternating)`)
+  console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  p99 ${p99} ms (goal < 5 ms)  ${met(ratio >= 0.5 && p99 < 5)}`)
+  if (s) {
+    const pgVsSqlite = ratioOf(a, s)
+    console.log(`PostgreSQL / SQLite: ${fmt(pgVsSqlite, 2)} (goal >= 0.80)  ${met(pgVsSqlite >= 0.8)}; SQLite / ceiling ${fmt(ratioOf(s, b), 2)}`)
+  }
   console.log(
-    `metrics on vs off (serve --no-metrics): ${fmt(rpsA)} vs ${fmt(rpsOff)} req/s, p99 ${p99} vs ${median(off.p99)} ms; on/off ${fmt(metered, 3)}, cost ${fmt((1 - metered) * 100, 1)}% (goal <= 5%)  ${metered >= 0.95 ? 'MET' : 'NOT MET'}`,
+    `metrics on vs off (serve --no-metrics): ${fmt(rate(a))} vs ${fmt(rate(off))} req/s, p99 ${p99} vs ${median(off.p99)} ms; on/off ${fmt(metered, 3)}, cost ${fmt((1 - metered) * 100, 1)}% (goal <= 5%)  ${met(metered >= 0.95)}`,
   )
+  const ms = (x) => (x === undefined ? 'n/a' : fmt(x, 3))
+  for (const [name, label] of [
+    ['service', target.label],
+    ['sqlite', 'SQLite'],
+  ]) {
+    if (!model[name].serve.length) continue
+    const pg = name === 'service' && probe ? `, postgres ${ms(median(model[name].postgres))} ms` : ''
+    const serialised = name === 'service' && probe ? `; serialised ${ms(flushes.requests ? flushes.ms / flushes.requests : undefined)} ms/req (WAL flushes)` : ''
+    console.log(`model: token info on ${label}: CPU per request serve ${ms(median(model[name].serve))} ms${pg}${serialised}`)
+  }
 } finally {
-  await service.stop()
-  await unmetered.stop()
-  await bare.stop()
+  await Promise.all([service, unmetered, sqliteService, bare].filter(Boolean).map((one) => one.stop()))
+  await probe?.close()
 }

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for tests and benchmarks, from Debian's packages.
-#   scripts/postgres.sh start DIR [PORT]   initdb into DIR, start on 127.0.0.1:PORT (default 55432),
-#                                          print the database URL on stdout
+#   scripts/postgres.sh start DIR [PORT] [MODE]
+#                                          initdb into DIR, start on 127.0.0.1:PORT (default 55432),
+#                                          print the database URL on stdout. MODE (or the
+#                                          MEDPANEL_PG_MODE variable) is `fast` (the default, for
+#                                          tests: fsync, synchronous_commit and full_page_writes off)
+#                                          or `durable` (for benchmarks: PostgreSQL's own defaults,
+#                                          every commit flushed to disk as SQLite's synchronous=FULL
+#                                          does, plus pg_stat_statements and WAL timing for the
+#                                          benchmarks' CPU model)
 #   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
 # initdb refuses to run as root, so under root the cluster belongs to the `postgres` user that
 # Debian's package creates. Only loopback connections are accepted, with trust authentication:
@@ -20,18 +27,26 @@ as_owner() {
 
 command=${1:-}
 dir=${2:-}
-[ -n "$dir" ] || { echo "usage: postgres.sh start|stop DIR [PORT]" >&2; exit 2; }
+[ -n "$dir" ] || { echo "usage: postgres.sh start|stop DIR [PORT] [fast|durable]" >&2; exit 2; }
 
 case "$command" in
   start)
     port=${3:-55432}
+    mode=${4:-${MEDPANEL_PG_MODE:-fast}}
+    case "$mode" in
+      # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
+      fast) settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" ;;
+      # What a production cluster does on commit (the defaults, spelled out so the log shows them),
+      # and the statistics bench/ reads: statement times and how long WAL flushes take.
+      durable) settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements -c track_wal_io_timing=on" ;;
+      *) echo "postgres.sh: MODE must be fast or durable (got \"$mode\")" >&2; exit 2 ;;
+    esac
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$bindir/initdb" -D "$dir/data" -U medpanel --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
       { cat "$dir/initdb.log" >&2; exit 1; }
-    # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $settings" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
@@ -41,7 +56,7 @@ case "$command" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: postgres.sh start|stop DIR [PORT]" >&2
+    echo "usage: postgres.sh start|stop DIR [PORT] [fast|durable]" >&2
     exit 2
     ;;
 esac
