@@ -114,9 +114,10 @@ export function openCliStore(file: string): Promise<Store> {
 }
 
 /**
- * Makes an empty, migrated SQLite store at `file`, as a command that writes would: CLI tests that
- * start from an empty store make it first, since a command that only reads refuses a missing one.
+ * Makes the empty, migrated store a CLI run on `file` uses (see storeFlags), as a command that
+ * writes would: CLI tests that start from an empty store make it first, since a command that only
+ * reads refuses a missing one.
  */
 export async function makeStoreFile(file: string): Promise<void> {
-  await (await openStore({file})).close()
+  await (await openCliStore(file)).close()
 }
