@@ -35,7 +35,7 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
     }) as Server
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`) : error)
+      reject(listenProblem(error, options) ?? error)
     })
     server.once('listening', () => {
       const address = server.address()
@@ -70,4 +70,21 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
+}
+
+/** Why the socket could not be opened, in the operator's terms; undefined for what needs a stack. */
+function listenProblem(error: NodeJS.ErrnoException, options: {port: number; host: string}): AppError | undefined {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`)
+    case 'EADDRNOTAVAIL':
+      return new AppError('bad_request', `cannot listen on ${options.host}: no network interface of this machine has that address; give one it has with --host (127.0.0.1, or 0.0.0.0 for all)`)
+    case 'EACCES':
+      return new AppError('bad_request', `not allowed to listen on port ${options.port} (ports below 1024 need privileges); pick another with --port`)
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new AppError('bad_request', `cannot listen on ${options.host}: the name does not resolve to an address of this machine; give an IP address with --host`)
+    default:
+      return undefined
+  }
 }

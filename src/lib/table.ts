@@ -1,4 +1,11 @@
+import stringWidth from 'string-width'
 import {printable} from './printable.js'
+
+/** Pads to a width in terminal columns: a CJK character takes two, a combining accent none. */
+function padTo(text: string, width: number, align: 'left' | 'right' | undefined): string {
+  const fill = ' '.repeat(Math.max(0, width - stringWidth(text)))
+  return align === 'right' ? fill + text : text + fill
+}
 
 /** Column spec for `formatTable`: a header, how to read the cell, and its alignment. */
 export interface Column<T> {
@@ -10,10 +17,10 @@ export interface Column<T> {
 /** Renders rows as an aligned plain-text table (two spaces between columns). */
 export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
   const cells = rows.map((row) => columns.map((col) => cellText(col.get(row))))
-  const widths = columns.map((col, i) => Math.max(col.header.length, ...cells.map((r) => r[i]!.length)))
+  const widths = columns.map((col, i) => Math.max(stringWidth(col.header), ...cells.map((r) => stringWidth(r[i]!))))
   const line = (values: string[]) =>
     values
-      .map((v, i) => (columns[i]!.align === 'right' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .map((v, i) => padTo(v, widths[i]!, columns[i]!.align))
       .join('  ')
       .trimEnd()
   return [line(columns.map((c) => c.header)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')
@@ -21,9 +28,9 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
 
 /** Renders one record as aligned `key  value` lines. */
 export function formatRecord(record: Record<string, unknown>): string {
-  const width = Math.max(...Object.keys(record).map((k) => k.length))
+  const width = Math.max(...Object.keys(record).map((k) => stringWidth(k)))
   return Object.entries(record)
-    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? printable(JSON.stringify(v)) : cellText(v as string)}`)
+    .map(([k, v]) => `${padTo(k, width, 'left')}  ${typeof v === 'object' && v !== null ? printable(JSON.stringify(v)) : cellText(v as string)}`)
     .join('\n')
 }
 

@@ -1,5 +1,6 @@
 import type {Db} from '../store/database.js'
 import {isStoredId} from '../lib/ids.js'
+import {normalEmail} from '../lib/email.js'
 import {prepared} from '../store/prepared.js'
 import {fromJsonText, stringList} from '../store/json.js'
 import {GRANTS} from './grants.js'
@@ -54,7 +55,7 @@ export async function findMember(db: Db, id: number): Promise<MemberRow | undefi
 }
 
 export async function findMemberByEmail(db: Db, email: string): Promise<MemberRow | undefined> {
-  return db.selectFrom('members').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst()
+  return db.selectFrom('members').selectAll().where('email', '=', normalEmail(email)).executeTakeFirst()
 }
 
 type MemberKey = 'id' | 'npi' | 'me' | 'email'

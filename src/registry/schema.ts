@@ -1,5 +1,6 @@
 import {z} from 'zod'
 import {canonical} from '../lib/enums.js'
+import {isEmailAddress, normalEmail} from '../lib/email.js'
 import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
 import {partnerUrlProblem} from '../lib/partner-address.js'
@@ -62,11 +63,16 @@ const postLogoutRedirectUris = z.array(redirectUri).max(20, 'at most 20 post-log
 /** The ID-token signing algorithm, in any letter case, kept in its canonical spelling. */
 const idTokenAlg = z.preprocess((v) => (typeof v === 'string' ? (canonical(v, CLIENT_ID_TOKEN_ALGS) ?? v) : v), z.enum(CLIENT_ID_TOKEN_ALGS))
 
+/** The longest token lifetime a client may have: ten years. */
+const MAX_TOKEN_TTL = 10 * 365 * 86400
+
+// Number.isInteger, not .int(): zod's integer check also refuses integers past 2^53, and a huge
+// whole number should hear that it is too large, not that it is not whole.
 const tokenTtl = z
   .number()
-  .int('must be a whole number of seconds')
-  .positive('must be positive')
-  .max(10 * 365 * 86400)
+  .refine(Number.isInteger, 'must be a whole number of seconds')
+  .refine((seconds) => seconds > 0, 'must be positive')
+  .refine((seconds) => seconds <= MAX_TOKEN_TTL, `must be at most ${MAX_TOKEN_TTL} seconds (ten years)`)
   .nullable()
 
 // Names are shown on consent pages and printed in operators' terminals: no control characters.
@@ -149,7 +155,7 @@ export type ClientPatch = z.input<typeof clientPatchSchema>
 
 export const newMemberSchema = z
   .object({
-    email: z.string().trim().toLowerCase().max(254).pipe(z.email('must be an e-mail address')),
+    email: z.string().max(1024).transform(normalEmail).pipe(z.string().max(254).refine(isEmailAddress, 'must be an e-mail address')),
     password: z.string().min(8, 'must be at least 8 characters').max(1024),
     first_name: name,
     last_name: name,

@@ -1,4 +1,5 @@
 import {AppError} from '../errors.js'
+import {normalEmail} from '../lib/email.js'
 import {type Clock, iso} from '../lib/clock.js'
 import type {Db} from '../store/database.js'
 import {writeTransaction} from '../store/db.js'
@@ -47,7 +48,7 @@ function addressPart(address: string | undefined): string {
 }
 
 function memberSubject(email: string): string {
-  return `password:${email.trim().toLowerCase()}`
+  return `password:${normalEmail(email)}`
 }
 
 function lockSeconds(rule: Rule, failures: number): number {

@@ -6,6 +6,7 @@ import {AppError} from '../../errors.js'
 import {parseInput} from '../../lib/validate.js'
 import {DECIMAL_TEXT} from './money.js'
 import {isCountry} from '../../lib/iso3166.js'
+import {isEmailAddress} from '../../lib/email.js'
 import {isRegionOf} from '../../lib/iso3166-regions.js'
 
 export const ACCOUNT_KEYS = ['user_id', 'npi', 'me'] as const
@@ -56,8 +57,6 @@ export const MEMBER_DETAIL_FIELDS = [
 export type MemberDetailField = (typeof MEMBER_DETAIL_FIELDS)[number]
 export type MemberDetails = Partial<Record<MemberDetailField, string>>
 
-const emailSyntax = z.email()
-
 /** Checks one field's value; returns the problem or undefined. Country and region are checked together. */
 function fieldProblem(field: MemberDetailField, value: string, details: MemberDetails): string | undefined {
   // Details go to payout tooling and operators' screens: an escape sequence or a line break
@@ -65,7 +64,7 @@ function fieldProblem(field: MemberDetailField, value: string, details: MemberDe
   if (CONTROL.test(value)) return 'must not contain control characters (escape sequences, line breaks, tabs)'
   switch (field) {
     case 'email':
-      return value.length <= 254 && emailSyntax.safeParse(value).success ? undefined : 'must be a valid e-mail address'
+      return isEmailAddress(value) ? undefined : 'must be a valid e-mail address'
     case 'country':
       return isCountry(value) ? undefined : `"${value}" is not an ISO 3166-1 alpha-2 code from the countries list`
     case 'region': {
