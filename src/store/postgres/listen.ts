@@ -193,7 +193,8 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
   const maxRetry = options.maxRetryMs ?? 5_000
   const heartbeat = options.heartbeatMs ?? 10_000
   let stopped = false
-  let client: ListenClient | undefined
+  /** Ends the current connection's session at once (close, or a failed heartbeat). */
+  let client: {end: () => void} | undefined
   let wake: (() => void) | undefined
 
   const sleep = (ms: number) =>
@@ -205,50 +206,55 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
       }
     })
 
-  /** One connection's life: resolves when it is gone. */
+  /** Ends a connection without waiting on it: a socket whose peer vanished may never finish a polite end. */
+  const drop = (current: ListenClient) => {
+    current.end().catch(() => undefined)
+    const socket = (current as {connection?: {stream?: {destroy?: () => void}}}).connection?.stream
+    setTimeout(() => socket?.destroy?.(), 1_000).unref?.()
+  }
+
+  /** One connection's life: resolves when it is gone (true if it listened). */
   const session = async (pg: {Client: new (config: object) => ListenClient}): Promise<boolean> => {
-    const current = new pg.Client({connectionString: url, application_name: listenerName(), keepAlive: true})
-    client = current
+    const current = new pg.Client({connectionString: url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: 10_000})
+    let lose!: () => void
     const gone = new Promise<void>((resolve) => {
+      lose = resolve
       current.once('end', resolve)
       // A killed backend or a broken socket arrives as 'error' then 'end': both mean "lost".
       current.on('error', () => resolve())
     })
+    client = {end: lose}
     current.on('notification', (message: {channel?: string}) => {
       if (message.channel === CACHE_CHANNEL) version.changed()
     })
     let timer: ReturnType<typeof setInterval> | undefined
+    let listened = false
     try {
-      await current.connect()
-      if (stopped) return false
-      await current.query(`LISTEN ${CACHE_CHANNEL}`)
+      await Promise.race([current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}`)), gone.then(() => Promise.reject(new Error('gone')))])
       if (stopped) return false
       version.regained()
+      listened = true
       // An idle socket whose peer vanished without a word is only noticed when something is sent.
       let answered = true
       timer = setInterval(() => {
-        if (!answered) {
-          version.lost()
-          current.end().catch(() => undefined)
-          return
-        }
+        if (!answered) return lose()
         answered = false
         current.query('select 1').then(
           () => (answered = true),
-          () => undefined,
+          () => lose(),
         )
       }, heartbeat)
       timer.unref?.()
       await gone
-      return true
     } catch {
-      return false
+      // refused, timed out, or ended while connecting: the loop waits and tries again
     } finally {
       if (timer) clearInterval(timer)
       version.lost()
       client = undefined
-      current.end().catch(() => undefined)
+      drop(current)
     }
+    return listened
   }
 
   const loop = (async () => {
@@ -271,7 +277,7 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
   return async () => {
     stopped = true
     wake?.()
-    await client?.end().catch(() => undefined)
+    client?.end()
     await loop
   }
 }
