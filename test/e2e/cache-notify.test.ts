@@ -48,11 +48,10 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
     return {ms: performance.now() - started, stale, label: `${(performance.now() - started).toFixed(1)} ms (${stale} polls still answered from memory)`}
   }
   const listenerPids = async () =>
-    (
-      await admin.query(
-        `select pid, application_name from pg_stat_activity where datname = current_database() and application_name like 'medpanel-listen %' and query ilike 'LISTEN%'`,
-      )
-    ).rows as {pid: number; application_name: string}[]
+    (await admin.query(`select pid, application_name from pg_stat_activity where datname = current_database() and application_name like 'medpanel-listen %'`)).rows as {
+      pid: number
+      application_name: string
+    }[]
   const listenerOf = async (server: RunningCli) => (await listenerPids()).find((row) => row.application_name === `medpanel-listen ${server.child.pid}`)
 
   beforeAll(async () => {
@@ -151,6 +150,9 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
     // Changes made from here on are not announced, so only a process that re-reads sees them.
     await admin.query('alter table access_tokens disable trigger access_tokens_cache_update')
     try {
+      // Fresh connections in its request pool (idle ones close after 10 s), which must serve the
+      // checks below while the database takes no new ones.
+      await Promise.all(Array.from({length: 4}, async () => expect(await info(down, token)).toBe(200)))
       // Keep the killed listener from coming back while the token is checked.
       await maintenance.query(`alter database ${database} allow_connections false`)
       try {

@@ -175,6 +175,19 @@ export interface ListenerOptions {
   heartbeatMs?: number
 }
 
+/**
+ * Whether the connection is a session of its own on the server: the backend that ran the LISTEN
+ * is the one whose process id the server gave the connection at start-up. A pooler in transaction
+ * mode (PgBouncer) hands its clients a key of its own, and may run each statement on another
+ * server connection, so the two differ there.
+ */
+function ownSession(client: ListenClient, results: unknown): boolean {
+  const list = Array.isArray(results) ? results : [results]
+  const pid = (list.at(-1) as {rows?: {pid?: unknown}[]} | undefined)?.rows?.[0]?.pid
+  const processID = (client as {processID?: unknown}).processID
+  return typeof pid === 'number' && pid === processID
+}
+
 interface ListenClient {
   connect(): Promise<unknown>
   query(text: string): Promise<unknown>
@@ -230,8 +243,17 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
     let timer: ReturnType<typeof setInterval> | undefined
     let listened = false
     try {
-      await Promise.race([current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}`)), gone.then(() => Promise.reject(new Error('gone')))])
+      const backend = await Promise.race([
+        current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}; select pg_backend_pid() as pid`)),
+        gone.then(() => Promise.reject(new Error('gone'))),
+      ])
       if (stopped) return false
+      if (!ownSession(current, backend)) {
+        // Through a pooler in transaction mode (PgBouncer), the LISTEN was made on a server
+        // connection that now serves others: nothing would be heard. Stay without caches.
+        stopped = true
+        return false
+      }
       version.regained()
       listened = true
       // An idle socket whose peer vanished without a word is only noticed when something is sent.
