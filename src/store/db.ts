@@ -10,6 +10,7 @@ import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer
 import {contextOf, inheritContext, metricsOf, setContext, type DirectExecutor, type StoreContext} from './context.js'
 import {beginRead, beginWrite, isRetryableConflict, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
+import {CacheVersion, listenForChanges, trackCacheWrites} from './postgres/listen.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 
 export {openSqlite}
@@ -71,12 +72,16 @@ async function createDialect(options: StoreOptions): Promise<{
   cacheStats?: () => StatementCacheStats
   direct?: DirectExecutor
   pool?: StoreContext['pool']
+  cacheVersion?: CacheVersion
 }> {
   const url = options.url
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
     const {dialect, where, pool} = await openPostgres(url, {poolSize: options.poolSize})
-    return {dialect, kind: 'postgres', where, pool}
+    // Caches on PostgreSQL: see postgres/listen.ts. A store opened to look only caches nothing.
+    if (options.inspect) return {dialect, kind: 'postgres', where, pool}
+    const cacheVersion = new CacheVersion()
+    return {dialect: trackCacheWrites(dialect, cacheVersion), kind: 'postgres', where, pool, cacheVersion}
   }
   const file = sqliteFileOf(options) ?? ':memory:'
   if (options.inspect && file !== ':memory:' && file !== '' && !file.startsWith('file:') && !existsSync(file)) {
@@ -173,7 +178,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
  * partner keeps its own tables in its own file).
  */
 export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool} = await createDialect(options)
+  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, cacheVersion} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (stats) cacheStats.set(db, stats)
   if (file) files.set(db, file)
@@ -197,6 +202,11 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
       setContext(reader, {kind, version: handle.version, keyring})
       setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring, reader})
+    }
+    if (cacheVersion && options.url && schema === SERVICE_SCHEMA) {
+      // Started once the schema (and its triggers) is in place; undefined, so no caching, until it listens.
+      onStoreClose(db as Kysely<any>, listenForChanges(options.url, cacheVersion))
+      contextOf(db)!.version = cacheVersion.current
     }
   } catch (error) {
     await reader?.destroy()

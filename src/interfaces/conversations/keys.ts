@@ -9,6 +9,8 @@ import {countWrongGuess, tooManyAttempts} from '../../registry/throttle.js'
 import type {Db} from '../../store/database.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
+import {versionCache} from '../../store/version-cache.js'
+import type {Client} from '../../registry/tables.js'
 import * as repo from './repository.js'
 import {apiKeyPatchSchema, METHODS, newApiKeySchema, type ApiKeyPatch, type Method, type NewApiKeyInput} from './schema.js'
 import type {ApiKeyRow} from './tables.js'
@@ -155,12 +157,19 @@ export function refuseKey(row: ApiKeyRow, method: Method, now: Date): void {
   }
 }
 
+/**
+ * The clients of presented keys as last read, while the store is unchanged (store/version-cache.ts):
+ * every call of E checks its key's client. The key row itself is read on every call: it carries
+ * the calls spent, which change with every data call.
+ */
+const recentKeyClient = versionCache<string, Client>(1_000)
+
 async function checkKey(db: Db, presented: string, method: Method, now: Date): Promise<ApiKeyRow> {
   // Keys carry 256 random bits, so looking up their SHA-256 leaks nothing a timing attack could use.
   const row = await repo.findApiKeyByHash(db, sha256(presented))
   if (!row) throw new AppError('unauthorized', 'the API key is not valid', {details: 'Check the X-Service-Conversation-API-Key header.'})
   if (row.revoked_at !== null) refuseKey(row, method, now)
-  const client = await getClientRow(db, row.client_id)
+  const client = await recentKeyClient(db, row.client_id, () => getClientRow(db, row.client_id))
   if (client.expired_at !== null) throw new AppError('unauthorized', "the API key's client account has expired", {details: `Expired at ${client.expired_at}.`})
   if (!hasGrant(client, 'conversations'))
     throw new AppError('forbidden', "the API key's client may not use the conversation interface", {details: 'The client no longer holds the conversations grant.'})
