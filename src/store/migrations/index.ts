@@ -12,6 +12,7 @@ import * as conversationTermDays from './2026112501_conversation_term_days.js'
 import * as signinSessions from './2026112601_signin_sessions.js'
 import * as openidConnect from './2026112701_openid_connect.js'
 import * as deliveryRequestId from './2026112702_delivery_request_id.js'
+import * as storeWriteLock from './2026112801_store_write_lock.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -31,4 +32,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112601_signin_sessions': signinSessions,
   '2026112701_openid_connect': openidConnect,
   '2026112702_delivery_request_id': deliveryRequestId,
+  '2026112801_store_write_lock': storeWriteLock,
 }

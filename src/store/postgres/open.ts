@@ -1,5 +1,6 @@
 import type {Dialect} from 'kysely'
 import {PostgresDialect} from 'kysely'
+import {statementName} from './statements.js'
 
 /** Connections per process when the operator names none: enough for 2-4 cores of requests. */
 export const DEFAULT_POOL_SIZE = 10
@@ -27,8 +28,23 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
   // An idle connection the server dropped must not take the process down with it.
   pool.on('error', () => undefined)
+  pool.on('connect', namedStatements)
   const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount})
   return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
+}
+
+/**
+ * Makes a new connection send the hot statements (postgres/statements.ts) as named prepared
+ * statements: Kysely calls `query(text, values)`, which pg sends unnamed, parsed and planned
+ * again on every call. pg remembers per connection which names it has prepared there.
+ */
+function namedStatements(client: import('pg').PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const [text, values] = args
+    const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) && values.length > 0 ? statementName(text) : undefined
+    return name ? query({name, text, values}) : query(...args)
+  }) as typeof client.query
 }
 
 export function printableUrl(url: string): string {
