@@ -123,7 +123,7 @@ describe.skipIf(!onPostgres)('PostgreSQL group commit', () => {
 
 describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account', () => {
   let stores: Store[] = []
-  let drop = () => undefined as void
+  let drop: () => void = () => undefined
   beforeAll(async () => {
     const reopenable = await reopenableStore()
     drop = reopenable.drop

@@ -8,5 +8,8 @@ import type {Kysely} from 'kysely'
  * both kinds of store have the same tables (copy-store), but never uses it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('store_write_lock').addColumn('id', 'integer', (c) => c.primaryKey()).execute()
+  await db.schema
+    .createTable('store_write_lock')
+    .addColumn('id', 'integer', (c) => c.primaryKey())
+    .execute()
 }

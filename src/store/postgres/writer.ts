@@ -77,6 +77,7 @@ export class PostgresWriter {
     private readonly db: Kysely<any>,
     private readonly isolation: Isolation,
     readonly stats: WriterStats,
+    private readonly turn: Turn,
   ) {}
 
   run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
@@ -94,7 +95,7 @@ export class PostgresWriter {
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH)
-      await this.commit(batch)
+      await this.turn(() => this.commit(batch))
     }
     this.running = false
   }
@@ -167,13 +168,34 @@ export class PostgresWriter {
   }
 }
 
+/** Runs a batch once the one before it, of either writer of the handle, is done. */
+type Turn = (run: () => Promise<void>) => Promise<void>
+
+/**
+ * The two writers of a handle take turns: a batch would only wait for the other's at the table
+ * lock anyway, and holding a pool connection meanwhile could leave none for the running batch's
+ * requests when the pool is small.
+ */
+function turns(): Turn {
+  let tail: Promise<void> = Promise.resolve()
+  return (run) => {
+    const next = tail.then(run)
+    tail = next.catch(() => undefined)
+    return next
+  }
+}
+
 const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>; stats: WriterStats}>()
 
 function writersOf(db: Kysely<any>) {
   let entry = writers.get(db)
   if (!entry) {
     const stats: WriterStats = {writes: 0, commits: 0}
-    entry = {stats, writers: {serializable: new PostgresWriter(db, 'serializable', stats), 'read committed': new PostgresWriter(db, 'read committed', stats)}}
+    const turn = turns()
+    entry = {
+      stats,
+      writers: {serializable: new PostgresWriter(db, 'serializable', stats, turn), 'read committed': new PostgresWriter(db, 'read committed', stats, turn)},
+    }
     writers.set(db, entry)
   }
   return entry
