@@ -17,10 +17,10 @@ import {markWriting, type WriterStats} from '../writer.js'
  * Batches never overlap, in this process or any other: each opens with LOCK TABLE on
  * store_write_lock (EXCLUSIVE mode: plain reads go on), as SQLite's BEGIN IMMEDIATE takes its
  * write lock. Two batches that locked the same accounts in different orders would otherwise
- * deadlock, and PostgreSQL only notices after deadlock_timeout (1 s) — a stall that cost more than
- * running batches one at a time (docs/operations.md has the figures). The table lock is taken
- * before the transaction's first snapshot, so a SERIALIZABLE batch sees everything the batch
- * before it committed and does not fail on it.
+ * deadlock, and PostgreSQL only notices after deadlock_timeout (1 s): a stall for every request
+ * of both batches, where waiting for the batch before costs one batch's time. The table lock is
+ * taken before the transaction's first snapshot, so a SERIALIZABLE batch sees everything the
+ * batch before it committed and does not fail on it.
  *
  * A serialization failure (40001) or deadlock (40P01) anywhere in a batch, in a request or at the
  * COMMIT, can only come from a writer outside the batches (a one-statement write with no
