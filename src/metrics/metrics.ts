@@ -335,7 +335,7 @@ export class Metrics {
     )
 
     this.store = {
-      batchSize: histogram('store_commit_batch_size', "Write transactions per commit (SQLite's group writer; always 1 on PostgreSQL)", config.metrics.commitBatchBuckets),
+      batchSize: histogram('store_commit_batch_size', 'Write transactions per commit (the group writer, on either store)', config.metrics.commitBatchBuckets),
       commitDuration: histogram('store_commit_duration_seconds', 'Time of one COMMIT with its sync to disk', config.metrics.commitSecondsBuckets),
     }
     const {sqliteWalBytes, pgPool} = sources

@@ -6,9 +6,10 @@ import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
-import {inBatch, markWriting, nested, writerOf, type WriterStats} from './writer.js'
-import {contextOf, inheritContext, metricsOf, setContext, type DirectExecutor, type StoreContext} from './context.js'
-import {beginRead, beginWrite, isRetryableConflict, storeKind, type StoreKind} from './dialect.js'
+import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
+import {postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
+import {contextOf, inheritContext, setContext, type DirectExecutor, type StoreContext} from './context.js'
+import {beginRead, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
 import {CacheVersion, listenForChanges, trackCacheWrites} from './postgres/listen.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
@@ -232,10 +233,13 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
 
 /**
  * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
- * the store's group-commit writer (writer.ts): `fn` runs in its own savepoint inside a batch that
- * holds the write lock from the start (SQLite BEGIN IMMEDIATE), so a read-check-write sequence
- * can never interleave with another writer, in this process or another one on the same file. If
- * `fn` throws, its writes roll back and the error comes back here; the rest of the batch commits.
+ * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
+ * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
+ * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
+ * interleave with another writer, in this process or another one on the same store. If `fn`
+ * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
+ * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
+ * only touch the database.
  */
 export interface WriteOptions {
   /**
@@ -249,34 +253,13 @@ export interface WriteOptions {
 
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
-  if (storeKind(db) === 'postgres') return serializableWrite(db, fn, options.isolation === 'read committed' ? sql`begin isolation level read committed` : beginWrite('postgres'))
+  if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>)
 }
 
-/** Attempts of one write on PostgreSQL before a run of conflicts is reported as a busy store. */
-const CONFLICT_ATTEMPTS = 12
-
-/**
- * PostgreSQL: one SERIALIZABLE transaction per write, run again when PostgreSQL reports that it
- * conflicted with a concurrent one (the database then guarantees the outcome of some serial
- * order, as SQLite's single writer does). `fn` must therefore only touch the database. After
- * CONFLICT_ATTEMPTS the last conflict is thrown, which callers answer as a busy store (503).
- */
-async function serializableWrite<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, begin: RawBuilder<unknown>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runTransaction(db, begin, fn, true)
-    } catch (error) {
-      if (!isRetryableConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error
-      // Back off a little, growing and jittered, so the same transactions do not collide again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)))
-    }
-  }
-}
-
-/** Write transactions asked for and commits made through this process's writer of `db`. */
+/** Write transactions asked for and commits made through this process's writer(s) of `db`. */
 export function writeStats(db: Kysely<any>): WriterStats {
-  return writerOf(db).stats
+  return storeKind(db) === 'postgres' ? postgresWriteStats(db) : writerOf(db).stats
 }
 
 /**
@@ -287,21 +270,13 @@ export function readTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kyse
   return runTransaction(db, beginRead(storeKind(db)), fn)
 }
 
-async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>, writes = false): Promise<T> {
+async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
     inheritContext(conn, db)
-    if (writes) markWriting(conn)
     await begin.execute(conn)
     try {
       const result = await fn(conn)
-      const committing = performance.now()
       await sql`commit`.execute(conn)
-      // PostgreSQL's writes commit one by one: a batch of one each (SQLite's are in writer.ts).
-      const metrics = writes ? metricsOf(db) : undefined
-      if (metrics) {
-        metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
-        metrics.store.batchSize.observe(1)
-      }
       return result
     } catch (error) {
       await sql`rollback`.execute(conn)

@@ -15,17 +15,6 @@ export function storeKind(db: object): StoreKind {
 
 export const isPostgres = (db: object): boolean => storeKind(db) === 'postgres'
 
-/**
- * The statement that opens a write transaction. SQLite takes the write lock at once (BEGIN
- * IMMEDIATE), so a read-check-write can never interleave with another writer. PostgreSQL runs it
- * SERIALIZABLE: a transaction that would have seen a different result had it run alone fails with
- * a serialization error and is run again (writeTransaction), which gives the same guarantee
- * without one global lock.
- */
-export function beginWrite(kind: StoreKind): RawBuilder<unknown> {
-  return kind === 'postgres' ? sql`begin isolation level serializable` : sql`begin immediate`
-}
-
 /** A read transaction: one consistent snapshot, no write lock. */
 export function beginRead(kind: StoreKind): RawBuilder<unknown> {
   return kind === 'postgres' ? sql`begin isolation level repeatable read read only` : sql`begin`

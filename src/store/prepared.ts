@@ -2,6 +2,7 @@ import type {CompiledQuery, Compilable, Kysely} from 'kysely'
 import {contextOf} from './context.js'
 import {storeKind, type StoreKind} from './dialect.js'
 import {inBatch} from './writer.js'
+import {registerStatement} from './postgres/statements.js'
 
 /** Stands in for the i-th argument while a prepared query is built. */
 class Slot {
@@ -20,6 +21,8 @@ class Slot {
  * Inside a batch of the group writer on SQLite, the statement runs straight on the batch's
  * connection (see StoreContext.direct): the batch holds that connection, so Kysely's queue in
  * front of it has nothing to order, and skipping it saves about as much as the statement costs.
+ * On PostgreSQL the compiled text is registered as a named statement, which each connection
+ * parses and plans once (postgres/statements.ts).
  */
 export function prepared<A extends unknown[], R>(arity: A['length'], build: (db: Kysely<any>, ...args: A) => Compilable<R>): (db: Kysely<any>, ...args: A) => Promise<R[]> {
   const compiled = new Map<StoreKind, {query: CompiledQuery<R>; slots: (number | undefined)[]}>()
@@ -34,6 +37,8 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
       if (used.size !== arity) throw new Error(`a prepared query uses ${used.size} of its ${arity} arguments: ${query.sql}`)
       entry = {query, slots}
       compiled.set(kind, entry)
+      // PostgreSQL: sent as a named statement from now on (postgres/statements.ts).
+      if (kind === 'postgres') registerStatement(query.sql)
     }
     const {query, slots} = entry
     const parameters = query.parameters.map((p, i) => {

@@ -13,6 +13,7 @@ import * as signinSessions from './2026112601_signin_sessions.js'
 import * as openidConnect from './2026112701_openid_connect.js'
 import * as deliveryRequestId from './2026112702_delivery_request_id.js'
 import * as cacheNotify from './2026112801_cache_notify.js'
+import * as storeWriteLock from './2026112802_store_write_lock.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -33,4 +34,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112701_openid_connect': openidConnect,
   '2026112702_delivery_request_id': deliveryRequestId,
   '2026112801_cache_notify': cacheNotify,
+  '2026112802_store_write_lock': storeWriteLock,
 }

@@ -112,8 +112,15 @@ export function classifyStatement(query: CompiledQuery): 'begin' | 'end' | 'writ
     }
   }
   const text = query.sql.trimStart()
-  if (/^(begin|start\s+transaction)\b/i.test(text)) return 'begin'
-  if (/^(commit|end|abort)\b/i.test(text) || (/^rollback\b/i.test(text) && !/^rollback\s+to\b/i.test(text))) return 'end'
+  // A raw text may hold several statements (the group writer sends `release request; commit`):
+  // the last that begins or ends the transaction decides.
+  let boundary: 'begin' | 'end' | undefined
+  for (const part of text.split(';')) {
+    const statement = part.trimStart()
+    if (/^(begin|start\s+transaction)\b/i.test(statement)) boundary = 'begin'
+    else if (/^(commit|end|abort)\b/i.test(statement) || (/^rollback\b/i.test(statement) && !/^rollback\s+to\b/i.test(statement))) boundary = 'end'
+  }
+  if (boundary) return boundary
   for (const match of text.matchAll(RAW_WRITE)) {
     const verb = match[0].toLowerCase()
     if (!verb.startsWith('insert') && touchesWatched(match[1]?.toLowerCase(), 'all')) return 'write'

@@ -1,5 +1,6 @@
 import type {Dialect} from 'kysely'
 import {PostgresDialect} from 'kysely'
+import {statementName} from './statements.js'
 
 /** Connections per process when the operator names none: enough for 2-4 cores of requests. */
 export const DEFAULT_POOL_SIZE = 10
@@ -27,8 +28,37 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
   // An idle connection the server dropped must not take the process down with it.
   pool.on('error', () => undefined)
+  pool.on('connect', namedStatements)
   const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount})
   return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
+}
+
+/**
+ * Makes a new connection send the hot statements (postgres/statements.ts) as named prepared
+ * statements: Kysely calls `query(text, values)`, which pg sends unnamed, parsed and planned
+ * again on every call. pg remembers per connection which names it has prepared there.
+ *
+ * Only on a session of its own on the server: behind a pooler in transaction mode (PgBouncer's
+ * `pool_mode = transaction`) consecutive statements of one connection may run on different
+ * server sessions, where a name prepared on one is missing (or, from another client, already
+ * taken) on the next. Before its first hot statement, a connection compares the backend the
+ * server says it is talking to (`pg_backend_pid()`) with the one the connection was handed when
+ * it opened (its cancel key); a pooler hands out a key of its own, so they differ, and that
+ * connection sends everything unnamed. Either way the answers are the same.
+ */
+function namedStatements(client: import('pg').PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
+  let session: Promise<boolean> | undefined
+  client.query = ((...args: unknown[]) => {
+    const [text, values] = args
+    const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) && values.length > 0 ? statementName(text) : undefined
+    if (!name) return query(...args)
+    session ??= query('select pg_backend_pid() as pid').then(
+      (result) => (result as {rows: {pid: number}[]}).rows[0]?.pid === (client as {processID?: number}).processID,
+      () => false,
+    )
+    return session.then((own) => (own ? query({name, text, values}) : query(text, values)))
+  }) as typeof client.query
 }
 
 export function printableUrl(url: string): string {

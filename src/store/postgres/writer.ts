@@ -1,0 +1,212 @@
+import {CompiledQuery, type Kysely} from 'kysely'
+import {inheritContext, metricsOf} from '../context.js'
+import {isRetryableConflict} from '../dialect.js'
+import {markWriting, type WriterStats} from '../writer.js'
+
+/**
+ * Group commit on PostgreSQL: what SQLite's writer (../writer.ts) does, adapted. The write
+ * transactions of one event-loop turn run in one transaction on one connection, each in its own
+ * savepoint, in arrival order, with one COMMIT; nobody is answered before that COMMIT returns, and
+ * a batch whose COMMIT fails fails every request in it. A request that fails a rule rolls back to
+ * its savepoint alone and the rest commit.
+ *
+ * Requests asking for different isolation levels cannot share a BEGIN, so a store handle has one
+ * writer per level (serializable, the default, and read committed for the transactions that lock
+ * their rows themselves).
+ *
+ * Batches never overlap, in this process or any other: each opens with LOCK TABLE on
+ * store_write_lock (EXCLUSIVE mode: plain reads go on), as SQLite's BEGIN IMMEDIATE takes its
+ * write lock. Two batches that locked the same accounts in different orders would otherwise
+ * deadlock, and PostgreSQL only notices after deadlock_timeout (1 s): a stall for every request
+ * of both batches, where waiting for the batch before costs one batch's time. The table lock is
+ * taken before the transaction's first snapshot, so a SERIALIZABLE batch sees everything the
+ * batch before it committed and does not fail on it.
+ *
+ * A serialization failure (40001) or deadlock (40P01) anywhere in a batch, in a request or at the
+ * COMMIT, can only come from a writer outside the batches (a one-statement write with no
+ * transaction of its own). Then the whole batch is rolled back and run again, every request from
+ * the start; after CONFLICT_ATTEMPTS attempts every request gets the last conflict, which callers
+ * answer as a busy store (503). A request's function may therefore run more than once and must
+ * only touch the database, as before.
+ */
+
+/** Attempts of one batch before a run of conflicts is reported as a busy store. */
+export const CONFLICT_ATTEMPTS = 12
+
+/**
+ * Requests per batch. Each savepoint that writes is a subtransaction with an id of its own, and a
+ * PostgreSQL backend keeps only 64 of those in shared memory; past that every other session's
+ * snapshot has to look them up on disk (subtransaction overflow). 32 leaves room for the
+ * savepoints a request opens inside its own.
+ */
+export const MAX_BATCH = 32
+
+export type Isolation = 'serializable' | 'read committed'
+
+interface Job {
+  fn: (trx: Kysely<any>) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+type Outcome = {ok: true; value: unknown} | {ok: false; error: unknown}
+
+/** A conflict that ends the attempt: the batch runs again from its BEGIN. */
+class Retry {
+  constructor(readonly error: unknown) {}
+}
+
+// Statements without parameters go in PostgreSQL's simple protocol, where one message may carry
+// several: the savepoint of the next request rides with the release of the one before, and the
+// first with BEGIN and the lock, so a request costs one round trip more than its own statements.
+const raw = (text: string) => CompiledQuery.raw(text)
+const BEGIN = {
+  serializable: raw('begin isolation level serializable; lock table store_write_lock in exclusive mode; savepoint request'),
+  'read committed': raw('begin isolation level read committed; lock table store_write_lock in exclusive mode; savepoint request'),
+}
+const NEXT = raw('release request; savepoint request')
+const UNDO = raw('rollback to request')
+const COMMIT = raw('release request; commit')
+const ROLLBACK = raw('rollback')
+
+export class PostgresWriter {
+  private queue: Job[] = []
+  private running = false
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly isolation: Isolation,
+    readonly stats: WriterStats,
+    private readonly turn: Turn,
+  ) {}
+
+  run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+    this.stats.writes++
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({fn, resolve: resolve as (value: unknown) => void, reject})
+      if (!this.running) {
+        this.running = true
+        // The rest of this turn's requests join the batch before it starts.
+        setImmediate(() => void this.drain())
+      }
+    })
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH)
+      await this.turn(() => this.commit(batch))
+    }
+    this.running = false
+  }
+
+  private async commit(batch: Job[]): Promise<void> {
+    let outcomes: Outcome[]
+    try {
+      outcomes = await this.attempts(batch)
+    } catch (error) {
+      // Nothing in the batch reached the store: nobody may be told otherwise.
+      for (const job of batch) job.reject(error)
+      return
+    }
+    for (const [index, job] of batch.entries()) {
+      const outcome = outcomes[index]!
+      if (outcome.ok) job.resolve(outcome.value)
+      else job.reject(outcome.error)
+    }
+  }
+
+  private async attempts(batch: Job[]): Promise<Outcome[]> {
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.attempt(batch)
+      if (!(result instanceof Retry)) return result
+      if (attempt >= CONFLICT_ATTEMPTS) throw result.error
+      // Back off a little, growing and jittered, so the same transactions do not collide again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)))
+    }
+  }
+
+  /** One run of the batch: its outcomes once committed, or Retry after a conflict (rolled back). */
+  private attempt(batch: Job[]): Promise<Outcome[] | Retry> {
+    return this.db.connection().execute(async (conn) => {
+      markWriting(conn)
+      inheritContext(conn, this.db)
+      const outcomes: Outcome[] = []
+      try {
+        await conn.executeQuery(BEGIN[this.isolation])
+        for (const [index, job] of batch.entries()) {
+          if (index > 0 && outcomes[index - 1]!.ok) await conn.executeQuery(NEXT)
+          try {
+            outcomes.push({ok: true, value: await job.fn(conn)})
+          } catch (error) {
+            if (isRetryableConflict(error)) throw new Retry(error)
+            // ROLLBACK TO keeps the savepoint, so the next request starts in it. A failure that
+            // ended the whole transaction (the connection is gone) fails the batch as one.
+            await conn.executeQuery(UNDO).catch(() => {
+              throw error
+            })
+            outcomes.push({ok: false, error})
+          }
+        }
+        const committing = performance.now()
+        await conn.executeQuery(COMMIT)
+        this.stats.commits++
+        const metrics = metricsOf(this.db)
+        if (metrics) {
+          metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
+          metrics.store.batchSize.observe(batch.length)
+        }
+        return outcomes
+      } catch (error) {
+        // After a failed COMMIT the transaction is already over, and ROLLBACK only warns.
+        await conn.executeQuery(ROLLBACK).catch(() => undefined)
+        if (error instanceof Retry) return error
+        if (isRetryableConflict(error)) return new Retry(error)
+        throw error
+      }
+    })
+  }
+}
+
+/** Runs a batch once the one before it, of either writer of the handle, is done. */
+type Turn = (run: () => Promise<void>) => Promise<void>
+
+/**
+ * The two writers of a handle take turns: a batch would only wait for the other's at the table
+ * lock anyway, and holding a pool connection meanwhile could leave none for the running batch's
+ * requests when the pool is small.
+ */
+function turns(): Turn {
+  let tail: Promise<void> = Promise.resolve()
+  return (run) => {
+    const next = tail.then(run)
+    tail = next.catch(() => undefined)
+    return next
+  }
+}
+
+const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>; stats: WriterStats}>()
+
+function writersOf(db: Kysely<any>) {
+  let entry = writers.get(db)
+  if (!entry) {
+    const stats: WriterStats = {writes: 0, commits: 0}
+    const turn = turns()
+    entry = {
+      stats,
+      writers: {serializable: new PostgresWriter(db, 'serializable', stats, turn), 'read committed': new PostgresWriter(db, 'read committed', stats, turn)},
+    }
+    writers.set(db, entry)
+  }
+  return entry
+}
+
+/** The writer of a PostgreSQL store handle for one isolation level, made on first use. */
+export function postgresWriterOf(db: Kysely<any>, isolation: Isolation): PostgresWriter {
+  return writersOf(db).writers[isolation]
+}
+
+/** Write transactions asked for and commits made by both writers of a handle. */
+export function postgresWriteStats(db: Kysely<any>): WriterStats {
+  return writersOf(db).stats
+}

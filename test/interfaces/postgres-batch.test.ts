@@ -1,0 +1,166 @@
+import {sql} from 'kysely'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import * as balance from '../../src/interfaces/balance/service.js'
+import {findMemberBy} from '../../src/registry/repository.js'
+import type {Db} from '../../src/store/database.js'
+import {openStore, writeStats, writeTransaction, type Store} from '../../src/store/db.js'
+import {CONFLICT_ATTEMPTS} from '../../src/store/postgres/writer.js'
+import {prepared} from '../../src/store/prepared.js'
+import {onPostgres, openTestStore, reopenableStore} from '../helpers/store.js'
+import {PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
+
+// The group-commit writer on PostgreSQL (src/store/postgres/writer.ts).
+describe.skipIf(!onPostgres)('PostgreSQL group commit', () => {
+  let store: Store
+  let db: Db
+  beforeAll(async () => {
+    store = await openTestStore()
+    db = store.db
+    await sql`create table batch_probe (name text primary key, txid bigint not null)`.execute(db)
+  })
+  afterAll(() => store?.close())
+
+  const txid = async (trx: Db) => Number((await sql<{id: string}>`select txid_current()::text as id`.execute(trx)).rows[0]!.id)
+  const insert = (trx: Db, name: string) => sql`insert into batch_probe (name, txid) values (${name}, txid_current())`.execute(trx)
+  const names = async () => (await sql<{name: string}>`select name from batch_probe order by name`.execute(db)).rows.map((r) => r.name)
+  const clear = () => sql`delete from batch_probe`.execute(db)
+
+  it('commits the writes of one turn in one transaction, one commit', async () => {
+    await clear()
+    const before = {...writeStats(db)}
+    const ids = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((name, i) =>
+        writeTransaction(
+          db,
+          async (trx) => {
+            await insert(trx, name)
+            return txid(trx)
+          },
+          // Both isolation levels: one batch each.
+          {isolation: i < 3 ? 'serializable' : 'read committed'},
+        ),
+      ),
+    )
+    expect(new Set(ids.slice(0, 3)).size).toBe(1)
+    expect(new Set(ids.slice(3)).size).toBe(1)
+    expect(ids[0]).not.toBe(ids[3])
+    expect(writeStats(db).writes - before.writes).toBe(5)
+    expect(writeStats(db).commits - before.commits).toBe(2)
+    expect(await names()).toEqual(['a', 'b', 'c', 'd', 'e'])
+  })
+
+  it('rolls a failing request back alone while its batch-mates commit', async () => {
+    await clear()
+    const results = await Promise.allSettled([
+      writeTransaction(db, (trx) => insert(trx, 'kept-1')),
+      writeTransaction(db, async (trx) => {
+        await insert(trx, 'undone')
+        throw new Error('refused')
+      }),
+      // A statement error aborts the request's subtransaction, not the batch.
+      writeTransaction(db, (trx) => insert(trx, 'kept-1')),
+      writeTransaction(db, (trx) => insert(trx, 'kept-2')),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
+    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/duplicate key/)
+    expect(await names()).toEqual(['kept-1', 'kept-2'])
+  })
+
+  it('runs a batch again whole after a serialization failure, and answers only what committed', async () => {
+    await clear()
+    await sql`insert into batch_probe (name, txid) values ('hot', 0)`.execute(db)
+    let attempts = 0
+    let mateRuns = 0
+    const answered: string[] = []
+    const mate = writeTransaction(db, async (trx) => {
+      mateRuns++
+      await insert(trx, 'mate')
+    }).then(() => answered.push('mate'))
+    const conflicted = writeTransaction(db, async (trx) => {
+      attempts++
+      await sql`select txid from batch_probe where name = 'hot'`.execute(trx)
+      // Another session changes the row this snapshot has read, outside any batch (the first time only).
+      if (attempts === 1) await sql`update batch_probe set txid = txid + 1 where name = 'hot'`.execute(db)
+      await sql`update batch_probe set txid = 100 where name = 'hot'`.execute(trx)
+      return attempts
+    }).then((value) => answered.push('conflicted') && value)
+    await Promise.all([mate, conflicted])
+    expect(attempts).toBe(2)
+    expect(mateRuns).toBe(2)
+    expect(answered.sort()).toEqual(['conflicted', 'mate'])
+    // The mate's insert of the first attempt was rolled back with it: one row, no duplicate key.
+    expect(await names()).toEqual(['hot', 'mate'])
+    expect(Number((await sql<{txid: string}>`select txid from batch_probe where name = 'hot'`.execute(db)).rows[0]!.txid)).toBe(100)
+  })
+
+  it('fails every request of a batch whose conflicts persist, with nothing written', async () => {
+    await clear()
+    let runs = 0
+    const conflict = Object.assign(new Error('could not serialize access'), {code: '40P01'})
+    const results = await Promise.allSettled([
+      writeTransaction(db, (trx) => insert(trx, 'never')),
+      writeTransaction(db, async () => {
+        runs++
+        throw conflict
+      }),
+    ])
+    expect(runs).toBe(CONFLICT_ATTEMPTS)
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect(results.map((r) => (r as PromiseRejectedResult).reason)).toEqual([conflict, conflict])
+    expect(await names()).toEqual([])
+  })
+
+  it('sends prepared queries as named statements', async () => {
+    const probe = prepared(1, (trx: Db, name: string) => trx.selectFrom('auth_failures').select('subject').where('subject', '=', name))
+    const statements = await writeTransaction(db, async (trx) => {
+      await probe(trx, 'nobody')
+      return (await sql<{name: string; statement: string}>`select name, statement from pg_prepared_statements`.execute(trx)).rows
+    })
+    const ours = statements.find((s) => s.statement.includes('"auth_failures"') && s.statement.includes('"subject" = $1'))
+    expect(ours?.name).toMatch(/^medpanel_[0-9a-f]{16}$/)
+  })
+})
+
+describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account', () => {
+  let stores: Store[] = []
+  let drop: () => void = () => undefined
+  beforeAll(async () => {
+    const reopenable = await reopenableStore()
+    drop = reopenable.drop
+    stores = [await openStore(reopenable.options), await openStore(reopenable.options)]
+  })
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()))
+    drop()
+  })
+
+  it('never overdraw, and one Idempotency-Key gives one transaction', async () => {
+    const now = new Date('2026-11-26T00:00:00Z')
+    const [first, second] = stores.map((s) => s.db) as [Db, Db]
+    await seedClients(first, now)
+    const added = await seedMember(first, now)
+    const member = (await findMemberBy(first, 'id', added.user_id))!
+    await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+    const body = {type: 'CHARITY', amount: 7, member_details: PAYPAL_DETAILS}
+    const withdraw = (db: Db, key?: string) => balance.createWithdrawal(db, member, body, {now, clientId: 'balance-client', idempotencyKey: key})
+    const results = await Promise.allSettled([
+      ...Array.from({length: 40}, (_, i) => withdraw(i % 2 ? first : second)),
+      ...Array.from({length: 10}, (_, i) => withdraw(i % 2 ? first : second, 'same-key')),
+    ])
+    const keyed = results.slice(40).filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<balance.WithdrawalResult>[]
+    // Every keyed request got the one transaction (or, once funds ran out first, none did).
+    expect(new Set(keyed.map((r) => r.value.created.transaction_id)).size).toBeLessThanOrEqual(1)
+    expect(keyed.filter((r) => !r.value.replayed).length).toBeLessThanOrEqual(1)
+    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/insufficient funds/)
+    const rows = await first.selectFrom('balance_transactions').selectAll().where('member_id', '=', member.id).where('type', 'in', ['WITHDRAWAL', 'WITHDRAWAL_FEE']).execute()
+    const spent = rows.reduce((sum, row) => sum + Math.abs(Number(row.amount)), 0)
+    const summary = await balance.getSummary(first, member)
+    const available = Number(summary.available_funds.toString())
+    expect(available).toBeGreaterThanOrEqual(0)
+    expect(available).toBeCloseTo(100 - spent, 6)
+    // As many as fit went through: what is left is less than one more withdrawal with its fee.
+    const each = spent / rows.filter((row) => row.type === 'WITHDRAWAL').length
+    expect(available).toBeLessThan(each)
+    expect(rows.filter((row) => row.type === 'WITHDRAWAL').length).toBe(results.filter((r) => r.status === 'fulfilled' && !r.value.replayed).length)
+  })
+})
