@@ -2,7 +2,11 @@
 # A throwaway PostgreSQL cluster for tests and benchmarks, from Debian's packages.
 #   scripts/postgres.sh start DIR [PORT]   initdb into DIR, start on 127.0.0.1:PORT (default 55432),
 #                                          print the database URL on stdout
+#   scripts/postgres.sh restart DIR [MODE]  restart the cluster in place (pg_ctl restart -m MODE: fast,
+#                                          the default, or immediate), same port and data; for fault tests
 #   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
+# POSTGRES_OPTIONS (e.g. "-c synchronous_commit=on") is added to the server's options at start,
+# after the defaults below, so it overrides them.
 # initdb refuses to run as root, so under root the cluster belongs to the `postgres` user that
 # Debian's package creates. Only loopback connections are accepted, with trust authentication:
 # the cluster lives only as long as the run that started it.
@@ -20,7 +24,7 @@ as_owner() {
 
 command=${1:-}
 dir=${2:-}
-[ -n "$dir" ] || { echo "usage: postgres.sh start|stop DIR [PORT]" >&2; exit 2; }
+[ -n "$dir" ] || { echo "usage: postgres.sh start|restart|stop DIR [PORT|MODE]" >&2; exit 2; }
 
 case "$command" in
   start)
@@ -31,17 +35,23 @@ case "$command" in
       { cat "$dir/initdb.log" >&2; exit 1; }
     # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off ${POSTGRES_OPTIONS:-}" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
+    ;;
+  restart)
+    mode=${3:-fast}
+    case "$mode" in fast|immediate|smart) ;; *) echo "postgres.sh: restart mode must be fast, immediate or smart" >&2; exit 2 ;; esac
+    # pg_ctl restart reuses the options of the last start (postmaster.opts): same port, same settings.
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m "$mode" -w -t 60 restart >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
     ;;
   stop)
     if [ -d "$dir/data" ]; then as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: postgres.sh start|stop DIR [PORT]" >&2
+    echo "usage: postgres.sh start|restart|stop DIR [PORT|MODE]" >&2
     exit 2
     ;;
 esac
