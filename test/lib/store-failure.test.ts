@@ -16,7 +16,10 @@ describe('store failures from PostgreSQL', () => {
     ['too many connections', withCode('sorry, too many clients already', '53300')],
     ['the pool gave up waiting for a connection', new Error('timeout exceeded when trying to connect')],
     ['a connection timed out while opening', new Error('Connection terminated due to connection timeout')],
-    ['every address of the name refused', new AggregateError([withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')])],
+    [
+      'every address of the name refused',
+      new AggregateError([withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')]),
+    ],
   ])('%s: unavailable, nothing was changed', (_, error) => {
     expect(storeFailure(error)).toBe('unavailable')
     const answer = toAppError(error)
