@@ -9,6 +9,7 @@ import {jsonText} from './output/balance.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, sqliteFileOf, type Store} from '../src/store/db.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
+import {printableUrl} from '../src/store/postgres/open.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
 import {mayWriteStore} from '../src/store/sqlite/open.js'
 
@@ -359,10 +360,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.exitCode = 1
   }
 
-  /** The store as the operator named it, for messages about the store itself. */
+  /** The store as the operator named it, for messages about the store itself (a URL without its password). */
   private storeName(): string {
     const flags = (this.flags ?? {}) as {db?: string; 'database-url'?: string}
-    return flags['database-url'] ?? flags.db ?? (this.flags ? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE) : 'the store')
+    const url = flags['database-url']
+    if (url !== undefined) return /^postgres(ql)?:\/\//i.test(url) ? printableUrl(url) : url
+    return flags.db ?? (this.flags ? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE) : 'the store')
   }
 
   protected override async finally(error: Error | undefined): Promise<void> {
@@ -401,6 +404,8 @@ function storeProblem(error: unknown, store: string): string | undefined {
   if (code === 'SQLITE_READONLY') return `the store ${store} is read-only for this user; this command needs to write to it (read commands such as list-* and show-* work)`
   if (code === 'SQLITE_NOTADB') return `cannot open ${store}: file is not a database`
   if (failure === 'busy') return `the store ${store} is busy (another process holds its write lock); try again`
+  if (failure === 'lost')
+    return `the connection to the store ${store} broke (${oneLine((error as Error).message)}); what this command was writing may or may not have been saved: look before running it again`
   return `the store ${store} cannot be used: ${oneLine((error as Error).message)}`
 }
 

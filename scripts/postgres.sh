@@ -9,7 +9,11 @@
 #                                          every commit flushed to disk as SQLite's synchronous=FULL
 #                                          does, plus pg_stat_statements and WAL timing for the
 #                                          benchmarks' CPU model)
+#   scripts/postgres.sh restart DIR [MODE]  restart the cluster in place (pg_ctl restart -m MODE: fast,
+#                                          the default, or immediate), same port and data; for fault tests
 #   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
+# POSTGRES_OPTIONS (e.g. "-c synchronous_commit=on") is added to the server's options at start,
+# after the defaults below, so it overrides them.
 # initdb refuses to run as root, so under root the cluster belongs to the `postgres` user that
 # Debian's package creates. Only loopback connections are accepted, with trust authentication:
 # the cluster lives only as long as the run that started it.
@@ -27,7 +31,7 @@ as_owner() {
 
 command=${1:-}
 dir=${2:-}
-[ -n "$dir" ] || { echo "usage: postgres.sh start|stop DIR [PORT] [fast|durable]" >&2; exit 2; }
+[ -n "$dir" ] || { echo "usage: postgres.sh start|restart|stop DIR [PORT [fast|durable] | fast|immediate]" >&2; exit 2; }
 
 case "$command" in
   start)
@@ -46,17 +50,23 @@ case "$command" in
     as_owner "$bindir/initdb" -D "$dir/data" -U medpanel --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
       { cat "$dir/initdb.log" >&2; exit 1; }
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $settings" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $settings ${POSTGRES_OPTIONS:-}" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
+    ;;
+  restart)
+    mode=${3:-fast}
+    case "$mode" in fast|immediate|smart) ;; *) echo "postgres.sh: restart mode must be fast, immediate or smart" >&2; exit 2 ;; esac
+    # pg_ctl restart reuses the options of the last start (postmaster.opts): same port, same settings.
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m "$mode" -w -t 60 restart >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
     ;;
   stop)
     if [ -d "$dir/data" ]; then as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: postgres.sh start|stop DIR [PORT] [fast|durable]" >&2
+    echo "usage: postgres.sh start|restart|stop DIR [PORT [fast|durable] | fast|immediate]" >&2
     exit 2
     ;;
 esac

@@ -78,7 +78,10 @@ function listenProblem(error: NodeJS.ErrnoException, options: {port: number; hos
     case 'EADDRINUSE':
       return new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`)
     case 'EADDRNOTAVAIL':
-      return new AppError('bad_request', `cannot listen on ${options.host}: no network interface of this machine has that address; give one it has with --host (127.0.0.1, or 0.0.0.0 for all)`)
+      return new AppError(
+        'bad_request',
+        `cannot listen on ${options.host}: no network interface of this machine has that address; give one it has with --host (127.0.0.1, or 0.0.0.0 for all)`,
+      )
     case 'EACCES':
       return new AppError('bad_request', `not allowed to listen on port ${options.port} (ports below 1024 need privileges); pick another with --port`)
     case 'ENOTFOUND':

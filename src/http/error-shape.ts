@@ -54,6 +54,18 @@ export function toAppError(error: unknown): AppError {
   const failure = storeFailure(error)
   if (failure === 'busy') return new AppError('unavailable', 'the store is busy; try again shortly', {headers: {'Retry-After': '1'}})
   if (failure === 'unavailable') return new AppError('unavailable', 'the store cannot take this request right now; nothing was changed', {headers: {'Retry-After': '30'}})
+  // The database connection broke mid-request (a server restart, a failover): the request's commit
+  // may have gone through, so "nothing was changed" would not be true. Sending it again is safe
+  // where the interface makes it so (a withdrawal with its Idempotency-Key).
+  if (failure === 'lost') {
+    return new AppError(
+      'unavailable',
+      'the connection to the store broke during this request, which may or may not have been saved; send it again (a withdrawal with the same Idempotency-Key is taken once)',
+      {
+        headers: {'Retry-After': '5'},
+      },
+    )
+  }
   return new AppError('internal', 'internal server error')
 }
 

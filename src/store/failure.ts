@@ -2,11 +2,15 @@ import {sqliteCodeOf} from './sqlite/handle.js'
 
 /**
  * Whether an error is the store failing rather than the request being wrong: `busy` (another
- * writer holds the lock past the busy timeout; try again shortly) or `unavailable` (the disk is
- * full, an I/O error, the file is read-only, gone or damaged). Both are 503s, never the caller's
- * fault; anything else is not a store failure. The one place that decides it, for every interface.
+ * writer holds the lock past the busy timeout; try again shortly), `unavailable` (the disk is
+ * full, an I/O error, the file is read-only, gone or damaged; a database server that cannot be
+ * reached) or `lost` (PostgreSQL: the connection broke while the request was using it, so a
+ * commit it had sent may or may not have happened). All are 503s, never the caller's fault;
+ * anything else is not a store failure. The one place that decides it, for every interface.
  */
-export function storeFailure(error: unknown): 'busy' | 'unavailable' | undefined {
+export type StoreFailure = 'busy' | 'unavailable' | 'lost'
+
+export function storeFailure(error: unknown): StoreFailure | undefined {
   const postgres = postgresFailure(error)
   if (postgres) return postgres
   const code = sqliteCodeOf(error)
@@ -24,17 +28,31 @@ export function storeFailure(error: unknown): 'busy' | 'unavailable' | undefined
 const UNAVAILABLE = new Set(['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_NOMEM', 'SQLITE_PROTOCOL'])
 
 /**
- * PostgreSQL's SQLSTATE classes in the same two words: conflicts that outlasted the retries and
- * lock timeouts are `busy`; a server that is gone, shutting down, out of disk or connections,
- * or a missing table, column or function (a damaged or hand-edited schema) are `unavailable`. Connection errors from the driver (no SQLSTATE) count as
- * unavailable too.
+ * PostgreSQL's SQLSTATE classes in the same words: conflicts that outlasted the retries and lock
+ * timeouts are `busy`; a server that is shutting down, starting up, out of disk or connections, or
+ * cannot be reached, or a missing table, column or function (a damaged or hand-edited schema) are
+ * `unavailable`. A connection that broke while in use is `lost`: the server was stopped or crashed
+ * under it (57P01, 57P02), the socket was reset or closed (08xxx, ECONNRESET, EPIPE, and pg's own
+ * errors without a code). Until it broke the request may have committed, so its caller is told so.
  */
-function postgresFailure(error: unknown): 'busy' | 'unavailable' | undefined {
+function postgresFailure(error: unknown): StoreFailure | undefined {
   const code = (error as {code?: unknown} | null)?.code
-  if (typeof code !== 'string') return undefined
-  if (code === '40001' || code === '40P01' || code === '55P03') return 'busy'
-  if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703' || code === '42883') return 'unavailable'
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return 'unavailable'
+  if (typeof code === 'string') {
+    if (code === '40001' || code === '40P01' || code === '55P03') return 'busy'
+    if (code === '57P01' || code === '57P02' || code === '08000' || code === '08003' || code === '08006' || code === '08007') return 'lost'
+    if (code === 'ECONNRESET' || code === 'EPIPE') return 'lost'
+    if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703' || code === '42883') return 'unavailable'
+    if (['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code)) return 'unavailable'
+  }
+  // Node reports a refused connection to a name with several addresses as an AggregateError of
+  // one ECONNREFUSED each (its `code` is set on newer versions only).
+  if (error instanceof AggregateError && error.errors.length > 0 && error.errors.every((inner) => postgresFailure(inner) === 'unavailable')) return 'unavailable'
+  const message = error instanceof Error ? error.message : ''
+  // pg's words, without a code: the pool gave up waiting for a new connection, or the server
+  // closed one that was being opened. Nothing was sent on it.
+  if (/^timeout exceeded when trying to connect$|^Connection terminated due to connection timeout$/.test(message)) return 'unavailable'
+  // The socket closed under a connection in use, or a statement was sent on one that had broken.
+  if (/^Connection terminated unexpectedly$|^Client has encountered a connection error and is not queryable$|^Client was closed and is not queryable$/.test(message)) return 'lost'
   return undefined
 }
 

@@ -29,7 +29,21 @@ describe('messages and values', {timeout: 0}, () => {
   it('a token lifetime too large says the largest, not that it is not whole', async () => {
     const file = join(tempDir(), 'ttl.db')
     await makeStoreFile(file)
-    const run = cli(['register-client', '--db', file, '--name', 'A', '--url', 'https://a.example', '--logo-url', 'https://a.example/l.png', '--grant', 'balance', '--token-ttl', '99999999999999999999'])
+    const run = cli([
+      'register-client',
+      '--db',
+      file,
+      '--name',
+      'A',
+      '--url',
+      'https://a.example',
+      '--logo-url',
+      'https://a.example/l.png',
+      '--grant',
+      'balance',
+      '--token-ttl',
+      '99999999999999999999',
+    ])
     expect([run.status, run.stderr]).toEqual([1, 'Error: token_ttl: must be at most 315360000 seconds (ten years)\n'])
   })
 
@@ -44,7 +58,8 @@ describe('messages and values', {timeout: 0}, () => {
 
   it('accepts internationalised e-mail addresses, finds them however they are typed, and still refuses non-addresses', async () => {
     for (const good of ['josé@clínica.example', 'jo@clinic.example', '用户@例子.广告', 'o.brien+panel@xn--clnica-4va.example']) expect(isEmailAddress(good), good).toBe(true)
-    for (const bad of ['a@b', 'a b@c.example', 'a@b..c', '@c.example', 'jo@', 'jo@-bad-.example', 'no-at.example', 'jo@10.0.0.1', 'jo@clinic.example.']) expect(isEmailAddress(bad), bad).toBe(false)
+    for (const bad of ['a@b', 'a b@c.example', 'a@b..c', '@c.example', 'jo@', 'jo@-bad-.example', 'no-at.example', 'jo@10.0.0.1', 'jo@clinic.example.'])
+      expect(isEmailAddress(bad), bad).toBe(false)
     // The same letter typed precomposed or with a combining accent is one address.
     expect(normalEmail(' JOSE\u0301@Clínica.example ')).toBe(normalEmail('josé@clínica.example'))
 
@@ -63,11 +78,23 @@ describe('messages and values', {timeout: 0}, () => {
     const db = ['--db', file]
     cliJson(member(db, 'yuki@clinic.example', ['美由紀', '山田']))
     cliJson(member(db, 'jo@clinic.example'))
-    const lines = cli(['list-members', ...db]).stdout.trimEnd().split('\n')
+    const lines = cli(['list-members', ...db])
+      .stdout.trimEnd()
+      .split('\n')
     // Every column starts at the same terminal column on every line: "country" lines up.
     const columnOf = (line: string, text: string) => stringWidth(line.slice(0, line.indexOf(text)))
     expect(columnOf(lines[2]!, 'US')).toBe(columnOf(lines[0]!, 'country'))
     expect(columnOf(lines[3]!, 'US')).toBe(columnOf(lines[0]!, 'country'))
-    expect(formatTable([{n: '山田'}, {n: 'ab'}], [{header: 'n', get: (r) => r.n}, {header: 'x', get: () => 1}]).split('\n').map((l) => stringWidth(l))).toEqual([7, 7, 7, 7])
+    expect(
+      formatTable(
+        [{n: '山田'}, {n: 'ab'}],
+        [
+          {header: 'n', get: (r) => r.n},
+          {header: 'x', get: () => 1},
+        ],
+      )
+        .split('\n')
+        .map((l) => stringWidth(l)),
+    ).toEqual([7, 7, 7, 7])
   })
 })

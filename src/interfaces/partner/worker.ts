@@ -6,6 +6,7 @@ import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {openSecret, writeTransaction} from '../../store/db.js'
 import {metricsOf} from '../../store/context.js'
+import {storeFailure} from '../../store/failure.js'
 import {printable} from '../../lib/printable.js'
 import {createLogger, type LogFormat, type Logger} from '../../lib/log.js'
 import type {Db} from '../../store/database.js'
@@ -62,6 +63,9 @@ export class DeliveryWorker {
   private readonly logger: Logger
   private readonly onAttempt: WorkerOptions['onAttempt']
   private running = false
+  private stopping = false
+  /** Rows this worker has claimed and not yet finished with (see releaseDeadLeases). */
+  private readonly holding = new Set<number>()
   private loop: Promise<void> | undefined
   private wake: (() => void) | undefined
 
@@ -106,7 +110,7 @@ export class DeliveryWorker {
         return result
       }
       lookedAgain = false
-      const outcomes = await Promise.all(rows.map((row) => this.deliver(row)))
+      const outcomes = await Promise.all(rows.map((row) => this.attempt(row)))
       for (const [i, ok] of outcomes.entries()) {
         tried.push(rows[i]!.seq)
         result.attempted++
@@ -147,6 +151,7 @@ export class DeliveryWorker {
   /** Stops claiming new rows and waits for the sends in flight to finish and be recorded. */
   async stop(): Promise<void> {
     this.running = false
+    this.stopping = true
     this.wake?.()
     await this.loop
   }
@@ -177,6 +182,16 @@ export class DeliveryWorker {
       },
       {isolation: 'read committed'},
     )
+  }
+
+  /** One attempt, with the row counted as held by this worker while it runs. */
+  private async attempt(row: DeliveryRow): Promise<boolean> {
+    this.holding.add(row.seq)
+    try {
+      return await this.deliver(row)
+    } finally {
+      this.holding.delete(row.seq)
+    }
   }
 
   /** One attempt; true when the partner answered 2xx. */
@@ -241,8 +256,24 @@ export class DeliveryWorker {
     return outcome.ok
   }
 
-  /** Records an attempt; returns the row's status after it (pending: tried again later). */
+  /**
+   * Records an attempt; returns the row's status after it (pending: tried again later). A store
+   * that cannot be reached right now (a database restart takes seconds) is tried again until the
+   * lease is nearly over, so a push that reached the partner is recorded, not sent a second time.
+   */
   private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<'delivered' | 'pending' | 'failed'> {
+    const leaseEnds = Date.now() + LEASE_MS - this.timeoutMs
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await this.record(row, outcome)
+      } catch (error) {
+        if (storeFailure(error) === undefined || this.stopping || Date.now() + wait >= leaseEnds) throw error
+        await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+    }
+  }
+
+  private async record(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<'delivered' | 'pending' | 'failed'> {
     const now = this.clock.now()
     const stamp = iso(now)
     const attempts = row.attempts + 1
@@ -270,13 +301,22 @@ export class DeliveryWorker {
     )
   }
 
-  /** Frees rows leased by a process of this host that no longer exists (killed mid-send). */
+  /**
+   * Frees rows leased by a process of this host that no longer exists (killed mid-send), and this
+   * worker's own leases on rows it no longer holds: an attempt that failed because the store went
+   * away (a database restart) before its outcome could be written leaves its row leased, and it
+   * is sent again now rather than when the lease runs out.
+   */
   private async releaseDeadLeases(): Promise<void> {
     const host = hostname()
     const dead: number[] = []
     for (const row of await repo.leasedRows(this.db)) {
+      if (row.lease_owner === this.owner) {
+        if (!this.holding.has(row.seq)) dead.push(row.seq)
+        continue
+      }
       const [ownerHost, pid] = (row.lease_owner ?? '').split(':')
-      if (ownerHost !== host || row.lease_owner === this.owner) continue
+      if (ownerHost !== host) continue
       if (!isAlive(Number(pid))) dead.push(row.seq)
     }
     if (dead.length) await repo.releaseLeases(this.db, dead)

@@ -28,6 +28,11 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
   // An idle connection the server dropped must not take the process down with it.
   pool.on('error', () => undefined)
+  // Nor may one in use: pg emits 'error' on a checked-out client whose server goes away (a
+  // restart's admin_shutdown, a dropped socket), and the pool listens only while it is idle. The
+  // statement in flight fails on its own promise (answered 503, store/failure.ts), and the pool
+  // discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined))
   pool.on('connect', namedStatements)
   const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount})
   return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
