@@ -195,11 +195,29 @@ export interface SummaryPlan {
   edges: {kind: Kind; sign: 1 | -1; sql: Sql}[]
 }
 
-export function summaryPlan(query: SearchQuery): SummaryPlan {
+/**
+ * What decides a summary's statements on either store: the terms summed from the per-day
+ * statistics (`counted`, none when the window holds no whole day worth them), the whole days, and
+ * the edges that make the window exact (see splitWindow).
+ */
+export interface SummaryShape {
+  counted: number[]
+  days?: {first: number; last: number}
+  edges: WindowEdge[]
+}
+
+export function summaryShape(query: SearchQuery): SummaryShape {
   const window = splitWindow(query.start, query.end)
   const counted = window.days ? query.tokens.flatMap((tokens, t) => (tokens.length <= MAX_COUNTED_TOKENS ? [t] : [])) : []
+  if (counted.length === 0 || !window.days) return {counted: [], edges: []}
+  return {counted, days: window.days, edges: window.edges}
+}
+
+export function summaryPlan(query: SearchQuery): SummaryPlan {
+  const window = summaryShape(query)
+  const {counted} = window
   const plan: SummaryPlan = {counted, index: summarySql(query, new Set(counted)), days: [], edges: []}
-  if (counted.length === 0 || !window.days) return plan
+  if (!window.days) return plan
   const {first, last} = window.days
   // One statement per term, the same text for every term: it stays prepared whatever the query's shape.
   plan.days = counted.map((t) => ({
@@ -232,7 +250,8 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
 
 export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
-  if (isPostgres(db)) return summaryCountsPostgres(db, query)
+  // PostgreSQL: one statement, so one snapshot whether or not the caller holds a transaction.
+  if (isPostgres(db)) return sumRows(await summaryCountsPostgres(db, query, summaryShape(query)))
   const plan = summaryPlan(query)
   if (plan.counted.length === 0) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
   // Several statements, one snapshot: a write landing between them could otherwise be counted in part.
@@ -251,7 +270,8 @@ export async function summaryCounts(db: Db, query: SearchQuery): Promise<Summary
   }
 }
 
-async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise<SummaryRow[]> {
+/** Adds up the parts of a summary (whole days, edges added or taken away) into one row per term and kind. */
+function totaller(): {add: (row: SummaryRow) => void; rows: () => SummaryRow[]} {
   const totals = new Map<string, SummaryRow>()
   const add = (row: SummaryRow) => {
     const key = `${row.t}:${row.kind}`
@@ -261,6 +281,17 @@ async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise
       total.matches += Number(row.matches)
     } else totals.set(key, {t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)})
   }
+  return {add, rows: () => [...totals.values()]}
+}
+
+function sumRows(rows: readonly SummaryRow[]): SummaryRow[] {
+  const totals = totaller()
+  for (const row of rows) totals.add(row)
+  return totals.rows()
+}
+
+async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise<SummaryRow[]> {
+  const {add, rows} = totaller()
   for (const row of await rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)) add(row)
   for (const {t, sql} of plan.days) {
     for (const row of await rawQuery<{kind: number; docs: number; matches: number}>(db, sql.text, sql.parameters)) {
@@ -286,7 +317,7 @@ async function countPlan(db: Db, query: SearchQuery, plan: SummaryPlan): Promise
       add({t, kind: edge.kind, docs: edge.sign > 0 ? docs : 0 - docs, matches: edge.sign > 0 ? matches : 0 - matches})
     }
   }
-  return [...totals.values()]
+  return rows()
 }
 
 /**

@@ -34,29 +34,90 @@ function inWindow(query: SearchQuery): RawBuilder<boolean> {
   return sql<boolean>`d.published_at between ${query.start} and ${query.end}`
 }
 
-export async function summaryCountsPostgres(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
-  const rows: SummaryRow[] = []
-  for (const kind of Object.keys(KINDS) as Kind[]) {
-    const {table} = KINDS[kind]
-    for (const [t, tokens] of query.tokens.entries()) {
-      const result = await sql<{docs: number; matches: number}>`
-        select count(*) filter (where n > 0) as docs, coalesce(sum(n), 0) as matches from (
-          select ${occurrences(kind, tokens)} as n from ${table} as d
-          where ${inWindow(query)} and d.search_terms @@ ${allOf(tokens)}::tsquery
-        ) as hits`.execute(db)
-      const row = result.rows[0]!
-      rows.push({t, kind, docs: Number(row.docs), matches: Number(row.matches)})
+/** Where a summary's parts come from (repository.ts, summaryShape): the same split as on SQLite. */
+export interface PostgresSummaryShape {
+  counted: readonly number[]
+  days?: {first: number; last: number}
+  edges: readonly {start: string; end: string; sign: 1 | -1}[]
+}
+
+/**
+ * One term's documents and occurrences among the documents of `kind` published in [start, end],
+ * multiplied by `sign` (an edge taken away from a whole day counts negative).
+ */
+function termCounts(kind: Kind, t: number, tokens: readonly string[], start: string, end: string, sign: 1 | -1): RawBuilder<SummaryRow> {
+  return sql<SummaryRow>`select ${t}::integer as t, ${kind}::text as kind,
+      ${sign}::bigint * count(*) filter (where n > 0) as docs, ${sign}::bigint * coalesce(sum(n), 0)::bigint as matches from (
+        select ${occurrences(kind, tokens)} as n from ${KINDS[kind].table} as d
+        where d.published_at between ${start} and ${end} and d.search_terms @@ ${allOf(tokens)}::tsquery
+      ) as hits`
+}
+
+/**
+ * A document holds the term: for one token the tsvector says so exactly (it holds the document's
+ * tokens as they are); a phrase needs its tokens in order in one field, and only documents
+ * holding all of them are looked at. Whether it occurs at all is a substring search in the
+ * field's tokens joined by spaces: a token never holds a space (the tokenizer splits text at
+ * whitespace), so " a b " occurs there exactly when the phrase a b does, and PostgreSQL finds it
+ * several times faster than it counts occurrences with conversation_phrase_count.
+ */
+function holds(kind: Kind, tokens: readonly string[]): RawBuilder<boolean> {
+  const all = sql`d.search_terms @@ ${allOf(tokens)}::tsquery`
+  if (tokens.length === 1) return sql<boolean>`${all}`
+  const needle = ` ${tokens.join(' ')} `
+  const inField = (field: string) => sql`strpos(' ' || array_to_string(d.${sql.ref(field)}, ' ') || ' ', ${needle}) > 0`
+  return sql<boolean>`(${all} and (${sql.join(KINDS[kind].fields.map(inField), sql` or `)}))`
+}
+
+/**
+ * Interface E's summary on PostgreSQL, as rows to add up per (t, kind). Split as on SQLite
+ * (repository.ts, splitWindow): terms of one or two tokens come from the per-day statistics over
+ * the window's whole days, corrected by exact counts over its ragged edges; longer phrases and
+ * the uniques (documents holding any term) are counted from the documents over the exact window.
+ * All of it is one statement: one snapshot however the caller runs it, and one round trip.
+ */
+export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: PostgresSummaryShape): Promise<SummaryRow[]> {
+  const counted = new Set(shape.counted)
+  const kinds = Object.keys(KINDS) as Kind[]
+  const parts: RawBuilder<unknown>[] = []
+  for (const [t, tokens] of query.tokens.entries()) {
+    if (counted.has(t)) continue
+    for (const kind of kinds) parts.push(termCounts(kind, t, tokens, query.start, query.end, 1))
+  }
+  if (shape.days && counted.size > 0) {
+    // Terms as the statistics key them (tokens joined by a space), each under its own t: two
+    // terms may share their tokens ("Pain" and "pain").
+    const terms = sql.join(shape.counted.map((t) => sql`(${t}::integer, ${query.tokens[t]!.join(' ')}::text)`))
+    parts.push(sql`select v.t as t, case s.kind when 0 then 'post' else 'comment' end as kind,
+        sum(s.docs)::bigint as docs, sum(s.matches)::bigint as matches
+      from (values ${terms}) as v(t, term)
+      join conversation_term_days as s on s.term = v.term and s.kind in (0, 1) and s.day between ${shape.days.first}::integer and ${shape.days.last}::integer
+      group by v.t, s.kind`)
+  }
+  for (const edge of shape.edges) {
+    for (const t of shape.counted) {
+      for (const kind of kinds) parts.push(termCounts(kind, t, query.tokens[t]!, edge.start, edge.end, edge.sign))
     }
+  }
+  for (const kind of kinds) {
+    // Each term's tsvector test is one GIN scan; PostgreSQL ORs their bitmaps and reads each
+    // candidate once.
     const any = sql.join(
-      query.tokens.map((tokens) => sql`${occurrences(kind, tokens)} > 0`),
+      query.tokens.map((tokens) => holds(kind, tokens)),
       sql` or `,
     )
-    const anyQuery = query.tokens.map((tokens) => `(${allOf(tokens)})`).join(' | ')
-    const uniques = await sql<{docs: number}>`
-      select count(*) as docs from ${table} as d where ${inWindow(query)} and d.search_terms @@ ${anyQuery}::tsquery and (${any})`.execute(db)
-    rows.push({t: -1, kind, docs: Number(uniques.rows[0]!.docs), matches: 0})
+    parts.push(sql`select -1 as t, ${kind}::text as kind, count(*)::bigint as docs, 0::bigint as matches from ${KINDS[kind].table} as d
+      where ${inWindow(query)} and (${any})`)
   }
-  return rows
+  // No parallel workers for it (in the caller's transaction; outside one this changes nothing):
+  // its parts are small index reads, and starting workers for them took several times as long
+  // as the reads, more so with many summaries at once on a few cores.
+  await sql`select set_config('max_parallel_workers_per_gather', '0', true)`.execute(db)
+  const result = await sql<SummaryRow>`${sql.join(
+    parts.map((part) => sql`(${part})`),
+    sql` union all `,
+  )}`.execute(db)
+  return result.rows.map((row) => ({t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)}))
 }
 
 export async function matchedPostsPostgres(db: Db, query: SearchQuery, limit: number): Promise<MatchedPost[]> {

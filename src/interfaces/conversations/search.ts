@@ -38,7 +38,9 @@ export type DataStep = {kind: 'first'; summary: SummaryRow[]; conversations: num
  * already in the answer's format; nothing larger than a page is ever held.
  */
 export async function* dataSearch(db: Db, job: DataJob, options: {statementTimeoutMs?: number} = {}): AsyncGenerator<DataStep, void, undefined> {
-  const trx = await db.startTransaction().execute()
+  // PostgreSQL's default (read committed) would take a new snapshot for every statement.
+  const begin = db.startTransaction()
+  const trx = await (isPostgres(db) ? begin.setIsolationLevel('repeatable read').setAccessMode('read only') : begin).execute()
   // The transaction answers for the same store (its kind decides which SQL the search runs).
   inheritContext(trx, db)
   try {
