@@ -134,6 +134,15 @@ export const config = {
   store: {
     /** Writes committed together by the group writer; more only lengthens the longest wait. */
     maxWriteBatch: 256,
+    /**
+     * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
+     * one process runs at once, each on a connection of its own. On the 2-core build machine one
+     * lane did best (bench:balance --readers 0, one round each: 1 lane 755/s, 4 lanes 587/s, 8
+     * lanes 517/s): more lanes commit smaller batches, and two lanes that lock two accounts in
+     * opposite orders deadlock until PostgreSQL's deadlock_timeout (1 s) breaks it. Machines with
+     * more cores for PostgreSQL may gain from more.
+     */
+    postgresWriteLanes: 1,
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },

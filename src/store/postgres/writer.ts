@@ -2,6 +2,7 @@ import {CompiledQuery, type Kysely} from 'kysely'
 import {inheritContext, metricsOf} from '../context.js'
 import {isRetryableConflict} from '../dialect.js'
 import {markWriting, type WriterStats} from '../writer.js'
+import {config} from '../../config.js'
 
 /**
  * Group commit on PostgreSQL: what SQLite's writer (../writer.ts) does, adapted. The write
@@ -14,13 +15,18 @@ import {markWriting, type WriterStats} from '../writer.js'
  * writer per level (serializable, the default, and read committed for the transactions that lock
  * their rows themselves).
  *
- * Batches never overlap, in this process or any other: each opens with LOCK TABLE on
+ * Serializable batches never overlap, in this process or any other: each opens with LOCK TABLE on
  * store_write_lock (EXCLUSIVE mode: plain reads go on), as SQLite's BEGIN IMMEDIATE takes its
- * write lock. Two batches that locked the same accounts in different orders would otherwise
- * deadlock, and PostgreSQL only notices after deadlock_timeout (1 s): a stall for every request
- * of both batches, where waiting for the batch before costs one batch's time. The table lock is
- * taken before the transaction's first snapshot, so a SERIALIZABLE batch sees everything the
- * batch before it committed and does not fail on it.
+ * write lock. The lock is taken before the transaction's first snapshot, so a SERIALIZABLE batch
+ * sees everything the batch before it committed and does not fail on it.
+ *
+ * Read-committed batches (the writes that lock what they decide on themselves: withdrawals lock
+ * the account row and the Idempotency-Key) do not take it: their row locks keep them correct, and
+ * one process runs up to `config.store.postgresWriteLanes` of them at once, each on a connection
+ * of its own, since a batch runs its requests one after another, a round trip per statement, and
+ * one lane at a time would leave PostgreSQL idle. Two such batches that touch the same account
+ * queue on its row lock; two that lock two accounts in opposite orders deadlock, which PostgreSQL
+ * breaks after `deadlock_timeout` (1 s by default) with 40P01, and the losing batch runs again.
  *
  * A serialization failure (40001) or deadlock (40P01) anywhere in a batch, in a request or at the
  * COMMIT, can only come from a writer outside the batches (a one-statement write with no
@@ -62,7 +68,7 @@ class Retry {
 const raw = (text: string) => CompiledQuery.raw(text)
 const BEGIN = {
   serializable: raw('begin isolation level serializable; lock table store_write_lock in exclusive mode; savepoint request'),
-  'read committed': raw('begin isolation level read committed; lock table store_write_lock in exclusive mode; savepoint request'),
+  'read committed': raw('begin isolation level read committed; savepoint request'),
 }
 const NEXT = raw('release request; savepoint request')
 const UNDO = raw('rollback to request')
@@ -71,33 +77,40 @@ const ROLLBACK = raw('rollback')
 
 export class PostgresWriter {
   private queue: Job[] = []
-  private running = false
+  /** Batches running now (at most `lanes`). */
+  private running = 0
+  private scheduled = false
 
   constructor(
     private readonly db: Kysely<any>,
     private readonly isolation: Isolation,
     readonly stats: WriterStats,
-    private readonly turn: Turn,
+    private readonly lanes: number,
   ) {}
 
   run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
     this.stats.writes++
     return new Promise<T>((resolve, reject) => {
       this.queue.push({fn, resolve: resolve as (value: unknown) => void, reject})
-      if (!this.running) {
-        this.running = true
+      if (!this.scheduled && this.running < this.lanes) {
+        this.scheduled = true
         // The rest of this turn's requests join the batch before it starts.
-        setImmediate(() => void this.drain())
+        setImmediate(() => {
+          this.scheduled = false
+          if (this.queue.length > 0 && this.running < this.lanes) void this.lane()
+        })
       }
     })
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH)
-      await this.turn(() => this.commit(batch))
+  /** One lane: batches from the queue, one after another, until it is empty. */
+  private async lane(): Promise<void> {
+    this.running++
+    try {
+      while (this.queue.length > 0) await this.commit(this.queue.splice(0, MAX_BATCH))
+    } finally {
+      this.running--
     }
-    this.running = false
   }
 
   private async commit(batch: Job[]): Promise<void> {
@@ -168,33 +181,19 @@ export class PostgresWriter {
   }
 }
 
-/** Runs a batch once the one before it, of either writer of the handle, is done. */
-type Turn = (run: () => Promise<void>) => Promise<void>
-
-/**
- * The two writers of a handle take turns: a batch would only wait for the other's at the table
- * lock anyway, and holding a pool connection meanwhile could leave none for the running batch's
- * requests when the pool is small.
- */
-function turns(): Turn {
-  let tail: Promise<void> = Promise.resolve()
-  return (run) => {
-    const next = tail.then(run)
-    tail = next.catch(() => undefined)
-    return next
-  }
-}
-
 const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>; stats: WriterStats}>()
 
 function writersOf(db: Kysely<any>) {
   let entry = writers.get(db)
   if (!entry) {
     const stats: WriterStats = {writes: 0, commits: 0}
-    const turn = turns()
     entry = {
       stats,
-      writers: {serializable: new PostgresWriter(db, 'serializable', stats, turn), 'read committed': new PostgresWriter(db, 'read committed', stats, turn)},
+      writers: {
+        // Serializable batches take the store-wide lock, so one at a time is all they can run.
+        serializable: new PostgresWriter(db, 'serializable', stats, 1),
+        'read committed': new PostgresWriter(db, 'read committed', stats, config.store.postgresWriteLanes),
+      },
     }
     writers.set(db, entry)
   }
