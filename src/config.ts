@@ -136,13 +136,15 @@ export const config = {
     maxWriteBatch: 256,
     /**
      * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
-     * one process runs at once, each on a connection of its own. On the 2-core build machine one
-     * lane did best (bench:balance --readers 0, one round each: 1 lane 755/s, 4 lanes 587/s, 8
-     * lanes 517/s): more lanes commit smaller batches, and two lanes that lock two accounts in
-     * opposite orders deadlock until PostgreSQL's deadlock_timeout (1 s) breaks it. Machines with
-     * more cores for PostgreSQL may gain from more.
+     * one process runs at once, each on a connection of its own. A batch runs its requests one
+     * after another, about 2 ms of round trips per withdrawal, so one lane caps a process; more
+     * lanes commit smaller batches, and two that lock two accounts in opposite orders deadlock
+     * until PostgreSQL's deadlock_timeout (1 s) breaks it. bench:balance on the 2-core build
+     * machine, withdrawals/s with 10 summary readers (without): 1 lane 85-158 (755), 4 lanes 287
+     * (336-587), 8 lanes 517 without readers; one request per transaction on 8 connections, the
+     * earlier design, 376 (471). Single rounds, noisy: see docs/benchmarks.md.
      */
-    postgresWriteLanes: 1,
+    postgresWriteLanes: 4,
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },
