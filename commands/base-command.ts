@@ -234,7 +234,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected announceNewStore(): void {
     if (!this.newStore || this.newStore.announced) return
     this.newStore.announced = true
-    process.stderr.write(`created a new store at ${this.newStore.file}\n`)
+    const file = this.newStore.file
+    process.stderr.write(this.logFormat() === 'json' ? `${jsonLogLine('info', 'created a new store', {store: file})}\n` : `created a new store at ${file}\n`)
   }
 
   /**

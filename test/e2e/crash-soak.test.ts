@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {npiFromBase} from '../../src/lib/npi.js'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {makeStoreFile} from '../helpers/store.js'
 import {cliAsync} from '../interfaces/partner/helpers.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -139,7 +140,7 @@ describe('crashes, repeated', () => {
   it('restore refuses a store that a running serve has open, and changes nothing', async () => {
     const dir = tempDir('medpanel-restore-')
     const db = ['--db', join(dir, 'live.db')]
-    cliJson(['list-clients', ...db])
+    await makeStoreFile(join(dir, 'live.db'))
     const backup = await cliAsync(['backup', ...db, '--to', join(dir, 'b.db'), '--json'])
     expect(backup.status, backup.stderr).toBe(0)
     // The copy holds what the store holds: its owner's alone, like its key file.
