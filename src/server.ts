@@ -78,6 +78,8 @@ function listenProblem(error: NodeJS.ErrnoException, options: {port: number; hos
     case 'EADDRINUSE':
       return new AppError('bad_request', `port ${options.port} on ${options.host} is already in use; pick another with --port`)
     case 'EADDRNOTAVAIL':
+    // Deno reports an address this machine does not have as EINVAL.
+    case 'EINVAL':
       return new AppError(
         'bad_request',
         `cannot listen on ${options.host}: no network interface of this machine has that address; give one it has with --host (127.0.0.1, or 0.0.0.0 for all)`,
