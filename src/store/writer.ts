@@ -18,10 +18,31 @@ import {config} from '../config.js'
  */
 const MAX_BATCH = config.store.maxWriteBatch
 
-interface Job {
+/** A write transaction waiting for its batch: its function and how to answer its caller. */
+export interface Job {
   fn: (trx: Kysely<any>) => Promise<unknown>
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
+}
+
+/** What one request of a batch came to. */
+export type Outcome = {ok: true; value: unknown} | {ok: false; error: unknown}
+
+/**
+ * Answers a batch's callers once its commit has returned: each with its own outcome, or all with
+ * `failed` when the batch did not commit (nothing in it reached the store: nobody may be told
+ * otherwise). Both group writers (this one and postgres/writer.ts) end a batch here.
+ */
+export function settle(batch: readonly Job[], outcomes: readonly Outcome[] | {failed: unknown}): void {
+  if ('failed' in outcomes) {
+    for (const job of batch) job.reject(outcomes.failed)
+    return
+  }
+  for (const [index, job] of batch.entries()) {
+    const outcome = outcomes[index]!
+    if (outcome.ok) job.resolve(outcome.value)
+    else job.reject(outcome.error)
+  }
 }
 
 /** Counts since the writer started, for operators and the benchmark. */
@@ -70,7 +91,7 @@ export class GroupWriter {
   }
 
   private async commit(batch: Job[]): Promise<void> {
-    const outcomes: ({ok: true; value: unknown} | {ok: false; error: unknown})[] = []
+    const outcomes: Outcome[] = []
     try {
       await this.db.connection().execute(async (conn) => {
         batchConnections.add(conn)
@@ -112,15 +133,10 @@ export class GroupWriter {
         }
       })
     } catch (error) {
-      // Nothing in the batch reached the store: nobody may be told otherwise.
-      for (const job of batch) job.reject(error)
+      settle(batch, {failed: error})
       return
     }
-    for (const [index, job] of batch.entries()) {
-      const outcome = outcomes[index]!
-      if (outcome.ok) job.resolve(outcome.value)
-      else job.reject(outcome.error)
-    }
+    settle(batch, outcomes)
   }
 }
 

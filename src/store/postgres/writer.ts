@@ -1,7 +1,7 @@
 import {CompiledQuery, type Kysely} from 'kysely'
 import {inheritContext, metricsOf} from '../context.js'
 import {isRetryableConflict} from '../dialect.js'
-import {markWriting, type WriterStats} from '../writer.js'
+import {type Job, markWriting, type Outcome, settle, type WriterStats} from '../writer.js'
 import {config} from '../../config.js'
 
 /**
@@ -48,14 +48,6 @@ export const CONFLICT_ATTEMPTS = 12
 export const MAX_BATCH = 32
 
 export type Isolation = 'serializable' | 'read committed'
-
-interface Job {
-  fn: (trx: Kysely<any>) => Promise<unknown>
-  resolve: (value: unknown) => void
-  reject: (error: unknown) => void
-}
-
-type Outcome = {ok: true; value: unknown} | {ok: false; error: unknown}
 
 /** A conflict that ends the attempt: the batch runs again from its BEGIN. */
 class Retry {
@@ -118,15 +110,10 @@ export class PostgresWriter {
     try {
       outcomes = await this.attempts(batch)
     } catch (error) {
-      // Nothing in the batch reached the store: nobody may be told otherwise.
-      for (const job of batch) job.reject(error)
+      settle(batch, {failed: error})
       return
     }
-    for (const [index, job] of batch.entries()) {
-      const outcome = outcomes[index]!
-      if (outcome.ok) job.resolve(outcome.value)
-      else job.reject(outcome.error)
-    }
+    settle(batch, outcomes)
   }
 
   private async attempts(batch: Job[]): Promise<Outcome[]> {
