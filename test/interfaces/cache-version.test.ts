@@ -227,8 +227,9 @@ describe.skipIf(!onPostgres)('two stores on one PostgreSQL database', () => {
     await until('the loss to be noticed', () => storeVersion(b.db) === undefined || storeVersion(b.db)! > before)
     const {value: after} = await until('the listener to be back', () => storeVersion(b.db))
     expect(after).toBeGreaterThan(before)
-    const listening = await admin.query('select count(*)::int as n from pg_stat_activity where application_name = $1 and datname = current_database()', [listenerName()])
-    expect(listening.rows[0].n).toBe(2)
+    // Each store reconnects on its own schedule: wait for both listeners, not just b's.
+    const listening = () => admin.query('select count(*)::int as n from pg_stat_activity where application_name = $1 and datname = current_database()', [listenerName()])
+    await until('both listeners to be back', async () => (await listening()).rows[0].n === 2)
   })
 
   it('ends the listener on close, promptly', async () => {
