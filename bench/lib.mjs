@@ -29,11 +29,14 @@ export function cliJson(args) {
 /**
  * Starts a long-running command printing one JSON document with `url`; resolves {url, child, stop}.
  * `stderrFile` keeps its stderr (the access log, as an operator would keep it); otherwise dropped.
+ * With BENCH_PROFILE set to a directory, a Node server writes its CPU profile there when it stops.
  */
 export function startJsonServer(command, args, {stderrFile} = {}) {
   return new Promise((resolve, reject) => {
     const stderr = stderrFile ? openSync(stderrFile, 'w') : 'ignore'
-    const child = spawn(command, args, {stdio: ['ignore', 'pipe', stderr]})
+    // BENCH_PROFILE=DIR: Node writes a CPU profile of each server into DIR as it exits.
+    const profile = process.env.BENCH_PROFILE && command === process.execPath ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+    const child = spawn(command, [...profile, ...args], {stdio: ['ignore', 'pipe', stderr]})
     let out = ''
     child.stdout.on('data', (d) => {
       out += d

@@ -244,16 +244,22 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
 export interface WriteOptions {
   /**
    * PostgreSQL only. `read committed` is for a transaction that takes row locks itself
-   * (lockForUpdate, lockKey) before it reads what it decides on: a hot row (one account hit by
+   * (lockForUpdate, advisory locks) before it reads what it decides on: a hot row (one account hit by
    * many withdrawals at once) then queues its writers instead of failing them into retries, and
    * each statement after the lock sees the latest committed rows. Default: serializable.
    */
   isolation?: 'serializable' | 'read committed'
+  /**
+   * PostgreSQL only: the key of the row the transaction locks first (a withdrawal's member id).
+   * Transactions with one key share a writer lane, and a batch runs them in key order, so
+   * concurrent batches take their row locks in one order and never deadlock.
+   */
+  lockOrder?: number
 }
 
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
-  if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>)
+  if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>)
 }
 

@@ -58,15 +58,6 @@ export function lockForUpdate<DB, TB extends keyof DB, O>(db: object, query: Sel
 }
 
 /**
- * A lock on a name for the rest of the transaction (PostgreSQL's transaction-scoped advisory
- * lock), for a check-then-insert on something that has no row yet, such as an idempotency key.
- * A no-op on SQLite, where write transactions never overlap.
- */
-export async function lockKey(db: Kysely<any>, name: string): Promise<void> {
-  if (isPostgres(db)) await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(db)
-}
-
-/**
  * A queue claim: on PostgreSQL the rows are locked as they are picked, and rows another claimer
  * has locked are skipped (FOR UPDATE SKIP LOCKED), so concurrent workers take different rows
  * without waiting for or failing on each other. SQLite's writers already run one at a time.

@@ -51,6 +51,8 @@ export interface WriterStats {
   writes: number
   /** Transactions committed to the store (each one sync). */
   commits: number
+  /** PostgreSQL: batches rolled back and run again after a serialization failure or deadlock. */
+  reruns: number
 }
 
 /** Each request's savepoint statements, made once: a batch runs two per request. */
@@ -66,7 +68,7 @@ const batchConnections = new WeakSet<object>()
 export class GroupWriter {
   private queue: Job[] = []
   private running = false
-  readonly stats: WriterStats = {writes: 0, commits: 0}
+  readonly stats: WriterStats = {writes: 0, commits: 0, reruns: 0}
 
   constructor(private readonly db: Kysely<any>) {}
 

@@ -163,4 +163,29 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     expect(available).toBeLessThan(each)
     expect(rows.filter((row) => row.type === 'WITHDRAWAL').length).toBe(results.filter((r) => r.status === 'fulfilled' && !r.value.replayed).length)
   })
+
+  it('take the accounts of a batch in one order, so two processes never deadlock', async () => {
+    const now = new Date('2026-11-26T00:00:00Z')
+    const [first, second] = stores.map((s) => s.db) as [Db, Db]
+    await seedClients(first, now).catch(() => undefined)
+    const members = []
+    for (let i = 0; i < 16; i++) {
+      const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
+      await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+      members.push(member)
+    }
+    const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
+    const reruns = () => writeStats(first).reruns + writeStats(second).reruns
+    const before = reruns()
+    for (let round = 0; round < 5; round++) {
+      // One process asks in ascending order of account, the other in descending: locked in the
+      // order they arrived, the two batches of a lane would each hold what the other waits for.
+      await Promise.all([
+        ...members.map((member) => balance.createWithdrawal(first, member, body, {now})),
+        ...members.toReversed().map((member) => balance.createWithdrawal(second, member, body, {now})),
+      ])
+    }
+    expect(reruns() - before).toBe(0)
+    for (const member of members) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('90')
+  })
 })

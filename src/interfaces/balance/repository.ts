@@ -2,7 +2,7 @@ import {isPostgres, lockForUpdate} from '../../store/dialect.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Db} from '../../store/database.js'
 import {prepared} from '../../store/prepared.js'
-import type {Insertable} from 'kysely'
+import {type Insertable, type Selectable, sql} from 'kysely'
 import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
 
 /*
@@ -30,7 +30,7 @@ export async function ensureAccount(db: Db, memberId: number, currency: string, 
  * The member's account, created if missing, locked for the rest of the write transaction: every
  * withdrawal of one person decides on the balance it read after this, one at a time.
  */
-export async function lockAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
+async function lockAccount(db: Db, memberId: number, currency: string, now: string): Promise<AccountRow> {
   const locked = async () => (await lockedAccountOf(db, memberId))[0]
   // Almost every withdrawal finds the account there: one locking read. The first one creates it.
   const found = await locked()
@@ -54,7 +54,7 @@ const lockedHolderOf = prepared(1, (db: Db, memberId: number) => {
   return isPostgres(db) ? query.forShare() : query
 })
 
-export async function lockHolder(db: Db, memberId: number): Promise<MemberRow | undefined> {
+async function lockHolder(db: Db, memberId: number): Promise<MemberRow | undefined> {
   return (await lockedHolderOf(db, memberId))[0]
 }
 
@@ -94,9 +94,11 @@ const transactionInsert = prepared(TRANSACTION_COLUMNS.length, (db: Db, ...value
   db.insertInto('balance_transactions').values(Object.fromEntries(TRANSACTION_COLUMNS.map((column, i) => [column, values[i]])) as NewTransactionRow),
 )
 
+/** A transaction row's values in TRANSACTION_COLUMNS order; a nullable column left out is null, as a plain insert stores it. */
+const transactionValues = (row: NewTransactionRow) => TRANSACTION_COLUMNS.map((column) => row[column] ?? null)
+
 export async function insertTransaction(db: Db, row: NewTransactionRow): Promise<void> {
-  // A nullable column the row leaves out is stored as null, as a plain insert would store it.
-  await transactionInsert(db, ...TRANSACTION_COLUMNS.map((column) => row[column] ?? null))
+  await transactionInsert(db, ...transactionValues(row))
 }
 
 export async function findTransaction(db: Db, id: string): Promise<TransactionRow | undefined> {
@@ -138,7 +140,7 @@ const typeFor = prepared(2, (db: Db, code: string, memberId: number) =>
     .where('active', '=', 1),
 )
 
-export async function findWithdrawalTypeFor(db: Db, code: string, memberId: number): Promise<(WithdrawalTypeRow & {restricted: number}) | undefined> {
+async function findWithdrawalTypeFor(db: Db, code: string, memberId: number): Promise<(WithdrawalTypeRow & {restricted: number}) | undefined> {
   return (await typeFor(db, code, memberId))[0]
 }
 
@@ -159,10 +161,153 @@ export async function removeRestriction(db: Db, memberId: number, type: string):
   await db.deleteFrom('withdrawal_restrictions').where('member_id', '=', memberId).where('type', '=', type).execute()
 }
 
-export async function findIdempotent(db: Db, clientId: string, key: string) {
+async function findIdempotent(db: Db, clientId: string, key: string) {
   return db.selectFrom('balance_idempotency').selectAll().where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst()
 }
 
-export async function saveIdempotent(db: Db, row: Insertable<BalanceIdempotencyTable>): Promise<void> {
+async function saveIdempotent(db: Db, row: Insertable<BalanceIdempotencyTable>): Promise<void> {
   await db.insertInto('balance_idempotency').values(row).execute()
+}
+
+/** Everything a withdrawal decides on, read after its locks (see withdrawalContext). */
+export interface WithdrawalContext {
+  account: AccountRow
+  /** The answer remembered for the Idempotency-Key; when present, nothing below was read. */
+  prior?: Selectable<BalanceIdempotencyTable> | undefined
+  /** Missing when the member is gone. */
+  holder?: Pick<MemberRow, 'id' | 'active' | 'country'> | undefined
+  /** The active withdrawal type asked for, with whether this member is barred from it. */
+  type?: (WithdrawalTypeRow & {restricted: number}) | undefined
+}
+
+/** What withdrawalContext locks and reads for: a member, the Idempotency-Key and the type asked for. */
+export interface ContextAsk {
+  memberId: number
+  currency: string
+  stamp: string
+  idem?: {clientId: string; key: string} | undefined
+  type: string
+}
+
+const IDEMPOTENCY_COLUMNS = ['client_id', 'key', 'request_hash', 'status', 'body', 'created_at'] as const satisfies readonly (keyof BalanceIdempotencyTable)[]
+
+const contextCall = prepared(6, (db: Db, memberId: number, currency: string, stamp: string, clientId: string | null, key: string | null, type: string) =>
+  db.selectNoFrom(sql<WithdrawalContext>`medpanel_withdrawal_context(${memberId}, ${currency}, ${stamp}, ${clientId}, ${key}, ${type})`.as('context')),
+)
+
+/**
+ * Locks and reads what a withdrawal decides on, in this order: the Idempotency-Key (when given),
+ * the member's account (created if missing) for update, the answer remembered for the key (and
+ * nothing more when there is one), the member's row for share, the withdrawal type and whether the
+ * member is barred from it. On PostgreSQL one call of a database function does it all
+ * (migration 2026112901), one round trip instead of five; on SQLite, whose batch holds the write
+ * lock and never waits on a network, the statements run one by one.
+ */
+export async function withdrawalContext(db: Db, input: ContextAsk): Promise<WithdrawalContext> {
+  const {memberId, stamp, idem} = input
+  if (isPostgres(db)) {
+    const [row] = await contextCall(db, memberId, input.currency, stamp, idem?.clientId ?? null, idem?.key ?? null, input.type)
+    return row!.context
+  }
+  const account = await lockAccount(db, memberId, input.currency, stamp)
+  const prior = idem ? await findIdempotent(db, idem.clientId, idem.key) : undefined
+  if (prior) return {account, prior}
+  const holder = await lockHolder(db, memberId)
+  if (!holder) return {account}
+  return {account, holder, type: await findWithdrawalTypeFor(db, input.type, memberId)}
+}
+
+/** What one withdrawal writes: its ledger rows, the account's new available funds, the answer to remember. */
+export interface WithdrawalWrite {
+  rows: NewTransactionRow[]
+  memberId: number
+  available: string
+  stamp: string
+  remember?: Insertable<BalanceIdempotencyTable> | undefined
+}
+
+/**
+ * The writes of a withdrawal: its ledger rows (the withdrawal and any fee), the account's new
+ * available funds and the remembered answer for its Idempotency-Key. On PostgreSQL they go as one
+ * statement (the inserts as data-modifying WITH clauses of the update), one round trip; the
+ * statement is prepared per shape (with or without a fee, with or without a key).
+ */
+export async function recordWithdrawal(db: Db, write: WithdrawalWrite): Promise<void> {
+  const {rows, memberId, available, stamp, remember} = write
+  if (!isPostgres(db)) {
+    for (const row of rows) await insertTransaction(db, row)
+    await setAvailableFunds(db, memberId, available, stamp)
+    if (remember) await saveIdempotent(db, remember)
+    return
+  }
+  const values = [...rows.flatMap(transactionValues), available, stamp, memberId, ...(remember ? IDEMPOTENCY_COLUMNS.map((c) => remember[c]) : [])]
+  await withdrawalWrite(rows.length, remember !== undefined)(db, ...values)
+}
+
+const withdrawalWrites = new Map<string, (db: Db, ...values: unknown[]) => Promise<unknown[]>>()
+
+function withdrawalWrite(rowCount: number, remembers: boolean) {
+  const shape = `${rowCount}:${remembers}`
+  let write = withdrawalWrites.get(shape)
+  if (!write) {
+    const width = TRANSACTION_COLUMNS.length
+    const arity = rowCount * width + 3 + (remembers ? IDEMPOTENCY_COLUMNS.length : 0)
+    write = prepared(arity, (db: Db, ...v: unknown[]) => {
+      const row = (i: number) => Object.fromEntries(TRANSACTION_COLUMNS.map((column, c) => [column, v[i * width + c]])) as NewTransactionRow
+      const rest = rowCount * width
+      let query = db.with('ledger', (q) => q.insertInto('balance_transactions').values(Array.from({length: rowCount}, (_, i) => row(i))))
+      if (remembers) {
+        const remembered = Object.fromEntries(IDEMPOTENCY_COLUMNS.map((column, c) => [column, v[rest + 3 + c]])) as Insertable<BalanceIdempotencyTable>
+        query = query.with('remembered', (q) => q.insertInto('balance_idempotency').values(remembered)) as unknown as typeof query
+      }
+      return query
+        .updateTable('balance_accounts')
+        .set({available_funds: v[rest] as string, updated_at: v[rest + 1] as string})
+        .where('member_id', '=', v[rest + 2] as number)
+    })
+    withdrawalWrites.set(shape, write)
+  }
+  return write
+}
+
+const contextsCall = prepared(1, (db: Db, asks: string) => db.selectNoFrom(sql<WithdrawalContext[]>`medpanel_withdrawal_contexts(${asks}::json)`.as('contexts')))
+
+/**
+ * PostgreSQL: withdrawalContext for a batch of withdrawals in one call, in the order given (which
+ * is the order their locks are taken in). Two asks for one member get the same account as it
+ * stands in the store; what the earlier one changes is for the caller to carry over.
+ */
+export async function withdrawalContexts(db: Db, asks: readonly ContextAsk[]): Promise<WithdrawalContext[]> {
+  const json = JSON.stringify(
+    asks.map((a) => ({member: a.memberId, currency: a.currency, stamp: a.stamp, client: a.idem?.clientId ?? null, key: a.idem?.key ?? null, type: a.type})),
+  )
+  const [row] = await contextsCall(db, json)
+  return row!.contexts
+}
+
+/**
+ * PostgreSQL: the writes of a batch of withdrawals in one statement: every ledger row in the order
+ * given, every remembered answer, and each account's available funds as the last write for it
+ * leaves them. The rows go as JSON, read into the tables' own row types.
+ */
+export async function recordWithdrawals(db: Db, writes: readonly WithdrawalWrite[]): Promise<void> {
+  if (writes.length === 0) return
+  const funds = new Map<number, {member_id: number; available: string; stamp: string}>()
+  for (const w of writes) funds.set(w.memberId, {member_id: w.memberId, available: w.available, stamp: w.stamp})
+  const ledger = JSON.stringify(writes.flatMap((w) => w.rows.map((row) => Object.fromEntries(TRANSACTION_COLUMNS.map((column) => [column, row[column] ?? null])))))
+  const remembered = JSON.stringify(writes.flatMap((w) => (w.remember ? [w.remember] : [])))
+  const columns = sql.raw(TRANSACTION_COLUMNS.join(', '))
+  const remembers = sql.raw(IDEMPOTENCY_COLUMNS.join(', '))
+  await sql`
+    with ledger as (
+      insert into balance_transactions (${columns})
+      select ${columns} from json_populate_recordset(null::balance_transactions, ${ledger}::json) with ordinality as r order by r.ordinality
+    ), remembered as (
+      insert into balance_idempotency (${remembers})
+      select ${remembers} from json_populate_recordset(null::balance_idempotency, ${remembered}::json)
+    )
+    update balance_accounts a set available_funds = f.available, updated_at = f.stamp
+    from json_to_recordset(${JSON.stringify([...funds.values()])}::json) as f(member_id integer, available text, stamp text)
+    where a.member_id = f.member_id
+  `.execute(db)
 }

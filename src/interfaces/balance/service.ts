@@ -1,5 +1,5 @@
 import {z} from 'zod'
-import type {Kysely} from 'kysely'
+import {CompiledQuery, type Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, isClientError, notFound} from '../../errors.js'
 import type {RefusalReason} from '../../metrics/metrics.js'
@@ -11,9 +11,11 @@ import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database, Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {isRetryableConflict, storeKind} from '../../store/dialect.js'
+import {type BatchRunner, postgresSetWriterOf, savepointRunner} from '../../store/postgres/writer.js'
+import {inBatch, type Outcome} from '../../store/writer.js'
 import {versionCache} from '../../store/version-cache.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
-import {lockKey} from '../../store/dialect.js'
 import {DEFAULT_CURRENCY, Money, ZERO, amountText, parseAmount} from './money.js'
 import * as repo from './repository.js'
 import {
@@ -29,8 +31,9 @@ import {
   type CreditType,
   type TransactionStatus,
   type TransactionType,
+  type WithdrawalRequest,
 } from './schema.js'
-import type {TransactionRow, WithdrawalTypeRow} from './tables.js'
+import type {NewTransactionRow, TransactionRow, WithdrawalTypeRow} from './tables.js'
 
 type Decimal = InstanceType<typeof Money>
 
@@ -199,7 +202,7 @@ function withdrawalTypeView(row: WithdrawalTypeRow): WithdrawalTypeView {
 }
 
 /** Why a type is not offered to this person, or undefined when it is. */
-function unavailableReason(row: WithdrawalTypeRow, member: MemberRow, restricted: readonly string[]): string | undefined {
+function unavailableReason(row: WithdrawalTypeRow, member: Pick<MemberRow, 'country'>, restricted: readonly string[]): string | undefined {
   if (restricted.includes(row.code)) return `withdrawal type ${row.code} is restricted for this person`
   const countries = row.countries ? fromJsonText(row.countries, fieldListSchema, `the countries of ${row.code}`) : null
   if (countries && !countries.includes(member.country)) return `withdrawal type ${row.code} is not offered to members practising in ${member.country}`
@@ -337,98 +340,183 @@ export function refusalReason(error: unknown): RefusalReason | undefined {
   return refusals.get(error) ?? (error.status === 404 ? 'unknown_account' : 'invalid')
 }
 
+/** A withdrawal asked for: what to lock and read for it, and the request to decide on. */
+interface WithdrawalAsk extends repo.ContextAsk {
+  request: WithdrawalRequest
+  clientId: string | null
+  requestHash: string
+}
+
 /**
  * Creates a withdrawal and its fee. Everything from the idempotency check to the debit happens in
  * one write transaction, so concurrent requests see each other's debits and no combination of
  * them can overdraw the account: on SQLite the transaction holds the write lock from its start
  * (BEGIN IMMEDIATE); on PostgreSQL it first locks the idempotency key and the account row, then
  * takes a share lock on the member's row, and everything it decides on (the balance, the member's
- * `active` and `country`, the type and its restriction) is read after those locks. Only `member.id`
- * is taken from the caller: the row it resolved may be older than a deactivation that commits
- * before this transaction, and a withdrawal decided on it would slip past that deactivation.
+ * `active` and `country`, the type and its restriction) is read after those locks
+ * (repository.ts, withdrawalContext). Only `member.id` is taken from the caller: the row it
+ * resolved may be older than a deactivation that commits before this transaction, and a
+ * withdrawal decided on it would slip past that deactivation.
+ *
+ * On PostgreSQL the withdrawals of one event-loop turn are decided as a set (withdrawalRunner):
+ * one statement locks and reads for all of them, one writes all that were granted.
  */
 export async function createWithdrawal(db: Kysely<Database>, member: Pick<MemberRow, 'id'>, body: unknown, options: WithdrawalOptions): Promise<WithdrawalResult> {
   const request = parseWithdrawalBody(body)
   const clientId = options.clientId ?? null
   const idem = options.idempotencyKey !== undefined && clientId !== null ? {clientId, key: options.idempotencyKey} : undefined
-  const requestHash = idem ? sha256(`${member.id}\n${canonical(request)}`) : ''
-  return writeTransaction(
-    db,
-    async (trx) => {
-      const stamp = iso(options.now)
-      if (idem) await lockKey(trx, `balance-idempotency:${idem.clientId}:${idem.key}`)
-      const account = await repo.lockAccount(trx, member.id, DEFAULT_CURRENCY, stamp)
-      if (idem) {
-        const prior = await repo.findIdempotent(trx, idem.clientId, idem.key)
-        if (prior) {
-          if (prior.request_hash !== requestHash)
-            throw refusal('idempotency_conflict', new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request'))
-          return {created: fromJsonText(prior.body, createdSchema, 'a remembered withdrawal answer'), replayed: true}
+  const ask: WithdrawalAsk = {
+    memberId: member.id,
+    currency: DEFAULT_CURRENCY,
+    stamp: iso(options.now),
+    idem,
+    type: request.type,
+    request,
+    clientId,
+    requestHash: idem ? sha256(`${member.id}\n${canonical(request)}`) : '',
+  }
+  if (storeKind(db) === 'postgres' && !inBatch(db)) return postgresSetWriterOf(db, withdrawalRunner).submit<WithdrawalResult>(ask, member.id)
+  return writeTransaction(db, (trx) => withdrawOne(trx, ask), {isolation: 'read committed', lockOrder: member.id})
+}
+
+/** One withdrawal in the caller's transaction: its locks and reads, its decision, its writes. */
+async function withdrawOne(trx: Kysely<Database>, ask: WithdrawalAsk): Promise<WithdrawalResult> {
+  const decision = decideWithdrawal(ask, await repo.withdrawalContext(trx, ask))
+  if (decision.write) await repo.recordWithdrawal(trx, decision.write)
+  return decision.result
+}
+
+const raw = (text: string) => CompiledQuery.raw(text)
+const UNDO_SET = raw('rollback to batch')
+
+/**
+ * A batch of withdrawals on PostgreSQL as a set, in member order (the writer sorts them): one call
+ * locks and reads for every one (medpanel_withdrawal_contexts), each is decided here in turn, an
+ * earlier grant's debit and remembered answer carried over to a later request for the same
+ * account or key, and one statement writes every grant. Four round trips for the batch, where one
+ * savepoint per request costs three each. A refusal writes nothing but may leave an empty
+ * account row behind (the lock created it); an account with nothing in it reads as no account. If
+ * a statement fails for any other reason than a conflict (which reruns the batch), the set is
+ * undone and each withdrawal runs again on its own, in a savepoint, so one bad request fails alone.
+ */
+const withdrawalRunner: BatchRunner = {
+  begin: {serializable: raw('begin isolation level serializable; savepoint batch'), 'read committed': raw('begin isolation level read committed; savepoint batch')},
+  commit: raw('commit'),
+  async run(conn, batch) {
+    const asks = batch.map((job) => job.input as WithdrawalAsk)
+    try {
+      const contexts = await repo.withdrawalContexts(conn, asks)
+      const funds = new Map<number, string>()
+      const answers = new Map<string, NonNullable<repo.WithdrawalContext['prior']>>()
+      const writes: repo.WithdrawalWrite[] = []
+      const outcomes = asks.map((ask, i): Outcome => {
+        const read = contexts[i]!
+        const key = ask.idem && `${ask.idem.clientId}\n${ask.idem.key}`
+        const answered = key === undefined ? undefined : answers.get(key)
+        const available = funds.get(ask.memberId)
+        const account = available === undefined ? read.account : {...read.account, available_funds: available}
+        const context: repo.WithdrawalContext = answered ? {account, prior: answered} : {...read, account}
+        try {
+          const {result, write} = decideWithdrawal(ask, context)
+          if (write) {
+            writes.push(write)
+            funds.set(ask.memberId, write.available)
+            if (key !== undefined && write.remember) answers.set(key, write.remember)
+          }
+          return {ok: true, value: result}
+        } catch (error) {
+          return {ok: false, error}
         }
-      }
-      // Read here, not taken from the caller: a deactivation that committed before this
-      // transaction must refuse it. On PostgreSQL the share lock also makes a deactivation that
-      // comes while this runs wait for this withdrawal's commit.
-      const holder = await repo.lockHolder(trx, member.id)
-      if (!holder) throw notFound(`no account for user_id ${member.id}`)
-      if (holder.active !== 1) throw refusal('inactive_member', new AppError('forbidden', "this person's membership is inactive; withdrawals are closed"))
-      const typeRow = await repo.findWithdrawalTypeFor(trx, request.type, member.id)
-      if (!typeRow) throw refusal('unknown_type', new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`))
-      const denied = unavailableReason(typeRow, holder, Number(typeRow.restricted) ? [typeRow.code] : [])
-      if (denied) throw refusal('restricted', new AppError('forbidden', denied))
-      const type = withdrawalTypeView(typeRow)
-      const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
-
-      const currency = account.currency
-      const amount = parseAmount(request.amount, currency)
-      const available = new Money(account.available_funds)
-      const fee = type.fee?.amount ?? ZERO
-      const minimum = type.minimum_balance_required?.amount ?? ZERO
-      if (available.lt(minimum)) {
-        throw refusal(
-          'below_minimum',
-          new AppError(
-            'unprocessable',
-            `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`,
-          ),
-        )
-      }
-      if (amount.plus(fee).gt(available)) {
-        const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
-        throw refusal('insufficient_funds', new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`))
-      }
-
-      const id = newTimeOrderedUuid()
-      const base = {member_id: member.id, currency, survey_id: null, withdrawal_type: type.type, client_id: clientId, created_at: stamp, updated_at: stamp}
-      await repo.insertTransaction(trx, {
-        ...base,
-        id,
-        type: 'WITHDRAWAL',
-        amount: amountText(amount),
-        status: 'Processing',
-        properties: toJsonText({withdrawal_type: type.type, vendor: type.description}),
-        withdrawal_id: null,
-        member_details: toJsonText(details),
       })
-      if (!fee.isZero()) {
-        await repo.insertTransaction(trx, {
-          ...base,
-          id: newTimeOrderedUuid(),
-          type: 'WITHDRAWAL_FEE',
-          amount: amountText(fee),
-          status: 'Processing',
-          properties: toJsonText({withdrawal_type: type.type, withdrawal_id: id}),
-          withdrawal_id: id,
-          member_details: null,
-        })
-      }
-      await repo.setAvailableFunds(trx, member.id, amountText(available.minus(amount).minus(fee)), stamp)
-      const created = {transaction_id: id, uri: transactionPath(id)}
-      if (idem) await repo.saveIdempotent(trx, {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJsonText(created), created_at: stamp})
-      return {created, replayed: false}
+      await repo.recordWithdrawals(conn, writes)
+      return outcomes
+    } catch (error) {
+      if (isRetryableConflict(error)) throw error
+      await conn.executeQuery(UNDO_SET).catch(() => {
+        throw error
+      })
+      await conn.executeQuery(raw('savepoint request'))
+      return savepointRunner.run(
+        conn,
+        batch.map((job) => ({...job, fn: (trx) => withdrawOne(trx, job.input as WithdrawalAsk)})),
+      )
+    }
+  },
+}
+
+/**
+ * Decides a withdrawal from what was locked and read for it: the answer remembered for its key, a
+ * refusal (thrown, with its reason for the metrics), or a grant with what it writes.
+ */
+function decideWithdrawal(ask: WithdrawalAsk, context: repo.WithdrawalContext): {result: WithdrawalResult; write?: repo.WithdrawalWrite} {
+  const {account, prior, holder, type: typeRow} = context
+  const {request, requestHash, stamp, memberId, idem} = ask
+  if (prior) {
+    if (prior.request_hash !== requestHash)
+      throw refusal('idempotency_conflict', new AppError('unprocessable', 'Idempotency-Key: this key was already used for a different request'))
+    return {result: {created: fromJsonText(prior.body, createdSchema, 'a remembered withdrawal answer'), replayed: true}}
+  }
+  if (!holder) throw notFound(`no account for user_id ${memberId}`)
+  if (holder.active !== 1) throw refusal('inactive_member', new AppError('forbidden', "this person's membership is inactive; withdrawals are closed"))
+  if (!typeRow) throw refusal('unknown_type', new AppError('unprocessable', `type: "${request.type}" is not a withdrawal type; list them with GET …/withdrawal_types`))
+  const denied = unavailableReason(typeRow, holder, Number(typeRow.restricted) ? [typeRow.code] : [])
+  if (denied) throw refusal('restricted', new AppError('forbidden', denied))
+  const type = withdrawalTypeView(typeRow)
+  const details = validateMemberDetails(request.member_details, type.required_fields, type.optional_fields, type.type)
+
+  const currency = account.currency
+  const amount = parseAmount(request.amount, currency)
+  const available = new Money(account.available_funds)
+  const fee = type.fee?.amount ?? ZERO
+  const minimum = type.minimum_balance_required?.amount ?? ZERO
+  if (available.lt(minimum)) {
+    throw refusal(
+      'below_minimum',
+      new AppError('unprocessable', `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`),
+    )
+  }
+  if (amount.plus(fee).gt(available)) {
+    const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
+    throw refusal('insufficient_funds', new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`))
+  }
+
+  const id = newTimeOrderedUuid()
+  const base = {member_id: memberId, currency, survey_id: null, withdrawal_type: type.type, client_id: ask.clientId, created_at: stamp, updated_at: stamp}
+  const rows: NewTransactionRow[] = [
+    {
+      ...base,
+      id,
+      type: 'WITHDRAWAL',
+      amount: amountText(amount),
+      status: 'Processing',
+      properties: toJsonText({withdrawal_type: type.type, vendor: type.description}),
+      withdrawal_id: null,
+      member_details: toJsonText(details),
     },
-    {isolation: 'read committed'},
-  )
+  ]
+  if (!fee.isZero()) {
+    rows.push({
+      ...base,
+      id: newTimeOrderedUuid(),
+      type: 'WITHDRAWAL_FEE',
+      amount: amountText(fee),
+      status: 'Processing',
+      properties: toJsonText({withdrawal_type: type.type, withdrawal_id: id}),
+      withdrawal_id: id,
+      member_details: null,
+    })
+  }
+  const created = {transaction_id: id, uri: transactionPath(id)}
+  return {
+    result: {created, replayed: false},
+    write: {
+      rows,
+      memberId,
+      available: amountText(available.minus(amount).minus(fee)),
+      stamp,
+      remember: idem ? {client_id: idem.clientId, key: idem.key, request_hash: requestHash, status: 201, body: toJsonText(created), created_at: stamp} : undefined,
+    },
+  }
 }
 
 /**

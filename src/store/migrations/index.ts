@@ -14,6 +14,7 @@ import * as openidConnect from './2026112701_openid_connect.js'
 import * as deliveryRequestId from './2026112702_delivery_request_id.js'
 import * as cacheNotify from './2026112801_cache_notify.js'
 import * as storeWriteLock from './2026112802_store_write_lock.js'
+import * as withdrawalContext from './2026112901_withdrawal_context.js'
 
 /**
  * Every migration, imported as code so a bundled executable carries them. Keys sort in the order
@@ -35,4 +36,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112702_delivery_request_id': deliveryRequestId,
   '2026112801_cache_notify': cacheNotify,
   '2026112802_store_write_lock': storeWriteLock,
+  '2026112901_withdrawal_context': withdrawalContext,
 }

@@ -67,45 +67,116 @@ const UNDO = raw('rollback to request')
 const COMMIT = raw('release request; commit')
 const ROLLBACK = raw('rollback')
 
-export class PostgresWriter {
-  private queue: Job[] = []
-  /** Batches running now (at most `lanes`). */
-  private running = 0
-  private scheduled = false
+/** A job that may name the row it locks first, for its lane and its place in the batch; `input` is for a set runner. */
+export type KeyedJob = Job & {lockOrder: number | undefined; input?: unknown}
 
+/**
+ * How the requests of a batch run inside its transaction. The writer opens the transaction with
+ * `begin`, calls `run` (which answers each request with an outcome, or throws to fail or rerun the
+ * whole batch) and commits with `commit`; it owns the queueing, the lanes, the reruns after a
+ * conflict and the answers.
+ */
+export interface BatchRunner {
+  begin: Record<Isolation, CompiledQuery>
+  commit: CompiledQuery
+  run(conn: Kysely<any>, batch: readonly KeyedJob[]): Promise<Outcome[]>
+}
+
+/**
+ * The general runner: each request's function in a savepoint of its own, one after another; a
+ * request that fails rolls back to its savepoint alone. Costs one round trip per request on top
+ * of the request's own statements.
+ */
+export const savepointRunner: BatchRunner = {
+  begin: BEGIN,
+  commit: COMMIT,
+  async run(conn, batch) {
+    const outcomes: Outcome[] = []
+    for (const [index, job] of batch.entries()) {
+      if (index > 0 && outcomes[index - 1]!.ok) await conn.executeQuery(NEXT)
+      try {
+        outcomes.push({ok: true, value: await job.fn(conn)})
+      } catch (error) {
+        if (isRetryableConflict(error)) throw error
+        // ROLLBACK TO keeps the savepoint, so the next request starts in it. A failure that
+        // ended the whole transaction (the connection is gone) fails the batch as one.
+        await conn.executeQuery(UNDO).catch(() => {
+          throw error
+        })
+        outcomes.push({ok: false, error})
+      }
+    }
+    return outcomes
+  },
+}
+
+function unsupported(): never {
+  throw new Error('a request submitted with an input runs only in a set runner')
+}
+
+/** Jobs that name no row first, in arrival order, then the rest by key; the sort is stable, so one key keeps arrival order. */
+function inLockOrder(batch: KeyedJob[]): KeyedJob[] {
+  const rank = (job: KeyedJob) => job.lockOrder ?? Number.NEGATIVE_INFINITY
+  return batch.sort((a, b) => (rank(a) === rank(b) ? 0 : rank(a) < rank(b) ? -1 : 1))
+}
+
+export class PostgresWriter {
+  /** One queue per lane; a lane runs its batches one after another. */
+  private readonly queues: KeyedJob[][]
+  private readonly busy: boolean[]
   constructor(
     private readonly db: Kysely<any>,
     private readonly isolation: Isolation,
     readonly stats: WriterStats,
-    private readonly lanes: number,
-  ) {}
+    lanes: number,
+    private readonly runner: BatchRunner = savepointRunner,
+  ) {
+    this.queues = Array.from({length: lanes}, () => [])
+    this.busy = Array.from({length: lanes}, () => false)
+  }
 
-  run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+  /**
+   * Queues `fn` for a batch. `lockOrder` is the key of the row it locks first (a withdrawal's
+   * member id): jobs with the same key always go to the same lane, so two lanes of this process
+   * never wait on each other's rows, and each batch runs its jobs in ascending key order, so
+   * batches of different processes take their row locks in one order and cannot deadlock.
+   */
+  run<T>(fn: (trx: Kysely<any>) => Promise<T>, lockOrder?: number): Promise<T> {
+    return this.enqueue({fn, lockOrder})
+  }
+
+  /** Queues a request for a set runner: `input` is what the runner reads, `lockOrder` as for run(). */
+  submit<T>(input: unknown, lockOrder?: number): Promise<T> {
+    return this.enqueue({fn: unsupported, lockOrder, input})
+  }
+
+  private enqueue<T>(job: Pick<KeyedJob, 'fn' | 'lockOrder' | 'input'>): Promise<T> {
     this.stats.writes++
+    const {lockOrder} = job
+    const lanes = this.queues.length
+    // Jobs that name no row share the first lane, so one turn's of them still make one batch.
+    const lane = lockOrder === undefined ? 0 : Math.abs(Math.trunc(lockOrder)) % lanes
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({fn, resolve: resolve as (value: unknown) => void, reject})
-      if (!this.scheduled && this.running < this.lanes) {
-        this.scheduled = true
+      this.queues[lane]!.push({...job, resolve: resolve as (value: unknown) => void, reject})
+      if (!this.busy[lane]) {
+        this.busy[lane] = true
         // The rest of this turn's requests join the batch before it starts.
-        setImmediate(() => {
-          this.scheduled = false
-          if (this.queue.length > 0 && this.running < this.lanes) void this.lane()
-        })
+        setImmediate(() => void this.lane(lane))
       }
     })
   }
 
-  /** One lane: batches from the queue, one after another, until it is empty. */
-  private async lane(): Promise<void> {
-    this.running++
+  /** One lane: batches from its queue, one after another, until it is empty. */
+  private async lane(lane: number): Promise<void> {
+    const queue = this.queues[lane]!
     try {
-      while (this.queue.length > 0) await this.commit(this.queue.splice(0, MAX_BATCH))
+      while (queue.length > 0) await this.commit(inLockOrder(queue.splice(0, MAX_BATCH)))
     } finally {
-      this.running--
+      this.busy[lane] = false
     }
   }
 
-  private async commit(batch: Job[]): Promise<void> {
+  private async commit(batch: KeyedJob[]): Promise<void> {
     let outcomes: Outcome[]
     try {
       outcomes = await this.attempts(batch)
@@ -116,40 +187,27 @@ export class PostgresWriter {
     settle(batch, outcomes)
   }
 
-  private async attempts(batch: Job[]): Promise<Outcome[]> {
+  private async attempts(batch: KeyedJob[]): Promise<Outcome[]> {
     for (let attempt = 1; ; attempt++) {
       const result = await this.attempt(batch)
       if (!(result instanceof Retry)) return result
       if (attempt >= CONFLICT_ATTEMPTS) throw result.error
+      this.stats.reruns++
       // Back off a little, growing and jittered, so the same transactions do not collide again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)))
     }
   }
 
   /** One run of the batch: its outcomes once committed, or Retry after a conflict (rolled back). */
-  private attempt(batch: Job[]): Promise<Outcome[] | Retry> {
+  private attempt(batch: KeyedJob[]): Promise<Outcome[] | Retry> {
     return this.db.connection().execute(async (conn) => {
       markWriting(conn)
       inheritContext(conn, this.db)
-      const outcomes: Outcome[] = []
       try {
-        await conn.executeQuery(BEGIN[this.isolation])
-        for (const [index, job] of batch.entries()) {
-          if (index > 0 && outcomes[index - 1]!.ok) await conn.executeQuery(NEXT)
-          try {
-            outcomes.push({ok: true, value: await job.fn(conn)})
-          } catch (error) {
-            if (isRetryableConflict(error)) throw new Retry(error)
-            // ROLLBACK TO keeps the savepoint, so the next request starts in it. A failure that
-            // ended the whole transaction (the connection is gone) fails the batch as one.
-            await conn.executeQuery(UNDO).catch(() => {
-              throw error
-            })
-            outcomes.push({ok: false, error})
-          }
-        }
+        await conn.executeQuery(this.runner.begin[this.isolation])
+        const outcomes = await this.runner.run(conn, batch)
         const committing = performance.now()
-        await conn.executeQuery(COMMIT)
+        await conn.executeQuery(this.runner.commit)
         this.stats.commits++
         const metrics = metricsOf(this.db)
         if (metrics) {
@@ -173,7 +231,7 @@ const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>;
 function writersOf(db: Kysely<any>) {
   let entry = writers.get(db)
   if (!entry) {
-    const stats: WriterStats = {writes: 0, commits: 0}
+    const stats: WriterStats = {writes: 0, commits: 0, reruns: 0}
     entry = {
       stats,
       writers: {
@@ -185,6 +243,27 @@ function writersOf(db: Kysely<any>) {
     writers.set(db, entry)
   }
   return entry
+}
+
+const setWriters = new WeakMap<object, Map<BatchRunner, PostgresWriter>>()
+
+/**
+ * A read-committed writer of a handle whose batches `runner` runs as a set (made on first use; its
+ * counts join the handle's): for a kind of request whose batch can be locked, read and written in
+ * a few statements whatever its size, where the savepoint runner pays round trips per request.
+ */
+export function postgresSetWriterOf(db: Kysely<any>, runner: BatchRunner): PostgresWriter {
+  let byRunner = setWriters.get(db)
+  if (!byRunner) {
+    byRunner = new Map()
+    setWriters.set(db, byRunner)
+  }
+  let writer = byRunner.get(runner)
+  if (!writer) {
+    writer = new PostgresWriter(db, 'read committed', writersOf(db).stats, config.store.postgresWriteLanes, runner)
+    byRunner.set(runner, writer)
+  }
+  return writer
 }
 
 /** The writer of a PostgreSQL store handle for one isolation level, made on first use. */
