@@ -188,4 +188,44 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     expect(reruns() - before).toBe(0)
     for (const member of members) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('90')
   })
+
+  it('decide one turn of withdrawals as a set: each sees the grants before it, and a failure stays its own', async () => {
+    const now = new Date('2026-11-26T00:00:00Z')
+    const [db] = stores.map((s) => s.db) as [Db]
+    await seedClients(db, now).catch(() => undefined)
+    const funded = async (amount: string) => {
+      const member = (await findMemberBy(db, 'id', (await seedMember(db, now)).user_id))!
+      await balance.postCredit(db, member, {type: 'HONORARIUM', amount}, now)
+      return member
+    }
+    const a = await funded('10')
+    const c = await funded('5')
+    const body = (amount: number) => ({type: 'CHARITY', amount, member_details: PAYPAL_DETAILS})
+    const withdraw = (id: number, amount: number, key?: string) => balance.createWithdrawal(db, {id}, body(amount), {now, clientId: 'balance-client', idempotencyKey: key})
+    const reruns = writeStats(db).reruns
+    // One turn. A member nobody has (in a's lane, so in its batch) makes the set's statement fail:
+    // the batch runs again one withdrawal at a time, and only that one fails.
+    const results = await Promise.allSettled([
+      withdraw(a.id, 6),
+      withdraw(a.id, 6),
+      withdraw(a.id, 3, 'set-key'),
+      withdraw(a.id, 3, 'set-key'),
+      withdraw(a.id + 4000, 1),
+      withdraw(c.id, 1),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/insufficient funds: amount 6 exceeds available funds of 4 USD/)
+    const [first, replay] = [results[2], results[3]] as PromiseFulfilledResult<balance.WithdrawalResult>[]
+    expect(replay!.value).toEqual({created: first!.value.created, replayed: true})
+    expect(first!.value.replayed).toBe(false)
+    expect((await balance.getSummary(db, a)).available_funds.toString()).toBe('1')
+    expect((await balance.getSummary(db, c)).available_funds.toString()).toBe('4')
+    const ledger = await balance.listTransactions(db, a)
+    expect(ledger.map((t) => [t.type, t.amount.toString(), t.current_balance.toString()])).toEqual([
+      ['HONORARIUM', '10', '10'],
+      ['WITHDRAWAL', '-6', '4'],
+      ['WITHDRAWAL', '-3', '1'],
+    ])
+    expect(writeStats(db).reruns).toBe(reruns)
+  })
 })
