@@ -171,8 +171,9 @@ try {
         side.model,
       )
       const wal0 = onPostgres ? await probe.wal() : undefined
-      // The account row's lock: how long each SELECT … FOR UPDATE waited for it (and ran).
-      const LOCK = 'for update$'
+      // The locks and reads of the withdrawals: the calls of the function that takes the account
+      // locks (pg_stat_statements counts the call, waits included, not the statements inside).
+      const LOCK = 'medpanel_withdrawal_context'
       const lock0 = onPostgres ? await probe.statements(database, LOCK) : undefined
       const stopSampling = onPostgres ? probe.sampleWriters(database) : undefined
       const [parts, s] = await load(side, duration)
@@ -276,7 +277,7 @@ for (const side of sides) {
   const requests = readers > 0 ? 'request (withdrawals and summaries)' : 'withdrawal'
   const pg = side.target.url ? `, postgres ${ms(median(side.model.postgres))} ms` : ''
   const serial = side.target.url
-    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms, waited for ${ms(side.lockWait.withdrawals ? side.lockWait.ms / side.lockWait.withdrawals : undefined)} ms per withdrawal`
+    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms; locking and reading ${ms(side.lockWait.withdrawals ? side.lockWait.ms / side.lockWait.withdrawals : undefined)} ms per withdrawal`
     : ''
   console.log(`  model: withdrawals on ${side.label}: CPU per ${requests} serve ${ms(median(side.model.serve))} ms${pg}${serial}`)
   // serve's last line: how many write transactions shared each commit (and its one sync; SQLite).

@@ -136,15 +136,14 @@ export const config = {
     maxWriteBatch: 256,
     /**
      * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
-     * one process runs at once, each on a connection of its own. A batch runs its requests one
-     * after another, about 2 ms of round trips per withdrawal, so one lane caps a process; more
-     * lanes commit smaller batches, and two that lock two accounts in opposite orders deadlock
-     * until PostgreSQL's deadlock_timeout (1 s) breaks it. bench:balance on the 2-core build
-     * machine, withdrawals/s with 10 summary readers (without): 1 lane 85-158 (755), 4 lanes 287
-     * (336-587), 8 lanes 517 without readers; one request per transaction on 8 connections, the
-     * earlier design, 376 (471). Single rounds, noisy: see docs/benchmarks.md.
+     * one process runs at once, each on a connection of its own. Each account's withdrawals always
+     * go to the same lane, and a withdrawal batch costs four round trips whatever its size, so more
+     * lanes mean smaller batches and more round trips for the same work. bench:balance on the
+     * 2-core build machine, PostgreSQL / SQLite withdrawals with 10 summary readers (single
+     * 3-round runs): 1 lane 0.56, 2 lanes 0.60 (0.58 twice over 5 rounds), 3 lanes 0.60, 4 lanes
+     * 0.57. See docs/benchmarks.md.
      */
-    postgresWriteLanes: 4,
+    postgresWriteLanes: 2,
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },

@@ -23,10 +23,12 @@ import {config} from '../../config.js'
  * Read-committed batches (the writes that lock what they decide on themselves: withdrawals lock
  * the account row and the Idempotency-Key) do not take it: their row locks keep them correct, and
  * one process runs up to `config.store.postgresWriteLanes` of them at once, each on a connection
- * of its own, since a batch runs its requests one after another, a round trip per statement, and
- * one lane at a time would leave PostgreSQL idle. Two such batches that touch the same account
- * queue on its row lock; two that lock two accounts in opposite orders deadlock, which PostgreSQL
- * breaks after `deadlock_timeout` (1 s by default) with 40P01, and the losing batch runs again.
+ * of its own. A request that names the row it locks first (`lockOrder`, a withdrawal's member id)
+ * always goes to the lane of that key, so this process's lanes never wait on each other's rows,
+ * and every batch runs its requests in ascending key order, so batches of different processes
+ * take their row locks in one order and never deadlock (they may still queue on a shared row).
+ * How a batch's requests run is its BatchRunner's business: each in a savepoint by default, or as
+ * a set (interfaces/balance/service.ts decides a batch of withdrawals in four round trips).
  *
  * A serialization failure (40001) or deadlock (40P01) anywhere in a batch, in a request or at the
  * COMMIT, can only come from a writer outside the batches (a one-statement write with no
