@@ -76,9 +76,12 @@ function parseQuery(request: CallRequest, limits: ConversationLimits): ParsedQue
   const start = instant('start', request.start)
   const end = instant('end', request.end)
   if (start > end) throw new AppError('bad_request', 'start is after end', {details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is empty; swap start and end.`})
-  if (new Date(end).getTime() - new Date(start).getTime() > limits.maxWindowDays * DAY_MS) {
-    throw new AppError('bad_request', `the window is longer than ${limits.maxWindowDays} days`, {
-      details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is too long; split it into windows of at most ${limits.maxWindowDays} days.`,
+  // A summary reads the per-day statistics, so it costs days × terms whatever the window holds,
+  // and its time is bounded by the search budget: any window is taken. A data call reads every
+  // conversation it answers with, so its window stays bounded (as does its answer's size).
+  if (request.method === 'data' && new Date(end).getTime() - new Date(start).getTime() > limits.maxWindowDays * DAY_MS) {
+    throw new AppError('bad_request', `the window of a data call is longer than ${limits.maxWindowDays} days`, {
+      details: `The window ${isoSeconds(start)} .. ${isoSeconds(end)} is too long for a data call; split it into windows of at most ${limits.maxWindowDays} days (a summary takes any window).`,
     })
   }
   return {terms, start, end}

@@ -12,7 +12,7 @@ export interface ConversationLimits {
   maxTermLength: number
   /** Words (index tokens) in one term. */
   maxTermWords: number
-  /** Longest window, end minus start. */
+  /** Longest window of a data call, end minus start; a summary takes any window. */
   maxWindowDays: number
   /** Summary calls one key may make at once before it has to wait (the token bucket's size). */
   summaryBurst: number

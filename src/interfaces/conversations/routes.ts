@@ -63,7 +63,7 @@ const callQuery = z
     'terms[]': repeated('A search term or phrase; repeat once per term (sent as terms%5B%5D)').openapi({example: ['sepsis', 'septic shock']}),
     terms: repeated('The same as terms[], for clients that send repeated parameters without brackets; both may be mixed'),
     start: required('start', 'Window start, ISO 8601 with a time zone, inclusive', '2025-01-01T00:00:00Z'),
-    end: required('end', 'Window end, ISO 8601 with a time zone, inclusive; at most 366 days after start', '2025-12-31T23:59:59Z'),
+    end: required('end', 'Window end, ISO 8601 with a time zone, inclusive; for a data call at most 366 days after start', '2025-12-31T23:59:59Z'),
   })
   .refine((query) => (query['terms[]']?.length ?? 0) + (query.terms?.length ?? 0) > 0, {error: 'terms[] is required'})
 

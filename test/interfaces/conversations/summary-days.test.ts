@@ -124,4 +124,58 @@ describe('a summary over several days with ragged ends', () => {
     // The property is about the statistics: most windows must have had whole days counted from them.
     expect(whole).toBeGreaterThan(20)
   }, 180_000)
+
+  it('equals a brute-force count over windows of one to twelve years', async () => {
+    const YEAR_DAYS = 365
+    const SPAN = 12 * YEAR_DAYS
+    const text = fc.array(fc.constantFrom(...VOCABULARY), {maxLength: 8}).map((w) => w.join(' '))
+    // Documents anywhere in twelve years, some a moment either side of a midnight.
+    const stamp = fc
+      .tuple(fc.integer({min: -2, max: SPAN + 2}), fc.oneof(fc.integer({min: -1_500, max: 1_500}), fc.integer({min: 0, max: DAY - 1})))
+      .map(([d, ms]) => new Date(FIRST_DAY + d * DAY + ms).toISOString())
+    const post = fc.record({
+      id: fc.integer({min: 2_000, max: 2_040}),
+      title: text,
+      content: text,
+      published: stamp,
+      comments: fc.array(fc.record({content: text, published: stamp}), {maxLength: 2}),
+    })
+    const term = fc.array(fc.constantFrom(...VOCABULARY), {minLength: 1, maxLength: 2}).map((w) => w.join(' '))
+    const cut = fc.oneof(fc.constantFrom(0, 1, -1, DAY - 1), fc.integer({min: 0, max: DAY - 1}))
+    // From just over a year (past the old limit of 366 days) to the whole span and beyond.
+    let whole = 0
+    const window = fc
+      .tuple(fc.integer({min: -3, max: 2 * YEAR_DAYS}), cut, fc.integer({min: YEAR_DAYS + 1, max: SPAN + 5}), cut)
+      .map(([day, startCut, length, endCut]): [string, string] => [
+        new Date(FIRST_DAY + day * DAY + startCut).toISOString(),
+        new Date(FIRST_DAY + (day + length) * DAY + endCut).toISOString(),
+      ])
+    await importPosts(
+      ctx.db,
+      fc.sample(fc.uniqueArray(post, {minLength: 30, maxLength: 41, selector: (p) => p.id}), {numRuns: 1, seed: 31})[0]!.map((p) => conversationOf(p, p.id, (j) => p.id * 10 + j)),
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(post, {maxLength: 4, selector: (p) => p.id}),
+        fc.uniqueArray(term, {minLength: 1, maxLength: 3}),
+        window,
+        async (more, terms, [start, end]) => {
+          if (more.length > 0)
+            await importPosts(
+              ctx.db,
+              more.map((p) => conversationOf(p, p.id, (j) => p.id * 10 + j)),
+            )
+          const tokens = await tokenizeTexts(terms)
+          const searchable = terms.flatMap((term, i) => (tokens[i]!.length > 0 ? [{term, tokens: tokens[i]!}] : []))
+          if (searchable.length === 0) return
+          const query = {terms: searchable.map((s) => s.term), tokens: searchable.map((s) => s.tokens), start, end}
+          if (summaryShape(query).days) whole++
+          expect(counts(await summaryCounts(ctx.db, query))).toEqual(counts(await bruteForce(ctx, query)))
+        },
+      ),
+      {numRuns: 40},
+    )
+    // Phrases too long for the statistics are counted from the index instead: most must not be.
+    expect(whole).toBeGreaterThan(20)
+  }, 180_000)
 })
