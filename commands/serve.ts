@@ -149,10 +149,14 @@ export default class Serve extends BaseCommand<typeof Serve> {
     // The worker finishes and records its sends in flight before the store closes under it.
     await worker?.stop()
     await server.close()
+    // What this process changed in the store since it started: every write transaction (requests
+    // and the delivery worker), and how many commits (syncs) they took; SQLite's group commit puts
+    // several in one. An idle serve writes nothing, and says so.
     const {writes, commits} = writeStats(db)
-    if (writes > 0) {
-      const text = `store: ${writes} write transactions in ${commits} commits (${(writes / Math.max(commits, 1)).toFixed(1)} per commit)`
-      events.log('info', text, 'store write transactions', {writes, commits})
-    }
+    const text =
+      writes === 0
+        ? 'store: since start, 0 write transactions (nothing changed)'
+        : `store: since start, ${writes} write transaction${writes === 1 ? '' : 's'} (requests and delivery worker) in ${commits} commit${commits === 1 ? '' : 's'}, ${(writes / Math.max(commits, 1)).toFixed(1)} per commit`
+    events.log('info', text, 'store write transactions', {writes, commits})
   }
 }

@@ -207,14 +207,26 @@ function readyAndFirstInLine<O>(query: DeliveryQuery<O>, now: string): DeliveryQ
  * line for their partner and project (nothing older of the same project is still pending).
  */
 export async function claimable(db: Db, filter: ClaimFilter): Promise<DeliveryRow[]> {
-  let query = db
-    .selectFrom('partner_deliveries as d')
-    .selectAll('d')
-    .$call((q) => readyAndFirstInLine(q, filter.now))
-  if (!filter.ignoreSchedule) query = query.where('d.next_attempt_at', '<=', filter.now)
-  if (filter.projectIds) query = query.where('d.project_id', 'in', filter.projectIds.length ? filter.projectIds : [''])
-  if (filter.exclude?.length) query = query.where('d.seq', 'not in', filter.exclude)
+  const query = claimableRows(db.selectFrom('partner_deliveries as d').selectAll('d'), filter)
   return claimForUpdate(db, query.orderBy('d.seq').limit(filter.limit)).execute()
+}
+
+/**
+ * Whether `claimable` would find a row, asked with a plain read that locks nothing: an idle
+ * worker polls with this and opens no write transaction. It is only a hint; the claim that
+ * follows decides, so a row claimed by another process in between is simply not found there.
+ */
+export async function anyClaimable(db: Db, filter: Omit<ClaimFilter, 'limit'>): Promise<boolean> {
+  const row = await claimableRows(db.selectFrom('partner_deliveries as d').select('d.seq'), filter).limit(1).executeTakeFirst()
+  return row !== undefined
+}
+
+function claimableRows<O>(query: DeliveryQuery<O>, filter: Omit<ClaimFilter, 'limit'>): DeliveryQuery<O> {
+  let q = readyAndFirstInLine(query, filter.now)
+  if (!filter.ignoreSchedule) q = q.where('d.next_attempt_at', '<=', filter.now)
+  if (filter.projectIds) q = q.where('d.project_id', 'in', filter.projectIds.length ? filter.projectIds : [''])
+  if (filter.exclude?.length) q = q.where('d.seq', 'not in', filter.exclude)
+  return q
 }
 
 export async function lease(db: Db, seqs: number[], owner: string, until: string): Promise<void> {

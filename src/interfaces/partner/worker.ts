@@ -162,16 +162,14 @@ export class DeliveryWorker {
     // READ COMMITTED transaction, so workers in several processes never wait on or fail over
     // each other's claims; each project's order holds because a row is only claimable once every
     // older row of its project has left `pending`.
+    const filter = {now: iso(now), projectIds: options.projectIds, ignoreSchedule: options.now, exclude: tried}
+    // Most polls find nothing to send. Asking first with a read keeps an idle worker from
+    // committing a write transaction (and taking SQLite's write lock) twice a second.
+    if (!(await repo.anyClaimable(this.db, filter))) return []
     return writeTransaction(
       this.db,
       async (trx) => {
-        const rows = await repo.claimable(trx, {
-          now: iso(now),
-          projectIds: options.projectIds,
-          ignoreSchedule: options.now,
-          exclude: tried,
-          limit: this.concurrency,
-        })
+        const rows = await repo.claimable(trx, {...filter, limit: this.concurrency})
         await repo.lease(
           trx,
           rows.map((r) => r.seq),
