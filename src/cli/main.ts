@@ -1,7 +1,9 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {Config, Plugin, execute, settings, type Command, type Interfaces} from '@oclif/core'
+import {Config, Plugin, execute, handle, settings, type Command, type Interfaces} from '@oclif/core'
 import {COMMAND_LOADERS} from '../../commands/index.js'
+import {COMMAND_TOPICS} from '../../commands/topics.js'
+import {MedpanelHelp} from './help.js'
 
 /** The parts of oclif's Plugin that command lookup goes through (not in its public types). */
 interface PluginInternals {
@@ -94,9 +96,24 @@ async function load(options: CliOptions): Promise<Config> {
  * `--version` and every other command start as fast as without it.
  */
 function withoutPluginsUnlessAsked(pjson: Interfaces.PJSON): Interfaces.PJSON {
-  if (process.argv[2] === 'autocomplete' || !pjson.oclif?.plugins) return pjson
+  // Help is the other exception: the root listing shows `autocomplete`, and `help autocomplete` works.
+  if (process.argv[2] === 'autocomplete' || isHelpRequest(pjson, process.argv.slice(2)) || !pjson.oclif?.plugins) return pjson
   const {plugins: _plugins, ...oclif} = pjson.oclif
   return {...pjson, oclif}
+}
+
+/**
+ * Whether oclif would answer these arguments with help (its own test, main.ts helpAddition): no
+ * arguments, or a help flag before any `--`. `--version` wins over help there, and here too.
+ */
+function isHelpRequest(pjson: Interfaces.PJSON, argv: string[]): boolean {
+  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '-h') return true
+  const helpFlags = ['--help', ...(pjson.oclif?.additionalHelpFlags ?? [])]
+  for (const arg of argv) {
+    if (arg === '--' || arg === '--version') return false
+    if (helpFlags.includes(arg)) return true
+  }
+  return false
 }
 
 /** Edit distance, for "did you mean" on a mistyped command. */
@@ -123,7 +140,12 @@ function distance(a: string, b: string): number {
  */
 function conventions(config: Config, argv: string[]): string[] | undefined {
   const [first, ...rest] = argv
-  if (first === 'help') return rest.length > 0 ? [...rest, '--help'] : ['--help']
+  if (first === 'help') {
+    if (rest.length === 0) return ['--help']
+    // `help NAME` refuses an unknown NAME the way running it would.
+    const checked = conventions(config, rest)
+    return checked && [...checked, '--help']
+  }
   if (first === '-h') return ['--help', ...rest]
   if (first === 'version' || first === '-v') return ['--version', ...rest]
   if (argv.includes('--version') && argv.includes('--json') && (first === '--version' || first === '--json')) {
@@ -150,6 +172,17 @@ export async function runCli(options: CliOptions): Promise<void> {
   const config = await load(options)
   const args = conventions(config, process.argv.slice(2))
   if (args === undefined) return
+  // oclif would find a help class by importing the file package.json's oclif.helpClass names, and
+  // neither the bundle nor the single executable has such a file: help is answered here instead,
+  // with the class compiled in, the same way in a checkout, the executable and under Deno.
+  if (isHelpRequest(config.pjson, args)) {
+    try {
+      await new MedpanelHelp(config, COMMAND_TOPICS, config.pjson.oclif.helpOptions).showHelp(args)
+    } catch (error) {
+      await handle(error as Error)
+    }
+    return
+  }
   await execute({args, dir: options.root, loadOptions: config})
 }
 
