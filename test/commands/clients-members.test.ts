@@ -243,17 +243,45 @@ describe('client and member commands', () => {
     expect(cliJson(['show-member', String(member.user_id), ...base]).email).toBe('jo@clinic.example')
     expect(cliJson(['update-member', String(member.user_id), ...base, '--deactivate'])).toMatchObject({active: false, revoked_tokens: 0})
     expectUserError(
-      cli(['add-member', ...base, '--email', 'jo@clinic.example', '--password', 'long-enough-1', '--first-name', 'J', '--last-name', 'P', '--country', 'US', '--specialty', 'X']),
+      cli([
+        'add-member',
+        ...base,
+        '--email',
+        'jo@clinic.example',
+        '--password',
+        'long-enough-1',
+        '--first-name',
+        'J',
+        '--last-name',
+        'P',
+        '--country',
+        'US',
+        '--specialty',
+        'Urology',
+      ]),
       /email: a member with email jo@clinic.example already exists/,
     )
   })
 
   it('refuses an invalid NPI, short password or bad country, storing nothing', () => {
     const before = cliJson<unknown[]>(['list-members', ...base]).length
-    const args = ['add-member', ...base, '--email', 'new@clinic.example', '--first-name', 'N', '--last-name', 'M', '--specialty', 'X']
+    const args = ['add-member', ...base, '--email', 'new@clinic.example', '--first-name', 'N', '--last-name', 'M', '--specialty', 'Pediatrics']
     expectUserError(cli([...args, '--password', 'long-enough-1', '--country', 'US', '--npi', '1234567890']), /npi: must be a valid 10-digit NPI/)
     expectUserError(cli([...args, '--password', 'short', '--country', 'US']), /password: must be at least 8 characters/)
     expectUserError(cli([...args, '--password', 'long-enough-1', '--country', 'USA']), /country: must be an ISO 3166-1 alpha-2/)
     expect(cliJson<unknown[]>(['list-members', ...base])).toHaveLength(before)
+  })
+
+  it('checks --specialty against the list the demo uses, in any case, and stores its spelling', () => {
+    const args = ['add-member', ...base, '--password', 'long-enough-1', '--first-name', 'N', '--last-name', 'M', '--country', 'US']
+    expectUserError(
+      cli([...args, '--email', 'astro@clinic.example', '--specialty', 'Astrology']),
+      /--specialty: "Astrology" is not a known specialty \(for example Cardiology, .*; \d+ in all, listed in add-member --help\)$/,
+    )
+    expectUserError(cli([...args, '--email', 'cardio@clinic.example', '--specialty', 'cardio']), /for example Cardiology;/)
+    expect(cliJson<unknown[]>(['list-members', ...base])).toEqual([])
+    const member = cliJson([...args, '--email', 'fm@clinic.example', '--specialty', '  family MEDICINE '])
+    expect(member).toMatchObject({primary_specialty: 'Family Medicine'})
+    expect(cli(['add-member', '--help']).stdout.replace(/\s+/g, ' ')).toContain('Family Medicine, Gastroenterology')
   })
 })
