@@ -92,7 +92,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     // Relative: the document describes whichever medpanel serves it, at that address.
     servers: [{url: '/', description: 'this medpanel'}],
   })
-  app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true), 200, {'Cache-Control': 'no-store'}))
+  app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))
   swaggerUiRoutes(app)
 
   app.notFound((c) => {

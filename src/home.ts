@@ -6,14 +6,19 @@ import {DEMO_API_KEY, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_MEMBER} from './d
  * starts the authorization flow for the demo client and calls to copy. Plain HTML (no scripts),
  * under the same page headers as the consent pages.
  */
-export function homePage(base: string, demo: boolean) {
+export function homePage(base: string, demo: boolean, now: Date = new Date()) {
   const authorize = new URL('/oauth/authorize', base)
   authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: `${base}/demo/callback`, response_type: 'code', state: 'from-the-home-page'}).toString()
   const basic = `${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`
+  // The last 365 days up to now, like the calls the demo prints: its posts cover the last two
+  // years whenever it was seeded, and a fixed year would one day fall outside them.
+  const end = new Date(Math.floor(now.getTime() / 1000) * 1000)
+  const start = new Date(end.getTime() - 365 * 86_400_000)
+  const stamp = (d: Date) => d.toISOString().replace('.000Z', 'Z')
   const calls = [
     `curl -s -u ${basic} ${base}/balance/user_id/1/summary`,
     `curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d scope=pulses -u ${basic}`,
-    `curl -s "${base}/conversations/summary?terms%5B%5D=sepsis&start=2025-01-01T00:00:00Z&end=2025-12-31T23:59:59Z" -H "Accept: application/vnd.service-v1+json" -H "X-Service-Conversation-API-Key: ${DEMO_API_KEY}"`,
+    `curl -s "${base}/conversations/summary?terms%5B%5D=sepsis&start=${stamp(start)}&end=${stamp(end)}" -H "Accept: application/vnd.service-v1+json" -H "X-Service-Conversation-API-Key: ${DEMO_API_KEY}"`,
   ]
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>medpanel</title>

@@ -27,6 +27,21 @@ describe('GET /', () => {
     expect(await signIn.text()).toContain('Sign in')
   })
 
+  it("on a demo site: the conversations call's window is the last 365 days, inside the demo's posts", async () => {
+    ctx = await freshApp({demo: true})
+    await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
+    const page = (await (await ctx.app.request('http://127.0.0.1:8080/')).text()).replace(/&amp;/g, '&').replace(/&quot;/g, '"')
+    const url = new URL(/curl -s "(http:\/\/127\.0\.0\.1:8080\/conversations\/summary\?[^"]+)"/.exec(page)?.[1] ?? 'http://missing/')
+    const end = Date.parse(url.searchParams.get('end') ?? '')
+    const start = Date.parse(url.searchParams.get('start') ?? '')
+    expect(Math.abs(end - ctx.clock.now().getTime())).toBeLessThan(1000)
+    expect(end - start).toBe(365 * 86_400_000)
+    const res = await ctx.app.request(url.pathname + url.search, {
+      headers: {accept: 'application/vnd.service-v1+json', 'x-service-conversation-api-key': 'mpk_demo_conversations_key'},
+    })
+    expect(res.status).toBe(200)
+  })
+
   it('without the demo: no sign-in link and no published credentials', async () => {
     ctx = await freshApp()
     const page = await (await ctx.app.request('/')).text()
