@@ -60,7 +60,7 @@ async function postCounts(file: string) {
   }
 }
 
-describe('seed-pulses with the same --seed on two fresh stores', () => {
+describe('seed-pulses with the same --seed on two fresh stores', {timeout: 120_000}, () => {
   it('gives the same pulse content whatever client ids register-client drew', async () => {
     const env = {MEDPANEL_NOW: '2026-03-01T09:00:00Z'}
     const run = async () => {
@@ -97,7 +97,7 @@ describe('seed-pulses with the same --seed on two fresh stores', () => {
   })
 })
 
-describe('seed-posts run again with the same --seed', () => {
+describe('seed-posts run again with the same --seed', {timeout: 120_000}, () => {
   const flags = ['--comments', '2', '--from', '2024-01-01T00:00:00Z', '--to', '2024-06-30T23:59:59Z', '--seed', '4']
 
   it('adds nothing the second time, and only the difference with a larger --count', async () => {
@@ -160,21 +160,22 @@ describe('seed-posts run again with the same --seed', () => {
   })
 })
 
-describe('Ctrl-C during a seed', () => {
+// Seeding thousands of posts twice takes a while on PostgreSQL on a loaded machine: generous bounds.
+describe('Ctrl-C during a seed', {timeout: 240_000}, () => {
   it('seed-posts says what it kept, exits 130, and the same command completes it', async () => {
     const file = join(tempDir(), 'interrupted.db')
     await makeStoreFile(file)
-    const args = ['seed-posts', '--db', file, '--count', '8000', '--comments', '1', '--from', '2024-01-01T00:00:00Z', '--to', '2024-12-31T23:59:59Z', '--seed', '2']
+    const args = ['seed-posts', '--db', file, '--count', '5000', '--comments', '1', '--from', '2024-01-01T00:00:00Z', '--to', '2024-12-31T23:59:59Z', '--seed', '2']
     const run = startSeed(args)
-    await run.stderrMatches(/seeding posts: \d+\/8000\n/)
+    await run.stderrMatches(/seeding posts: \d+\/5000\n/)
     run.child.kill('SIGINT')
     expect(await run.exit).toBe(130)
     const {stderr} = run.out()
-    const line = stderr.match(/^Interrupted: kept (\d+) of 8000 posts \((\d+) added by this run\); run the same command again to add the rest\.$/m)
+    const line = stderr.match(/^Interrupted: kept (\d+) of 5000 posts \((\d+) added by this run\); run the same command again to add the rest\.$/m)
     expect(line, stderr).not.toBeNull()
     const kept = Number(line![1])
     expect(kept).toBeGreaterThan(0)
-    expect(kept).toBeLessThan(8000)
+    expect(kept).toBeLessThan(5000)
     expect(stderr).not.toMatch(/Error/)
     // Whole posts with all their comments: the store holds exactly what the line says.
     const partial = await postCounts(file)
@@ -182,8 +183,8 @@ describe('Ctrl-C during a seed', () => {
 
     const rest = cli([...args, '--json'])
     expect(rest.status, rest.stderr).toBe(0)
-    expect(JSON.parse(rest.stdout)).toMatchObject({posts: 8000 - kept, skipped: kept, interrupted: false})
-    expect(await postCounts(file)).toMatchObject({posts: 8000, orphans: 0})
+    expect(JSON.parse(rest.stdout)).toMatchObject({posts: 5000 - kept, skipped: kept, interrupted: false})
+    expect(await postCounts(file)).toMatchObject({posts: 5000, orphans: 0})
   })
 
   it('seed-pulses says what it kept, exits 130, and the same command completes it', async () => {
