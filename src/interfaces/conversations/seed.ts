@@ -142,7 +142,7 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
     return made
   }
 
-  const batch = 1_000
+  const batch = 2_000
   let done = 0
   let added = 0
   let skipped = 0
