@@ -5,7 +5,11 @@ import {BaseCommand} from './base-command.js'
 export default class RemoveClient extends BaseCommand<typeof RemoveClient> {
   static override description =
     'Remove a client. Refused while it has access tokens, authorization codes, API keys, pulses, undelivered partner deliveries or projects listing it as a partner; --force removes those with it (delivered history and ledger entries stay). update-client --expire disables a client and keeps everything.'
-  static override examples = ['<%= config.bin %> remove-client 3f2a…', '<%= config.bin %> remove-client 3f2a… --force --json']
+  static override examples = [
+    '<%= config.bin %> remove-client 3f2a…',
+    '<%= config.bin %> remove-client 3f2a… --force --json',
+    '<%= config.bin %> remove-client "$(<%= config.bin %> register-client --name Trial --url https://trial.example --logo-url https://trial.example/l.png --grant balance --json | jq -r .client_id)"',
+  ]
   static override args = {id: Args.string({description: 'client_id', required: true})}
   static override flags = {
     force: Flags.boolean({
