@@ -185,7 +185,7 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
     expect(statuses.filter((s) => s === 422)).toHaveLength(15)
     const summary = await fetch(`${server!.url}/balance/user_id/${memberId}/summary`, {headers: {authorization: basic()}})
     expect(await summary.text()).toContain('"available_funds":0,')
-    const ledger = cliJson<{type: string}[]>(['list-transactions', 'user_id', String(memberId), ...store])
+    const ledger = cliJson<{type: string}[]>(['list-transactions', '--limit', '100000', 'user_id', String(memberId), ...store])
     expect(ledger.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(26)
   })
 
