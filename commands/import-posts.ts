@@ -13,6 +13,7 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
   static override asked = ['file']
   static override flags = {
     file: Flags.string({description: 'JSON file to load ("-" reads standard input)'}),
+    'allow-empty': Flags.boolean({description: 'accept a file with no posts and import nothing (refused otherwise)', default: false}),
   }
 
   async run(): Promise<LoadResult> {
@@ -28,6 +29,15 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
       document = JSON.parse(text)
     } catch (error) {
       throw new AppError('bad_request', `${file} is not JSON: ${(error as Error).message}`)
+    }
+    // An empty list is far more often a broken export or a wrong filter than data, and saying
+    // "done" to it hides that: as with push-members, importing nothing takes an explicit flag.
+    const list = Array.isArray(document) ? document : (document as {conversations?: unknown} | null)?.conversations
+    if (Array.isArray(list) && list.length === 0) {
+      if (!this.flags['allow-empty'])
+        throw new AppError('bad_request', `${file === '-' ? 'standard input' : file} holds no posts; to accept that and import nothing, add --allow-empty`)
+      this.say('No posts in the file: nothing imported.')
+      return {posts: 0, comments: 0, authors: 0, replaced_posts: 0}
     }
     const result = await importPosts((await this.openStore()).db, document)
     this.say(formatRecord({...result}))

@@ -1,15 +1,36 @@
-import {listMembers, type MemberView} from '../src/registry/views.js'
-import {BaseCommand} from './base-command.js'
+import type {MemberView} from '../src/registry/views.js'
+import {pageMembers} from '../src/operator/members.js'
+import {BaseCommand, choiceFlag} from './base-command.js'
+import {pagingFlags, sayMore, sinceFlag} from './output/paging.js'
 import {memberTable} from './output/registry.js'
 
 export default class ListMembers extends BaseCommand<typeof ListMembers> {
-  static override description = 'List members'
+  static override description = 'List members by user_id, 100 at a time unless told (--limit, --offset)'
   static override readsOnly = true
-  static override examples = ['<%= config.bin %> list-members', "<%= config.bin %> list-members --json | jq '.[].email'"]
+  static override examples = [
+    '<%= config.bin %> list-members',
+    "<%= config.bin %> list-members --json | jq '.[].email'",
+    '<%= config.bin %> list-members --status inactive --since 2026-01-01 --limit 20 --offset 20',
+  ]
+  static override flags = {
+    ...pagingFlags('members'),
+    status: choiceFlag(['active', 'inactive'] as const, {description: 'only active or only deactivated members'}),
+    since: sinceFlag('members added'),
+  }
 
   async run(): Promise<MemberView[]> {
-    const members = await listMembers((await this.openStore()).db)
-    this.say(members.length ? memberTable(members) : 'No members yet. Add one with add-member.')
-    return members
+    const f = this.flags
+    const {rows, total} = await pageMembers((await this.openStore()).db, {
+      limit: f.limit,
+      offset: f.offset,
+      ...(f.status ? {active: f.status === 'active'} : {}),
+      ...(f.since ? {since: f.since} : {}),
+    })
+    const filtered = f.status !== undefined || f.since !== undefined
+    this.say(
+      rows.length ? memberTable(rows) : total ? `No members at offset ${f.offset} (${total} in all).` : filtered ? 'No members match.' : 'No members yet. Add one with add-member.',
+    )
+    sayMore('members', f, rows.length, total)
+    return rows
   }
 }

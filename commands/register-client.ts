@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
-import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant} from '../src/registry/schema.js'
+import type {z} from 'zod'
+import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant, httpUrl, redirectUri} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
@@ -31,7 +32,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     }),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "algorithm the client's ID tokens are signed with (OpenID Connect)", default: 'RS256'}),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
-    grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate)'}),
+    grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
     'partner-url': Flags.string({
       description: 'partner base URL, without /v1 (partner grant): https, or http on loopback; never link-local (169.254.x.x, fe80::) or with user:password@ in it',
@@ -47,16 +48,41 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['partner-password-stdin']}),
   }
 
+  /** A sign-on client (the default grant) cannot do without a redirect URI: asked with the rest. */
+  protected override askedNow(): string[] {
+    const grants = (this.flags.grant ?? ['signon']) as Grant[]
+    return grants.includes('signon') ? [...RegisterClient.asked, 'redirect-uri'] : RegisterClient.asked
+  }
+
   async run(): Promise<RegisteredClient> {
     const flags = this.flags
     const grants = (flags.grant ?? ['signon']) as Grant[]
+    // At a terminal each answer is checked as it is typed, by the rules the store applies.
     const name = await this.need(flags.name, 'name', 'Company name')
-    const url = await this.need(flags.url, 'url', 'Company URL')
-    const logoUrl = await this.need(flags['logo-url'], 'logo-url', 'Logo URL')
+    const url = await this.need(flags.url, 'url', 'Company URL', checkWith(httpUrl))
+    const logoUrl = await this.need(flags['logo-url'], 'logo-url', 'Logo URL', checkWith(httpUrl))
     let redirectUris = flags['redirect-uri'] ?? []
     if (grants.includes('signon') && redirectUris.length === 0 && this.canPrompt()) {
       const {input} = await import('@inquirer/prompts')
-      redirectUris = (await input({message: 'Redirect URI(s), comma-separated', required: true})).split(',').map((s) => s.trim())
+      const list = (text: string) =>
+        text
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      const one = checkWith(redirectUri)
+      redirectUris = list(
+        await input({
+          message: 'Redirect URI(s), comma-separated',
+          required: true,
+          validate: (text) => {
+            for (const uri of list(text)) {
+              const verdict = one(uri)
+              if (verdict !== true) return `${uri}: ${verdict}`
+            }
+            return list(text).length > 0 ? true : 'at least one redirect URI'
+          },
+        }),
+      )
     }
     const client = await registerClient(
       (await this.openStore()).db,
@@ -88,5 +114,13 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       )
     }
     return client
+  }
+}
+
+/** A prompt's check from a schema: true, or the schema's first message. */
+function checkWith(schema: z.ZodType<unknown>): (value: string) => true | string {
+  return (value) => {
+    const result = schema.safeParse(value)
+    return result.success ? true : (result.error.issues[0]?.message ?? 'not valid')
   }
 }

@@ -1,21 +1,28 @@
 import {Flags} from '@oclif/core'
-import {seedPosts, type SeedResult} from '../src/interfaces/conversations/seed.js'
+import {MAX_SEED, MAX_SEED_POSTS, seedPosts, type SeedResult} from '../src/interfaces/conversations/seed.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
+import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 
 export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
-  static override description = 'Generate realistic community posts and comments for interface E, deterministic from --seed'
+  static override description =
+    'Generate realistic community posts and comments for interface E, deterministic from --seed. Each seed owns its own post ids; re-running skips posts already stored, so a larger --count adds only the rest, and a run stopped with Ctrl-C is completed by running it again.'
   static override examples = [
     '<%= config.bin %> seed-posts',
     '<%= config.bin %> seed-posts --count 5000 --comments 3 --from 2024-01-01T00:00:00Z --to 2025-12-31T23:59:59Z --seed 7',
   ]
 
   static override flags = {
-    count: Flags.integer({description: 'posts to generate', default: 1000, min: 1, max: 5_000_000}),
+    count: Flags.integer({description: 'posts to generate', default: 1000, min: 1, max: MAX_SEED_POSTS}),
     comments: Flags.integer({description: 'average comments per post (each post gets 0 to twice this)', default: 5, min: 0, max: 100}),
     from: Flags.string({description: 'earliest published_at (ISO 8601); default: one year before --to'}),
     to: Flags.string({description: 'latest published_at (ISO 8601); default: now'}),
-    seed: Flags.integer({description: 'random seed: the same seed gives the same posts', default: 1}),
+    seed: Flags.integer({
+      description: `random seed from 0 to ${MAX_SEED}: the same seed (with the same --comments, --from and --to) gives the same posts, under post ids ${MAX_SEED_POSTS}×seed+1 onwards`,
+      default: 1,
+      min: 0,
+      max: MAX_SEED,
+    }),
   }
 
   async run(): Promise<SeedResult> {
@@ -24,8 +31,32 @@ export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
     const from = f.from ?? new Date(new Date(to).getTime() - 365 * 86_400_000).toISOString()
     const {db} = await this.openStore()
     const progress = await this.progress('seeding posts', f.count)
-    const result = await seedPosts(db, {count: f.count, comments: f.comments, from, to, seed: f.seed}, (done) => progress.update(done)).finally(() => progress.stop())
+    const interrupt = catchInterrupt()
+    const result = await seedPosts(
+      db,
+      {count: f.count, comments: f.comments, from, to, seed: f.seed},
+      (done) => progress.update(done),
+      () => interrupt.requested,
+    ).finally(() => {
+      progress.stop()
+      interrupt.release()
+    })
+    if (result.interrupted) {
+      // What was written is kept (and so is a store this run made): say how much, and how to finish.
+      this.announceNewStore()
+      process.stderr.write(
+        `Interrupted: kept ${result.skipped + result.posts} of ${f.count} posts (${result.posts} added by this run); run the same command again to add the rest.\n`,
+      )
+      process.exitCode = INTERRUPTED_EXIT
+    }
     this.say(formatRecord({...result}))
+    if (!result.interrupted) {
+      this.say(
+        result.posts === 0
+          ? `Nothing added: all ${result.skipped} posts of seed ${result.seed} are already stored.`
+          : `${result.posts} post(s) added with ${result.comments} comment(s)${result.skipped ? `, ${result.skipped} already stored (skipped)` : ''}.`,
+      )
+    }
     return result
   }
 }

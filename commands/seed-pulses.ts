@@ -2,10 +2,11 @@ import {Flags} from '@oclif/core'
 import {seedPulses, type SeedPulsesResult} from '../src/interfaces/pulse/seed.js'
 import {formatTable} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
+import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 
 export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
   static override description =
-    'Generate realistic physician pulses (interface D) owned by a client, deterministic from --seed. Pulse i gets status i mod 7 (Launched, Completed, Held, Draft, Queued, PendingMasterApproval, Pending); fielded pulses get --respondents each. Re-running skips pulses that already exist.'
+    'Generate realistic physician pulses (interface D) owned by a client, deterministic from --seed (the content does not depend on the client; the project ids do). Pulse i gets status i mod 7 (Launched, Completed, Held, Draft, Queued, PendingMasterApproval, Pending); fielded pulses get --respondents each. Re-running skips pulses that already exist, so a run stopped with Ctrl-C is completed by running it again.'
   static override examples = [
     '<%= config.bin %> seed-pulses --client demo-client',
     '<%= config.bin %> seed-pulses --client demo-client --count 7 --respondents 500 --seed 42 --json',
@@ -16,7 +17,7 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     client: Flags.string({description: 'client_id of the owner (needs the pulses grant)'}),
     count: Flags.integer({description: 'pulses to generate (3 or more covers every question type and respondent status; 7 every pulse status)', default: 3, min: 1, max: 1000}),
     respondents: Flags.integer({description: 'respondents per fielded pulse', default: 200, min: 0, max: 100_000}),
-    seed: Flags.string({description: 'random seed: the same seed and client give the same pulses', default: '1'}),
+    seed: Flags.string({description: 'random seed: the same seed gives the same pulses (the same ids too for the same client)', default: '1'}),
   }
 
   async run(): Promise<SeedPulsesResult> {
@@ -24,9 +25,25 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const {db} = await this.openStore()
     const progress = await this.progress('seeding pulses', f.count)
-    const result = await seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), (done) => progress.update(done)).finally(() =>
-      progress.stop(),
-    )
+    const interrupt = catchInterrupt()
+    const result = await seedPulses(
+      db,
+      {clientId, count: f.count, respondents: f.respondents, seed: f.seed},
+      this.clock.now(),
+      (done) => progress.update(done),
+      () => interrupt.requested,
+    ).finally(() => {
+      progress.stop()
+      interrupt.release()
+    })
+    if (result.interrupted) {
+      // Each pulse is written whole in its own transaction: what was written is kept, and the
+      // same command skips it next time.
+      this.announceNewStore()
+      const kept = result.created.length + result.skipped.length
+      process.stderr.write(`Interrupted: kept ${kept} of ${f.count} pulses (${result.created.length} created by this run); run the same command again to create the rest.\n`)
+      process.exitCode = INTERRUPTED_EXIT
+    }
     if (result.created.length > 0) {
       this.say(
         formatTable(result.created, [

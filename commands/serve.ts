@@ -54,6 +54,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
       default: true,
       allowNo: true,
     }),
+    'listen-url': Flags.string({
+      description:
+        "with --database-url through a pooler in transaction mode (PgBouncer): a URL that reaches the same PostgreSQL database directly, for the one connection per process that listens for cache changes. Without it the caches stay off behind such a pooler (every lookup reads the database); a URL on which the store's own notifications are not heard leaves them off too",
+      env: 'MEDPANEL_LISTEN_URL',
+      helpGroup: 'STORE',
+    }),
     'metrics-token': Flags.string({
       description:
         'a secret (16+ characters; openssl rand -hex 32) that opens /metrics to any caller sending it as "Authorization: Bearer TOKEN", and only to them; without it /metrics answers only loopback callers. Prefer the variable, which ps does not show',
@@ -89,10 +95,16 @@ export default class Serve extends BaseCommand<typeof Serve> {
       const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
       throw new AppError('bad_request', why)
     }
+    const listenUrl = this.flags['listen-url']
+    if (listenUrl !== undefined) {
+      if (!/^postgres(ql)?:\/\//i.test(listenUrl)) throw new AppError('bad_request', '--listen-url (or MEDPANEL_LISTEN_URL) must be a postgres:// URL')
+      if (!/^postgres(ql)?:\/\//i.test(this.flags['database-url'] ?? ''))
+        throw new AppError('bad_request', '--listen-url (or MEDPANEL_LISTEN_URL) applies to a PostgreSQL store: give --database-url postgres://… too')
+    }
     // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
     // ready line (or during start-up) still gets the graceful path below, never the default kill.
     const signalled = untilSignal()
-    const {db} = await this.openStore({reader: true})
+    const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {})})
     const flags = this.flags
     const logFormat = this.logFormat()
     // Lines of their own (start, stop, warnings) go straight out, as they always did; the access

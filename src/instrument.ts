@@ -8,7 +8,7 @@ import {listClients} from './registry/repository.js'
 import {hasGrant} from './registry/service.js'
 import {bindMetrics, metricsOf} from './store/context.js'
 import type {Db} from './store/database.js'
-import {poolCounts, readerOf, storeFile} from './store/db.js'
+import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
 
@@ -27,7 +27,9 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
     outbox: () => outboxBacklog(db, clock),
     searchThreadsBusy: () => searchThreadsBusy(db),
     migrationsApplied: () => appliedMigrations(readerOf(db)),
-    ...(postgres ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}} : {sqliteWalBytes: () => walBytes(storeFile(db))}),
+    ...(postgres
+      ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}
+      : {sqliteWalBytes: () => walBytes(storeFile(db))}),
   })
   bindMetrics(db, metrics)
   return metrics

@@ -147,9 +147,18 @@ function conventions(config: Config, argv: string[]): string[] | undefined {
     return checked && [...checked, '--help']
   }
   if (first === '-h') return ['--help', ...rest]
-  if (first === 'version' || first === '-v') return ['--version', ...rest]
+  if (first === 'version' || first === '-v') return conventions(config, ['--version', ...rest])
   if (argv.includes('--version') && argv.includes('--json') && (first === '--version' || first === '--json')) {
-    process.stdout.write(`${JSON.stringify({name: config.bin, version: config.version, node: process.version, platform: `${process.platform}-${process.arch}`})}\n`)
+    const {name, version} = runtime()
+    process.stdout.write(
+      `${JSON.stringify({name: config.bin, version: config.version, node: process.version, runtime: name, runtime_version: version, platform: `${process.platform}-${process.arch}`})}\n`,
+    )
+    return undefined
+  }
+  // oclif's own line names Node's version, which under Deno is only the version Deno imitates.
+  if (argv.length === 1 && first === '--version') {
+    const {name, version} = runtime()
+    process.stdout.write(`${config.bin}/${config.version} ${process.platform}-${process.arch} ${name}-${version}\n`)
     return undefined
   }
   if (first !== undefined && !first.startsWith('-') && !config.findCommand(first)) {
@@ -165,6 +174,12 @@ function conventions(config: Config, argv: string[]): string[] | undefined {
     return undefined
   }
   return argv
+}
+
+/** The runtime this process is: Deno (which also answers to `process.version`) or Node. */
+function runtime(): {name: 'deno' | 'node'; version: string} {
+  const deno = (globalThis as {Deno?: {version?: {deno?: string}}}).Deno?.version?.deno
+  return deno ? {name: 'deno', version: deno} : {name: 'node', version: process.version}
 }
 
 /** Runs the CLI: bin/run.js in a checkout, src/exe.ts in the single executable. */

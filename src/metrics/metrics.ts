@@ -80,6 +80,8 @@ export interface MetricSources {
   sqliteWalBytes?: () => number
   /** PostgreSQL stores: this process's connection pool. */
   pgPool?: () => PoolCounts
+  /** PostgreSQL stores: whether this process's caches are on (its listener hears the store's changes). */
+  pgCachesListening?: () => boolean
 }
 
 type Child = {inc(value?: number): void}
@@ -338,7 +340,7 @@ export class Metrics {
       batchSize: histogram('store_commit_batch_size', 'Write transactions per commit (the group writer, on either store)', config.metrics.commitBatchBuckets),
       commitDuration: histogram('store_commit_duration_seconds', 'Time of one COMMIT with its sync to disk', config.metrics.commitSecondsBuckets),
     }
-    const {sqliteWalBytes, pgPool} = sources
+    const {sqliteWalBytes, pgPool, pgCachesListening} = sources
     if (sqliteWalBytes) {
       scraped({name: name('store_sqlite_wal_bytes'), help: "Size of the SQLite store's write-ahead log file", registers}, (gauge) => gauge.set(sqliteWalBytes()))
     }
@@ -351,6 +353,16 @@ export class Metrics {
           gauge.set({state: 'idle'}, counts.idle)
           gauge.set({state: 'waiting'}, counts.waiting)
         },
+      )
+    }
+    if (pgCachesListening) {
+      scraped(
+        {
+          name: name('store_pg_cache_listening'),
+          help: "1 while this process's caches are on (its listener hears the store's changes), 0 while every lookup reads the database",
+          registers,
+        },
+        (gauge) => gauge.set(pgCachesListening() ? 1 : 0),
       )
     }
     scraped({name: name('store_migrations_applied'), help: 'Store migrations recorded as applied', registers}, async (gauge) => gauge.set(await sources.migrationsApplied()))

@@ -16,7 +16,8 @@ function isLoopback(url: URL): boolean {
   return LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname)
 }
 
-const httpUrl = z
+/** A company or logo URL: http(s), absolute. */
+export const httpUrl = z
   .string()
   .trim()
   .max(2048, 'must be at most 2048 characters')

@@ -11,7 +11,7 @@ import {postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
 import {contextOf, inheritContext, setContext, type DirectExecutor, type StoreContext} from './context.js'
 import {beginRead, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
-import {CacheVersion, listenForChanges, trackCacheWrites} from './postgres/listen.js'
+import {CacheVersion, listenForChanges, PROBE_CHANNEL, trackCacheWrites} from './postgres/listen.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 
 export {openSqlite}
@@ -42,6 +42,12 @@ export interface StoreOptions {
   reader?: boolean
   /** PostgreSQL only: connections in this process's pool. */
   poolSize?: number
+  /**
+   * PostgreSQL only: where the cache listener connects, when `url` goes through a pooler in
+   * transaction mode (where LISTEN cannot work): a URL that reaches the same database directly.
+   * The listener checks that it hears the store's own notifications there before any caching.
+   */
+  listenUrl?: string
 }
 
 export interface Store<DB = Database> {
@@ -117,6 +123,14 @@ export function onStoreClose(db: Kysely<any>, fn: () => Promise<void>): void {
   const list = closers.get(db) ?? []
   list.push(fn)
   closers.set(db, list)
+}
+
+/**
+ * PostgreSQL: whether this process caches now (its listener hears the store's changes); undefined
+ * on SQLite, whose caches need no listener.
+ */
+export function cachesListening(db: Kysely<any>): boolean | undefined {
+  return storeKind(db) === 'postgres' ? contextOf(db)?.version?.() !== undefined : undefined
 }
 
 /** PostgreSQL: the connections of this process's pool; undefined for SQLite. */
@@ -206,7 +220,15 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
     }
     if (cacheVersion && options.url && schema === SERVICE_SCHEMA) {
       // Started once the schema (and its triggers) is in place; undefined, so no caching, until it listens.
-      onStoreClose(db as Kysely<any>, listenForChanges(options.url, cacheVersion))
+      const separate = options.listenUrl !== undefined && options.listenUrl !== options.url
+      onStoreClose(
+        db as Kysely<any>,
+        listenForChanges(
+          options.listenUrl ?? options.url,
+          cacheVersion,
+          separate ? {probe: (token) => sql`select pg_notify(${PROBE_CHANNEL}, ${token})`.execute(db).then(() => undefined)} : {},
+        ),
+      )
       contextOf(db)!.version = cacheVersion.current
     }
   } catch (error) {

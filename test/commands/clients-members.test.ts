@@ -88,7 +88,8 @@ describe('client and member commands', () => {
     )
     expectUserError(
       cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png']),
-      /redirect_uris: a signon client needs at least one redirect URI/,
+      // Named with the other values a sign-on client cannot do without, before anything else is checked.
+      /missing required flag --redirect-uri \(a terminal would be asked for it\)/,
     )
     expectUserError(
       cli(['register-client', ...base, '--name', 'X', '--url', 'not a url', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'https://x.example/cb']),
@@ -102,7 +103,7 @@ describe('client and member commands', () => {
   })
 
   it('without a terminal, a missing value is an error naming the flag', () => {
-    expectUserError(cli(['register-client', ...base, '--name', 'X']), /missing required flags --url, --logo-url \(a terminal would be asked for them\)/)
+    expectUserError(cli(['register-client', ...base, '--name', 'X']), /missing required flags --url, --logo-url, --redirect-uri \(a terminal would be asked for them\)/)
   })
 
   it('oclif parse errors follow the same rule', () => {

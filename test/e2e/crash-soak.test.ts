@@ -202,7 +202,7 @@ describe('crashes, repeated', () => {
         const before = (await received()).length
         for (let i = 0; i < 200 && (await received()).length < before + 20; i++) await sleep(10)
         await kill(server)
-        const pending = cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'pending'])
+        const pending = cliJson<unknown[]>(['list-deliveries', '--limit', '100000', ...db, '--status', 'pending'])
         if (pending.length > 0) killsDuringDelivery++
       }
       expect(killsDuringDelivery).toBeGreaterThanOrEqual(3)
@@ -212,7 +212,7 @@ describe('crashes, repeated', () => {
         let members: unknown[] = []
         for (let i = 0; i < 600; i++) {
           members = await received()
-          if (members.length === all.length && cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'pending']).length === 0) break
+          if (members.length === all.length && cliJson<unknown[]>(['list-deliveries', '--limit', '100000', ...db, '--status', 'pending']).length === 0) break
           await sleep(50)
         }
         // Exactly the final state, in the order it was pushed: no member lost or doubled.

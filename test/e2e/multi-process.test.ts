@@ -138,7 +138,7 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
       const summary = await fetch(`${server.url}/balance/user_id/1/summary`, {headers: {authorization: basic()}})
       expect(await summary.text()).toContain('"available_funds":0.3,')
     }
-    const ledger = cliJson<{type: string; current_balance: number}[]>(['list-transactions', 'user_id', '1', ...store])
+    const ledger = cliJson<{type: string; current_balance: number}[]>(['list-transactions', '--limit', '100000', 'user_id', '1', ...store])
     expect(ledger.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(133)
     expect(Math.min(...ledger.map((t) => t.current_balance))).toBeGreaterThanOrEqual(0)
   })
@@ -167,13 +167,13 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
   it("pushes queued while all three run reach partner-serve once each, in each project's order", async () => {
     const projects = ['PA', 'PB', 'PC', 'PD']
     for (const project of projects) pushStudy(project, 20, 300000000)
-    const queued = cliJson<{id: string; project_id: string; path: string; method: string}[]>(['list-deliveries', ...store])
+    const queued = cliJson<{id: string; project_id: string; path: string; method: string}[]>(['list-deliveries', '--limit', '100000', ...store])
     // Per project: the project, its quota, and twenty one-member chunks of the list.
     expect(queued.length).toBe(projects.length * 22)
 
     let delivered: {id: string; status: string}[] = []
     for (let i = 0; i < 600; i++) {
-      delivered = cliJson(['list-deliveries', ...store])
+      delivered = cliJson(['list-deliveries', '--limit', '100000', ...store])
       if (delivered.every((d) => d.status === 'delivered')) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -200,7 +200,7 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
   it('a process SIGKILLed mid-send leaves its deliveries to the others: each arrives, at most resent with its own id, in order', async () => {
     const projects = ['KA', 'KB', 'KC']
     for (const project of projects) pushStudy(project, 60, 400000000)
-    const queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', ...store]).filter((d) => projects.includes(d.project_id))
+    const queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter((d) => projects.includes(d.project_id))
     const received = await openReceiverStore(join(dir, 'partner.db'))
     try {
       const arrived = async () =>
@@ -213,7 +213,9 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
 
       let pending = queued.length
       for (let i = 0; i < 600 && pending > 0; i++) {
-        pending = cliJson<{id: string; status: string}[]>(['list-deliveries', ...store]).filter((d) => queued.some((q) => q.id === d.id) && d.status !== 'delivered').length
+        pending = cliJson<{id: string; status: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter(
+          (d) => queued.some((q) => q.id === d.id) && d.status !== 'delivered',
+        ).length
         if (pending > 0) await new Promise((resolve) => setTimeout(resolve, 100))
       }
       expect(pending).toBe(0)

@@ -28,6 +28,8 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
   const dir = tempDir('medpanel-pgbouncer-')
   let bouncer: ChildProcess | undefined
   let url: string
+  /** The same database, reached without PgBouncer. */
+  let directUrl: string
   let store: string[]
   let server: RunningCli | undefined
   let client: {client_id: string; client_secret: string}
@@ -42,6 +44,7 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
     const tracksPrepared = version !== null && (Number(version[1]) > 1 || Number(version[2]) >= 21)
 
     const direct = new URL(await freshDatabaseUrl())
+    directUrl = direct.toString()
     const port = await freePort()
     const user = decodeURIComponent(direct.username)
     writeFileSync(join(dir, 'userlist.txt'), `"${user}" ""\n`)
@@ -182,7 +185,7 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
     expect(statuses.filter((s) => s === 422)).toHaveLength(15)
     const summary = await fetch(`${server!.url}/balance/user_id/${memberId}/summary`, {headers: {authorization: basic()}})
     expect(await summary.text()).toContain('"available_funds":0,')
-    const ledger = cliJson<{type: string}[]>(['list-transactions', 'user_id', String(memberId), ...store])
+    const ledger = cliJson<{type: string}[]>(['list-transactions', '--limit', '100000', 'user_id', String(memberId), ...store])
     expect(ledger.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(26)
   })
 
@@ -195,6 +198,68 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
     const body = (await res.json()) as {summary: {uniques: {posts: number; comments: number}}}
     expect(res.status, JSON.stringify(body)).toBe(200)
     expect(body.summary.uniques.posts).toBeGreaterThan(0)
+  })
+
+  /** This serve's caches gauge: 1 while its listener hears the store's changes. */
+  const cachesOn = async (base: string) => {
+    const text = await (await fetch(`${base}/metrics`)).text()
+    return /^medpanel_store_pg_cache_listening (\d)/m.exec(text)?.[1]
+  }
+  const waitFor = async (what: string, probe: () => Promise<boolean>, limitMs = 20_000) => {
+    const started = Date.now()
+    while (!(await probe())) {
+      if (Date.now() - started > limitMs) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  it('keeps the caches off behind the pooler, and on with --listen-url reaching the database directly', async () => {
+    expect(await cachesOn(server!.url)).toBe('0')
+    const direct = await startCli(['serve', ...store, '--port', '0', '--listen-url', directUrl])
+    try {
+      await waitFor('the direct listener to hear the store', async () => (await cachesOn(direct.url)) === '1')
+      const {access_token: token} = cliJson<{access_token: string}>(['issue-token', ...store, '--member', String(memberId), '--client', client.client_id])
+      const info = () => fetch(`${direct.url}/oauth/token/info`, {headers: {authorization: `Bearer ${token}`}}).then((r) => r.status)
+      expect(await info()).toBe(200)
+      expect(await info()).toBe(200)
+      // Revoked through the other serve (and so through the pool): the cached token is refused at once.
+      const revoked = await fetch(`${server!.url}/oauth/revoke`, {
+        method: 'POST',
+        headers: {authorization: basic(), 'content-type': 'application/x-www-form-urlencoded'},
+        body: new URLSearchParams({token}),
+      })
+      expect(revoked.status).toBe(200)
+      await waitFor('the revocation to be heard', async () => (await info()) === 401, 5_000)
+    } finally {
+      await direct.stop('SIGTERM')
+    }
+  })
+
+  it('leaves the caches off when --listen-url does not hear the store (another database)', async () => {
+    const other = new URL(directUrl)
+    const name = `${other.pathname.slice(1)}_elsewhere`
+    const admin = new URL(directUrl)
+    admin.pathname = '/postgres'
+    expect(spawnSync('psql', [admin.toString(), '-Atc', `create database ${name}`], {encoding: 'utf8'}).status).toBe(0)
+    other.pathname = `/${name}`
+    const elsewhere = await startCli(['serve', ...store, '--port', '0', '--listen-url', other.toString()])
+    try {
+      // The probe waits 5 s for its notification; well past that, the caches are still off.
+      await new Promise((resolve) => setTimeout(resolve, 7_000))
+      expect(await cachesOn(elsewhere.url)).toBe('0')
+    } finally {
+      await elsewhere.stop('SIGTERM')
+      spawnSync('psql', [admin.toString(), '-Atc', `drop database if exists ${name}`])
+    }
+  })
+
+  it('refuses --listen-url that is no PostgreSQL URL, or without a PostgreSQL store', () => {
+    const bad = cli(['serve', ...store, '--port', '0', '--listen-url', 'mysql://x'])
+    expect(bad.status).toBe(1)
+    expect(bad.stderr.trim()).toBe('Error: --listen-url (or MEDPANEL_LISTEN_URL) must be a postgres:// URL')
+    const sqlite = cli(['serve', '--database-url', `sqlite:${join(dir, 'x.db')}`, '--port', '0', '--listen-url', directUrl])
+    expect(sqlite.status).toBe(1)
+    expect(sqlite.stderr.trim()).toBe('Error: --listen-url (or MEDPANEL_LISTEN_URL) applies to a PostgreSQL store: give --database-url postgres://… too')
   })
 })
 

@@ -2,9 +2,16 @@ import vocabulary from '../../../data/conversations/vocabulary.json' with {type:
 import {badRequest} from '../../errors.js'
 import type {Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {sql} from 'kysely'
+import {Rng} from '../pulse/prng.js'
 import * as repo from './repository.js'
 import {isIsoDateTime} from './schema.js'
 import type {NewAuthorRow, NewCommentRow, NewPostRow} from './tables.js'
+
+/** The largest --count, and so the size of the block of post ids each seed owns. */
+export const MAX_SEED_POSTS = 5_000_000
+/** Seeds whose blocks of post ids fit below 2^31 (ids are the low 31 bits of the search key). */
+export const MAX_SEED = Math.floor((2 ** 31 - 1) / MAX_SEED_POSTS) - 1
 
 export interface SeedOptions {
   count: number
@@ -16,14 +23,21 @@ export interface SeedOptions {
 }
 
 export interface SeedResult {
+  /** Posts this run added (those of the seed's first --count not yet in the store). */
   posts: number
+  /** Comments this run added, with those posts. */
   comments: number
+  /** Posts of the seed's first --count that were already stored: left as they are. */
+  skipped: number
+  /** Authors of the seed's posts seen by this run. */
   authors: number
   first_post_id: number
   last_post_id: number
   from: string
   to: string
   seed: number
+  /** True when the run was asked to stop (Ctrl-C) before it reached --count. */
+  interrupted: boolean
 }
 
 /** A small, fast, seedable generator (mulberry32): the same seed always gives the same data. */
@@ -76,15 +90,39 @@ function sentenceCase(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
+/** The id of the seed's post `index` (0-based): every seed owns a block of MAX_SEED_POSTS ids. */
+export function seedPostId(seed: number, index: number): number {
+  return seed * MAX_SEED_POSTS + index + 1
+}
+
+/** Author `index` of a seed's pool, drawn from its own stream, so it never depends on --count. */
+function seedAuthor(seed: number, index: number, countryWeights: readonly (typeof vocabulary.countries)[number][]): NewAuthorRow {
+  const r = new Rng(`${seed}:author:${index}`)
+  const w = new Writer(() => r.next())
+  const country = w.pick(countryWeights)
+  return {
+    id: `${seed}-${String(index + 1).padStart(6, '0')}`,
+    specialty: w.pick(vocabulary.specialties),
+    country_of_practice: country.code,
+    zipcode: w.zip(country.zip),
+    post_badge: 0,
+    comment_badge: 0,
+  }
+}
+
 /**
  * Generates realistic physician-community posts and comments, deterministic from the seed, with
- * publication dates spread over [from, to]. New posts and comments get ids after the highest in
- * the store. `onProgress` hears how many posts are written so far.
+ * publication dates spread over [from, to]. Post i of a seed always gets the same id and the same
+ * content (drawn from a stream of its own, never from --count), so a second run with the same
+ * options skips what is stored and a larger --count adds only the rest. Comments get ids after the
+ * highest in the store. Each batch of posts is one transaction, and `shouldStop` is asked between
+ * batches: an interrupted run leaves whole posts with all their comments, and running it again
+ * completes it. `onProgress` hears how many of the --count posts are done (added or found).
  */
-export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedResult> {
-  if (!Number.isInteger(options.count) || options.count < 1 || options.count > 5_000_000) throw badRequest('count: must be a whole number from 1 to 5000000')
+export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done: number, total: number) => void, shouldStop?: () => boolean): Promise<SeedResult> {
+  if (!Number.isInteger(options.count) || options.count < 1 || options.count > MAX_SEED_POSTS) throw badRequest(`count: must be a whole number from 1 to ${MAX_SEED_POSTS}`)
   if (!Number.isFinite(options.comments) || options.comments < 0 || options.comments > 100) throw badRequest('comments: must be between 0 and 100')
-  if (!Number.isInteger(options.seed)) throw badRequest('seed: must be a whole number')
+  if (!Number.isInteger(options.seed) || options.seed < 0 || options.seed > MAX_SEED) throw badRequest(`seed: must be a whole number from 0 to ${MAX_SEED}`)
   for (const name of ['from', 'to'] as const) {
     if (!isIsoDateTime(options[name])) throw badRequest(`${name}: must be an ISO 8601 datetime with a time zone, such as 2024-01-01T00:00:00Z`)
   }
@@ -93,45 +131,69 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
   if (from > to) throw badRequest('from: must not be after to')
   if (from < 0 || to >= Date.UTC(2101, 0, 1)) throw badRequest('from, to: posts must be published between 1970 and 2100')
 
-  const w = new Writer(prng(options.seed))
+  const seed = options.seed
   const countryWeights = vocabulary.countries.flatMap((c) => Array<typeof c>(c.weight).fill(c))
-  const authorCount = Math.max(20, Math.round(options.count / 15))
-  const authors: NewAuthorRow[] = Array.from({length: authorCount}, (_, i) => {
-    const country = w.pick(countryWeights)
-    return {
-      id: `${options.seed}-${String(i + 1).padStart(6, '0')}`,
-      specialty: w.pick(vocabulary.specialties),
-      country_of_practice: country.code,
-      zipcode: w.zip(country.zip),
-      post_badge: 0,
-      comment_badge: 0,
-    }
-  })
-  // A few prolific authors write most posts, as in real communities.
-  const author = () => authors[Math.floor((authorCount * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999)) / 1000)]!
+  const authors = new Map<number, NewAuthorRow>()
+  const authorAt = (index: number) => {
+    const known = authors.get(index)
+    if (known) return known
+    const made = seedAuthor(seed, index, countryWeights)
+    authors.set(index, made)
+    return made
+  }
 
-  const dates = Array.from({length: options.count}, () => from + Math.floor(w.random() * (to - from + 1))).sort((a, b) => a - b)
-  const start = await repo.maxIds(db)
-  let postId = start.post
-  let commentId = start.comment
-  const postsBy = new Map<string, number>()
-  const commentsBy = new Map<string, number>()
   const batch = 2_000
-  let written = 0
+  let done = 0
+  let added = 0
+  let skipped = 0
   let comments = 0
+  let interrupted = false
 
   for (let offset = 0; offset < options.count; offset += batch) {
+    // A store that answers synchronously never lets the event loop run, and a signal is only
+    // heard there: yield to it before asking.
+    if (shouldStop) await new Promise((resolve) => setImmediate(resolve))
+    if (shouldStop?.()) {
+      interrupted = true
+      break
+    }
+    const end = Math.min(options.count, offset + batch)
+    const stored = new Set(
+      (
+        await db
+          .selectFrom('conversation_posts')
+          .select('id')
+          .where('id', '>=', seedPostId(seed, offset))
+          .where('id', '<=', seedPostId(seed, end - 1))
+          .execute()
+      ).map((row) => Number(row.id)),
+    )
     const posts: NewPostRow[] = []
-    const postComments: NewCommentRow[] = []
-    for (const published of dates.slice(offset, offset + batch)) {
+    const postComments: Omit<NewCommentRow, 'id'>[] = []
+    const batchAuthors = new Map<string, NewAuthorRow>()
+    for (let index = offset; index < end; index++) {
+      const postId = seedPostId(seed, index)
+      if (stored.has(postId)) {
+        skipped += 1
+        continue
+      }
+      const r = new Rng(`${seed}:post:${index}`)
+      const w = new Writer(() => r.next())
+      // The pool of authors grows with the post's index (as it grew with --count before), and a
+      // few prolific authors write most posts, as in real communities.
+      const pool = Math.max(20, Math.round((index + 1) / 15))
+      const author = () => {
+        const a = authorAt(Math.floor((pool * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999)) / 1000))
+        batchAuthors.set(a.id, a)
+        return a
+      }
+      const published = from + Math.floor(w.random() * (to - from + 1))
       const topic = w.pick(vocabulary.topics)
       const by = author()
-      postsBy.set(by.id, (postsBy.get(by.id) ?? 0) + 1)
       const iconsult = w.chance(0.2)
       const votes = w.int(0, 25)
       const stars = Array.from({length: votes}, () => w.int(1, 5)).reduce((a, b) => a + b, 0)
       const sentences = Array.from({length: w.int(2, 5)}, () => w.fill(w.pick(vocabulary.sentences), topic))
-      postId += 1
       posts.push({
         id: postId,
         author_id: by.id,
@@ -146,44 +208,68 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
       let at = published
       for (let i = 0; i < many; i++) {
         at = Math.min(to, at + w.int(60, 3 * 86_400) * 1000)
-        const commenter = author()
-        commentsBy.set(commenter.id, (commentsBy.get(commenter.id) ?? 0) + 1)
-        commentId += 1
         postComments.push({
-          id: commentId,
           post_id: postId,
-          author_id: commenter.id,
+          author_id: author().id,
           published_at: new Date(Math.floor(at / 1000) * 1000).toISOString(),
           content: Array.from({length: w.int(1, 3)}, () => w.fill(w.pick(vocabulary.comments), topic)).join(' '),
           helpful_count: Math.floor(w.random() ** 3 * 40),
         })
       }
     }
-    await writeTransaction(db, async (trx) => {
-      if (offset === 0) await repo.upsertAuthors(trx, authors)
-      await repo.insertPosts(trx, posts)
-      await repo.insertComments(trx, postComments)
-    })
-    written += posts.length
+    if (posts.length > 0) {
+      // Time order within the batch: the per-day statistics and the search index take rows in
+      // key order faster.
+      posts.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
+      postComments.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.post_id - b.post_id))
+      await writeTransaction(db, async (trx) => {
+        // Comment ids are taken inside the transaction, after the highest stored, so another
+        // writer's comments never collide with these.
+        const first = (await repo.maxIds(trx)).comment + 1
+        // A seeded author is the same row on every run: one already stored keeps its badges.
+        const newAuthors = [...batchAuthors.values()]
+        for (let i = 0; i < newAuthors.length; i += 400) {
+          await trx
+            .insertInto('conversation_authors')
+            .values(newAuthors.slice(i, i + 400))
+            .onConflict((oc) => oc.column('id').doNothing())
+            .execute()
+        }
+        await repo.insertPosts(trx, posts)
+        await repo.insertComments(
+          trx,
+          postComments.map((c, i) => ({id: first + i, ...c})),
+        )
+      })
+    }
+    added += posts.length
     comments += postComments.length
-    onProgress?.(written, options.count)
+    done = end
+    onProgress?.(done, options.count)
   }
 
-  // Badges follow what was written: more than 100 posts, more than 100 comments.
-  for (const a of authors) {
-    a.post_badge = (postsBy.get(a.id) ?? 0) > 100 ? 1 : 0
-    a.comment_badge = (commentsBy.get(a.id) ?? 0) > 100 ? 1 : 0
+  // Badges follow what the store holds (this run's posts and any earlier run's): more than 100
+  // posts, more than 100 comments. Only this seed's authors are touched; imported ones keep theirs.
+  if (added > 0) {
+    await writeTransaction(db, async (trx) => {
+      const prefix = `${seed}-%`
+      await sql`update conversation_authors set
+          post_badge = case when id in (select author_id from conversation_posts where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end,
+          comment_badge = case when id in (select author_id from conversation_comments where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end
+        where id like ${prefix}`.execute(trx)
+    })
   }
-  await writeTransaction(db, (trx) => repo.upsertAuthors(trx, authors))
 
   return {
-    posts: written,
+    posts: added,
     comments,
-    authors: authorCount,
-    first_post_id: start.post + 1,
-    last_post_id: postId,
+    skipped,
+    authors: authors.size,
+    first_post_id: seedPostId(seed, 0),
+    last_post_id: seedPostId(seed, options.count - 1),
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
-    seed: options.seed,
+    seed,
+    interrupted,
   }
 }

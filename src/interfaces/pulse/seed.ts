@@ -379,11 +379,14 @@ function respondentAnswers(rng: Rng, plans: Plan[], status: SurveyStatus, who: P
 
 /** One deterministic pulse (project, status, and a lazy respondent stream) from seed, client and index. */
 export function generatePulse(options: PulseSeedOptions): GeneratedPulse {
-  const key = `${options.seed}:${options.clientId}:${options.index}`
+  // Content comes from seed and index alone, so two stores seeding the same --seed get the same
+  // pulses whatever client ids they drew. Only the project id also depends on the client: two
+  // clients seeding one store with the same seed must not collide on ids.
+  const key = `${options.seed}:${options.index}`
   const rng = new Rng(key)
   const status = STATUS_CYCLE[options.index % STATUS_CYCLE.length]!
   const topic = rng.pick(TOPICS)
-  const id = rng.uuid()
+  const id = new Rng(`${options.seed}:${options.clientId}:${options.index}:id`).uuid()
   const {title, internal} = pulseTitle(rng, topic)
   const fielding = rng.pick(FIELDING_TIMES)
   const fieldingMs = Number(fielding.slice(0, 2)) * HOUR
@@ -462,19 +465,36 @@ export interface SeedPulsesResult {
   created: StoredPulse[]
   /** Ids already in the store from an earlier run with the same seed: left as they are. */
   skipped: string[]
+  /** True when the run was asked to stop (Ctrl-C) before it reached count. */
+  interrupted: boolean
 }
 
 /**
  * Seeds a client's pulses 0 … count-1. Re-running with the same seed finds the same ids and skips
- * them, so seeding is idempotent and a larger --count only adds the missing ones.
+ * them, so seeding is idempotent and a larger --count only adds the missing ones. `shouldStop` is
+ * asked before each pulse; a stopped run keeps the pulses written so far.
  */
-export async function seedPulses(db: Db, options: SeedPulsesOptions, now: Date, onProgress?: (done: number, total: number) => void): Promise<SeedPulsesResult> {
+export async function seedPulses(
+  db: Db,
+  options: SeedPulsesOptions,
+  now: Date,
+  onProgress?: (done: number, total: number) => void,
+  shouldStop?: () => boolean,
+): Promise<SeedPulsesResult> {
   if (!Number.isInteger(options.count) || options.count < 1 || options.count > 1000) throw new AppError('bad_request', '--count must be a whole number from 1 to 1000')
   if (!Number.isInteger(options.respondents) || options.respondents < 0 || options.respondents > 100_000)
     throw new AppError('bad_request', '--respondents must be a whole number from 0 to 100000')
   await requirePulseOwner(db, options.clientId)
-  const result: SeedPulsesResult = {created: [], skipped: []}
+  const result: SeedPulsesResult = {created: [], skipped: [], interrupted: false}
   for (let index = 0; index < options.count; index++) {
+    // A store that answers synchronously never lets the event loop run, and a signal is only
+    // heard there: yield to it before asking.
+    if (shouldStop) await new Promise((resolve) => setImmediate(resolve))
+    // Asked between pulses: each one is written whole in its own transaction.
+    if (shouldStop?.()) {
+      result.interrupted = true
+      break
+    }
     const pulse = generatePulse({seed: options.seed, clientId: options.clientId, index, respondents: options.respondents})
     const stored = await writeTransaction(db, async (trx) => {
       if (await repo.pulseExists(trx, pulse.project.ProjectId)) return undefined

@@ -1,3 +1,4 @@
+import {randomUUID} from 'node:crypto'
 import type {CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult} from 'kysely'
 
 /*
@@ -19,6 +20,9 @@ import type {CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult} fr
 
 /** The channel the triggers notify on. */
 export const CACHE_CHANNEL = 'medpanel_cache'
+
+/** Where a listener on a URL of its own checks that it hears the store's database (see ListenerOptions.probe). */
+export const PROBE_CHANNEL = 'medpanel_cache_probe'
 
 /** The application_name of the listening connection, with the process id so an operator can tell them apart. */
 export function listenerName(pid: number = process.pid): string {
@@ -42,6 +46,11 @@ export class CacheVersion {
   #live = false
   /** Notifications and own writes counted, and times the listener (re)connected: for tests and logs. */
   readonly stats = {changes: 0, connects: 0, losses: 0}
+  /**
+   * Why the listener gave up for good, leaving the caches off: its connection went through a
+   * pooler ('pooler'), or a listen URL of its own did not hear the store's database ('unheard').
+   */
+  off: 'pooler' | 'unheard' | undefined
 
   /** The version caches key on; undefined while the listener is down (nothing may be cached). */
   readonly current = (): number | undefined => (this.#live ? this.#value : undefined)
@@ -180,6 +189,15 @@ export interface ListenerOptions {
   maxRetryMs?: number
   /** How often the idle connection is checked, so a silently dead one is noticed. */
   heartbeatMs?: number
+  /**
+   * For a listener on a URL of its own (one that bypasses a pooler): sends `NOTIFY
+   * medpanel_cache_probe, token` through the store's own connections. The listener caches nothing
+   * until it has heard that token, so a URL that reaches another database or server, where the
+   * store's notifications never arrive, leaves the caches off rather than stale.
+   */
+  probe?: (token: string) => Promise<void>
+  /** How long to wait for the probe's notification. */
+  probeTimeoutMs?: number
 }
 
 /**
@@ -244,14 +262,38 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
       current.on('error', () => resolve())
     })
     client = {end: lose}
-    current.on('notification', (message: {channel?: string}) => {
+    const heard = new Set<string>()
+    let onProbe: (() => void) | undefined
+    current.on('notification', (message: {channel?: string; payload?: string}) => {
       if (message.channel === CACHE_CHANNEL) version.changed()
+      else if (message.channel === PROBE_CHANNEL && message.payload) {
+        heard.add(message.payload)
+        onProbe?.()
+      }
     })
     let timer: ReturnType<typeof setInterval> | undefined
     let listened = false
+    /** Sends a token through the store and waits to hear it here. */
+    const probed = async (probe: (token: string) => Promise<void>, timeoutMs: number): Promise<boolean> => {
+      const token = randomUUID()
+      const arrived = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs)
+        onProbe = () => {
+          if (!heard.has(token)) return
+          clearTimeout(timer)
+          resolve(true)
+        }
+      })
+      try {
+        await probe(token)
+      } catch {
+        return false
+      }
+      return Promise.race([arrived, gone.then(() => false)])
+    }
     try {
       const backend = await Promise.race([
-        current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}; select pg_backend_pid() as pid`)),
+        current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}; ${options.probe ? `LISTEN ${PROBE_CHANNEL}; ` : ''}select pg_backend_pid() as pid`)),
         gone.then(() => Promise.reject(new Error('gone'))),
       ])
       if (stopped) return false
@@ -259,6 +301,13 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
         // Through a pooler in transaction mode (PgBouncer), the LISTEN was made on a server
         // connection that now serves others: nothing would be heard. Stay without caches.
         stopped = true
+        version.off = 'pooler'
+        return false
+      }
+      if (options.probe && !(await probed(options.probe, options.probeTimeoutMs ?? 5_000))) {
+        // This URL does not hear the store's database: caching on it would serve stale rows.
+        stopped = true
+        version.off = 'unheard'
         return false
       }
       version.regained()

@@ -51,7 +51,7 @@ describe('interface E from the command line', () => {
     const a = join(dir, 'a.db')
     const b = join(dir, 'b.db')
     const flags = ['--count', '40', '--comments', '2', '--from', '2024-01-01T00:00:00Z', '--to', '2024-12-31T23:59:59Z', '--seed', '9']
-    expect(cliJson(['seed-posts', '--db', a, ...flags])).toMatchObject({posts: 40, first_post_id: 1, last_post_id: 40, seed: 9})
+    expect(cliJson(['seed-posts', '--db', a, ...flags])).toMatchObject({posts: 40, first_post_id: 45_000_001, last_post_id: 45_000_040, seed: 9})
     cliJson(['seed-posts', '--db', b, ...flags])
     const read = async (file: string) => {
       const store = await openCliStore(file)

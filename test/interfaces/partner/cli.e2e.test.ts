@@ -119,7 +119,7 @@ describe('interface B commands against partner-serve', () => {
     expect((await get('/v1/projects/P1')).status).toBe('closed')
     expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('closed')
 
-    const deliveries = cliJson(['list-deliveries', ...db, '--project-id', 'P1'])
+    const deliveries = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P1'])
     expect(deliveries.length).toBeGreaterThanOrEqual(14)
     expect(deliveries.every((d: {status: string; client_id: string}) => d.status === 'delivered' && d.client_id === clientId)).toBe(true)
     const table = cli(['list-deliveries', ...db, '--project-id', 'P1'])
@@ -128,7 +128,7 @@ describe('interface B commands against partner-serve', () => {
   })
 
   it('rejects bad input with one Error line naming the field and queues nothing', () => {
-    const before = cliJson(['list-deliveries', ...db]).length
+    const before = cliJson(['list-deliveries', '--limit', '100000', ...db]).length
     const bad = cli(['push-quota', ...db, '--project-id', 'P1', '--file', file('bad.json', {...quota, quota_id: 'Q2', matching_regions: ['NY', 'QC']}), '--json'])
     expect(bad.status).toBe(1)
     expect(bad.stderr).toMatch(/^Error: matching_regions\[1\]: must be a two-letter US state or territory postal abbreviation/)
@@ -139,7 +139,7 @@ describe('interface B commands against partner-serve', () => {
     expect(csv.stderr).toMatch(/^Error: .*bad\.csv row 1\.honoraria: must be a non-negative decimal/)
     const noQuota = cli(['push-event', ...db, '--project-id', 'P1', '--npi', NPI[0]!, '--state', 'screenout'])
     expect(noQuota.stderr).toMatch(/^Error: quota_id: is required for a screenout event/)
-    expect(cliJson(['list-deliveries', ...db]).length).toBe(before)
+    expect(cliJson(['list-deliveries', '--limit', '100000', ...db]).length).toBe(before)
   })
 
   it('marks deliveries failed for an expired partner, and retry-deliveries sends them once reinstated', async () => {
@@ -197,14 +197,14 @@ describe('interface B commands against partner-serve', () => {
     // right after it reports ready, and on SIGTERM lets that worker finish the drain it began
     // before exiting, so a serve that ran a worker would exit with P2's queue sent (or at least
     // tried). After a clean exit the outbox must be exactly as it was.
-    const queued = cliJson(['list-deliveries', ...db, '--project-id', 'P2'])
+    const queued = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
     expect(queued).toHaveLength(all.length + 2)
     expect(queued.every((d: {status: string; attempts: number}) => d.status === 'pending' && d.attempts === 0)).toBe(true)
     const idle = await startCli(['serve', ...db, '--port', '0', '--no-worker'])
     // Answering a request means serve has run past its startup (worker and signal handlers set).
     expect((await fetch(`${idle.url}/healthz`)).status).toBe(200)
     expect(await idle.stop('SIGTERM')).toBe(0)
-    const after = cliJson(['list-deliveries', ...db, '--project-id', 'P2'])
+    const after = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
     const touched = after.filter((d: {status: string; attempts: number}) => d.status !== 'pending' || d.attempts > 0)
     expect(
       touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`),

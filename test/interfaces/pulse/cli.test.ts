@@ -37,7 +37,7 @@ describe('pulse commands and the served export, end to end', () => {
       ['Held', 25],
     ])
     const again = cliJson<{created: unknown[]; skipped: string[]}>(['seed-pulses', '--client', client.client_id, '--count', '3', '--seed', '5', ...db])
-    expect(again).toEqual({created: [], skipped: seeded.created.map((p) => p.project_id)})
+    expect(again).toEqual({created: [], skipped: seeded.created.map((p) => p.project_id), interrupted: false})
 
     const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
     let exported: string

@@ -5,6 +5,7 @@ import {config} from '../../../config.js'
 import type {AppDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {errorShape} from '../../../http/error-shape.js'
+import {urlEncodedForm} from '../../../http/fast.js'
 import {methodNotAllowed} from '../../../http/method-not-allowed.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {originCheck} from '../../../http/origin-check.js'
@@ -43,7 +44,13 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   }
   // The logout endpoint is a page; relying parties may send it a form from their own site.
   app.use(END_SESSION_PATH, errorShape(renderPage), bodyCap('form'))
-  for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS]) app.use(path, errorShape(renderOAuthError), bodyCap('request body'))
+  // A form body is read first, with the same limit, straight from Node's stream; Hono's cap is
+  // for the rest, since merely asking whether a request has a body builds a Fetch Request for it.
+  const tooLarge = () => new AppError('payload_too_large', 'the request body is too large')
+  const capped = bodyCap('request body')
+  const capUnlessRead: typeof capped = (c, next) => (c.req.bodyCache.formData ? next() : capped(c, next))
+  for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS])
+    app.use(path, errorShape(renderOAuthError), urlEncodedForm(config.http.requestBodyLimitBytes, tooLarge), capUnlessRead)
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
   for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
 

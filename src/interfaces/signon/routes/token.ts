@@ -3,6 +3,7 @@ import type {Context} from 'hono'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {readBasicCredentials} from '../../../http/basic-auth.js'
+import {jsonResponse, requestHeader} from '../../../http/fast.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
@@ -112,7 +113,7 @@ const tokenRoute = createRoute({
  * header gets its Basic challenge from the OAuth error renderer (http/oauth-error.ts).
  */
 function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): signon.ClientCredentials {
-  if (c.req.header('authorization') !== undefined) {
+  if (requestHeader(c, 'authorization') !== undefined) {
     const basic = readBasicCredentials(c, {formEncoded: true})
     if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
     if (form.client_secret !== undefined) throw new AppError('invalid_request', 'send client credentials in the Authorization header or the body, not both')
@@ -137,7 +138,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     await next()
   })
 
-  app.openapi(tokenRoute, async (c) => c.json(await grant(c, c.req.valid('form')), 200, NO_STORE))
+  app.openapi(tokenRoute, async (c) => jsonResponse(c, await grant(c, c.req.valid('form')), 200, NO_STORE))
 
   const grant = async (c: Context, form: z.infer<typeof tokenForm>): Promise<signon.TokenResponse> => {
     const now = clock.now()
@@ -165,11 +166,11 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const form = c.req.valid('form')
     await signon.revoke(db, clientCredentials(c, form), form.token, clock.now())
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
-    return c.json({}, 200, NO_STORE)
+    return jsonResponse(c, {}, 200, NO_STORE)
   })
 
   app.openapi(introspectRoute, async (c) => {
     const form = c.req.valid('form')
-    return c.json(await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+    return jsonResponse(c, await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
   })
 }

@@ -1,0 +1,93 @@
+// RFC 7662 introspection (POST /oauth/introspect, the calling client's Basic credentials and the
+// token in a form body) beside token info (GET /user/oauth/token/info, the bearer token), on one
+// `serve` as shipped (access log on, metrics on, the delivery worker running), against a bare
+// node:http server answering the same JSON as the ceiling. autocannon, 50 connections, alternating
+// 2-second rounds in a new order each round; the ratios are the medians of each round's ratios.
+// Resource servers and gateways call introspection on every request they receive, so it should
+// keep up with token info: the goal is introspection >= 0.8x token info, p99 < 5 ms.
+// Usage: npm run bench:introspect [-- --rounds 9 --connections 50 --store sqlite|postgres]
+import {tmpdir} from 'node:os'
+import {parseArgs} from 'node:util'
+import {BIN, SERVER_NODE_FLAGS, benchStore, cannon, cliJson, fmt, machineLine, median, postgresProbe, startBareServer, startJsonServer, usageError, wholeNumber} from './lib.mjs'
+
+let values
+try {
+  ;({values} = parseArgs({
+    options: {
+      rounds: {type: 'string', default: '9'},
+      connections: {type: 'string', default: '50'},
+      store: {type: 'string', default: 'sqlite'},
+    },
+  }))
+} catch (error) {
+  usageError(error.message)
+}
+const rounds = wholeNumber('rounds', values.rounds)
+const connections = wholeNumber('connections', values.connections)
+if (values.store !== 'sqlite' && values.store !== 'postgres') usageError(`--store must be sqlite or postgres (got ${JSON.stringify(values.store)})`)
+const round = 2
+
+const target = benchStore(values.store, 'introspect')
+const probe = values.store === 'postgres' ? await postgresProbe(target.url) : undefined
+// The demo's client and member; the token belongs to the client that introspects it.
+const demo = cliJson(['demo', ...target.flags])
+const clientId = demo.client_id ?? 'demo-client'
+const clientSecret = demo.client_secret ?? 'demo-client-secret'
+const token = cliJson(['issue-token', ...target.flags, '--member', '1', '--client', clientId]).access_token
+const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
+
+const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...target.flags, '--json'], {
+  stderrFile: `${tmpdir()}/medpanel-bench-introspect-${process.pid}.log`,
+})
+const bare = await startBareServer('{"active":true,"scope":"profile","client_id":"demo-client","token_type":"bearer","iat":1795306546,"exp":1795313746,"sub":"1"}')
+try {
+  const form = new URLSearchParams({token, token_type_hint: 'access_token'}).toString()
+  const sides = {
+    introspect: {
+      url: `${service.url}/oauth/introspect`,
+      method: 'POST',
+      headers: {authorization: basic, 'content-type': 'application/x-www-form-urlencoded'},
+      body: form,
+    },
+    info: {url: `${service.url}/user/oauth/token/info`, method: 'GET', headers: {authorization: `Bearer ${token}`}},
+    bare: {url: bare.url, method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, body: form},
+  }
+  const first = await fetch(sides.introspect.url, {method: 'POST', headers: sides.introspect.headers, body: form})
+  const answer = await first.json()
+  if (first.status !== 200 || answer.active !== true) throw new Error(`introspection answered ${first.status} ${JSON.stringify(answer)}`)
+  if ((await fetch(sides.info.url, {headers: sides.info.headers})).status !== 200) throw new Error('token info did not answer 200')
+
+  for (const side of Object.values(sides)) {
+    Object.assign(side, {rps: [], p99: [], errors: 0})
+    await cannon({...side, connections, duration: 2})
+  }
+  const names = Object.keys(sides)
+  const orderOf = (i) => {
+    const rotated = [...names.slice(i % names.length), ...names.slice(0, i % names.length)]
+    return i % 2 ? rotated.reverse() : rotated
+  }
+  for (let i = 0; i < rounds; i++) {
+    for (const name of orderOf(i)) {
+      const side = sides[name]
+      const r = await cannon({url: side.url, method: side.method, headers: side.headers, body: side.body, connections, duration: round})
+      side.rps.push(r.requests.total / round)
+      side.p99.push(r.latency.p99)
+      side.errors += r.non2xx + r.errors
+    }
+  }
+  for (const name of names) if (sides[name].errors) throw new Error(`${name} had ${sides[name].errors} failed answers`)
+  const {introspect: x, info, bare: b} = sides
+  const ratioOf = (p, q) => median(p.rps.map((r, i) => r / q.rps[i]))
+  const vsInfo = ratioOf(x, info)
+  const p99 = median(x.p99)
+  console.log(`${machineLine(probe)}; median of ${rounds} alternating rounds of ${round} s; store: ${target.label}; ${connections} connections`)
+  console.log(`introspection (POST /oauth/introspect):   ${fmt(median(x.rps))} req/s  p99 ${p99} ms`)
+  console.log(`token info    (GET /user/oauth/token/info): ${fmt(median(info.rps))} req/s  p99 ${median(info.p99)} ms`)
+  console.log(`bare node:http (ceiling, same POST):       ${fmt(median(b.rps))} req/s  p99 ${median(b.p99)} ms`)
+  console.log(
+    `introspection / token info ${fmt(vsInfo, 2)} (goal >= 0.80: ${vsInfo >= 0.8 ? 'met' : 'NOT MET'}); / ceiling ${fmt(ratioOf(x, b), 2)}; token info / ceiling ${fmt(ratioOf(info, b), 2)}; p99 ${p99} ms (goal < 5 ms: ${p99 < 5 ? 'met' : 'NOT MET'})`,
+  )
+} finally {
+  await Promise.all([service, bare].map((one) => one.stop()))
+  await probe?.close()
+}
