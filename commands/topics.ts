@@ -21,7 +21,7 @@ export const COMMAND_TOPICS: CommandTopic[] = [
   {
     name: 'clients',
     summary: 'partner companies signing members in (interface A)',
-    commands: ['register-client', 'list-clients', 'show-client', 'update-client', 'rotate-client-secret', 'revoke-consent', 'issue-token'],
+    commands: ['register-client', 'list-clients', 'show-client', 'update-client', 'rotate-client-secret', 'revoke-consent', 'issue-token', 'remove-client'],
   },
   {
     name: 'members',
@@ -31,17 +31,19 @@ export const COMMAND_TOPICS: CommandTopic[] = [
   {
     name: 'keys',
     summary: 'API keys, ID-token signing keys and the key that seals stored secrets',
-    commands: ['issue-api-key', 'update-api-key', 'list-signing-keys', 'rotate-signing-key', 'rotate-secret-key'],
+    commands: ['issue-api-key', 'list-api-keys', 'update-api-key', 'revoke-api-key', 'list-signing-keys', 'rotate-signing-key', 'rotate-secret-key'],
   },
   {
     name: 'balances',
     summary: 'accounts, transactions and withdrawals (interface C)',
-    commands: ['show-balance', 'list-transactions', 'credit', 'debit', 'withdraw', 'update-transaction', 'list-withdrawal-types', 'restrict-withdrawal-type'],
+    commands: ['show-balance', 'list-transactions', 'show-transaction', 'credit', 'debit', 'withdraw', 'update-transaction', 'list-withdrawal-types', 'restrict-withdrawal-type'],
   },
   {
     name: 'partners',
     summary: 'projects, quotas and events pushed to partners (interface B)',
     commands: [
+      'list-projects',
+      'show-project',
       'push-project',
       'push-quota',
       'push-members',
