@@ -142,8 +142,8 @@ export type PulseProject = z.output<typeof projectSchema>
 export const projectIdParam = z.object({
   projectId: z.string().openapi({
     param: {name: 'projectId', in: 'path'},
-    example: '7cd70870-01ca-4ff7-a39e-a20b4808ed07',
-    description: 'A pulse of the calling client (the example is the first pulse of the demo)',
+    example: '51c9a47c-cd64-402e-a040-23ba7921059b',
+    description: 'A pulse of the calling client (the example is a pulse of the demo client)',
   }),
 })
 
