@@ -15,7 +15,10 @@ const RUN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 describe('the Deno launcher', () => {
   const bin = tempDir('medpanel-deno-bin-')
   symlinkSync(LAUNCHER, join(bin, 'medpanel-deno'))
-  const run = (args: string[], cwd: string) => spawnSync('medpanel-deno', args, {cwd, encoding: 'utf8', env: {...process.env, PATH: `${bin}:${process.env.PATH}`}})
+  // As an operator's shell would run it: the test runner's choice of SQLite driver for Node
+  // (better-sqlite3, which Deno cannot load) is not passed on.
+  const {MEDPANEL_SQLITE_DRIVER: _driver, ...env} = process.env
+  const run = (args: string[], cwd: string) => spawnSync('medpanel-deno', args, {cwd, encoding: 'utf8', env: {...env, PATH: `${bin}:${process.env.PATH}`}})
 
   it('names Deno and its version in --version, and in version --json', () => {
     const here = tempDir('medpanel-deno-cwd-')
