@@ -30,8 +30,9 @@ export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
     const to = f.to ?? this.clock.now().toISOString()
     const from = f.from ?? new Date(new Date(to).getTime() - 365 * 86_400_000).toISOString()
     const {db} = await this.openStore()
-    const progress = await this.progress('seeding posts', f.count)
+    // Listening before anything is printed: under Deno a signal listener starts a moment after it is added.
     const interrupt = catchInterrupt()
+    const progress = await this.progress('seeding posts', f.count)
     const result = await seedPosts(
       db,
       {count: f.count, comments: f.comments, from, to, seed: f.seed},

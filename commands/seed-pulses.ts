@@ -24,8 +24,9 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     const f = this.flags
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const {db} = await this.openStore()
-    const progress = await this.progress('seeding pulses', f.count)
+    // Listening before anything is printed: under Deno a signal listener starts a moment after it is added.
     const interrupt = catchInterrupt()
+    const progress = await this.progress('seeding pulses', f.count)
     const result = await seedPulses(
       db,
       {clientId, count: f.count, respondents: f.respondents, seed: f.seed},

@@ -28,7 +28,7 @@ function startSeed(args: string[]) {
     stderr += d
     for (const l of listeners.splice(0)) l()
   })
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const exit = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)))
   /** Resolves once stderr matches (or the child ended). */
   const stderrMatches = async (pattern: RegExp) => {
     while (!pattern.test(stderr) && child.exitCode === null) {
@@ -161,13 +161,18 @@ describe('seed-posts run again with the same --seed', {timeout: 120_000}, () => 
 })
 
 // Seeding thousands of posts twice takes a while on PostgreSQL on a loaded machine: generous bounds.
-describe('Ctrl-C during a seed', {timeout: 240_000}, () => {
+// Not when the suite itself runs under Deno: a SIGINT sent by a Deno parent (its node:child_process
+// kill) ends the child outright, before its listener runs, whatever the child is. Sent from a
+// shell (kill -INT, or Ctrl-C at a terminal), the same Deno-run command says what it kept and
+// exits 130 (tried by hand); the Node-run suites check it here with the CLI under Node.
+describe.skipIf('Deno' in globalThis)('Ctrl-C during a seed', {timeout: 240_000}, () => {
   it('seed-posts says what it kept, exits 130, and the same command completes it', async () => {
     const file = join(tempDir(), 'interrupted.db')
     await makeStoreFile(file)
     const args = ['seed-posts', '--db', file, '--count', '5000', '--comments', '1', '--from', '2024-01-01T00:00:00Z', '--to', '2024-12-31T23:59:59Z', '--seed', '2']
     const run = startSeed(args)
-    await run.stderrMatches(/seeding posts: \d+\/5000\n/)
+    // Past the first write, so the command has long been listening for the signal.
+    await run.stderrMatches(/seeding posts: [1-9]\d*\/5000\n/)
     run.child.kill('SIGINT')
     expect(await run.exit).toBe(130)
     const {stderr} = run.out()
@@ -193,7 +198,7 @@ describe('Ctrl-C during a seed', {timeout: 240_000}, () => {
     const {client_id} = register(db)
     const args = ['seed-pulses', ...db, '--client', client_id, '--count', '40', '--respondents', '300', '--seed', '3']
     const run = startSeed(args)
-    await run.stderrMatches(/seeding pulses: \d+\/40\n/)
+    await run.stderrMatches(/seeding pulses: [1-9]\d*\/40\n/)
     run.child.kill('SIGINT')
     expect(await run.exit).toBe(130)
     const {stderr} = run.out()
