@@ -6,6 +6,7 @@ import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
 import {jsonLogLine, LOG_FORMATS, type LogFormat} from '../src/lib/log.js'
 import {jsonText} from './output/balance.js'
+import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore, sqliteFileOf, type Store} from '../src/store/db.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
@@ -300,6 +301,36 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const text = Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? ''
     if (text === '') throw new AppError('bad_request', `--${flag}-stdin: standard input was empty`)
     return text
+  }
+
+  /**
+   * A long write in whole transactions with its progress (seed-posts, seed-pulses) that Ctrl-C
+   * stops after the transaction in flight: `write` reports progress and asks `stopAsked` between
+   * transactions. When it was stopped, what it kept stays (a store this run made included), stderr
+   * says so with `kept(result)` and how to finish, and the exit code is 130.
+   */
+  protected async interruptibleWrite<R extends {interrupted: boolean}>(
+    label: string,
+    total: number,
+    write: (progressed: (done: number) => void, stopAsked: () => boolean) => Promise<R>,
+    kept: (result: R) => string,
+  ): Promise<R> {
+    // Listening before anything is printed: under Deno a signal listener starts a moment after it is added.
+    const interrupt = catchInterrupt()
+    const progress = await this.progress(label, total)
+    const result = await write(
+      (done) => progress.update(done),
+      () => interrupt.requested,
+    ).finally(() => {
+      progress.stop()
+      interrupt.release()
+    })
+    if (result.interrupted) {
+      this.announceNewStore()
+      process.stderr.write(`Interrupted: ${kept(result)}; run the same command again to finish.\n`)
+      process.exitCode = INTERRUPTED_EXIT
+    }
+    return result
   }
 
   /**

@@ -2,7 +2,6 @@ import {Flags} from '@oclif/core'
 import {MAX_SEED, MAX_SEED_POSTS, seedPosts, type SeedResult} from '../src/interfaces/conversations/seed.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
-import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 
 export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
   static override description =
@@ -30,26 +29,12 @@ export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
     const to = f.to ?? this.clock.now().toISOString()
     const from = f.from ?? new Date(new Date(to).getTime() - 365 * 86_400_000).toISOString()
     const {db} = await this.openStore()
-    // Listening before anything is printed: under Deno a signal listener starts a moment after it is added.
-    const interrupt = catchInterrupt()
-    const progress = await this.progress('seeding posts', f.count)
-    const result = await seedPosts(
-      db,
-      {count: f.count, comments: f.comments, from, to, seed: f.seed},
-      (done) => progress.update(done),
-      () => interrupt.requested,
-    ).finally(() => {
-      progress.stop()
-      interrupt.release()
-    })
-    if (result.interrupted) {
-      // What was written is kept (and so is a store this run made): say how much, and how to finish.
-      this.announceNewStore()
-      process.stderr.write(
-        `Interrupted: kept ${result.skipped + result.posts} of ${f.count} posts (${result.posts} added by this run); run the same command again to add the rest.\n`,
-      )
-      process.exitCode = INTERRUPTED_EXIT
-    }
+    const result = await this.interruptibleWrite(
+      'seeding posts',
+      f.count,
+      (progressed, stopAsked) => seedPosts(db, {count: f.count, comments: f.comments, from, to, seed: f.seed}, progressed, stopAsked),
+      (r) => `kept ${r.skipped + r.posts} of ${f.count} posts (${r.posts} added by this run)`,
+    )
     this.say(formatRecord({...result}))
     if (!result.interrupted) {
       this.say(

@@ -2,7 +2,6 @@ import {Flags} from '@oclif/core'
 import {seedPulses, type SeedPulsesResult} from '../src/interfaces/pulse/seed.js'
 import {formatTable} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
-import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 
 export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
   static override description =
@@ -24,27 +23,14 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
     const f = this.flags
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const {db} = await this.openStore()
-    // Listening before anything is printed: under Deno a signal listener starts a moment after it is added.
-    const interrupt = catchInterrupt()
-    const progress = await this.progress('seeding pulses', f.count)
-    const result = await seedPulses(
-      db,
-      {clientId, count: f.count, respondents: f.respondents, seed: f.seed},
-      this.clock.now(),
-      (done) => progress.update(done),
-      () => interrupt.requested,
-    ).finally(() => {
-      progress.stop()
-      interrupt.release()
-    })
-    if (result.interrupted) {
-      // Each pulse is written whole in its own transaction: what was written is kept, and the
-      // same command skips it next time.
-      this.announceNewStore()
-      const kept = result.created.length + result.skipped.length
-      process.stderr.write(`Interrupted: kept ${kept} of ${f.count} pulses (${result.created.length} created by this run); run the same command again to create the rest.\n`)
-      process.exitCode = INTERRUPTED_EXIT
-    }
+    // Each pulse is written whole in its own transaction: what was written is kept, and the same
+    // command skips it next time.
+    const result = await this.interruptibleWrite(
+      'seeding pulses',
+      f.count,
+      (progressed, stopAsked) => seedPulses(db, {clientId, count: f.count, respondents: f.respondents, seed: f.seed}, this.clock.now(), progressed, stopAsked),
+      (r) => `kept ${r.created.length + r.skipped.length} of ${f.count} pulses (${r.created.length} created by this run)`,
+    )
     if (result.created.length > 0) {
       this.say(
         formatTable(result.created, [
