@@ -18,10 +18,12 @@ import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
 /*
  * kill -9 of one of three `serve` processes on one PostgreSQL database while withdrawals arrive
- * at all three and the victim is sending partner pushes. Acknowledged withdrawals exist exactly
- * once, an unanswered one retried with its Idempotency-Key ends as one transaction, balances
- * stay credits minus debits; the survivors take over the victim's leased deliveries and every
- * delivery arrives, in each project's order, a resend only as the same request.
+ * at all three and partner pushes are in flight. The partner holds its answers while projects are
+ * queued, so whichever process claims a project's first push keeps it in flight; that process is
+ * the victim. Acknowledged withdrawals exist exactly once, an unanswered one retried with its
+ * Idempotency-Key ends as one transaction, balances stay credits minus debits; the survivors take
+ * over the victim's leased deliveries and every delivery arrives, in each project's order, a
+ * resend only as the same request and only of what the victim had sent unanswered.
  *
  * The survivors run on the victim's host, so they free its leases as soon as they see its process
  * is gone (within their 500 ms poll). A survivor on another host would wait for the lease to run
@@ -60,21 +62,12 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
   })
 
   it('loses no acknowledged withdrawal and no delivery; the survivors take over', async () => {
-    /** The rows a process holds leases on (its worker's owner id is host:pid:random). */
-    const leasedBy = async (server: RunningCli) =>
+    /** The rows a process holds leases on (its worker's owner id is host:pid:random) that are at the partner, answer held. */
+    const inFlightAt = async (server: RunningCli) =>
       (await db.db.selectFrom('partner_deliveries').select(['id', 'seq', 'lease_owner']).where('status', '=', 'pending').execute()).filter(
-        (row) => row.lease_owner?.split(':')[1] === String(server.child.pid),
+        (row) => row.lease_owner?.split(':')[1] === String(server.child.pid) && partner.log.some((entry) => entry.id === row.id),
       )
-
-    // The outbox is filled first and the victim starts alone, so its worker claims the head of
-    // every project; the partner holds its answers until the other two are up.
-    await Promise.all(PROJECTS.map((project, i) => queueStudy(store, dir, project, 30, 600000000 + i * 1000)))
-    partner.hold()
-    const victim = await startCli(['serve', ...store, '--port', '0'])
-    servers = [victim]
-    expect(await waitFor(async () => (await leasedBy(victim)).length === PROJECTS.length, 20_000), 'the victim claims every project').toBe(true)
-    servers.push(...(await Promise.all([0, 1].map(() => startCli(['serve', ...store, '--port', '0'])))))
-    partner.release()
+    servers = await Promise.all([0, 1, 2].map(() => startCli(['serve', ...store, '--port', '0'])))
 
     // Withdrawals with Idempotency-Keys at all three, three callers each.
     const attempts: Attempt[] = []
@@ -93,27 +86,32 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
       }),
     )
     const acked = () => attempts.filter((a) => a.outcome.status === 201).length
+    let victim = -1
     let killedAt = 0
     let takeover: Promise<number> = Promise.resolve(Number.NaN)
     let takenOver: {id: string; seq: number}[] = []
+    let queued: Promise<unknown> = Promise.resolve()
     try {
-      expect(await waitFor(() => acked() >= 30 && partner.log.length >= 10, 30_000), 'withdrawals and pushes under way').toBe(true)
-      // Hold the partner's answers so the victim's sends stay in flight, and kill it while it
-      // holds leases (should the others hold every project's head this time, try again).
-      for (let tries = 0; takenOver.length === 0; tries++) {
-        expect(tries, 'the victim never held a lease while the partner held answers').toBeLessThan(40)
-        partner.hold()
-        // In flight: leased by the victim and already at the partner, its answer held.
-        const inFlight = async () => (await leasedBy(victim)).filter((row) => partner.log.some((entry) => entry.id === row.id))
-        await waitFor(async () => (await inFlight()).length > 0, 2_000)
-        takenOver = await inFlight()
-        if (takenOver.length === 0) {
-          partner.release()
-          await new Promise((resolve) => setTimeout(resolve, 100))
-        }
-      }
-      const exited = new Promise((resolve) => victim.child.once('exit', resolve))
-      process.kill(victim.child.pid!, 'SIGKILL')
+      expect(await waitFor(() => acked() >= 30, 30_000), 'withdrawals under way').toBe(true)
+      // The partner holds every answer, so whichever process claims a project's first push keeps
+      // it in flight (and the project's later pushes wait behind it). The projects are queued
+      // while the withdrawals go on; the process found holding the most in-flight sends is killed.
+      partner.hold()
+      queued = Promise.all(PROJECTS.map((project, i) => queueStudy(store, dir, project, 30, 600000000 + i * 1000)))
+      let holding: {id: string; seq: number}[][] = []
+      const found = await waitFor(
+        async () => {
+          holding = await Promise.all(servers.map(inFlightAt))
+          return holding.some((rows) => rows.length > 0)
+        },
+        30_000,
+        20,
+      )
+      expect(found, 'a process holds a send in flight').toBe(true)
+      victim = holding.reduce((best, rows, index) => (rows.length > holding[best]!.length ? index : best), 0)
+      takenOver = holding[victim]!
+      const exited = new Promise((resolve) => servers[victim]!.child.once('exit', resolve))
+      process.kill(servers[victim]!.child.pid!, 'SIGKILL')
       await exited
       killedAt = Date.now()
       partner.release()
@@ -129,17 +127,20 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
       })()
       // The lifecycle goes on after the kill (the survivors deliver these too), and so do the
       // withdrawals at the survivors.
+      await queued
       const ackedAtKill = acked()
       await Promise.all(PROJECTS.map((project) => cliJsonAsync(['close-project', project, ...store])))
       expect(await waitFor(() => acked() >= ackedAtKill + 15, 30_000), 'the survivors go on answering').toBe(true)
     } finally {
       stopped = true
-      await Promise.all(loops)
+      partner.release()
+      await Promise.all([...loops, queued.catch(() => undefined)])
     }
+    const survivors = servers.filter((_, index) => index !== victim)
 
     // The survivors answered everything; only the victim left requests unanswered.
     for (const a of attempts) {
-      if (a.server === 0) expect(['201', 'no answer'], JSON.stringify(a.outcome)).toContain(String(a.outcome.status))
+      if (a.server === victim) expect(['201', 'no answer'], JSON.stringify(a.outcome)).toContain(String(a.outcome.status))
       else expect(a.outcome.status, JSON.stringify(a.outcome)).toBe(201)
     }
     const unanswered = attempts.filter((a) => a.outcome.status !== 201)
@@ -151,22 +152,31 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
     for (const a of attempts) {
       let outcome = a.outcome
       if (outcome.status !== 201) {
-        outcome = await withdraw(servers[1]!.url, service.auth, a.member, '1.25', a.key)
+        outcome = await withdraw(survivors[0]!.url, service.auth, a.member, '1.25', a.key)
       }
       expect(outcome.status, JSON.stringify(outcome)).toBe(201)
       if (outcome.status === 201) acknowledged.set(a.key, (JSON.parse(outcome.body) as {transaction_id: string}).transaction_id)
     }
-    const ledger = await checkLedgers(servers[2]!.url, service.auth, service.members)
+    const ledger = await checkLedgers(survivors[1]!.url, service.auth, service.members)
     for (const [key, id] of acknowledged) expect(ledger.seen.get(id), key).toBe(1)
     expect(ledger.withdrawals, 'one withdrawal per Idempotency-Key').toBe(acknowledged.size)
 
-    // Every delivery arrives, in order; the victim's in-flight sends were sent again by the others.
+    // Every delivery arrives, in order. What the victim had sent and not heard back about (the
+    // partner saw its connection close unanswered) was sent again by the others, and nothing else
+    // was: resent ids are exactly the dropped ones, and they include what was seen in flight.
     const deliveries = await checkDeliveries(url, partner, 30_000)
     const tookOver = await takeover
-    expect(deliveries.resent, 'the victim’s in-flight sends, sent again').toBeGreaterThanOrEqual(1)
-    expect(deliveries.resent).toBeLessThanOrEqual(takenOver.length)
+    const arrivals = new Map<string, number>()
+    for (const entry of partner.log) arrivals.set(entry.id, (arrivals.get(entry.id) ?? 0) + 1)
+    const resent = [...arrivals].filter(([, count]) => count > 1).map(([id]) => id)
+    expect(resent.length, 'the victim’s in-flight sends, sent again').toBeGreaterThanOrEqual(1)
+    expect(new Set(resent), 'resent exactly what the victim dropped').toEqual(new Set(partner.dropped))
+    expect(deliveries.resent).toBe(resent.length)
     const delivered = new Set(deliveries.delivered.map((row) => row.id))
-    for (const row of takenOver) expect(delivered.has(row.id), `${row.id}, leased by the victim`).toBe(true)
+    for (const row of takenOver) {
+      expect(delivered.has(row.id), `${row.id}, leased by the victim`).toBe(true)
+      expect(partner.dropped, `${row.id}, in flight at the kill`).toContain(row.id)
+    }
     // Same host: the survivors free the dead process's leases at their next poll, not after 30 s.
     expect(tookOver, 'ms from the kill until the victim’s rows were delivered').toBeLessThan(20_000)
   }, 120_000)

@@ -27,6 +27,8 @@ export interface RecordingPartner {
   log: ReceivedDelivery[]
   /** Requests whose answer is being held (see hold). */
   held: () => number
+  /** Delivery ids of requests whose sender went away before the answer was sent (a killed sender's in-flight sends). */
+  dropped: string[]
   /** From now on, answer nothing until release(): the senders' requests stay in flight. */
   hold: () => void
   release: () => void
@@ -39,6 +41,7 @@ export interface RecordingPartner {
  */
 export async function recordingPartner(delayMs = 5): Promise<RecordingPartner> {
   const log: ReceivedDelivery[] = []
+  const dropped: string[] = []
   let holding = false
   let waiting: ServerResponse[] = []
   const answer = (res: ServerResponse) => {
@@ -50,7 +53,11 @@ export async function recordingPartner(delayMs = 5): Promise<RecordingPartner> {
     req.setEncoding('utf8')
     req.on('data', (chunk: string) => (body += chunk))
     req.on('end', () => {
-      log.push({id: String(req.headers['x-medpanel-delivery'] ?? ''), method: req.method ?? '', path: req.url ?? '', body})
+      const id = String(req.headers['x-medpanel-delivery'] ?? '')
+      log.push({id, method: req.method ?? '', path: req.url ?? '', body})
+      res.once('close', () => {
+        if (!res.writableFinished) dropped.push(id)
+      })
       if (holding) waiting.push(res)
       else answer(res)
     })
@@ -61,6 +68,7 @@ export async function recordingPartner(delayMs = 5): Promise<RecordingPartner> {
     url: `http://127.0.0.1:${port}`,
     log,
     held: () => waiting.filter((res) => !res.destroyed).length,
+    dropped,
     hold: () => {
       holding = true
     },
