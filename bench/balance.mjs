@@ -45,7 +45,7 @@ if (counts.some((n) => n > connections)) usageError('--processes: each serve pro
 // Seed through the real service functions (TypeScript, loaded by tsx) so the fixture is a ledger
 // the service itself wrote. Members are inserted directly: hashing 1,000 passwords is not the point.
 register()
-const {openStore} = await import('../src/store/db.ts')
+const {openStore} = await import('../src/schema.ts')
 const {registerClient} = await import('../src/registry/service.ts')
 const {insertMember, findMemberBy} = await import('../src/registry/repository.ts')
 const {postCredit} = await import('../src/interfaces/balance/service.ts')

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {type CopyResult, copyStore, TargetNotEmptyError} from '../src/store/copy.js'
 import {tokenizeMissing} from '../src/interfaces/conversations/repository.js'
-import {openStore} from '../src/store/db.js'
+import {openStore} from '../src/schema.js'
 import {BaseCommand} from './base-command.js'
 
 export default class CopyStore extends BaseCommand<typeof CopyStore> {

@@ -11,6 +11,7 @@ import type {Db} from './store/database.js'
 import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
+import {SERVICE_SCHEMA} from './schema.js'
 
 /**
  * The metrics of the store an app serves: made with the first app on the store and bound to it
@@ -26,7 +27,7 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
     activeSessions: () => countLiveSessions(readerOf(db), iso(clock.now())),
     outbox: () => outboxBacklog(db, clock),
     searchThreadsBusy: () => searchThreadsBusy(db),
-    migrationsApplied: () => appliedMigrations(readerOf(db)),
+    migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
     ...(postgres
       ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}
       : {sqliteWalBytes: () => walBytes(storeFile(db))}),

@@ -9,6 +9,7 @@ import {readTransaction, storeFile} from './store/db.js'
 import {storeKind, tableExists, type StoreKind} from './store/dialect.js'
 import {fromJsonText, stringList} from './store/json.js'
 import {migrationStatus, type MigrationStatus} from './store/migrate.js'
+import {SERVICE_SCHEMA} from './schema.js'
 import {MEDPANEL_VERSION} from './version.js'
 import {iso} from './lib/clock.js'
 
@@ -82,7 +83,7 @@ export async function storeStatus(db: Db, now: Date, location: string): Promise<
     return {
       medpanel_version: MEDPANEL_VERSION,
       store: {kind, location, ...(await storeSize(trx, kind, storeFile(db)))},
-      schema: await migrationStatus(trx),
+      schema: await migrationStatus(trx, SERVICE_SCHEMA),
       clients: (await has('clients')) ? await count(trx, 'clients') : null,
       members: (await has('members')) ? await count(trx, 'members') : null,
       balance: (await has('balance_accounts')) ? await balances(trx) : null,

@@ -3,7 +3,7 @@ import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
 import {AppError} from '../errors.js'
 import type {Database} from './database.js'
-import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
+import {checkSchema, migrateToLatest, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
@@ -189,10 +189,11 @@ export function openSecret(db: Kysely<any>, stored: string): string {
 }
 
 /**
- * Opens (and migrates) a store: medpanel's own schema by default, or another one (the reference
- * partner keeps its own tables in its own file).
+ * Opens (and migrates) a store with the schema it is given: medpanel's own (composed above the
+ * store, in src/schema.ts, whose openStore is what commands and tests call), or another one (the
+ * reference partner keeps its own tables in its own file).
  */
-export async function openStore<DB = Database>(options: StoreOptions = {}, schema: Schema = SERVICE_SCHEMA): Promise<Store<DB>> {
+export async function openStore<DB = Database>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
   const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, cacheVersion} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (stats) cacheStats.set(db, stats)
@@ -218,7 +219,7 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
       setContext(reader, {kind, version: handle.version, keyring})
       setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring, reader})
     }
-    if (cacheVersion && options.url && schema === SERVICE_SCHEMA) {
+    if (cacheVersion && options.url && schema.notifiesChanges) {
       // Started once the schema (and its triggers) is in place; undefined, so no caching, until it listens.
       const separate = options.listenUrl !== undefined && options.listenUrl !== options.url
       onStoreClose(

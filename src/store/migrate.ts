@@ -1,6 +1,5 @@
 import {sql, type Kysely} from 'kysely'
 import {MEDPANEL_VERSION as medpanelVersion} from '../version.js'
-import {migrations as serviceMigrations} from './migrations/index.js'
 import {inheritContext} from './context.js'
 import {storeKind, tableExists} from './dialect.js'
 import {loadKeyring} from './secrets.js'
@@ -11,9 +10,12 @@ export interface Schema {
   migrations: Record<string, AnyMigration>
   /** Defaults to `kysely_migration`, the table every store made so far records its migrations in. */
   migrationTableName?: string
+  /**
+   * The schema includes the store's own migrations (migrations/index.ts), whose PostgreSQL
+   * triggers announce every change the caches must see: a PostgreSQL store listens for them.
+   */
+  notifiesChanges?: boolean
 }
-
-export const SERVICE_SCHEMA: Schema = {migrations: serviceMigrations}
 
 /** The store cannot be used by this release: made by a newer one, or read-only and behind. */
 export class StoreVersionError extends Error {
@@ -60,7 +62,7 @@ function refuseNewer(state: MigrationState, where: string): void {
  * whole and the store stays at the one before. A store with migrations this release does not know
  * is refused before anything is written.
  */
-export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store', context?: MigrationContext): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, schema: Schema, where = 'the store', context?: MigrationContext): Promise<void> {
   const state = await readState(db, schema, true)
   refuseNewer(state, where)
   for (const name of state.known) {
@@ -89,7 +91,7 @@ export async function migrateToLatest(db: Kysely<any>, schema: Schema = SERVICE_
 }
 
 /** How many migrations the store records as applied (by any release), for the metrics. */
-export async function appliedMigrations(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<number> {
+export async function appliedMigrations(db: Kysely<any>, schema: Schema): Promise<number> {
   return (await readState(db, schema, false)).applied.size
 }
 
@@ -110,7 +112,7 @@ export interface MigrationStatus {
  * record table is not created when it is missing (an empty database), nothing is migrated, so
  * `status` can report on a store from an older or newer release without touching it.
  */
-export async function migrationStatus(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA): Promise<MigrationStatus> {
+export async function migrationStatus(db: Kysely<any>, schema: Schema): Promise<MigrationStatus> {
   const state = await readState(db, schema, false)
   return {
     version: schemaName(state.applied),
@@ -124,7 +126,7 @@ export async function migrationStatus(db: Kysely<any>, schema: Schema = SERVICE_
  * For a store opened read-only: checks that it is at exactly this release's schema, since it
  * cannot be migrated.
  */
-export async function checkSchema(db: Kysely<any>, schema: Schema = SERVICE_SCHEMA, where = 'the store'): Promise<void> {
+export async function checkSchema(db: Kysely<any>, schema: Schema, where = 'the store'): Promise<void> {
   const state = await readState(db, schema, false)
   refuseNewer(state, where)
   const pending = state.known.filter((name) => !state.applied.has(name))

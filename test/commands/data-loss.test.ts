@@ -152,7 +152,7 @@ describe('secrets kept out of ps', () => {
   it('take a password from standard input or the environment, and refuse both a flag and stdin', async () => {
     const {spawnSync} = await import('node:child_process')
     const {cliArgv} = await import('../helpers/cli.js')
-    const {openStore} = await import('../../src/store/db.js')
+    const {openStore} = await import('../../src/schema.js')
     const {verifyPassword} = await import('../../src/lib/hashing.js')
     const file = join(tempDir(), 'secrets.db')
     const member = (email: string) => [

@@ -3,7 +3,7 @@ import {chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync,
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
-import {migrations} from '../../src/store/migrations/index.js'
+import {SERVICE_SCHEMA} from '../../src/schema.js'
 import {cli, cliArgv, cliJson, partnerRegistration, startCli, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
 
@@ -12,7 +12,7 @@ import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
 // user may not write.
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
-const ALL = Object.keys(migrations).sort()
+const ALL = Object.keys(SERVICE_SCHEMA.migrations).sort()
 const LATEST = ALL.at(-1)!
 
 interface Status {

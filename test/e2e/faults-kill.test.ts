@@ -1,5 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openStore} from '../../src/schema.js'
+import type {Store} from '../../src/store/db.js'
 import {type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {
   checkDeliveries,

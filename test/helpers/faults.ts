@@ -6,7 +6,7 @@ import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {expect} from 'vitest'
 import {npiFromBase} from '../../src/lib/npi.js'
-import {openStore} from '../../src/store/db.js'
+import {openStore} from '../../src/schema.js'
 import {cliArgv, cliCwd} from './cli.js'
 
 /*

@@ -3,7 +3,8 @@ import {randomBytes} from 'node:crypto'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {openStore, type Store, type StoreOptions} from '../../src/store/db.js'
+import {openStore} from '../../src/schema.js'
+import type {Store, StoreOptions} from '../../src/store/db.js'
 
 /*
  * Which store the suites run on. Unset: SQLite (a private in-memory store per test, store files

@@ -13,7 +13,8 @@ import {summarize} from '../../src/interfaces/conversations/views.js'
 import {tokenizeTexts} from '../../src/store/fts-tokens.js'
 import {needsRehash, verifyPassword} from '../../src/lib/hashing.js'
 import {listClients} from '../../src/registry/views.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openStore} from '../../src/schema.js'
+import {openStore as openStoreWith, type Store} from '../../src/store/db.js'
 import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf} from '../interfaces/signon/flow.js'
 import {FakeTransport} from '../interfaces/partner/helpers.js'
@@ -226,8 +227,8 @@ describe('schema changes', () => {
         '0002_broken': migration(['create table second (id integer primary key)', 'insert into second (id) values (1)', 'insert into nowhere values (1)']),
       },
     }
-    await expect(openStore({file}, schema)).rejects.toThrow(/migration 0002_broken failed, and .* was left as it was before it: no such table: nowhere/)
-    const store = await openStore({file}, {migrationTableName: 'test_migrations', migrations: {'0001_first': schema.migrations['0001_first']}})
+    await expect(openStoreWith({file}, schema)).rejects.toThrow(/migration 0002_broken failed, and .* was left as it was before it: no such table: nowhere/)
+    const store = await openStoreWith({file}, {migrationTableName: 'test_migrations', migrations: {'0001_first': schema.migrations['0001_first']}})
     stores.push(store)
     const tables = (await sql<{name: string}>`select name from sqlite_master where type = 'table' order by name`.execute(store.db)).rows.map((r) => r.name)
     expect(tables).toContain('first')

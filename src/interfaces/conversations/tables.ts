@@ -62,7 +62,7 @@ export interface ConversationCallTable {
   created_at: string
 }
 
-/** Per-day statistics of one- and two-token terms (store/term-days.ts); kind 0 is posts, 1 comments. */
+/** Per-day statistics of one- and two-token terms (term-days.ts); kind 0 is posts, 1 comments. */
 export interface ConversationTermDayTable {
   term: string
   kind: number

@@ -3,7 +3,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy, insertMember} from '../../../src/registry/repository.js'
-import {openStore, type Store} from '../../../src/store/db.js'
+import {openStore} from '../../../src/schema.js'
+import type {Store} from '../../../src/store/db.js'
 import {CHECK_DETAILS, PAYPAL_DETAILS} from './setup.js'
 
 // Withdrawal types as seeded: fee and minimum in cents.

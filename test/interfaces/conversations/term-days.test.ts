@@ -7,7 +7,7 @@ import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
 import type {SummaryRow} from '../../../src/interfaces/conversations/search-types.js'
 import {isPostgres} from '../../../src/store/dialect.js'
 import {asciiTokens, sqliteTokens, tokenizeTexts} from '../../../src/store/fts-tokens.js'
-import {countEveryDocument} from '../../../src/store/term-days.js'
+import {countEveryDocument} from '../../../src/interfaces/conversations/term-days.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {conversationOf} from './helpers.js'
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {Rng} from '../../../src/interfaces/pulse/prng.js'
+import {Rng} from '../../../src/lib/prng.js'
 import {exportSchema, PULSE_STATUSES, QUESTION_TYPES, SURVEY_STATUSES} from '../../../src/interfaces/pulse/schema.js'
 import {generatePulse, STATUS_CYCLE} from '../../../src/interfaces/pulse/seed.js'
 import {DEMOGRAPHICS} from '../../../src/interfaces/pulse/vocabulary.js'

@@ -5,7 +5,7 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {config} from '../../../src/config.js'
 import {ID_TOKEN_ALGS, type IdTokenAlg, isIdTokenAlg, publishedKeys, readOwnIdToken, rotateSigningKeys, signingKey} from '../../../src/interfaces/signon/signing-keys.js'
 import {CLIENT_ID_TOKEN_ALGS} from '../../../src/registry/id-token-algs.js'
-import {openStore} from '../../../src/store/db.js'
+import {openStore} from '../../../src/schema.js'
 import {rotateSecretKey} from '../../../src/store/key-rotation.js'
 import {keyId} from '../../../src/store/secrets.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
@@ -261,7 +261,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       process.env.MEDPANEL_SECRET_KEY = newKey.toString('base64')
       vi.resetModules()
       const fresh = {
-        db: await import('../../../src/store/db.js'),
+        db: await import('../../../src/schema.js'),
         keys: await import('../../../src/interfaces/signon/signing-keys.js'),
       }
       const later = await fresh.db.openStore(place.options)

@@ -1,6 +1,6 @@
 import {sql, type Kysely} from 'kysely'
-import type {MigrationContext} from '../migration-types.js'
-import {isSealed, seal} from '../secrets.js'
+import type {MigrationContext} from '../../store/migration-types.js'
+import {isSealed, seal} from '../../store/secrets.js'
 
 /**
  * Partner passwords and signing secrets were kept in the clear, and the sign-in cookie's signing

@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {autoIncrementKey, isPostgres} from '../dialect.js'
+import {autoIncrementKey, isPostgres} from '../../../store/dialect.js'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -1,5 +1,5 @@
 import {type Kysely, sql} from 'kysely'
-import {isPostgres} from '../dialect.js'
+import {isPostgres} from '../../../store/dialect.js'
 
 /**
  * PostgreSQL: everything a withdrawal decides on, locked and read in one call instead of five

@@ -1,9 +1,9 @@
 import {sql, type Kysely} from 'kysely'
-import {isPostgres} from '../dialect.js'
+import {isPostgres} from '../../../store/dialect.js'
 import {countEveryDocument} from '../term-days.js'
 
 /**
- * Interface E's per-day term statistics (see store/term-days.ts): one row per term, kind of
+ * Interface E's per-day term statistics (see ../term-days.ts): one row per term, kind of
  * document and day, keyed term first so that a term's days over a window are one range of the
  * key. On SQLite the table is WITHOUT ROWID (the key is the table, no second copy of it). Posts
  * and comments already in the store are counted in the same transaction, so an upgraded store's

@@ -1,6 +1,6 @@
 import type {Kysely} from 'kysely'
-import {autoIncrementKey} from '../dialect.js'
-import defaultTypes from '../../../data/withdrawal-types.json' with {type: 'json'}
+import {autoIncrementKey} from '../../../store/dialect.js'
+import defaultTypes from '../../../../data/withdrawal-types.json' with {type: 'json'}
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

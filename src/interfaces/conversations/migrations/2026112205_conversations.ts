@@ -1,5 +1,5 @@
 import {sql, type ColumnDefinitionBuilder, type Kysely} from 'kysely'
-import {isPostgres} from '../dialect.js'
+import {isPostgres} from '../../../store/dialect.js'
 
 /**
  * Interface E: authors, posts and comments in ordinary tables, each text table shadowed by an

@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {autoIncrementKey} from '../dialect.js'
+import {autoIncrementKey} from '../../store/dialect.js'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

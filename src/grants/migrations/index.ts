@@ -1,0 +1,7 @@
+import type {AnyMigration} from '../../store/migration-types.js'
+import * as tokenLastUsed from './2026112404_token_last_used.js'
+
+/** The grants' migrations (their tables came with the registry's first one). Names sort in the order they run; append new ones, never edit one that has shipped. */
+export const migrations: Record<string, AnyMigration> = {
+  '2026112404_token_last_used': tokenLastUsed,
+}

@@ -1,0 +1,13 @@
+import type {AnyMigration} from '../../store/migration-types.js'
+import * as registrySignon from './2026112201_registry_signon.js'
+import * as sealedSecrets from './2026112401_sealed_secrets.js'
+import * as authFailures from './2026112402_auth_failures.js'
+import * as memberSessions from './2026112403_member_sessions.js'
+
+/** The registry's migrations: clients, members, settings and the guessing limits (the first one also made the tables of the grants, which sign-on issues). Names sort in the order they run; append new ones, never edit one that has shipped. */
+export const migrations: Record<string, AnyMigration> = {
+  '2026112201_registry_signon': registrySignon,
+  '2026112401_sealed_secrets': sealedSecrets,
+  '2026112402_auth_failures': authFailures,
+  '2026112403_member_sessions': memberSessions,
+}

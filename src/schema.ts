@@ -1,0 +1,55 @@
+import type {BalanceTables} from './interfaces/balance/tables.js'
+import {migrations as balance} from './interfaces/balance/migrations/index.js'
+import type {ConversationTables} from './interfaces/conversations/tables.js'
+import {migrations as conversations} from './interfaces/conversations/migrations/index.js'
+import type {PartnerTables} from './interfaces/partner/tables.js'
+import {migrations as partner} from './interfaces/partner/migrations/index.js'
+import type {PulseTables} from './interfaces/pulse/tables.js'
+import {migrations as pulse} from './interfaces/pulse/migrations/index.js'
+import type {SignonTables} from './interfaces/signon/tables.js'
+import {migrations as signon} from './interfaces/signon/migrations/index.js'
+import {migrations as grants} from './grants/migrations/index.js'
+import type {RegistryTables} from './registry/tables.js'
+import {migrations as registry} from './registry/migrations/index.js'
+import {openStore as openStoreWith, type Store, type StoreOptions} from './store/db.js'
+import type {AnyMigration} from './store/migration-types.js'
+import type {Schema} from './store/migrate.js'
+import {migrations as store} from './store/migrations/index.js'
+
+/*
+ * The composition root of medpanel's schema. It sits above the store and every interface: each
+ * layer and interface owns its tables (tables.ts) and its migrations (migrations/), and this
+ * module joins them, so the store never imports the code that uses it. A new interface adds its
+ * tables to Database and its migrations to SERVICE_SCHEMA here.
+ */
+
+declare module './store/database.js' {
+  interface Database extends RegistryTables, SignonTables, ConversationTables, PartnerTables, BalanceTables, PulseTables {}
+}
+
+/**
+ * Joins the owners' migrations into one list. They run in the order of their names (a timestamp,
+ * then a name), whoever owns them, exactly as when they were one list: a store an earlier release
+ * wrote records the same names. Two owners claiming one name is a mistake caught at start.
+ */
+export function composeMigrations(...owners: Record<string, AnyMigration>[]): Record<string, AnyMigration> {
+  const all: Record<string, AnyMigration> = {}
+  for (const owned of owners) {
+    for (const [name, migration] of Object.entries(owned)) {
+      if (name in all) throw new Error(`two migrations are named ${name}`)
+      all[name] = migration
+    }
+  }
+  return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** medpanel's own schema: every layer's and interface's migrations, recorded in `kysely_migration`. */
+export const SERVICE_SCHEMA: Schema = {
+  migrations: composeMigrations(store, registry, grants, signon, partner, balance, pulse, conversations),
+  notifiesChanges: true,
+}
+
+/** Opens (and migrates) a store with medpanel's own schema. */
+export function openStore(options: StoreOptions = {}): Promise<Store> {
+  return openStoreWith(options, SERVICE_SCHEMA)
+}
