@@ -10,7 +10,7 @@ import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseTrustedProxies} from '../src/http/client-address.js'
-import {parseMetricsToken} from '../src/metrics/endpoint.js'
+import {parseMetricsToken} from '../src/http/metrics-endpoint.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {

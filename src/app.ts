@@ -9,7 +9,7 @@ import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {rejectInvalid} from './http/validation.js'
 import {PrefixSplitRouter} from './http/router.js'
-import {signonRoutes} from './interfaces/signon/routes/index.js'
+import {SIGNON_PAGE_PATHS, signonRoutes} from './interfaces/signon/routes/index.js'
 import {balanceRoutes} from './interfaces/balance/routes.js'
 import {conversationRoutes} from './interfaces/conversations/routes.js'
 import {pulseRoutes} from './interfaces/pulse/routes.js'
@@ -18,9 +18,9 @@ import {homePage} from './home.js'
 import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
 import {methodNotAllowed} from './http/method-not-allowed.js'
 import {storeMetrics} from './instrument.js'
-import {metricsEndpoint} from './metrics/endpoint.js'
-import {httpMetrics, type InterfaceLabel} from './metrics/http.js'
-import {PAGE_PATHS, pageHeaders} from './http/page-headers.js'
+import {metricsEndpoint} from './http/metrics-endpoint.js'
+import {httpMetrics, type InterfaceLabel} from './http/metrics.js'
+import {pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
@@ -49,12 +49,13 @@ export function createApp(deps: AppDeps): OpenAPIHono {
 
   const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
-  // The HTTP metrics wrap the access log in its layer rather than adding one (src/metrics/http.ts).
+  // The HTTP metrics wrap the access log in its layer rather than adding one (src/http/metrics.ts).
   app.use(metrics ? httpMetrics(metrics, (template) => interfaceOf(template) ?? 'other', logRequests) : logRequests)
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
-  for (const path of PAGE_PATHS) app.use(path, pageHeaders())
+  // The home page and sign-on's pages answer with HTML.
+  for (const path of ['/', ...SIGNON_PAGE_PATHS]) app.use(path, pageHeaders())
 
   // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
   // demo data and its credentials exist. A load balancer or a test script can trust a 200.

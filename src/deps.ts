@@ -1,10 +1,13 @@
 import type {Kysely} from 'kysely'
-import type {ConversationLimits} from './interfaces/conversations/limits.js'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat} from './lib/log.js'
 import type {Database} from './store/database.js'
 
-/** What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink). */
+/**
+ * What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink).
+ * An interface with settings of its own adds them to this interface from its folder (declaration
+ * merging, as interfaces/conversations/limits.ts does), so this module imports no interface.
+ */
 export interface AppDeps {
   db: Kysely<Database>
   clock: Clock
@@ -35,8 +38,6 @@ export interface AppDeps {
    * `serve` holds it unready while the demo data set is being seeded. Omitted: always ready.
    */
   readiness?: Readiness
-  /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
-  conversations?: Partial<ConversationLimits>
   /**
    * Prometheus metrics and GET /metrics (docs/operations.md "Metrics"): on unless false (`serve
    * --no-metrics`), counted in the registry of the store (src/instrument.ts), which every app on

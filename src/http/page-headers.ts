@@ -30,6 +30,7 @@ export function pagePolicy(formActions: string[] = []): string {
     .join('; ')
 }
 
+/** The middleware for the paths that answer with HTML pages (each interface lists its own). */
 export function pageHeaders(): MiddlewareHandler {
   return secureHeaders({
     contentSecurityPolicy: POLICY,
@@ -41,15 +42,3 @@ export function pageHeaders(): MiddlewareHandler {
     strictTransportSecurity: false,
   })
 }
-
-/** The paths that answer with HTML pages. */
-export const PAGE_PATHS = [
-  '/',
-  '/oauth/authorize',
-  '/oauth/session',
-  '/oauth/authorized_applications',
-  '/oauth/authorized_applications/*',
-  '/oauth/sign_out',
-  '/oauth/end_session',
-  '/demo/*',
-] as const

@@ -3,12 +3,10 @@ import {isStoredId} from '../lib/ids.js'
 import {normalEmail} from '../lib/email.js'
 import {prepared} from '../store/prepared.js'
 import {fromJsonText, stringList} from '../store/json.js'
-import {GRANTS} from './grants.js'
+import {grantsSchema} from '../grants/names.js'
 import type {Client, ClientRow, ClientUpdate, MemberRow, MemberUpdate, NewClientRow, NewMemberRow} from './tables.js'
 
 const redirectUrisSchema = stringList()
-/** A client's grants as stored. */
-export const grantsSchema = stringList(GRANTS)
 
 /** The one mapper of a client row: its JSON lists decoded and checked. */
 export function clientFromRow(row: ClientRow): Client {

@@ -5,7 +5,7 @@ import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
 import {partnerUrlProblem} from '../lib/partner-address.js'
 
-import {GRANTS, type Grant} from './grants.js'
+import {GRANTS, type Grant} from '../grants/names.js'
 import {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, DEFAULT_ID_TOKEN_ALG} from './id-token-algs.js'
 
 export {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, GRANTS, type Grant}

@@ -1,6 +1,6 @@
 import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
 import type {JsonColumn, JsonText} from '../store/json.js'
-import type {Grant} from './grants.js'
+import type {Grant} from '../grants/names.js'
 
 /** A registered partner company. Lists (redirect URIs, grants) are JSON arrays in text columns. */
 export interface ClientTable {

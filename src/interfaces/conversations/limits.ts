@@ -1,4 +1,12 @@
 import {availableParallelism, cpus} from 'node:os'
+import type {} from '../../deps.js'
+
+declare module '../../deps.js' {
+  interface AppDeps {
+    /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
+    conversations?: Partial<ConversationLimits>
+  }
+}
 
 /**
  * What one caller may ask of interface E, and how long and how wide its searches may run. The

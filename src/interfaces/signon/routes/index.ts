@@ -24,6 +24,17 @@ import {METADATA_PATH, TOKEN_METHODS, tokenRoutes} from './token.js'
  * or a redirect for browsers, OAuth's JSON for clients. Any method a path does not serve gets 405
  * with Allow, in the same shape.
  */
+/** Sign-on's paths that answer with HTML pages, which the app gives the page headers (http/page-headers.ts). */
+export const SIGNON_PAGE_PATHS = [
+  '/oauth/authorize',
+  '/oauth/session',
+  '/oauth/authorized_applications',
+  '/oauth/authorized_applications/*',
+  '/oauth/sign_out',
+  '/oauth/end_session',
+  '/demo/*',
+] as const
+
 export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: rejectInvalid})
   const ctx = signonContext(deps)

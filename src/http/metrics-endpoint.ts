@@ -1,10 +1,10 @@
 import {createHash, timingSafeEqual} from 'node:crypto'
 import type {Context, Handler} from 'hono'
 import {AppError} from '../errors.js'
-import {bearerChallenge} from '../http/bearer-challenge.js'
-import {peerAddress} from '../http/client-address.js'
-import {requestHeader} from '../http/fast.js'
-import type {Metrics} from './metrics.js'
+import {bearerChallenge} from './bearer-challenge.js'
+import {peerAddress} from './client-address.js'
+import {requestHeader} from './fast.js'
+import type {Metrics} from '../metrics/metrics.js'
 
 /** What a metrics token may be made of: RFC 6750's token characters, at least 16 of them. */
 const TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/

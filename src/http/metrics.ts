@@ -1,6 +1,6 @@
 import type {MiddlewareHandler} from 'hono'
-import {matchedRoute} from '../http/access-log.js'
-import type {InterfaceLabel, Metrics} from './metrics.js'
+import {matchedRoute} from './access-log.js'
+import type {InterfaceLabel, Metrics} from '../metrics/metrics.js'
 
 export type {InterfaceLabel}
 
