@@ -7,7 +7,7 @@ import {checkSchema, migrateToLatest, type Schema, StoreVersionError} from './mi
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
-import {postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
+import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
 import {contextOf, inheritContext, setContext, type DirectExecutor, type StoreContext} from './context.js'
 import {beginRead, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
@@ -17,6 +17,17 @@ import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 export {openSqlite}
 
 export type {StoreKind} from './dialect.js'
+// The store's one entry for writes, whichever the dialect: interfaces import no driver module.
+export {type BatchRunner, savepointRunner} from './postgres/writer.js'
+
+/**
+ * Submits a request to the PostgreSQL writer whose batches `runner` runs as a set (read committed;
+ * see postgres/writer.ts postgresSetWriterOf): for a kind of write that is locked, read and
+ * written in a few statements per batch, whatever its size. Only for a PostgreSQL store.
+ */
+export function submitToSetWriter<T>(db: Kysely<any>, runner: BatchRunner, input: unknown, lockOrder?: number): Promise<T> {
+  return postgresSetWriterOf(db, runner).submit<T>(input, lockOrder)
+}
 
 export interface StoreOptions {
   /** SQLite file path; ':memory:' for a private in-memory store (tests). */

@@ -6,7 +6,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /*
  * The layers, lowest first. A file may import files of its own layer and of the layers below it,
- * never of one above; one interface never imports another. Every file belongs to exactly one
+ * never of one above; one interface never imports another; nothing between the store and the app
+ * imports a dialect module (src/store/postgres/, src/store/sqlite/). Every file belongs to exactly one
  * layer: a new folder or top-level file must be placed here before its imports can pass. The same
  * rule, in words, is in docs/architecture.md ("Layers").
  */
@@ -48,6 +49,10 @@ function layerViolations(graph: Record<string, string[]>): string[] {
       if (to > from) wrong.push(`${file} -> ${target} (${LAYERS[from]![0]} imports ${LAYERS[to]![0]})`)
       const [a, b] = [interfaceOf(file), interfaceOf(target)]
       if (a && b && a !== b) wrong.push(`${file} -> ${target} (interface ${a} imports interface ${b})`)
+      // The store's entries (db.ts, dialect.ts, sqlite-reader.ts, ...) hide its drivers from the layers above.
+      if (from > layerOf('src/store/db.ts') && from < layerOf('src/app.ts') && /^src\/store\/(postgres|sqlite)\//.test(target)) {
+        wrong.push(`${file} -> ${target} (a dialect module outside the store)`)
+      }
     }
   }
   return wrong
@@ -73,6 +78,9 @@ describe('the import graph', () => {
     expect(layerViolations({'src/grants/service.ts': ['src/registry/repository.ts']})).toHaveLength(1)
     expect(layerViolations({'src/interfaces/conversations/seed.ts': ['src/interfaces/pulse/prng.ts']})).toEqual([
       'src/interfaces/conversations/seed.ts -> src/interfaces/pulse/prng.ts (interface conversations imports interface pulse)',
+    ])
+    expect(layerViolations({'src/interfaces/balance/service.ts': ['src/store/postgres/writer.ts']})).toEqual([
+      'src/interfaces/balance/service.ts -> src/store/postgres/writer.ts (a dialect module outside the store)',
     ])
     expect(layerViolations({'src/app.ts': ['src/interfaces/pulse/routes.ts', 'src/store/db.ts']})).toEqual([])
     expect(() => layerViolations({'src/somewhere.ts': []})).toThrow(/src\/somewhere.ts is in no layer/)

@@ -10,9 +10,8 @@ import {isValidNpi} from '../../lib/npi.js'
 import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {Database, Db} from '../../store/database.js'
-import {writeTransaction} from '../../store/db.js'
+import {type BatchRunner, savepointRunner, submitToSetWriter, writeTransaction} from '../../store/db.js'
 import {isRetryableConflict, storeKind} from '../../store/dialect.js'
-import {type BatchRunner, postgresSetWriterOf, savepointRunner} from '../../store/postgres/writer.js'
 import {inBatch, type Outcome} from '../../store/writer.js'
 import {versionCache} from '../../store/version-cache.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
@@ -375,7 +374,7 @@ export async function createWithdrawal(db: Kysely<Database>, member: Pick<Member
     clientId,
     requestHash: idem ? sha256(`${member.id}\n${canonical(request)}`) : '',
   }
-  if (storeKind(db) === 'postgres' && !inBatch(db)) return postgresSetWriterOf(db, withdrawalRunner).submit<WithdrawalResult>(ask, member.id)
+  if (storeKind(db) === 'postgres' && !inBatch(db)) return submitToSetWriter<WithdrawalResult>(db, withdrawalRunner, ask, member.id)
   return writeTransaction(db, (trx) => withdrawOne(trx, ask), {isolation: 'read committed', lockOrder: member.id})
 }
 

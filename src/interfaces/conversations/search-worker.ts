@@ -8,10 +8,8 @@
 import {Kysely, SqliteDialect} from 'kysely'
 import {parentPort, workerData} from 'node:worker_threads'
 import type {Database} from '../../store/database.js'
-import {loadBetterSqlite3From} from '../../store/sqlite/better-sqlite3.js'
+import {loadBetterSqlite3From, openSqlite, withStatementCache} from '../../store/sqlite-reader.js'
 import {setContext} from '../../store/context.js'
-import {withStatementCache} from '../../store/sqlite/handle.js'
-import {openSqlite} from '../../store/sqlite/open.js'
 import {dataSearch, summarySearch, type DataStep} from './search.js'
 import {serializeError, type SearchReply, type SearchRequest, type SearchThreadSetup} from './search-protocol.js'
 
