@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import type {WaitSummary} from '../src/interfaces/partner/operator.js'
-import {queuedLine, sayRequestId, waitIfAsked} from './output/partner.js'
+import {sayRequestId, waitIfAsked} from './deliveries.js'
+import {queuedLine} from './output/partner.js'
 import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
 

@@ -1,13 +1,7 @@
 import {AppError} from '../../src/errors.js'
 import {formatRecord, formatTable} from '../../src/lib/table.js'
-import {toJson} from '../../src/interfaces/balance/decimal-json.js'
 import {formatMoney} from '../../src/interfaces/balance/money.js'
 import type {AccountSummary, MoneyObject, RestrictionResult, TransactionListItem, TransactionView, WithdrawalTypeView} from '../../src/interfaces/balance/service.js'
-
-/** What `--json` prints for balance commands: amounts as JSON numbers from their exact text. */
-export function jsonText(value: unknown): string {
-  return `${toJson(value, 2)}\n`
-}
 
 export function summaryText(who: string, summary: AccountSummary): string {
   return formatRecord({

@@ -1,11 +1,8 @@
-import type {Clock} from '../../src/lib/clock.js'
 import {formatTable} from '../../src/lib/table.js'
 import type {DeliveryView} from '../../src/interfaces/partner/outbox.js'
-import {deliverNow, type WaitSummary} from '../../src/interfaces/partner/operator.js'
-import type {DeliveryRow} from '../../src/interfaces/partner/tables.js'
-import type {Db} from '../../src/store/database.js'
+import type {WaitSummary} from '../../src/interfaces/partner/operator.js'
 
-/** Human output of the B commands, and their `--wait`. */
+/** Human output of the B commands: text only (deliveries.ts runs `--wait` and writes these lines). */
 
 /** The stderr line for a `--wait` that did not deliver everything. */
 export function waitFailureLine(summary: WaitSummary): string {
@@ -32,34 +29,12 @@ export function queuedLine(deliveries: string[], partners: string[]): string {
   return `Queued ${deliveries.length} ${deliveries.length === 1 ? 'delivery' : 'deliveries'} for ${partners.length} partner${partners.length === 1 ? '' : 's'} (${partners.join(', ')}).`
 }
 
-/**
- * Gives a person the run's request id, on stderr beside progress and errors, when it queued
- * something: each delivery carries it to the partner as X-Request-Id, and serve's worker logs it
- * with every attempt. --json output has it as `request_id` instead.
- */
-export function sayRequestId(requestId: string, deliveries: string[], json: boolean): void {
-  if (!json && deliveries.length > 0) process.stderr.write(`Request id: ${requestId} (each delivery carries it as X-Request-Id)\n`)
+/** The stderr line that gives a person the run's request id (see deliveries.ts sayRequestId). */
+export function requestIdLine(requestId: string): string {
+  return `Request id: ${requestId} (each delivery carries it as X-Request-Id)`
 }
 
-/**
- * Runs `--wait` when asked: delivers, reports on stderr, and marks the process as failed (exit 1)
- * when something of this change was not delivered. Returns the summary for the --json output.
- */
-export async function waitIfAsked(
-  wait: boolean,
-  db: Db,
-  clock: Clock,
-  projectIds: string[],
-  deliveryIds: string[],
-  say: (text: string) => void,
-  onAttempt?: (row: DeliveryRow, ok: boolean) => void,
-): Promise<WaitSummary | null> {
-  if (!wait) return null
-  const summary = await deliverNow(db, clock, projectIds, deliveryIds, {onAttempt})
-  say(`Delivered ${summary.delivered} of ${deliveryIds.length}${summary.superseded ? ` (${summary.superseded} superseded by newer pushes)` : ''}.`)
-  if (summary.pending + summary.failed > 0) {
-    process.stderr.write(`Error: ${waitFailureLine(summary)}\n`)
-    process.exitCode = 1
-  }
-  return summary
+/** What `--wait` says once it has tried every delivery of the change. */
+export function deliveredLine(summary: WaitSummary, queued: number): string {
+  return `Delivered ${summary.delivered} of ${queued}${summary.superseded ? ` (${summary.superseded} superseded by newer pushes)` : ''}.`
 }

@@ -1,33 +1,4 @@
 import {AppError} from '../../errors.js'
-import {amountText, isDecimal} from './money.js'
-
-/**
- * JSON.stringify, except that a Decimal becomes a JSON number written from its exact text
- * (`0.3`, `-25`), so no amount ever passes through a float on its way out.
- */
-export function toJson(value: unknown, indent = 0): string {
-  return write(value, indent, '')
-}
-
-function write(value: unknown, indent: number, pad: string): string {
-  if (isDecimal(value)) return amountText(value)
-  if (value === null || typeof value !== 'object') {
-    return value === undefined || typeof value === 'function' ? 'null' : JSON.stringify(value)
-  }
-  const inner = indent ? pad + ' '.repeat(indent) : ''
-  const open = indent ? `\n${inner}` : ''
-  const close = indent ? `\n${pad}` : ''
-  const sep = indent ? `,\n${inner}` : ','
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]'
-    return `[${open}${value.map((item) => write(item, indent, inner)).join(sep)}${close}]`
-  }
-  if (typeof (value as {toJSON?: unknown}).toJSON === 'function') return write((value as {toJSON: () => unknown}).toJSON(), indent, pad)
-  const entries = Object.entries(value).filter(([, v]) => v !== undefined && typeof v !== 'function')
-  if (entries.length === 0) return '{}'
-  const colon = indent ? ': ' : ':'
-  return `{${open}${entries.map(([k, v]) => JSON.stringify(k) + colon + write(v, indent, inner)).join(sep)}${close}}`
-}
 
 /**
  * Refuses (400) a JSON text that is valid but ambiguous or too deep to handle, before anything

@@ -1,5 +1,6 @@
 import {Decimal} from 'decimal.js'
 import {AppError} from '../../errors.js'
+import {decimalText} from '../../lib/exact-json.js'
 
 /**
  * The one Decimal constructor of the ledger. Its own clone so no other module's settings change
@@ -50,7 +51,7 @@ export function parseAmount(value: unknown, currency: string = DEFAULT_CURRENCY,
 
 /** The exact decimal text an amount is stored and sent as: no exponent, no trailing zeros, no "-0". */
 export function amountText(amount: Decimal): string {
-  return amount.isZero() ? '0' : amount.toFixed()
+  return decimalText(amount)
 }
 
 /** For people: fixed to the currency's minor units, with the code (`-25.00 USD`). */

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {toJson} from '../../../src/interfaces/balance/decimal-json.js'
+import {toJson} from '../../../src/lib/exact-json.js'
 import {Money, amountText, formatMoney, parseAmount} from '../../../src/interfaces/balance/money.js'
 
 describe('money', () => {
