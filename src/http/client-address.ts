@@ -1,6 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import proxyaddr from 'proxy-addr'
 import {AppError} from '../errors.js'
+import {nodeIncoming} from './hono-node.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -9,13 +10,9 @@ declare module 'hono' {
   }
 }
 
-interface NodeBindings {
-  incoming?: {headers: Record<string, string | string[] | undefined>; socket?: {remoteAddress?: string}}
-}
-
 /** The peer of the TCP connection; undefined where the runtime does not tell (in-process requests). */
 export function peerAddress(c: Context): string | undefined {
-  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress
+  return nodeIncoming(c)?.socket?.remoteAddress
 }
 
 /**

@@ -1,9 +1,7 @@
+import type {IncomingMessage} from 'node:http'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import type {ContentfulStatusCode} from 'hono/utils/http-status'
-
-interface NodeBindings {
-  incoming?: {headers: Record<string, string | string[] | undefined>; socket?: {remoteAddress?: string}}
-}
+import {cacheBodyText, cacheForm, nodeIncoming} from './hono-node.js'
 
 /**
  * One request header, read straight from Node's parsed headers when running on @hono/node-server.
@@ -11,7 +9,7 @@ interface NodeBindings {
  * which costs more than the rest of a token check. Other runtimes take the standard path.
  */
 export function requestHeader(c: Context, name: string): string | undefined {
-  const incoming = (c.env as NodeBindings | undefined)?.incoming
+  const incoming = nodeIncoming(c)
   if (incoming) {
     const value = incoming.headers[name]
     return Array.isArray(value) ? value.join(', ') : value
@@ -46,15 +44,6 @@ export function carriesRequestId(response: Response): boolean {
   return withRequestId.has(response)
 }
 
-interface NodeIncoming {
-  headers: Record<string, string | string[] | undefined>
-  readableDidRead?: boolean
-  rawBody?: Buffer
-  on(event: 'data', listener: (chunk: Buffer) => void): unknown
-  on(event: 'end', listener: () => void): unknown
-  on(event: 'error', listener: (error: Error) => void): unknown
-}
-
 /**
  * The request body as text, refused with `tooLarge()` past `maxBytes`. On @hono/node-server it is
  * read straight from Node's request stream (a Fetch `Request` with a web stream body costs more
@@ -63,7 +52,8 @@ interface NodeIncoming {
  * body was already touched, it goes through the Fetch body with the same limit.
  */
 export async function requestBodyText(c: Context, maxBytes: number, tooLarge: () => Error): Promise<string> {
-  const incoming = (c.env as {incoming?: NodeIncoming} | undefined)?.incoming
+  // @hono/node-server reads `rawBody` (its own field) instead of the drained stream.
+  const incoming = nodeIncoming(c) as (IncomingMessage & {rawBody?: Buffer}) | undefined
   const declared = Number(requestHeader(c, 'content-length') ?? Number.NaN)
   if (declared > maxBytes) throw tooLarge()
   let text: string
@@ -97,8 +87,7 @@ export async function requestBodyText(c: Context, maxBytes: number, tooLarge: ()
     }
     text = new TextDecoder().decode(Buffer.concat(chunks))
   }
-  // Hono keeps the promise of each body form there (its type says the value).
-  ;(c.req.bodyCache as {text?: Promise<string>}).text = Promise.resolve(text)
+  cacheBodyText(c, text)
   return text
 }
 
@@ -115,7 +104,7 @@ export function urlEncodedForm(maxBytes: number, tooLarge: () => Error): Middlew
     const type = requestHeader(c, 'content-type') ?? ''
     if (c.req.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
       const text = await requestBodyText(c, maxBytes, tooLarge)
-      ;(c.req.bodyCache as {formData?: Promise<unknown>}).formData = Promise.resolve(new URLSearchParams(text))
+      cacheForm(c, new URLSearchParams(text))
     }
     await next()
   }

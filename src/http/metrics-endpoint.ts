@@ -4,6 +4,7 @@ import {AppError} from '../errors.js'
 import {bearerChallenge} from './bearer-challenge.js'
 import {peerAddress} from './client-address.js'
 import {requestHeader} from './fast.js'
+import {nodeIncoming} from './hono-node.js'
 import type {Metrics} from '../metrics/metrics.js'
 
 /** What a metrics token may be made of: RFC 6750's token characters, at least 16 of them. */
@@ -27,10 +28,6 @@ export function isLoopbackAddress(address: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1' || address === '0:0:0:0:0:0:0:1'
 }
 
-interface NodeBindings {
-  incoming?: unknown
-}
-
 /**
  * Whether a request comes from this machine, for /metrics without a token:
  *
@@ -48,7 +45,7 @@ interface NodeBindings {
  * - Otherwise the TCP peer must be a loopback address.
  */
 export function isLocalCaller(c: Context): boolean {
-  if ((c.env as NodeBindings | undefined)?.incoming === undefined) return true
+  if (nodeIncoming(c) === undefined) return true
   const peer = peerAddress(c)
   if (peer === undefined) return false
   const forwarded = requestHeader(c, 'x-forwarded-for')

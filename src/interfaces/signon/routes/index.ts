@@ -6,6 +6,7 @@ import type {AppDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {errorShape} from '../../../http/error-shape.js'
 import {urlEncodedForm} from '../../../http/fast.js'
+import {formCached} from '../../../http/hono-node.js'
 import {methodNotAllowed} from '../../../http/method-not-allowed.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {originCheck} from '../../../http/origin-check.js'
@@ -59,7 +60,7 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   // for the rest, since merely asking whether a request has a body builds a Fetch Request for it.
   const tooLarge = () => new AppError('payload_too_large', 'the request body is too large')
   const capped = bodyCap('request body')
-  const capUnlessRead: typeof capped = (c, next) => (c.req.bodyCache.formData ? next() : capped(c, next))
+  const capUnlessRead: typeof capped = (c, next) => (formCached(c) ? next() : capped(c, next))
   for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS])
     app.use(path, errorShape(renderOAuthError), urlEncodedForm(config.http.requestBodyLimitBytes, tooLarge), capUnlessRead)
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
