@@ -9,7 +9,7 @@ import {urlEncodedForm} from '../../../http/fast.js'
 import {methodNotAllowed} from '../../../http/method-not-allowed.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {originCheck} from '../../../http/origin-check.js'
-import {rejectInvalid} from '../../../http/validation.js'
+import {schemaHook} from '../../../http/validation.js'
 import {signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
 import {INFO_METHODS, infoRoutes} from './info.js'
@@ -25,7 +25,7 @@ import {METADATA_PATH, TOKEN_METHODS, tokenRoutes} from './token.js'
  * with Allow, in the same shape.
  */
 export function signonRoutes(deps: AppDeps): OpenAPIHono {
-  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const app = new OpenAPIHono({defaultHook: schemaHook()})
   const ctx = signonContext(deps)
   const bodyCap = (what: string) =>
     bodyLimit({
