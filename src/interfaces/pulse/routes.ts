@@ -118,10 +118,10 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
   const app = new OpenAPIHono({defaultHook: schemaHook()})
-  // Every refusal's body names the code its challenge does (RFC 6750 §3.1): bearerToken's own.
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {
+    // No answerAs: a refusal's body names the code its challenge names (RFC 6750 §3.1).
     app.use(path, errorShape(renderOAuthError), bearerToken({verify: (token) => presentToken(db, token, deps.clock.now())}), requirePulsesToken)
   }
 
