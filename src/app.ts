@@ -7,7 +7,7 @@ import {createLogger} from './lib/log.js'
 import {forwardedFor} from './http/client-address.js'
 import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
-import {rejectInvalid} from './http/validation.js'
+import {schemaHook} from './http/validation.js'
 import {PrefixSplitRouter} from './http/router.js'
 import {SIGNON_PAGE_PATHS, signonRoutes} from './interfaces/signon/routes/index.js'
 import {balanceRoutes} from './interfaces/balance/routes.js'
@@ -45,7 +45,7 @@ export function interfaceOf(path: string): Exclude<InterfaceLabel, 'other'> | nu
 export function createApp(deps: AppDeps): OpenAPIHono {
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
   // Interface C's spec paths defeat Hono's fastest router; keep them apart so the rest stays fast.
-  const app = new OpenAPIHono({defaultHook: rejectInvalid, router: new PrefixSplitRouter(['/balance'])})
+  const app = new OpenAPIHono({defaultHook: schemaHook(), router: new PrefixSplitRouter(['/balance'])})
 
   const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})

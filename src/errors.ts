@@ -1,81 +1,85 @@
 /**
- * Every failure the service reports on purpose is an AppError with a code from this closed union.
- * One table maps a code to its HTTP status; `app.onError` turns the error into the body shape of
- * the interface that raised it (see src/http/error-shape.ts).
+ * Every failure the service reports on purpose is an AppError with a code from the one table
+ * below, which gives each code its HTTP status and says whether OAuth bodies may carry it. The
+ * lookups the error shapes need (a bare status to its code, the codes of OAuth's own) are read
+ * from it, never written out again; `app.onError` turns the error into the body shape of the
+ * interface that raised it (see src/http/error-shape.ts).
  */
-export type ErrorCode =
+export const ERROR_CODES = {
   // RFC 6749 / RFC 6750 codes, used verbatim as the `error` field of interface A
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'unsupported_response_type'
-  | 'invalid_scope'
-  | 'access_denied'
-  | 'invalid_token'
-  | 'insufficient_scope'
-  | 'unsupported_token_type'
+  invalid_request: {status: 400, oauth: true},
+  invalid_client: {status: 401, oauth: true},
+  invalid_grant: {status: 400, oauth: true},
+  unauthorized_client: {status: 400, oauth: true},
+  unsupported_grant_type: {status: 400, oauth: true},
+  unsupported_response_type: {status: 400, oauth: true},
+  invalid_scope: {status: 400, oauth: true},
+  access_denied: {status: 403, oauth: true},
+  invalid_token: {status: 401, oauth: true},
+  insufficient_scope: {status: 403, oauth: true},
+  unsupported_token_type: {status: 400, oauth: true},
   // OpenID Connect Core §3.1.2.6: sent to the client on the redirect, never as a page
-  | 'login_required'
-  | 'consent_required'
-  | 'request_not_supported'
-  | 'request_uri_not_supported'
-  // generic codes for the other interfaces
-  | 'bad_request'
-  | 'unauthorized'
-  | 'payment_required'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'not_acceptable'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'unprocessable'
-  | 'too_many_requests'
-  | 'internal'
-  | 'unavailable'
+  login_required: {status: 400, oauth: true},
+  consent_required: {status: 400, oauth: true},
+  request_not_supported: {status: 400, oauth: true},
+  request_uri_not_supported: {status: 400, oauth: true},
+  // generic codes for the other interfaces, one per status: a bare status (an HTTPException from
+  // a Hono middleware) is read back through them
+  bad_request: {status: 400, oauth: false},
+  unauthorized: {status: 401, oauth: false},
+  payment_required: {status: 402, oauth: false},
+  forbidden: {status: 403, oauth: false},
+  not_found: {status: 404, oauth: false},
+  method_not_allowed: {status: 405, oauth: false},
+  not_acceptable: {status: 406, oauth: false},
+  conflict: {status: 409, oauth: false},
+  payload_too_large: {status: 413, oauth: false},
+  unsupported_media_type: {status: 415, oauth: false},
+  unprocessable: {status: 422, oauth: false},
+  too_many_requests: {status: 429, oauth: false},
+  internal: {status: 500, oauth: false},
+  unavailable: {status: 503, oauth: false},
+} as const satisfies Record<string, {status: number; oauth: boolean}>
 
-export const CODE_TO_STATUS = {
-  invalid_request: 400,
-  invalid_client: 401,
-  invalid_grant: 400,
-  unauthorized_client: 400,
-  unsupported_grant_type: 400,
-  unsupported_response_type: 400,
-  invalid_scope: 400,
-  access_denied: 403,
-  invalid_token: 401,
-  insufficient_scope: 403,
-  unsupported_token_type: 400,
-  login_required: 400,
-  consent_required: 400,
-  request_not_supported: 400,
-  request_uri_not_supported: 400,
-  bad_request: 400,
-  unauthorized: 401,
-  payment_required: 402,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  not_acceptable: 406,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  unprocessable: 422,
-  too_many_requests: 429,
-  internal: 500,
-  unavailable: 503,
-} as const satisfies Record<ErrorCode, number>
+/** The closed union of codes: the keys of the table. */
+export type ErrorCode = keyof typeof ERROR_CODES
 
-export type ErrorStatus = (typeof CODE_TO_STATUS)[ErrorCode]
+export type ErrorStatus = (typeof ERROR_CODES)[ErrorCode]['status']
+
+/** True for RFC 6749 / RFC 6750 / OpenID Connect codes, which an OAuth body names as they are. */
+export function isOAuthCode(code: ErrorCode): boolean {
+  return ERROR_CODES[code].oauth
+}
+
+const GENERIC_BY_STATUS = new Map<number, ErrorCode>()
+for (const [code, {status, oauth}] of Object.entries(ERROR_CODES) as [ErrorCode, (typeof ERROR_CODES)[ErrorCode]][]) {
+  if (!oauth) GENERIC_BY_STATUS.set(status, code)
+}
+
+/**
+ * The generic code of a status, for an error that came with a status alone: the table read
+ * backwards. Undefined for a status no code has.
+ */
+export function codeOfStatus(status: number): ErrorCode | undefined {
+  return GENERIC_BY_STATUS.get(status)
+}
+
+/**
+ * What a refused caller is asked to authenticate with (RFC 9110 §11.6.1). It travels on the error
+ * as data; the error shape writes it as the WWW-Authenticate header (src/http/error-shape.ts). A
+ * Bearer challenge's error_description is the error's message (RFC 6750 §3).
+ */
+export type Challenge =
+  | {readonly scheme: 'Basic'; readonly realm: string}
+  | {readonly scheme: 'Bearer'; readonly error: 'invalid_request' | 'invalid_token' | 'insufficient_scope'; readonly scope?: string}
 
 export interface AppErrorOptions {
   /** Overrides the table, for the few places a spec pins another status to a code. */
-  status?: ErrorStatus | 401
-  /** Extra response headers, e.g. WWW-Authenticate or Retry-After. */
+  status?: ErrorStatus
+  /** Extra response headers, e.g. Retry-After. A challenge goes in `challenge`, never here. */
   headers?: Record<string, string>
+  /** The authentication a refusal asks for, sent as WWW-Authenticate. */
+  challenge?: Challenge
   /** Longer text for shapes that carry it (interface E's `details`). */
   details?: string
   /** For browser flows: answer by redirecting here (an OAuth error sent back to the client). */
@@ -87,6 +91,7 @@ export class AppError extends Error {
   readonly code: ErrorCode
   readonly status: number
   readonly headers: Record<string, string>
+  readonly challenge: Challenge | undefined
   readonly details: string | undefined
   readonly location: string | undefined
 
@@ -94,8 +99,9 @@ export class AppError extends Error {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.name = 'AppError'
     this.code = code
-    this.status = options.status ?? CODE_TO_STATUS[code]
+    this.status = options.status ?? ERROR_CODES[code].status
     this.headers = options.headers ?? {}
+    this.challenge = options.challenge
     this.details = options.details
     this.location = options.location
   }

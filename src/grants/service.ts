@@ -1,3 +1,4 @@
+import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
 import {readerOf, writeTransaction} from '../store/db.js'
@@ -103,12 +104,17 @@ export function noteTokenUse(db: Db, token: string, now: Date): void {
   void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
 }
 
+/** RFC 6750 §3.1: a token that is expired, revoked or otherwise not live. */
+const DEAD_TOKEN: Challenge = {scheme: 'Bearer', error: 'invalid_token'}
+
 /**
- * A bearer token as every interface that accepts one checks it: resolved to its live grant (or
- * the reason it is dead), and, when it acts for a member, noted as used.
+ * A bearer token as every interface that accepts one checks it (the verify of bearerTokenGuard):
+ * resolved to its live grant and, when it acts for a member, noted as used; a dead one is refused
+ * with invalid_token (401), the reason it is dead as the message.
  */
-export async function presentToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
+export async function presentToken(db: Db, token: string, now: Date): Promise<LiveToken> {
   const live = await resolveToken(db, token, now)
-  if (!('dead' in live) && live.memberId !== null) noteTokenUse(db, token, now)
+  if ('dead' in live) throw new AppError('invalid_token', live.dead, {challenge: DEAD_TOKEN})
+  if (live.memberId !== null) noteTokenUse(db, token, now)
   return live
 }

@@ -1,15 +1,10 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
-import type {AppError} from '../errors.js'
+import type {CredentialCheck} from './credential-check.js'
 
 export interface BasicCredentials {
   username: string
   password: string
-}
-
-/** The challenge every HTTP Basic refusal carries (RFC 7617 §2: the realm, and that it is UTF-8). */
-export function basicChallenge(realm: string): string {
-  return `Basic realm="${realm}", charset="UTF-8"`
 }
 
 /**
@@ -32,32 +27,17 @@ function formDecode(value: string): string {
   }
 }
 
-export interface BasicClientAuthOptions<T> {
-  /** Names the protection space in the challenge (RFC 7617 §2). */
-  realm: string
-  /**
-   * Checks the credentials: what they authenticate, or the reason they are refused. Rate limits
-   * and grant checks belong here, so every refusal goes through `reject`.
-   */
-  verify: (credentials: BasicCredentials, c: Context) => Promise<T | {refused: string}>
-  /** The interface's refusal, in its own error code; `challenge` is the WWW-Authenticate value. */
-  reject: (reason: string, challenge: string) => AppError
-  /** Hands what was authenticated to the handlers. */
-  accept?: (c: Context, authenticated: T) => void
-}
-
 /**
  * HTTP Basic authentication (RFC 7617) of a caller against a verify callback. A missing or
- * malformed header is refused before verify runs.
+ * malformed header is refused with `missing()` before verify runs. Each refusal carries its
+ * Basic challenge (`{scheme: 'Basic', realm}`), which the error shape sends as WWW-Authenticate.
  */
-export function basicClientAuth<T>({realm, verify, reject, accept}: BasicClientAuthOptions<T>): MiddlewareHandler {
-  const challenge = basicChallenge(realm)
+export function basicClientAuth<T>({missing, verify, accept}: CredentialCheck<BasicCredentials, T>): MiddlewareHandler {
   return async function requireBasic(c, next) {
     const credentials = readBasicCredentials(c)
-    if (!credentials) throw reject('HTTP Basic authentication is required', challenge)
-    const outcome = await verify(credentials, c)
-    if (typeof outcome === 'object' && outcome !== null && 'refused' in outcome) throw reject(outcome.refused, challenge)
-    accept?.(c, outcome as T)
+    if (!credentials) throw missing()
+    const authenticated = await verify(credentials, c)
+    accept?.(c, authenticated)
     await next()
   }
 }

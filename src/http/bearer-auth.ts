@@ -1,7 +1,7 @@
-import type {Context, MiddlewareHandler} from 'hono'
-import type {AppError} from '../errors.js'
+import type {MiddlewareHandler} from 'hono'
+import {AppError, type Challenge} from '../errors.js'
 import type {LiveToken} from '../grants/service.js'
-import {bearerChallenge} from './bearer-challenge.js'
+import type {CredentialCheck} from './credential-check.js'
 import {requestHeader} from './fast.js'
 import {guarded, type Guard} from './guards.js'
 
@@ -13,38 +13,52 @@ declare module 'hono' {
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
-export interface BearerTokenOptions {
-  /** Resolves the presented token to its live grant, or says why it is dead. */
-  verify: (token: string, c: Context) => Promise<LiveToken | {dead: string}>
+/** RFC 6750 §3.1: a request without a usable Authorization header is an invalid_request. */
+const MALFORMED: Challenge = {scheme: 'Bearer', error: 'invalid_request'}
+
+export interface BearerTokenOptions extends Pick<CredentialCheck<string, LiveToken>, 'verify'> {
   /**
-   * The interface's refusal for a missing, malformed or dead token, in its own words and code;
-   * `wwwAuthenticate` is the RFC 6750 §3 challenge to send with it.
+   * The `error` every refusal's body names, for a route that has always answered with one code
+   * (token info: invalid_request; member info and UserInfo: invalid_token). Without it the body
+   * names the code of the refusal itself, which is what its challenge says. Every refusal is 401
+   * and keeps its own challenge either way.
    */
-  reject: (reason: string, wwwAuthenticate: string) => AppError
+  answerAs?: 'invalid_request' | 'invalid_token'
 }
 
 /**
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
- * string or a form body is refused, never read. Sets `token` for the handler. A guard, so a hot
+ * string or a form body is refused, never read. `verify` resolves the token to its live grant or
+ * throws the refusal (presentToken does both). Sets `token` for the handler. A guard, so a hot
  * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
  */
-export function bearerTokenGuard({verify, reject}: BearerTokenOptions): Guard {
+export function bearerTokenGuard({verify, answerAs}: BearerTokenOptions): Guard {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
     if (header === undefined) {
       const elsewhere = c.req.query('access_token') !== undefined
-      const reason = elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header'
-      throw reject(reason, bearerChallenge('invalid_request', reason))
+      throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
     }
     const match = BEARER.exec(header)
-    if (!match?.[1]) {
-      const reason = 'The Authorization header must be "Bearer <access token>"'
-      throw reject(reason, bearerChallenge('invalid_request', reason))
+    if (!match?.[1]) throw malformed('The Authorization header must be "Bearer <access token>"', answerAs)
+    let token: LiveToken
+    try {
+      token = await verify(match[1], c)
+    } catch (error) {
+      // Only a refusal is answered as the route says; a store failure goes on as it is.
+      throw answerAs === undefined ? error : answeredAs(error, answerAs)
     }
-    const token = await verify(match[1], c)
-    if ('dead' in token) throw reject(token.dead, bearerChallenge('invalid_token', token.dead))
     c.set('token', token)
   }
+}
+
+function malformed(reason: string, answerAs: BearerTokenOptions['answerAs']): AppError {
+  return new AppError(answerAs ?? 'invalid_request', reason, {status: 401, challenge: MALFORMED})
+}
+
+function answeredAs(error: unknown, code: NonNullable<BearerTokenOptions['answerAs']>): unknown {
+  if (!(error instanceof AppError) || error.status !== 401 || error.challenge?.scheme !== 'Bearer' || error.code === code) return error
+  return new AppError(code, error.message, {status: 401, challenge: error.challenge, headers: error.headers})
 }
 
 /** Bearer-token authentication as a middleware. */

@@ -1,7 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
 import {storeFailure, storeRefusal} from '../store/failure.js'
-import {AppError, type ErrorCode} from '../errors.js'
+import {AppError, type Challenge, codeOfStatus} from '../errors.js'
 import {guarded, type Guard} from './guards.js'
 
 /** Turns an error into a response in one interface's own body shape. */
@@ -25,20 +25,6 @@ export function useErrorShape(render: ErrorRenderer): Guard {
   }
 }
 
-const STATUS_TO_CODE: Record<number, ErrorCode> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  406: 'not_acceptable',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'unprocessable',
-  429: 'too_many_requests',
-  503: 'unavailable',
-}
-
 /**
  * Any thrown value as an AppError. Unknown failures become a bare 500 whose message says nothing
  * about internals; the caller logs the original with the request id.
@@ -46,7 +32,7 @@ const STATUS_TO_CODE: Record<number, ErrorCode> = {
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
   if (error instanceof HTTPException) {
-    const code = STATUS_TO_CODE[error.status] ?? (error.status >= 500 ? 'internal' : 'bad_request')
+    const code = codeOfStatus(error.status) ?? (error.status >= 500 ? 'internal' : 'bad_request')
     return new AppError(code, error.message || 'request rejected', {status: error.status as 400})
   }
   const refused = storeRefusal(error)
@@ -70,4 +56,22 @@ export function toAppError(error: unknown): AppError {
 }
 
 /** `{"message": …}`: interface C's shape, and the default for routes that name none. */
-export const renderMessage: ErrorRenderer = (c, error) => c.json({message: error.message}, error.status as 400, error.headers)
+export const renderMessage: ErrorRenderer = (c, error) => c.json({message: error.message}, error.status as 400, errorHeaders(error))
+
+/**
+ * The headers of an error answer, for every renderer: the error's own, and WWW-Authenticate
+ * written from its challenge (or from `fallback`, a challenge the shape adds when the error
+ * carries none). This is the one place a challenge becomes a header.
+ */
+export function errorHeaders(error: AppError, fallback?: Challenge): Record<string, string> {
+  const challenge = error.challenge ?? fallback
+  return challenge === undefined ? error.headers : {...error.headers, 'WWW-Authenticate': wwwAuthenticate(challenge, error.message)}
+}
+
+/** RFC 7617 §2 (the realm, and that credentials are UTF-8) and RFC 6750 §3 (the error, and why). */
+export function wwwAuthenticate(challenge: Challenge, message: string): string {
+  if (challenge.scheme === 'Basic') return `Basic realm="${challenge.realm}", charset="UTF-8"`
+  const scope = challenge.scope === undefined ? '' : `, scope="${challenge.scope}"`
+  // The description is a quoted-string: quotes and backslashes are dropped rather than escaped.
+  return `Bearer realm="medpanel", error="${challenge.error}"${scope}, error_description="${message.replace(/["\\]/g, '')}"`
+}

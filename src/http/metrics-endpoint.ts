@@ -1,7 +1,6 @@
 import {createHash, timingSafeEqual} from 'node:crypto'
 import type {Context, Handler} from 'hono'
 import {AppError} from '../errors.js'
-import {bearerChallenge} from './bearer-challenge.js'
 import {peerAddress} from './client-address.js'
 import {requestHeader} from './fast.js'
 import {nodeIncoming} from './hono-node.js'
@@ -74,7 +73,7 @@ export function metricsEndpoint(metrics: Metrics, token: string | undefined): Ha
       // Both sides hashed to 32 bytes: the comparison takes the same time whatever was sent.
       if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
         const reason = presented === undefined ? '/metrics needs the metrics token as a Bearer token' : 'the metrics token is not correct'
-        throw new AppError('unauthorized', reason, {headers: {'WWW-Authenticate': bearerChallenge(presented === undefined ? 'invalid_request' : 'invalid_token', reason)}})
+        throw new AppError('unauthorized', reason, {challenge: {scheme: 'Bearer', error: presented === undefined ? 'invalid_request' : 'invalid_token'}})
       }
     } else if (!isLocalCaller(c)) {
       throw new AppError('forbidden', '/metrics answers only callers on this machine (loopback); to scrape it from elsewhere, start serve with --metrics-token')

@@ -1,8 +1,10 @@
-import {basicChallenge} from './basic-auth.js'
-import type {ErrorRenderer} from './error-shape.js'
+import {type Challenge, isOAuthCode} from '../errors.js'
+import {type ErrorRenderer, errorHeaders} from './error-shape.js'
 
 /** The realm OAuth client authentication by HTTP Basic names in its challenge. */
 export const OAUTH_REALM = 'medpanel'
+
+const CLIENT_CHALLENGE: Challenge = {scheme: 'Basic', realm: OAUTH_REALM}
 
 /**
  * OAuth error bodies: `{error, error_description}`, never cached (RFC 6749 §5.1). Used by A, and by
@@ -11,32 +13,11 @@ export const OAUTH_REALM = 'medpanel'
  * refused it: the renderer adds the challenge, so no route has to remember to.
  */
 export const renderOAuthError: ErrorRenderer = (c, error) => {
-  const code = error.code in OAUTH_CODES ? error.code : error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : 'invalid_request'
-  const challenge: Record<string, string> =
-    code === 'invalid_client' && error.headers['WWW-Authenticate'] === undefined && c.req.header('authorization') !== undefined
-      ? {'WWW-Authenticate': basicChallenge(OAUTH_REALM)}
-      : {}
+  const code = isOAuthCode(error.code) ? error.code : error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : 'invalid_request'
+  const challenge = code === 'invalid_client' && c.req.header('authorization') !== undefined ? CLIENT_CHALLENGE : undefined
   return c.json({error: code, error_description: error.message}, error.status as 400, {
-    ...error.headers,
-    ...challenge,
+    ...errorHeaders(error, challenge),
     'Cache-Control': 'no-store',
     Pragma: 'no-cache',
   })
-}
-const OAUTH_CODES: Record<string, true> = {
-  invalid_request: true,
-  invalid_client: true,
-  invalid_grant: true,
-  unauthorized_client: true,
-  unsupported_grant_type: true,
-  unsupported_response_type: true,
-  invalid_scope: true,
-  access_denied: true,
-  invalid_token: true,
-  insufficient_scope: true,
-  unsupported_token_type: true,
-  login_required: true,
-  consent_required: true,
-  request_not_supported: true,
-  request_uri_not_supported: true,
 }

@@ -1,14 +1,14 @@
-import {createRoute, OpenAPIHono, z, type Hook} from '@hono/zod-openapi'
+import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import {isLosslessNumber, parse as parseLossless} from 'lossless-json'
 import type {AppDeps} from '../../deps.js'
-import {AppError} from '../../errors.js'
+import {AppError, type Challenge} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
 import {carriesRequestId, requestBodyText, requestHeader, textResponse} from '../../http/fast.js'
 import {clientAddress} from '../../http/client-address.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
-import {rejectInvalid} from '../../http/validation.js'
+import {invalidRequest, schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'
@@ -41,24 +41,22 @@ declare module 'hono' {
   }
 }
 
-/**
- * HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant.
- * Every failure is the spec's 401 ("authentication failed or no permission").
- */
+const BALANCE_CHALLENGE: Challenge = {scheme: 'Basic', realm: 'medpanel balance'}
+
+/** Every refusal of a balance client is the spec's 401 ("authentication failed or no permission"). */
+const refused = (reason: string) => new AppError('unauthorized', reason, {challenge: BALANCE_CHALLENGE})
+
+/** HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant. */
 export function balanceClientAuth(db: Db, clock: Clock): MiddlewareHandler {
   return basicClientAuth({
-    realm: 'medpanel balance',
+    missing: () => refused('HTTP Basic authentication with client_id:client_secret is required'),
     async verify({username, password}, c) {
       const client = await authenticateClient(db, username, password, {now: clock.now(), address: clientAddress(c)})
-      if (!client) return {refused: 'client authentication failed'}
-      if (client.expired_at !== null) return {refused: 'this client account has expired'}
-      if (!hasGrant(client, 'balance')) return {refused: 'this client has no permission for the balance interface'}
+      if (!client) throw refused('client authentication failed')
+      if (client.expired_at !== null) throw refused('this client account has expired')
+      if (!hasGrant(client, 'balance')) throw refused('this client has no permission for the balance interface')
       return client.id
     },
-    reject: (reason, challenge) =>
-      new AppError('unauthorized', reason === 'HTTP Basic authentication is required' ? 'HTTP Basic authentication with client_id:client_secret is required' : reason, {
-        headers: {'WWW-Authenticate': challenge},
-      }),
     accept: (c, clientId) => c.set('balanceClientId', clientId),
   })
 }
@@ -195,18 +193,16 @@ const regionsRoute = createRoute({
  * Interface C's answer to a request its schema refuses: a path that names no account is 404 (as
  * the service says for an unknown person), a body or header that cannot be used is 400.
  */
-// biome-ignore lint/suspicious/noExplicitAny: a default hook serves every route, whatever its input types (OpenAPIHono's own signature)
-const rejectBalanceRequest: Hook<any, any, any, any> = (result, c) => {
-  if (result.success) return
-  if (result.target === 'param') {
+const refuseBalanceRequest: SchemaRefusal = (failure, c) => {
+  if (failure.target === 'param') {
     const key = c.req.param('key')
-    throw new AppError(
+    return new AppError(
       'not_found',
       key !== undefined && !(ACCOUNT_KEYS as readonly string[]).includes(key) ? `"${key}" is not an account key; use user_id, npi or me` : 'no such resource',
     )
   }
-  if (result.target === 'json') throw new AppError('bad_request', describeZodError(result.error))
-  return rejectInvalid(result, c)
+  if (failure.target === 'json') return new AppError('bad_request', describeZodError(failure.error))
+  return invalidRequest(failure, c)
 }
 
 /**
@@ -224,7 +220,7 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   // Plain reads go to the store's read-only connection, so they never wait behind a batch of writes.
   const reader = readerOf(db)
-  const app = new OpenAPIHono({defaultHook: rejectBalanceRequest})
+  const app = new OpenAPIHono({defaultHook: schemaHook(refuseBalanceRequest)})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'balanceBasic', {
     type: 'http',

@@ -1,9 +1,10 @@
-import {createRoute, OpenAPIHono, z, type Hook} from '@hono/zod-openapi'
+import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
 import type {AppDeps} from '../../deps.js'
 import {AppError} from '../../errors.js'
-import {errorShape, type ErrorRenderer} from '../../http/error-shape.js'
+import {errorHeaders, errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {toByteStream} from '../../http/byte-stream.js'
 import {apiKey} from '../../http/api-key.js'
+import {schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/client-address.js'
 import {dataAnswer, dataAnswerXml, summaryAnswer, summaryAnswerXml} from './answer-schema.js'
@@ -40,7 +41,7 @@ export const renderConversationError: ErrorRenderer = (c, error) => {
     message: error.status >= 500 ? (error.status === 503 ? 'service temporarily unavailable' : 'internal server error') : error.message,
     details: error.status >= 500 ? (error.status === 503 ? (error.details ?? 'Try again shortly.') : 'The failure was logged.') : (error.details ?? ''),
   }
-  const headers = {...error.headers, Vary: 'Accept', 'Cache-Control': 'no-store'}
+  const headers = {...errorHeaders(error), Vary: 'Accept', 'Cache-Control': 'no-store'}
   if (c.get('conversationFormat') === 'xml') {
     return c.body(errorXml(body), error.status as 400, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
   }
@@ -68,13 +69,7 @@ const callQuery = z
   .refine((query) => (query['terms[]']?.length ?? 0) + (query.terms?.length ?? 0) > 0, {error: 'terms[] is required'})
 
 /** A refused query is E's 400, with the hint of how to write one. */
-// biome-ignore lint/suspicious/noExplicitAny: a default hook serves every route, whatever its input types (OpenAPIHono's own signature)
-const rejectQuery: Hook<any, any, any, any> = (result) => {
-  if (!result.success) {
-    const issue = result.error.issues[0]
-    throw new AppError('bad_request', issue?.message ?? 'the query is not valid', {details: QUERY_HINT})
-  }
-}
+const refuseQuery: SchemaRefusal = (failure) => new AppError('bad_request', failure.error.issues[0]?.message ?? 'the query is not valid', {details: QUERY_HINT})
 
 const errorBody = z.object({code: z.number().int(), message: z.string(), details: z.string()}).openapi('ConversationError')
 const bothFormats = (description: string, schema: z.ZodType) => ({
@@ -117,7 +112,7 @@ function callRoute(method: Method) {
 export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
-  const app = new OpenAPIHono({defaultHook: rejectQuery})
+  const app = new OpenAPIHono({defaultHook: schemaHook(refuseQuery)})
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.

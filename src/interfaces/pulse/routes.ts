@@ -5,10 +5,9 @@ import {AppError} from '../../errors.js'
 import {bearerToken} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {presentToken} from '../../grants/service.js'
-import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {errorShape} from '../../http/error-shape.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
-import {rejectInvalid} from '../../http/validation.js'
+import {schemaHook} from '../../http/validation.js'
 import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
 import * as pulses from './service.js'
 import {stderrLog} from '../../http/access-log.js'
@@ -80,7 +79,7 @@ async function requirePulsesToken(c: Context, next: () => Promise<void>) {
           ? 'This client does not have the pulses grant'
           : null
   if (reason !== null) {
-    throw new AppError('insufficient_scope', reason, {headers: {'WWW-Authenticate': bearerChallenge('insufficient_scope', reason, 'pulses')}})
+    throw new AppError('insufficient_scope', reason, {challenge: {scheme: 'Bearer', error: 'insufficient_scope', scope: 'pulses'}})
   }
   await next()
 }
@@ -118,14 +117,12 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
 export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
-  const app = new OpenAPIHono({defaultHook: rejectInvalid})
-  // The body's error code matches the one bearerToken put in the challenge (RFC 6750 §3.1).
-  const unauthorized = (reason: string, wwwAuthenticate: string) =>
-    new AppError(/error="invalid_request"/.test(wwwAuthenticate) ? 'invalid_request' : 'invalid_token', reason, {status: 401, headers: {'WWW-Authenticate': wwwAuthenticate}})
+  const app = new OpenAPIHono({defaultHook: schemaHook()})
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {
-    app.use(path, errorShape(renderOAuthError), bearerToken({verify: (token) => presentToken(db, token, deps.clock.now()), reject: unauthorized}), requirePulsesToken)
+    // No answerAs: a refusal's body names the code its challenge names (RFC 6750 §3.1).
+    app.use(path, errorShape(renderOAuthError), bearerToken({verify: (token) => presentToken(db, token, deps.clock.now())}), requirePulsesToken)
   }
 
   app.openapi(exportRoute, async (c) => {

@@ -2,7 +2,6 @@ import {createHash} from 'node:crypto'
 import {SignJWT} from 'jose'
 import {config} from '../../config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
-import {bearerChallenge} from '../../http/bearer-challenge.js'
 import type {LiveToken} from '../../grants/service.js'
 import type {Db} from '../../store/database.js'
 import {isIdTokenAlg, signingKey} from './signing-keys.js'
@@ -170,11 +169,11 @@ export function signInSuffices(request: OidcRequest, signedInAt: string, now: Da
 export function userInfo(token: LiveToken): MemberClaims {
   if (!token.member || token.memberId === null) {
     const why = 'The access token does not act for a member'
-    throw new AppError('invalid_token', why, {headers: {'WWW-Authenticate': bearerChallenge('invalid_token', why)}})
+    throw new AppError('invalid_token', why, {challenge: {scheme: 'Bearer', error: 'invalid_token'}})
   }
   if (!token.scopes.includes(OPENID)) {
     const why = 'The access token was not issued with the openid scope'
-    throw new AppError('insufficient_scope', why, {headers: {'WWW-Authenticate': bearerChallenge('insufficient_scope', why, OPENID)}})
+    throw new AppError('insufficient_scope', why, {challenge: {scheme: 'Bearer', error: 'insufficient_scope', scope: OPENID}})
   }
   return memberClaims({id: token.memberId, ...token.member}, token.scopes)
 }

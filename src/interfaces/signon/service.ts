@@ -1,6 +1,5 @@
 import type {Kysely} from 'kysely'
 import {AppError, type ErrorCode, isClientError} from '../../errors.js'
-import {bearerChallenge} from '../../http/bearer-challenge.js'
 import {type Clock, iso} from '../../lib/clock.js'
 import {decoyHash, hashPassword, needsRehash, sha256, verifyPassword} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
@@ -445,14 +444,10 @@ export interface MemberInfo {
 export function memberInfo(token: LiveToken): MemberInfo {
   // RFC 6750 §3: every refusal of a bearer token names the problem in WWW-Authenticate too.
   if (!token.member) {
-    throw new AppError('invalid_token', 'The access token does not act for a member', {
-      headers: {'WWW-Authenticate': bearerChallenge('invalid_token', 'The access token does not act for a member')},
-    })
+    throw new AppError('invalid_token', 'The access token does not act for a member', {challenge: {scheme: 'Bearer', error: 'invalid_token'}})
   }
   if (!token.scopes.includes('profile')) {
-    throw new AppError('insufficient_scope', 'The access token lacks the profile scope', {
-      headers: {'WWW-Authenticate': bearerChallenge('insufficient_scope', 'The access token lacks the profile scope', 'profile')},
-    })
+    throw new AppError('insufficient_scope', 'The access token lacks the profile scope', {challenge: {scheme: 'Bearer', error: 'insufficient_scope', scope: 'profile'}})
   }
   return {
     first_name: token.member.first_name,

@@ -4,7 +4,7 @@ import {AppError} from '../../../errors.js'
 import {accessLog, stderrLog} from '../../../http/access-log.js'
 import {createLogger, type LogFormat} from '../../../lib/log.js'
 import {basicClientAuth} from '../../../http/basic-auth.js'
-import {toAppError} from '../../../http/error-shape.js'
+import {errorHeaders, toAppError} from '../../../http/error-shape.js'
 import {safeEqual} from '../../../lib/hashing.js'
 import type {Clock} from '../../../lib/clock.js'
 import * as svc from './service.js'
@@ -24,10 +24,13 @@ export interface ReceiverOptions {
 /** HTTP Basic with the agreed pair; anything else is 401 (the spec's one fixed partner rule). */
 export function partnerBasicAuth(username: string, password: string): MiddlewareHandler {
   const expected = `${username}:${password}`
+  const refused = () => new AppError('unauthorized', 'valid HTTP Basic credentials are required', {challenge: {scheme: 'Basic', realm: 'partner'}})
   return basicClientAuth({
-    realm: 'partner',
-    verify: async (given) => (safeEqual(`${given.username}:${given.password}`, expected) ? true : {refused: 'valid HTTP Basic credentials are required'}),
-    reject: (_reason, challenge) => new AppError('unauthorized', 'valid HTTP Basic credentials are required', {headers: {'WWW-Authenticate': challenge}}),
+    missing: refused,
+    async verify(given) {
+      if (!safeEqual(`${given.username}:${given.password}`, expected)) throw refused()
+      return true
+    },
   })
 }
 
@@ -95,7 +98,7 @@ export function receiverApp(options: ReceiverOptions): Hono {
         error: detail,
       })
     }
-    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, appError.headers)
+    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, errorHeaders(appError))
   })
   return app
 }

@@ -10,7 +10,7 @@ import {formCached} from '../../../http/hono-node.js'
 import {methodNotAllowed} from '../../../http/method-not-allowed.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {originCheck} from '../../../http/origin-check.js'
-import {rejectInvalid} from '../../../http/validation.js'
+import {schemaHook} from '../../../http/validation.js'
 import {signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
 import {INFO_METHODS, infoRoutes} from './info.js'
@@ -37,7 +37,7 @@ export const SIGNON_PAGE_PATHS = [
 ] as const
 
 export function signonRoutes(deps: AppDeps): OpenAPIHono {
-  const app = new OpenAPIHono({defaultHook: rejectInvalid})
+  const app = new OpenAPIHono({defaultHook: schemaHook()})
   const ctx = signonContext(deps)
   const bodyCap = (what: string) =>
     bodyLimit({

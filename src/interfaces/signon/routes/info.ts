@@ -1,5 +1,4 @@
 import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
-import {AppError} from '../../../errors.js'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
 import {jsonResponse} from '../../../http/fast.js'
@@ -50,12 +49,10 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
  */
 export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
-  // Token info answers a dead token with invalid_request and 401, as the interface always has.
-  const tokenDead = (reason: string, challenge: string) => new AppError('invalid_request', reason, {status: 401, headers: {'WWW-Authenticate': challenge}})
-  const memberDead = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
   const verify = (token: string) => presentToken(db, token, clock.now())
-  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: tokenDead}))
-  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, reject: memberDead}))
+  // Token info answers a dead token with invalid_request and 401, as the interface always has.
+  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, answerAs: 'invalid_request'}))
+  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, answerAs: 'invalid_token'}))
   for (const path of TOKEN_INFO_PATHS) {
     app.openapi(infoRoute(path, 'token'), async (c) => {
       await tokenGuard(c)

@@ -1,7 +1,6 @@
 import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {DEMO_CLIENT_ID} from '../../../demo-data.js'
-import {AppError} from '../../../errors.js'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
 import {pagePolicy} from '../../../http/page-headers.js'
@@ -103,8 +102,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
-  const reject = (reason: string, challenge: string) => new AppError('invalid_token', reason, {headers: {'WWW-Authenticate': challenge}})
-  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), reject}))
+  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), answerAs: 'invalid_token'}))
   for (const method of ['get', 'post'] as const) {
     app.openapi(userInfoRoute(method), async (c) => {
       await guard(c)

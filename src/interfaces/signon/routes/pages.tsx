@@ -3,7 +3,7 @@ import type {Context} from 'hono'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_MEMBER} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {clientAddress} from '../../../http/client-address.js'
-import type {ErrorRenderer} from '../../../http/error-shape.js'
+import {errorHeaders, type ErrorRenderer} from '../../../http/error-shape.js'
 import {pagePolicy} from '../../../http/page-headers.js'
 import {revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
@@ -51,7 +51,7 @@ export const pageRenderer =
   (c, error) => {
     if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
     const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
-    return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400, {...error.headers, 'Cache-Control': 'no-store'})
+    return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400, {...errorHeaders(error), 'Cache-Control': 'no-store'})
   }
 
 // Every route below is a browser page or form: the member signs in on it, with no API credentials.
