@@ -1,8 +1,9 @@
 /**
  * Every tunable of medpanel in one place: its value and why it is that value. Modules read their
- * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit or
- * a schedule. docs list these with the same reasons. Values an operator sets per deployment
- * (addresses, the store, the password cost) are flags and environment variables, not this table.
+ * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit, a
+ * cache size or a schedule. docs list these with the same reasons. Values an operator sets per
+ * deployment (addresses, the store, the password cost) are flags and environment variables, not
+ * this table.
  */
 export const config = {
   http: {
@@ -31,8 +32,6 @@ export const config = {
     sessionSeconds: 12 * 3600,
     /** "Last used" of a token is written at most this often, so a busy token costs no writes. */
     tokenUseNoteEveryMs: 10 * 60 * 1000,
-    /** Looked-up token rows kept per store while the store has not changed. */
-    tokenCacheEntries: 10_000,
     /**
      * ID tokens (OpenID Connect) are valid an hour, as node-oidc-provider's are: a relying party
      * reads one right after the code exchange, and a logout's id_token_hint is accepted expired.
@@ -46,6 +45,35 @@ export const config = {
      * meets a token whose key its copy lacks.
      */
     keyPublishLeadSeconds: 600,
+  },
+
+  /**
+   * In-process caches, in entries. Each is bounded so a flood of distinct ids costs a known amount
+   * of memory (an entry is a row or a digest: well under a kilobyte). The version caches
+   * (store/version-cache.ts) keep rows only while the store has not changed (SQLite: no commit
+   * since; PostgreSQL: no notification since) and are emptied when full.
+   */
+  caches: {
+    /** Token rows looked up by bearer-token hash: every call of C, D and E presents a token. */
+    tokenRows: 10_000,
+    /**
+     * SHA-256 digests of presented tokens: a busy client presents the same token many times a
+     * second. As many as the token rows above, since each row is looked up by one.
+     */
+    tokenHashes: 10_000,
+    /**
+     * When each token was last noted as used (signon.tokenUseNoteEveryMs). Larger than the row
+     * cache: a note is a number, and forgetting it only costs one extra write.
+     */
+    tokenUseNotes: 50_000,
+    /** Account holders of interface C: every call resolves one, and a panel has thousands of members. */
+    accountHolders: 10_000,
+    /** Registered clients: every call of C, D and E reads its client, and a deployment has tens of them. */
+    clients: 1_000,
+    /** The clients of presented API keys (interface E): a client has a few keys at most. */
+    apiKeyClients: 1_000,
+    /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */
+    rateLimitBuckets: 10_000,
   },
 
   /** Guessing limits (registry/throttle.ts), counted in the store. */
@@ -134,6 +162,25 @@ export const config = {
   store: {
     /** Writes committed together by the group writer; more only lengthens the longest wait. */
     maxWriteBatch: 256,
+    /**
+     * PostgreSQL: requests per batch. Each savepoint that writes is a subtransaction with an id of
+     * its own, and a PostgreSQL backend keeps only 64 of those in shared memory; past that every
+     * other session's snapshot has to look them up on disk (subtransaction overflow). 32 leaves
+     * room for the savepoints a request opens inside its own.
+     */
+    postgresMaxWriteBatch: 32,
+    /**
+     * PostgreSQL: attempts of one batch before a run of serialization failures or deadlocks is
+     * answered as a busy store (503). A batch meets one only with a write outside the batches, so
+     * a run of twelve means the store is busy, not unlucky.
+     */
+    postgresConflictAttempts: 12,
+    /**
+     * SQLite: how long a statement waits for another process's write lock before it fails as busy.
+     * The group writer holds it for one commit (milliseconds); a backup or a migration in another
+     * process may hold it longer, and a CLI command should wait that out, not fail.
+     */
+    sqliteBusyTimeoutMs: 5_000,
     /**
      * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
      * one process runs at once, each on a connection of its own. Each account's withdrawals always
