@@ -3,7 +3,8 @@
  * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit, a
  * cache size or a schedule. docs list these with the same reasons. Values an operator sets per
  * deployment (addresses, the store, the password cost) are flags and environment variables, not
- * this table.
+ * this table; the variables that are not a flag's are read and checked here too (`environment`,
+ * below), once, when a command starts.
  */
 export const config = {
   http: {
@@ -74,6 +75,20 @@ export const config = {
     apiKeyClients: 1_000,
     /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */
     rateLimitBuckets: 10_000,
+  },
+
+  /** Member passwords (lib/hashing.ts): scrypt with r = 8, p = 1 and a cost of N = 2^cost. */
+  passwords: {
+    /**
+     * 17 (128 MiB and about 0.28 s per hash on the 2-core build machine) is OWASP's floor for
+     * scrypt. MEDPANEL_PASSWORD_COST changes it, which only sets how new hashes are made: every
+     * stored hash carries its own parameters.
+     */
+    defaultCost: 17,
+    /** 14 (16 MiB, tens of milliseconds) is what tests run with; a cheaper hash makes a stolen store's passwords cheap to guess. */
+    minCost: 14,
+    /** 20 takes 1 GiB and seconds per hash: more would let a few sign-ins exhaust the machine. */
+    maxCost: 20,
   },
 
   /** Guessing limits (registry/throttle.ts), counted in the store. */
@@ -195,3 +210,107 @@ export const config = {
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },
 } as const
+
+/** The SQLite libraries medpanel can run on (store/sqlite/). */
+export const SQLITE_DRIVERS = ['better-sqlite3', 'node:sqlite'] as const
+
+/**
+ * The settings taken from environment variables that stand for no flag. Variables that do stand
+ * for a flag (MEDPANEL_DB, MEDPANEL_POOL_SIZE, MEDPANEL_LOG_FORMAT, …) are read by oclif with the
+ * flag, under the flag's rules, when the command's line is parsed: also at start.
+ */
+export interface Environment {
+  /** MEDPANEL_PASSWORD_COST: scrypt cost of new password hashes (config.passwords). */
+  passwordCost: number
+  /** MEDPANEL_SECRET_KEY, decoded: the keys that seal stored secrets, the first sealing; undefined when unset. */
+  secretKeys: Buffer[] | undefined
+  /** MEDPANEL_SQLITE_DRIVER: the SQLite library asked for; undefined for the runtime's own choice. */
+  sqliteDriver: (typeof SQLITE_DRIVERS)[number] | undefined
+  /** MEDPANEL_NOW: the instant every command's clock is held at (reproducible test data); undefined for the real time. */
+  now: Date | undefined
+  /** MEDPANEL_DEBUG (any value): an `Error:` line is followed by its stack. */
+  debug: boolean
+}
+
+/** A bad environment variable: its message names the variable and what it accepts. */
+export class SettingError extends Error {
+  override name = 'SettingError'
+}
+
+/**
+ * Keys in the form MEDPANEL_SECRET_KEY and a store's key file hold them: base64 32-byte keys
+ * separated by commas or white space, the first sealing, the rest only opening.
+ */
+export function parseSecretKeys(text: string, where: string): Buffer[] {
+  const keys = text
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((encoded) => Buffer.from(encoded, 'base64'))
+  if (keys.length === 0 || keys.some((key) => key.length !== 32)) {
+    throw new SettingError(`${where} must hold one or more base64-encoded 32-byte keys (the first seals, the rest only open)`)
+  }
+  return keys
+}
+
+/** The value of a variable, or undefined when it is unset or empty (a script's unset variable). */
+function given(env: Record<string, string | undefined>, name: string): string | undefined {
+  const value = env[name]
+  return value === undefined || value === '' ? undefined : value
+}
+
+/** Reads and checks every setting in `env`; the first bad one is a SettingError naming it. */
+export function readEnvironment(env: Record<string, string | undefined>): Environment {
+  const {defaultCost, minCost, maxCost} = config.passwords
+  const costText = given(env, 'MEDPANEL_PASSWORD_COST')
+  const passwordCost = costText === undefined ? defaultCost : /^\d+$/.test(costText.trim()) ? Number(costText) : Number.NaN
+  if (!Number.isInteger(passwordCost) || passwordCost < minCost || passwordCost > maxCost) {
+    throw new SettingError(`MEDPANEL_PASSWORD_COST must be an integer from ${minCost} to ${maxCost} (got "${costText}")`)
+  }
+
+  const keyText = given(env, 'MEDPANEL_SECRET_KEY')
+  const secretKeys = keyText === undefined ? undefined : parseSecretKeys(keyText, 'MEDPANEL_SECRET_KEY')
+
+  const driver = given(env, 'MEDPANEL_SQLITE_DRIVER')
+  if (driver !== undefined && !(SQLITE_DRIVERS as readonly string[]).includes(driver)) {
+    throw new SettingError(`MEDPANEL_SQLITE_DRIVER must be one of ${SQLITE_DRIVERS.join(', ')} (got "${driver}")`)
+  }
+
+  const nowText = given(env, 'MEDPANEL_NOW')
+  const now = nowText === undefined ? undefined : new Date(nowText)
+  if (nowText !== undefined && (Number.isNaN(now!.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(nowText))) {
+    throw new SettingError(`MEDPANEL_NOW must be an ISO 8601 date and time, e.g. 2026-01-01T00:00:00Z (got "${nowText}")`)
+  }
+
+  return {
+    passwordCost,
+    secretKeys,
+    sqliteDriver: driver as Environment['sqliteDriver'],
+    now,
+    debug: given(env, 'MEDPANEL_DEBUG') !== undefined,
+  }
+}
+
+let current: Environment | undefined
+
+/**
+ * This process's settings, read from its environment on first use and kept: every command reads
+ * them as it starts (BaseCommand.init), so a bad value stops it there with one `Error:` line
+ * naming the variable, before it serves or writes anything. Nothing else reads process.env, but
+ * for the variables that stand for a flag (see Environment) and the secret a `--NAME-from-env`
+ * flag names, which commands/base-command.ts reads when it is asked for.
+ */
+export function environment(): Environment {
+  current ??= readEnvironment(process.env)
+  return current
+}
+
+/** The settings if they have been read and were good, else undefined: for reporting a failure, which must not fail itself. */
+export function environmentIfRead(): Environment | undefined {
+  return current
+}
+
+/** Reads the environment again: for tests that change process.env in their own process. */
+export function rereadEnvironment(): Environment {
+  current = undefined
+  return environment()
+}

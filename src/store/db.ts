@@ -1,6 +1,7 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
 import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
+import {environment} from '../config.js'
 import {AppError} from '../errors.js'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, SERVICE_SCHEMA, type Schema, StoreVersionError} from './migrate.js'
@@ -162,13 +163,13 @@ export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
  * seal nothing.
  */
 function postgresKeyring(): Keyring {
-  const value = process.env.MEDPANEL_SECRET_KEY
-  if (value === undefined || value === '') {
+  const keys = environment().secretKeys
+  if (keys === undefined) {
     throw new Error(
       'a PostgreSQL store needs MEDPANEL_SECRET_KEY (one or more base64 32-byte keys, the same in every process) to seal client secrets; make one with: openssl rand -base64 32',
     )
   }
-  return loadKeyring(undefined)
+  return loadKeyring(undefined, keys)
 }
 
 /** The keys that seal this store's secrets (see secrets.ts). */
