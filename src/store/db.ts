@@ -254,16 +254,7 @@ export async function openStore<DB = Database>(options: StoreOptions = {}, schem
   }
 }
 
-/**
- * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
- * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
- * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
- * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
- * interleave with another writer, in this process or another one on the same store. If `fn`
- * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
- * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
- * only touch the database.
- */
+/** How writeTransaction runs a transaction. */
 export interface WriteOptions {
   /**
    * PostgreSQL only. `read committed` is for a transaction that takes row locks itself
@@ -280,6 +271,16 @@ export interface WriteOptions {
   lockOrder?: number
 }
 
+/**
+ * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
+ * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
+ * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
+ * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
+ * interleave with another writer, in this process or another one on the same store. If `fn`
+ * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
+ * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
+ * only touch the database.
+ */
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)

@@ -521,7 +521,7 @@ function decideWithdrawal(ask: WithdrawalAsk, context: repo.WithdrawalContext): 
 }
 
 /**
- * Moves a transaction along DESIGN.md's status graph. A withdrawal's fee moves with it (so a
+ * Moves a transaction along the status graph (TRANSITIONS in schema.ts; docs/balance.md). A withdrawal's fee moves with it (so a
  * cancelled or reversed withdrawal refunds its fee); a change that would leave the account
  * below zero (reversing a credit already spent) is refused.
  */
