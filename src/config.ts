@@ -23,6 +23,12 @@ export const config = {
       maxHeaderSize: 16 * 1024,
       /** Longer than the 60 s idle timeout of common load balancers, so they close first. */
       keepAliveTimeoutMs: 65_000,
+      /**
+       * On stop, requests in flight get this long to finish before their connections are closed,
+       * so a stop always ends: as long as a search's budget, the longest a request normally runs
+       * (a streamed data answer may run longer and is cut).
+       */
+      closeGraceMs: 10_000,
     },
   },
 
@@ -131,6 +137,14 @@ export const config = {
     requestTimeoutMs: 10_000,
     /** A claimed delivery stays reserved this long past the request timeout before another sender may take it. */
     leaseSlackMs: 20_000,
+    /** `serve`'s delivery worker looks for due deliveries at least this often, besides being woken by new ones. */
+    pollMs: 500,
+    /**
+     * A delivery's result that cannot be written (the store restarting) is tried again after
+     * waits doubling from 0.1 s to 2 s, until the lease is nearly over: a push that reached the
+     * partner is recorded rather than sent twice.
+     */
+    recordRetryMs: {first: 100, most: 2_000},
     /** Members per quota-list PUT when pushing a long list. */
     memberChunk: 1000,
     /**
@@ -153,6 +167,47 @@ export const config = {
      * which recurses once per level, could run out of stack on the 8,000 levels 16 KiB can hold.
      */
     bodyMaxDepthLevels: 32,
+  },
+
+  /**
+   * Interface E's limits per call and per API key (interfaces/conversations/limits.ts says what
+   * each one bounds; docs/conversations.md lists them with what a caller gets beyond them).
+   */
+  conversations: {
+    /** Terms in one call, and characters and index words in one term: each term is searched for, so these bound one call's work. */
+    maxTerms: 20,
+    maxTermLength: 200,
+    maxTermWords: 12,
+    /**
+     * A data call reads every conversation it answers with, so its window is bounded (a year, leap
+     * day included); a summary reads per-day statistics and takes any window.
+     */
+    maxWindowDays: 366,
+    /** Summary calls per key: a token bucket of 100 at once, then one a second, counted per `serve` process. */
+    summaryBurst: 100,
+    summaryPerSecond: 1,
+    /**
+     * The spec has no paging, so a data answer holds every match; this bounds one answer (a
+     * 50,000-post whole-store answer took `serve` to ~190 MB, docs/conversations.md). More is
+     * refused before anything is sent, and the data call given back.
+     */
+    maxConversations: 50_000,
+    /** A search's time, waiting for a thread included: past it the search is stopped, its thread freed, and the caller answered 503. */
+    searchBudgetMs: 10_000,
+    /** A data answer nobody reads for this long is ended, so a stalled reader cannot hold a search thread. */
+    stallMs: 60_000,
+    /** Conversations read and written per page of a data answer: memory stays bounded by a page, not by the answer. */
+    pageSize: 250,
+    /**
+     * Search threads per store: the cores less one, so the event loop keeps a core; at least 2, so
+     * one key's searches (half the threads at most) never hold them all; at most 4.
+     */
+    minThreads: 2,
+    maxThreads: 4,
+    /** Searches that may wait, per thread; one more is answered 503 at once instead of queueing without end. */
+    queuePerThread: 16,
+    /** Searches one key may have waiting besides those it runs: enough for a client keeping a few calls in flight; more would only wait out the budget. */
+    queuePerKey: 4,
   },
 
   pulse: {
@@ -206,6 +261,24 @@ export const config = {
      * 0.57. See docs/benchmarks.md.
      */
     postgresWriteLanes: 2,
+    /**
+     * PostgreSQL's cache listener (store/postgres/listen.ts), one connection per process. While it
+     * is down the process caches nothing and reads every check from the database, so it
+     * reconnects at once, then after waits that double from 0.1 s to at most 5 s: soon after the
+     * server is back, without hammering one that is not.
+     */
+    listener: {
+      minRetryMs: 100,
+      maxRetryMs: 5_000,
+      /** How often the idle connection is checked, so one that died silently (a dropped network) is noticed. */
+      heartbeatMs: 10_000,
+      /** A connection attempt that takes longer than this has failed; the next one follows the waits above. */
+      connectTimeoutMs: 10_000,
+      /** A dropped connection's socket is destroyed this long after a polite end was asked for, in case its peer is gone. */
+      dropAfterMs: 1_000,
+      /** With --listen-url: how long the listener waits to hear the store's own test notification before it leaves the caches off. */
+      probeTimeoutMs: 5_000,
+    },
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },
