@@ -23,27 +23,31 @@ describe('a bad environment variable', () => {
   for (const [variable, value, message] of BAD) {
     it(`${variable}=${value}: serve and the other commands refuse to start, naming it`, () => {
       const file = join(dir, `${variable}-${value}.db`)
+      // serve, a command that only reads, and for the cost the command that hashes a password.
       const runs = [
         ['serve', '--db', file, '--port', '0'],
-        [
-          'add-member',
-          '--db',
-          file,
-          '--email',
-          'ana@clinic.example',
-          '--first-name',
-          'Ana',
-          '--last-name',
-          'Ruiz',
-          '--country',
-          'US',
-          '--specialty',
-          'Oncology',
-          '--password',
-          'long-enough-pw-1',
-        ],
         ['list-clients', '--db', file],
-        ['status', '--db', file, '--json'],
+        ...(variable === 'MEDPANEL_PASSWORD_COST'
+          ? [
+              [
+                'add-member',
+                '--db',
+                file,
+                '--email',
+                'ana@clinic.example',
+                '--first-name',
+                'Ana',
+                '--last-name',
+                'Ruiz',
+                '--country',
+                'US',
+                '--specialty',
+                'Oncology',
+                '--password',
+                'long-enough-pw-1',
+              ],
+            ]
+          : []),
       ]
       for (const args of runs) {
         const result = cli(args, {[variable]: value})
