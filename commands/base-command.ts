@@ -1,6 +1,7 @@
 import {existsSync, rmSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {randomUUID} from 'node:crypto'
+import {environment, environmentIfRead} from '../src/config.js'
 import {AppError} from '../src/errors.js'
 import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
@@ -163,7 +164,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   override async init(): Promise<void> {
     await super.init()
-    this.clock = clockFromEnvironment()
+    // Every setting the environment holds, read and checked before anything else: a bad one
+    // stops the command here with one line naming the variable, never later mid-request.
+    const {now} = environment()
+    this.clock = now === undefined ? systemClock : heldClock(now)
     const ctor = this.ctor as typeof BaseCommand
     const {args, flags} = await this.parse({
       flags: ctor.flags,
@@ -389,7 +393,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
     // A service asked for JSON logs fails in a JSON line too, so its collector reads that one as well.
     process.stderr.write(this.logFormat() === 'json' ? `${jsonLogLine('error', printable(message))}\n` : `Error: ${printable(message)}\n`)
-    if (process.env.MEDPANEL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`)
+    if (environmentIfRead()?.debug) process.stderr.write(`${error.stack ?? ''}\n`)
     process.exitCode = 1
   }
 
@@ -464,17 +468,11 @@ export function oneLine(message: string): string {
 }
 
 /**
- * The time every command reads. MEDPANEL_NOW=2026-01-01T00:00:00Z holds it at that instant, so a
- * script that seeds data (register-client --client-id, seed-pulses --seed, seed-posts --seed)
+ * The time every command reads when MEDPANEL_NOW=2026-01-01T00:00:00Z holds it at that instant, so
+ * a script that seeds data (register-client --client-id, seed-pulses --seed, seed-posts --seed)
  * gets the same rows, timestamps included, on every run. Meant for test data: tokens and codes
  * do not age while it is set.
  */
-function clockFromEnvironment(): Clock {
-  const fixed = process.env.MEDPANEL_NOW
-  if (fixed === undefined || fixed === '') return systemClock
-  const instant = new Date(fixed)
-  if (Number.isNaN(instant.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(fixed)) {
-    throw new AppError('bad_request', `MEDPANEL_NOW must be an ISO 8601 date and time, e.g. 2026-01-01T00:00:00Z (got "${fixed}")`)
-  }
+function heldClock(instant: Date): Clock {
   return {now: () => new Date(instant.getTime())}
 }

@@ -3,7 +3,7 @@ import type {Command} from '@oclif/core'
 /**
  * Every command, by the name operators type, as a loader: a run imports only the command it runs
  * (and what that command imports), so `--version` or `list-clients` never load the HTTP stack.
- * oclif's own lookup is pointed here by src/cli/commands.ts.
+ * oclif's own lookup is pointed here by src/cli/main.ts (useCommandLoaders).
  * Add a command: create commands/NAME.ts, add it here and to one topic in commands/topics.ts.
  */
 export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {

@@ -1,8 +1,10 @@
 /**
  * Every tunable of medpanel in one place: its value and why it is that value. Modules read their
- * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit or
- * a schedule. docs list these with the same reasons. Values an operator sets per deployment
- * (addresses, the store, the password cost) are flags and environment variables, not this table.
+ * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit, a
+ * cache size or a schedule. docs list these with the same reasons. Values an operator sets per
+ * deployment (addresses, the store, the password cost) are flags and environment variables, not
+ * this table; the variables that are not a flag's are read and checked here too (`environment`,
+ * below), once, when a command starts.
  */
 export const config = {
   http: {
@@ -21,6 +23,12 @@ export const config = {
       maxHeaderSize: 16 * 1024,
       /** Longer than the 60 s idle timeout of common load balancers, so they close first. */
       keepAliveTimeoutMs: 65_000,
+      /**
+       * On stop, requests in flight get this long to finish before their connections are closed,
+       * so a stop always ends: as long as a search's budget, the longest a request normally runs
+       * (a streamed data answer may run longer and is cut).
+       */
+      closeGraceMs: 10_000,
     },
   },
 
@@ -31,8 +39,6 @@ export const config = {
     sessionSeconds: 12 * 3600,
     /** "Last used" of a token is written at most this often, so a busy token costs no writes. */
     tokenUseNoteEveryMs: 10 * 60 * 1000,
-    /** Looked-up token rows kept per store while the store has not changed. */
-    tokenCacheEntries: 10_000,
     /**
      * ID tokens (OpenID Connect) are valid an hour, as node-oidc-provider's are: a relying party
      * reads one right after the code exchange, and a logout's id_token_hint is accepted expired.
@@ -46,6 +52,49 @@ export const config = {
      * meets a token whose key its copy lacks.
      */
     keyPublishLeadSeconds: 600,
+  },
+
+  /**
+   * In-process caches, in entries. Each is bounded so a flood of distinct ids costs a known amount
+   * of memory (an entry is a row or a digest: well under a kilobyte). The version caches
+   * (store/version-cache.ts) keep rows only while the store has not changed (SQLite: no commit
+   * since; PostgreSQL: no notification since) and are emptied when full.
+   */
+  caches: {
+    /** Token rows looked up by bearer-token hash: every call of C, D and E presents a token. */
+    tokenRows: 10_000,
+    /**
+     * SHA-256 digests of presented tokens: a busy client presents the same token many times a
+     * second. As many as the token rows above, since each row is looked up by one.
+     */
+    tokenHashes: 10_000,
+    /**
+     * When each token was last noted as used (signon.tokenUseNoteEveryMs). Larger than the row
+     * cache: a note is a number, and forgetting it only costs one extra write.
+     */
+    tokenUseNotes: 50_000,
+    /** Account holders of interface C: every call resolves one, and a panel has thousands of members. */
+    accountHolders: 10_000,
+    /** Registered clients: every call of C, D and E reads its client, and a deployment has tens of them. */
+    clients: 1_000,
+    /** The clients of presented API keys (interface E): a client has a few keys at most. */
+    apiKeyClients: 1_000,
+    /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */
+    rateLimitBuckets: 10_000,
+  },
+
+  /** Member passwords (lib/hashing.ts): scrypt with r = 8, p = 1 and a cost of N = 2^cost. */
+  passwords: {
+    /**
+     * 17 (128 MiB and about 0.28 s per hash on the 2-core build machine) is OWASP's floor for
+     * scrypt. MEDPANEL_PASSWORD_COST changes it, which only sets how new hashes are made: every
+     * stored hash carries its own parameters.
+     */
+    defaultCost: 17,
+    /** 14 (16 MiB, tens of milliseconds) is what tests run with; a cheaper hash makes a stolen store's passwords cheap to guess. */
+    minCost: 14,
+    /** 20 takes 1 GiB and seconds per hash: more would let a few sign-ins exhaust the machine. */
+    maxCost: 20,
   },
 
   /** Guessing limits (registry/throttle.ts), counted in the store. */
@@ -88,6 +137,14 @@ export const config = {
     requestTimeoutMs: 10_000,
     /** A claimed delivery stays reserved this long past the request timeout before another sender may take it. */
     leaseSlackMs: 20_000,
+    /** `serve`'s delivery worker looks for due deliveries at least this often, besides being woken by new ones. */
+    pollMs: 500,
+    /**
+     * A delivery's result that cannot be written (the store restarting) is tried again after
+     * waits doubling from 0.1 s to 2 s, until the lease is nearly over: a push that reached the
+     * partner is recorded rather than sent twice.
+     */
+    recordRetryMs: {first: 100, most: 2_000},
     /** Members per quota-list PUT when pushing a long list. */
     memberChunk: 1000,
     /**
@@ -110,6 +167,54 @@ export const config = {
      * which recurses once per level, could run out of stack on the 8,000 levels 16 KiB can hold.
      */
     bodyMaxDepthLevels: 32,
+  },
+
+  /**
+   * Interface E's limits per call and per API key (interfaces/conversations/limits.ts says what
+   * each one bounds; docs/conversations.md lists them with what a caller gets beyond them).
+   */
+  conversations: {
+    /** Terms in one call, and characters and index words in one term: each term is searched for, so these bound one call's work. */
+    maxTerms: 20,
+    maxTermLength: 200,
+    maxTermWords: 12,
+    /**
+     * A data call reads every conversation it answers with, so its window is bounded (a year, leap
+     * day included); a summary reads per-day statistics and takes any window.
+     */
+    maxWindowDays: 366,
+    /** Summary calls per key: a token bucket of 100 at once, then one a second, counted per `serve` process. */
+    summaryBurst: 100,
+    summaryPerSecond: 1,
+    /**
+     * The spec has no paging, so a data answer holds every match; this bounds one answer (a
+     * 50,000-post whole-store answer took `serve` to ~190 MB, docs/conversations.md). More is
+     * refused before anything is sent, and the data call given back.
+     */
+    maxConversations: 50_000,
+    /** A search's time, waiting for a thread included: past it the search is stopped, its thread freed, and the caller answered 503. */
+    searchBudgetMs: 10_000,
+    /** A data answer nobody reads for this long is ended, so a stalled reader cannot hold a search thread. */
+    stallMs: 60_000,
+    /** Conversations read and written per page of a data answer: memory stays bounded by a page, not by the answer. */
+    pageSize: 250,
+    /**
+     * Search threads per store: the cores less one, so the event loop keeps a core; at least 2, so
+     * one key's searches (half the threads at most) never hold them all; at most 4.
+     */
+    minThreads: 2,
+    maxThreads: 4,
+    /**
+     * A search thread's heap, in MiB: a small young generation makes the thread collect a page's
+     * garbage before the next page (measured: a 140 MB answer streams in about 30 MB less of the
+     * process's memory); the old generation's cap turns a runaway page into this thread's
+     * failure (a 503), not the process's.
+     */
+    threadHeapMb: {old: 256, young: 8},
+    /** Searches that may wait, per thread; one more is answered 503 at once instead of queueing without end. */
+    queuePerThread: 16,
+    /** Searches one key may have waiting besides those it runs: enough for a client keeping a few calls in flight; more would only wait out the budget. */
+    queuePerKey: 4,
   },
 
   pulse: {
@@ -135,6 +240,25 @@ export const config = {
     /** Writes committed together by the group writer; more only lengthens the longest wait. */
     maxWriteBatch: 256,
     /**
+     * PostgreSQL: requests per batch. Each savepoint that writes is a subtransaction with an id of
+     * its own, and a PostgreSQL backend keeps only 64 of those in shared memory; past that every
+     * other session's snapshot has to look them up on disk (subtransaction overflow). 32 leaves
+     * room for the savepoints a request opens inside its own.
+     */
+    postgresMaxWriteBatch: 32,
+    /**
+     * PostgreSQL: attempts of one batch before a run of serialization failures or deadlocks is
+     * answered as a busy store (503). A batch meets one only with a write outside the batches, so
+     * a run of twelve means the store is busy, not unlucky.
+     */
+    postgresConflictAttempts: 12,
+    /**
+     * SQLite: how long a statement waits for another process's write lock before it fails as busy.
+     * The group writer holds it for one commit (milliseconds); a backup or a migration in another
+     * process may hold it longer, and a CLI command should wait that out, not fail.
+     */
+    sqliteBusyTimeoutMs: 5_000,
+    /**
      * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
      * one process runs at once, each on a connection of its own. Each account's withdrawals always
      * go to the same lane, and a withdrawal batch costs four round trips whatever its size, so more
@@ -144,7 +268,129 @@ export const config = {
      * 0.57. See docs/benchmarks.md.
      */
     postgresWriteLanes: 2,
+    /**
+     * PostgreSQL's cache listener (store/postgres/listen.ts), one connection per process. While it
+     * is down the process caches nothing and reads every check from the database, so it
+     * reconnects at once, then after waits that double from 0.1 s to at most 5 s: soon after the
+     * server is back, without hammering one that is not.
+     */
+    listener: {
+      minRetryMs: 100,
+      maxRetryMs: 5_000,
+      /** How often the idle connection is checked, so one that died silently (a dropped network) is noticed. */
+      heartbeatMs: 10_000,
+      /** A connection attempt that takes longer than this has failed; the next one follows the waits above. */
+      connectTimeoutMs: 10_000,
+      /** A dropped connection's socket is destroyed this long after a polite end was asked for, in case its peer is gone. */
+      dropAfterMs: 1_000,
+      /** With --listen-url: how long the listener waits to hear the store's own test notification before it leaves the caches off. */
+      probeTimeoutMs: 5_000,
+    },
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },
 } as const
+
+/** The SQLite libraries medpanel can run on (store/sqlite/). */
+export const SQLITE_DRIVERS = ['better-sqlite3', 'node:sqlite'] as const
+
+/**
+ * The settings taken from environment variables that stand for no flag. Variables that do stand
+ * for a flag (MEDPANEL_DB, MEDPANEL_POOL_SIZE, MEDPANEL_LOG_FORMAT, …) are read by oclif with the
+ * flag, under the flag's rules, when the command's line is parsed: also at start.
+ */
+export interface Environment {
+  /** MEDPANEL_PASSWORD_COST: scrypt cost of new password hashes (config.passwords). */
+  passwordCost: number
+  /** MEDPANEL_SECRET_KEY, decoded: the keys that seal stored secrets, the first sealing; undefined when unset. */
+  secretKeys: Buffer[] | undefined
+  /** MEDPANEL_SQLITE_DRIVER: the SQLite library asked for; undefined for the runtime's own choice. */
+  sqliteDriver: (typeof SQLITE_DRIVERS)[number] | undefined
+  /** MEDPANEL_NOW: the instant every command's clock is held at (reproducible test data); undefined for the real time. */
+  now: Date | undefined
+  /** MEDPANEL_DEBUG (any value): an `Error:` line is followed by its stack. */
+  debug: boolean
+}
+
+/** A bad environment variable: its message names the variable and what it accepts. */
+export class SettingError extends Error {
+  override name = 'SettingError'
+}
+
+/**
+ * Keys in the form MEDPANEL_SECRET_KEY and a store's key file hold them: base64 32-byte keys
+ * separated by commas or white space, the first sealing, the rest only opening.
+ */
+export function parseSecretKeys(text: string, where: string): Buffer[] {
+  const keys = text
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((encoded) => Buffer.from(encoded, 'base64'))
+  if (keys.length === 0 || keys.some((key) => key.length !== 32)) {
+    throw new SettingError(`${where} must hold one or more base64-encoded 32-byte keys (the first seals, the rest only open)`)
+  }
+  return keys
+}
+
+/** The value of a variable, or undefined when it is unset or empty (a script's unset variable). */
+function given(env: Record<string, string | undefined>, name: string): string | undefined {
+  const value = env[name]
+  return value === undefined || value === '' ? undefined : value
+}
+
+/** Reads and checks every setting in `env`; the first bad one is a SettingError naming it. */
+export function readEnvironment(env: Record<string, string | undefined>): Environment {
+  const {defaultCost, minCost, maxCost} = config.passwords
+  const costText = given(env, 'MEDPANEL_PASSWORD_COST')
+  const passwordCost = costText === undefined ? defaultCost : /^\d+$/.test(costText.trim()) ? Number(costText) : Number.NaN
+  if (!Number.isInteger(passwordCost) || passwordCost < minCost || passwordCost > maxCost) {
+    throw new SettingError(`MEDPANEL_PASSWORD_COST must be an integer from ${minCost} to ${maxCost} (got "${costText}")`)
+  }
+
+  const keyText = given(env, 'MEDPANEL_SECRET_KEY')
+  const secretKeys = keyText === undefined ? undefined : parseSecretKeys(keyText, 'MEDPANEL_SECRET_KEY')
+
+  const driver = given(env, 'MEDPANEL_SQLITE_DRIVER')
+  if (driver !== undefined && !(SQLITE_DRIVERS as readonly string[]).includes(driver)) {
+    throw new SettingError(`MEDPANEL_SQLITE_DRIVER must be one of ${SQLITE_DRIVERS.join(', ')} (got "${driver}")`)
+  }
+
+  const nowText = given(env, 'MEDPANEL_NOW')
+  const now = nowText === undefined ? undefined : new Date(nowText)
+  if (nowText !== undefined && (Number.isNaN(now!.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(nowText))) {
+    throw new SettingError(`MEDPANEL_NOW must be an ISO 8601 date and time, e.g. 2026-01-01T00:00:00Z (got "${nowText}")`)
+  }
+
+  return {
+    passwordCost,
+    secretKeys,
+    sqliteDriver: driver as Environment['sqliteDriver'],
+    now,
+    debug: given(env, 'MEDPANEL_DEBUG') !== undefined,
+  }
+}
+
+let current: Environment | undefined
+
+/**
+ * This process's settings, read from its environment on first use and kept: every command reads
+ * them as it starts (BaseCommand.init), so a bad value stops it there with one `Error:` line
+ * naming the variable, before it serves or writes anything. Nothing else reads process.env, but
+ * for the variables that stand for a flag (see Environment) and the secret a `--NAME-from-env`
+ * flag names, which commands/base-command.ts reads when it is asked for.
+ */
+export function environment(): Environment {
+  current ??= readEnvironment(process.env)
+  return current
+}
+
+/** The settings if they have been read and were good, else undefined: for reporting a failure, which must not fail itself. */
+export function environmentIfRead(): Environment | undefined {
+  return current
+}
+
+/** Reads the environment again: for tests that change process.env in their own process. */
+export function rereadEnvironment(): Environment {
+  current = undefined
+  return environment()
+}

@@ -44,7 +44,7 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       resolve({
         url: `http://${host}:${port}`,
         port,
-        close: (graceMs = 10_000) =>
+        close: (graceMs = SERVER_LIMITS.closeGraceMs) =>
           new Promise<void>((done) => {
             const force = setTimeout(() => server.closeAllConnections(), graceMs)
             force.unref()

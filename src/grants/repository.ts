@@ -98,7 +98,7 @@ function tokenWithOwnersQuery(db: Db, tokenHash: string) {
 type TokenWithOwners = InferResult<ReturnType<typeof tokenWithOwnersQuery>>[number]
 const tokenLookup = prepared(1, (db: Db, tokenHash: string) => tokenWithOwnersQuery(db, tokenHash))
 /** Live rows only: an unknown token is read again each time it is presented. */
-const recentTokens = versionCache<string, TokenWithOwners | undefined>(config.signon.tokenCacheEntries, (row) => row !== undefined)
+const recentTokens = versionCache<string, TokenWithOwners | undefined>(config.caches.tokenRows, (row) => row !== undefined)
 
 /**
  * One indexed lookup that brings the token with its client and member. It runs on every

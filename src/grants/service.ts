@@ -30,7 +30,7 @@ const recentHashes = new Map<string, string>()
 function tokenHash(token: string): string {
   let hash = recentHashes.get(token)
   if (hash === undefined) {
-    if (recentHashes.size >= 10_000) recentHashes.clear()
+    if (recentHashes.size >= config.caches.tokenHashes) recentHashes.clear()
     hash = sha256(token)
     recentHashes.set(token, hash)
   }
@@ -99,7 +99,7 @@ export function noteTokenUse(db: Db, token: string, now: Date): void {
   const hash = tokenHash(token)
   const previous = lastNoted.get(hash)
   if (previous !== undefined && now.getTime() - previous < NOTE_EVERY_MS) return
-  if (lastNoted.size > 50_000) lastNoted.clear()
+  if (lastNoted.size > config.caches.tokenUseNotes) lastNoted.clear()
   lastNoted.set(hash, now.getTime())
   void writeTransaction(db, (trx) => repo.markTokenUsed(trx, hash, iso(now))).catch(() => lastNoted.delete(hash))
 }

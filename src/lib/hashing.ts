@@ -1,3 +1,4 @@
+import {config, environment} from '../config.js'
 import {hash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions} from 'node:crypto'
 
 function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
@@ -21,18 +22,15 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(left, right) && a.length === b.length
 }
 
-/**
- * scrypt's cost as log2 N. 17 (N = 2^17, r = 8, p = 1: 128 MiB and about 0.28 s per hash on the
- * 2-core build machine) is OWASP's floor for scrypt; MEDPANEL_PASSWORD_COST (14 to 20) changes it,
- * which only sets how new hashes are made: every stored hash carries its own parameters.
- */
-export const DEFAULT_PASSWORD_COST = 17
+/** scrypt's cost as log2 N when MEDPANEL_PASSWORD_COST is unset (config.ts says why 17). */
+export const DEFAULT_PASSWORD_COST = config.passwords.defaultCost
 
+/**
+ * The parameters new hashes are made with. The cost comes from the environment's settings, which
+ * every command checked as it started (config.ts), so a bad MEDPANEL_PASSWORD_COST never gets here.
+ */
 function currentParameters(): {N: number; r: number; p: number; keylen: number} {
-  const raw = process.env.MEDPANEL_PASSWORD_COST
-  const cost = raw === undefined || raw === '' ? DEFAULT_PASSWORD_COST : Number(raw)
-  if (!Number.isInteger(cost) || cost < 14 || cost > 20) throw new Error(`MEDPANEL_PASSWORD_COST must be an integer from 14 to 20 (got "${raw}")`)
-  return {N: 2 ** cost, r: 8, p: 1, keylen: 32}
+  return {N: 2 ** environment().passwordCost, r: 8, p: 1, keylen: 32}
 }
 
 /** scrypt needs 128 × N × r bytes; Node refuses more than 32 MiB unless told. */

@@ -1,4 +1,5 @@
 import {AppError} from '../errors.js'
+import {config} from '../config.js'
 import {iso} from '../lib/clock.js'
 import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
@@ -122,7 +123,7 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
 }
 
 /** Clients as last read, while the store is unchanged (store/version-cache.ts): every call of C, D and E reads its client. */
-const recentClient = versionCache<string, Client | undefined>(1_000, (row) => row !== undefined)
+const recentClient = versionCache<string, Client | undefined>(config.caches.clients, (row) => row !== undefined)
 
 /**
  * The client when id and secret match (compared in constant time), otherwise undefined. A right

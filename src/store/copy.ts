@@ -98,7 +98,7 @@ export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTabl
   // A SQLite store's secrets are sealed with the key file beside it, even when MEDPANEL_SECRET_KEY
   // is set for the target; a store that never had a key file was sealed with the variable's key.
   const file = storeFile(source)
-  const sourceKeys = file && existsSync(keyFileOf(file)) ? loadKeyring(file, {}) : keyringOf(source)
+  const sourceKeys = file && existsSync(keyFileOf(file)) ? loadKeyring(file, null) : keyringOf(source)
   const targetKeys = keyringOf(target)
   let resealed = 0
   const reseal = (table: string, row: Record<string, unknown>) => {

@@ -1,6 +1,7 @@
 import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
 import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
+import {environment} from '../config.js'
 import {AppError} from '../errors.js'
 import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, type Schema, StoreVersionError} from './migrate.js'
@@ -173,13 +174,13 @@ export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
  * seal nothing.
  */
 function postgresKeyring(): Keyring {
-  const value = process.env.MEDPANEL_SECRET_KEY
-  if (value === undefined || value === '') {
+  const keys = environment().secretKeys
+  if (keys === undefined) {
     throw new Error(
       'a PostgreSQL store needs MEDPANEL_SECRET_KEY (one or more base64 32-byte keys, the same in every process) to seal client secrets; make one with: openssl rand -base64 32',
     )
   }
-  return loadKeyring(undefined)
+  return loadKeyring(undefined, keys)
 }
 
 /** The keys that seal this store's secrets (see secrets.ts). */
@@ -265,16 +266,7 @@ export async function openStore<DB = Database>(options: StoreOptions, schema: Sc
   }
 }
 
-/**
- * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
- * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
- * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
- * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
- * interleave with another writer, in this process or another one on the same store. If `fn`
- * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
- * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
- * only touch the database.
- */
+/** How writeTransaction runs a transaction. */
 export interface WriteOptions {
   /**
    * PostgreSQL only. `read committed` is for a transaction that takes row locks itself
@@ -291,6 +283,16 @@ export interface WriteOptions {
   lockOrder?: number
 }
 
+/**
+ * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
+ * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
+ * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
+ * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
+ * interleave with another writer, in this process or another one on the same store. If `fn`
+ * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
+ * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
+ * only touch the database.
+ */
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)

@@ -1,6 +1,7 @@
 import {createCipheriv, createDecipheriv, hkdfSync, randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {hash} from 'node:crypto'
+import {environment, parseSecretKeys} from '../config.js'
 import {refuseSharedFiles} from './private-file.js'
 
 /**
@@ -27,17 +28,6 @@ function keyId(key: Buffer): string {
   return hash('sha256', key, 'hex').slice(0, 12)
 }
 
-function parseKeys(text: string, where: string): Buffer[] {
-  const keys = text
-    .split(/[\s,]+/)
-    .filter(Boolean)
-    .map((encoded) => Buffer.from(encoded, 'base64'))
-  if (keys.length === 0 || keys.some((key) => key.length !== 32)) {
-    throw new Error(`${where} must hold one or more base64-encoded 32-byte keys (the first seals, the rest only open)`)
-  }
-  return keys
-}
-
 function ring(keys: Buffer[], source: Keyring['source']): Keyring {
   const first = keys[0]!
   return {current: {id: keyId(first), key: first}, keys: new Map(keys.map((key) => [keyId(key), key])), source}
@@ -49,12 +39,12 @@ export function keyFileOf(storeFile: string): string {
 }
 
 /**
- * The keys of a store: MEDPANEL_SECRET_KEY when set; else the key file beside a store file, made
- * (0600, a new random key) when missing; else (an in-memory store) a key for this process only.
+ * The keys of a store: `secretKeys` (MEDPANEL_SECRET_KEY's, by default) when there are any; else
+ * the key file beside a store file, made (0600, a new random key) when missing; else (an
+ * in-memory store) a key for this process only. `null` skips the variable (copy-store's source).
  */
-export function loadKeyring(storeFile: string | undefined, env: NodeJS.ProcessEnv = process.env): Keyring {
-  const fromEnv = env.MEDPANEL_SECRET_KEY
-  if (fromEnv !== undefined && fromEnv !== '') return ring(parseKeys(fromEnv, 'MEDPANEL_SECRET_KEY'), {kind: 'env'})
+export function loadKeyring(storeFile: string | undefined, secretKeys: Buffer[] | null = environment().secretKeys ?? null): Keyring {
+  if (secretKeys !== null) return ring(secretKeys, {kind: 'env'})
   if (storeFile === undefined || storeFile === ':memory:' || storeFile === '') return ring([randomBytes(32)], {kind: 'ephemeral'})
   const path = keyFileOf(storeFile)
   if (!existsSync(path)) {
@@ -73,7 +63,7 @@ export function loadKeyring(storeFile: string | undefined, env: NodeJS.ProcessEn
   } catch (error) {
     throw new Error(`cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
   }
-  return ring(parseKeys(text, `the key file ${path}`), {kind: 'file', path})
+  return ring(parseSecretKeys(text, `the key file ${path}`), {kind: 'file', path})
 }
 
 /** Writes a key file in one step (temporary name, then rename), readable by its owner only. */

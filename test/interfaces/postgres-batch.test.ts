@@ -5,7 +5,6 @@ import {findMemberBy} from '../../src/registry/repository.js'
 import type {Db} from '../../src/store/database.js'
 import {openStore} from '../../src/schema.js'
 import {writeStats, writeTransaction, type Store} from '../../src/store/db.js'
-import {CONFLICT_ATTEMPTS} from '../../src/store/postgres/writer.js'
 import {prepared} from '../../src/store/prepared.js'
 import {onPostgres, openTestStore, reopenableStore} from '../helpers/store.js'
 import {PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
@@ -105,7 +104,7 @@ describe.skipIf(!onPostgres)('PostgreSQL group commit', () => {
         throw conflict
       }),
     ])
-    expect(runs).toBe(CONFLICT_ATTEMPTS)
+    expect(runs).toBe(12)
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
     expect(results.map((r) => (r as PromiseRejectedResult).reason)).toEqual([conflict, conflict])
     expect(await names()).toEqual([])

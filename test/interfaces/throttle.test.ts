@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
 import {signIn} from '../../src/interfaces/signon/service.js'
 import {ManualClock} from '../../src/lib/clock.js'
-import {guardPasswordCheck, THROTTLE} from '../../src/registry/throttle.js'
+import {guardPasswordCheck} from '../../src/registry/throttle.js'
 import {openStore} from '../../src/schema.js'
 import type {Store} from '../../src/store/db.js'
 import {form} from '../helpers/app.js'
@@ -142,9 +142,49 @@ describe('guessing is slowed and recorded in the store', () => {
     for (let a = 0; a < 10; a++) {
       for (let i = 0; i < 5; i++) await expect(attempt(`203.0.113.${a}`, 'guess')).rejects.toMatchObject({code: 'access_denied'})
     }
-    await expect(attempt('198.51.100.4', PASSWORD)).rejects.toMatchObject({code: 'too_many_requests'})
-    clock.advance(THROTTLE.memberMaxLockSeconds)
+    await expect(attempt('198.51.100.4', PASSWORD)).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
+    clock.advance(1)
     await expect(attempt('198.51.100.4', PASSWORD)).resolves.toMatchObject({email: 'ana@clinic.example'})
+  })
+
+  // The two below call the guard with a check that answers at once, so they count without hashing.
+  const wrong = async (): Promise<string | undefined> => undefined
+  const right = async (): Promise<string | undefined> => 'right'
+
+  it('counts 49 failures from anywhere without locking the member, and doubles a member-wide lock up to five minutes', async () => {
+    const attempt = (address: string, check: () => Promise<string | undefined>) => guardPasswordCheck(store.db, 'ana@clinic.example', address, clock, check)
+    // 49 wrong passwords from seven addresses, 900 s apart, so no pair's lock is still running.
+    for (let i = 0; i < 49; i++) {
+      await expect(attempt(`203.0.113.${i % 7}`, wrong)).resolves.toBeUndefined()
+      clock.advance(900)
+    }
+    // The 50th from a fresh address is a plain failure; the member is locked only from then on.
+    await expect(attempt('198.51.100.50', wrong)).resolves.toBeUndefined()
+    await expect(attempt('198.51.100.51', right)).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '1'}})
+    // Each wait is waited out and followed by one more wrong password from a fresh address.
+    const waits: number[] = []
+    for (let a = 0; a < 30; a++) {
+      const failure = (await attempt(`192.0.2.${a}`, wrong).catch((error) => error)) as {code?: string; headers?: Record<string, string>} | undefined
+      if (failure?.code === 'too_many_requests') {
+        waits.push(Number(failure.headers!['Retry-After']))
+        clock.advance(waits.at(-1)!)
+      }
+    }
+    expect(waits.slice(0, 10)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300])
+    expect(Math.max(...waits)).toBe(300)
+  })
+
+  it('forgets failures an hour after the last one', async () => {
+    const attempt = (check: () => Promise<string | undefined>) => guardPasswordCheck(store.db, 'ana@clinic.example', '203.0.113.20', clock, check)
+    for (let i = 0; i < 4; i++) await expect(attempt(wrong)).resolves.toBeUndefined()
+    clock.advance(3600)
+    // Within the hour of the last failure: this one is the fifth, and locks the pair.
+    await expect(attempt(wrong)).resolves.toBeUndefined()
+    await expect(attempt(right)).rejects.toMatchObject({code: 'too_many_requests'})
+    clock.advance(3601)
+    // Past the hour: the count starts again, so four more failures lock nothing.
+    for (let i = 0; i < 4; i++) await expect(attempt(wrong)).resolves.toBeUndefined()
+    await expect(attempt(right)).resolves.toBe('right')
   })
 })
 

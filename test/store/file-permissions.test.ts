@@ -124,8 +124,8 @@ describe('store and key files other users can read are refused, as ssh refuses s
   })
 
   it('leaves a key given in MEDPANEL_SECRET_KEY and an in-memory store alone', () => {
-    expect(loadKeyring(undefined, {}).source.kind).toBe('ephemeral')
-    expect(loadKeyring(':memory:', {}).source.kind).toBe('ephemeral')
-    expect(loadKeyring(join(tempDir(), 'x.db'), {MEDPANEL_SECRET_KEY: Buffer.alloc(32, 7).toString('base64')}).source.kind).toBe('env')
+    expect(loadKeyring(undefined, null).source.kind).toBe('ephemeral')
+    expect(loadKeyring(':memory:', null).source.kind).toBe('ephemeral')
+    expect(loadKeyring(join(tempDir(), 'x.db'), [Buffer.alloc(32, 7)]).source.kind).toBe('env')
   })
 })

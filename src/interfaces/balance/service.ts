@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {config} from '../../config.js'
 import {CompiledQuery, type Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, isClientError, notFound} from '../../errors.js'
@@ -85,13 +86,13 @@ export function transactionPath(id: string): string {
   return `/balance/transactions/${id}`
 }
 
+/** Account holders as last read, while the store is unchanged (store/version-cache.ts): every call of C resolves one. */
+const recentHolder = versionCache<string, MemberRow | undefined>(config.caches.accountHolders, (row) => row !== undefined)
+
 /**
  * Finds the person behind `{key}/{id}`. Every way of failing (an unsupported key such as
  * partner_id, a malformed identifier, nobody with it) is the spec's 404 "account not found".
  */
-/** Account holders as last read, while the store is unchanged (store/version-cache.ts): every call of C resolves one. */
-const recentHolder = versionCache<string, MemberRow | undefined>(10_000, (row) => row !== undefined)
-
 export async function resolveAccountHolder(db: Db, key: string, id: string): Promise<MemberRow> {
   if (!(ACCOUNT_KEYS as readonly string[]).includes(key)) throw notFound(`"${key}" is not an account key; use user_id, npi or me`)
   const value = id.trim()
@@ -519,7 +520,7 @@ function decideWithdrawal(ask: WithdrawalAsk, context: repo.WithdrawalContext): 
 }
 
 /**
- * Moves a transaction along DESIGN.md's status graph. A withdrawal's fee moves with it (so a
+ * Moves a transaction along the status graph (TRANSITIONS in schema.ts; docs/balance.md). A withdrawal's fee moves with it (so a
  * cancelled or reversed withdrawal refunds its fee); a change that would leave the account
  * below zero (reversing a credit already spent) is refused.
  */

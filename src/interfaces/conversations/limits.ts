@@ -1,4 +1,5 @@
 import {availableParallelism, cpus} from 'node:os'
+import {config} from '../../config.js'
 import type {} from '../../deps.js'
 
 declare module '../../deps.js' {
@@ -10,8 +11,8 @@ declare module '../../deps.js' {
 
 /**
  * What one caller may ask of interface E, and how long and how wide its searches may run. The
- * numbers are documented in the README (interface E, "Limits"); AppDeps can override them, which
- * tests do to reach a limit quickly.
+ * numbers are set in config.ts and listed in docs/conversations.md ("Limits"); AppDeps can
+ * override them, which tests do to reach a limit quickly.
  */
 export interface ConversationLimits {
   /** Distinct terms in one call. */
@@ -64,25 +65,25 @@ function cores(): number {
 }
 
 export function defaultLimits(): ConversationLimits {
-  const threads = Math.min(4, Math.max(2, cores() - 1))
+  const c = config.conversations
+  const threads = Math.min(c.maxThreads, Math.max(c.minThreads, cores() - 1))
   return {
-    maxTerms: 20,
-    maxTermLength: 200,
-    maxTermWords: 12,
-    maxWindowDays: 366,
-    summaryBurst: 100,
-    summaryPerSecond: 1,
-    maxConversations: 50_000,
-    searchBudgetMs: 10_000,
-    stallMs: 60_000,
-    pageSize: 250,
+    maxTerms: c.maxTerms,
+    maxTermLength: c.maxTermLength,
+    maxTermWords: c.maxTermWords,
+    maxWindowDays: c.maxWindowDays,
+    summaryBurst: c.summaryBurst,
+    summaryPerSecond: c.summaryPerSecond,
+    maxConversations: c.maxConversations,
+    searchBudgetMs: c.searchBudgetMs,
+    stallMs: c.stallMs,
+    pageSize: c.pageSize,
     threads,
-    queue: threads * 16,
+    queue: threads * c.queuePerThread,
     // Half the threads, rounded up: with the usual two, one key runs one search and another key's
     // search finds the other thread free.
     threadsPerKey: Math.ceil(threads / 2),
-    // Enough for a client keeping a few calls in flight; more would only wait out the budget.
-    queuePerKey: 4,
+    queuePerKey: c.queuePerKey,
   }
 }
 
@@ -92,5 +93,5 @@ export function defaultLimits(): ConversationLimits {
  */
 export function conversationLimits(overrides: Partial<ConversationLimits> = {}): ConversationLimits {
   const threads = overrides.threads ?? defaultLimits().threads
-  return {...defaultLimits(), queue: threads * 16, threadsPerKey: Math.ceil(threads / 2), ...overrides}
+  return {...defaultLimits(), queue: threads * config.conversations.queuePerThread, threadsPerKey: Math.ceil(threads / 2), ...overrides}
 }

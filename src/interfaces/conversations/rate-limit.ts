@@ -1,3 +1,5 @@
+import {config} from '../../config.js'
+
 /**
  * Token buckets, one per API key: a key may spend `burst` calls at once and earns `perSecond`
  * back, up to `burst` again. Kept in this process's memory: each `serve` process on a store
@@ -18,7 +20,7 @@ export class RateLimiter {
       return Math.max(1, Math.ceil((1 - tokens) / this.rate.perSecond))
     }
     this.buckets.set(key, {tokens: tokens - 1, at})
-    if (this.buckets.size > 10_000) this.forgetFull(at)
+    if (this.buckets.size > config.caches.rateLimitBuckets) this.forgetFull(at)
     return undefined
   }
 

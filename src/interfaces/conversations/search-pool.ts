@@ -1,4 +1,5 @@
 import {Worker} from 'node:worker_threads'
+import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
 import type {Db} from '../../store/database.js'
 import {onStoreClose, readTransaction, storeFile} from '../../store/db.js'
@@ -522,10 +523,9 @@ class SearchPool implements Searcher {
   }
 
   private spawn(): Thread {
-    // A small young generation makes the thread collect a page's garbage before the next page
-    // (measured: a 140 MB answer streams in about 30 MB less of the process's memory); the old
-    // generation's cap turns a runaway page into this thread's failure, not the process's.
-    const worker = new Worker(this.source, {eval: true, workerData: this.setup, resourceLimits: {maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8}})
+    // Its heap limits: config.ts says why.
+    const heap = config.conversations.threadHeapMb
+    const worker = new Worker(this.source, {eval: true, workerData: this.setup, resourceLimits: {maxOldGenerationSizeMb: heap.old, maxYoungGenerationSizeMb: heap.young}})
     const thread: Thread = {worker, stopping: false}
     worker.on('message', (reply: SearchReply) => {
       const pending = thread.pending

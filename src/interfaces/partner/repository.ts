@@ -233,10 +233,6 @@ export async function lease(db: Db, seqs: number[], owner: string, until: string
   if (seqs.length) await db.updateTable('partner_deliveries').set({lease_owner: owner, lease_until: until}).where('seq', 'in', seqs).execute()
 }
 
-export async function findDeliveryBySeq(db: Db, seq: number): Promise<DeliveryRow | undefined> {
-  return db.selectFrom('partner_deliveries').selectAll().where('seq', '=', seq).executeTakeFirst()
-}
-
 export async function updateDelivery(db: Db, seq: number, patch: Partial<Omit<DeliveryRow, 'seq' | 'id'>>): Promise<void> {
   await db.updateTable('partner_deliveries').set(patch).where('seq', '=', seq).execute()
 }
@@ -280,20 +276,6 @@ export async function hasLaterPut(db: Db, row: Pick<DeliveryRow, 'seq' | 'client
     .where('seq', '>', row.seq)
     .executeTakeFirst()
   return later !== undefined
-}
-
-export async function statusCounts(db: Db, seqsOrIds: {ids: string[]}): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {}
-  for (let i = 0; i < seqsOrIds.ids.length; i += 500) {
-    const rows = await db
-      .selectFrom('partner_deliveries')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('id', 'in', seqsOrIds.ids.slice(i, i + 500))
-      .groupBy('status')
-      .execute()
-    for (const row of rows) counts[row.status] = (counts[row.status] ?? 0) + Number(row.n)
-  }
-  return counts
 }
 
 /** Pending deliveries per partner client: how many, and when the oldest was queued (the metrics' outbox gauges). */

@@ -122,7 +122,7 @@ export class DeliveryWorker {
   }
 
   /** Runs in the background: drains, then sleeps until the next row is due or `pollMs` passes. */
-  start(pollMs = 500): void {
+  start(pollMs: number = config.partner.pollMs): void {
     if (this.running) return
     this.running = true
     this.loop = (async () => {
@@ -261,7 +261,8 @@ export class DeliveryWorker {
    */
   private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<'delivered' | 'pending' | 'failed'> {
     const leaseEnds = Date.now() + LEASE_MS - this.timeoutMs
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+    const {first, most} = config.partner.recordRetryMs
+    for (let wait: number = first; ; wait = Math.min(wait * 2, most)) {
       try {
         return await this.record(row, outcome)
       } catch (error) {

@@ -18,7 +18,7 @@ import {readOwnIdToken} from './signing-keys.js'
 import {config} from '../../config.js'
 import {issueIdToken, OIDC_SCOPES, OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
 
-/** Authorization codes live ten minutes (DESIGN.md), and only until first use. */
+/** Authorization codes live ten minutes (config.ts says why), and only until first use. */
 export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
 /** A sign-in on the consent page lasts a working day. */
 export const SESSION_SECONDS = config.signon.sessionSeconds

@@ -1,5 +1,6 @@
 import {randomUUID} from 'node:crypto'
 import type {CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult} from 'kysely'
+import {config} from '../../config.js'
 
 /*
  * What keeps the caches of store/version-cache.ts correct on PostgreSQL, where several processes
@@ -183,6 +184,9 @@ export function trackCacheWrites(dialect: Dialect, version: CacheVersion): Diale
   }
 }
 
+/** The listener's timings (config.ts says why). */
+const LISTENER = config.store.listener
+
 export interface ListenerOptions {
   /** First wait before reconnecting, doubled on each failure up to maxRetryMs. */
   minRetryMs?: number
@@ -227,9 +231,9 @@ interface ListenClient {
  * again. Reconnects with growing waits and never throws; the returned function ends it.
  */
 export function listenForChanges(url: string, version: CacheVersion, options: ListenerOptions = {}): () => Promise<void> {
-  const minRetry = options.minRetryMs ?? 100
-  const maxRetry = options.maxRetryMs ?? 5_000
-  const heartbeat = options.heartbeatMs ?? 10_000
+  const minRetry = options.minRetryMs ?? LISTENER.minRetryMs
+  const maxRetry = options.maxRetryMs ?? LISTENER.maxRetryMs
+  const heartbeat = options.heartbeatMs ?? LISTENER.heartbeatMs
   let stopped = false
   /** Ends the current connection's session at once (close, or a failed heartbeat). */
   let client: {end: () => void} | undefined
@@ -248,12 +252,12 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
   const drop = (current: ListenClient) => {
     current.end().catch(() => undefined)
     const socket = (current as {connection?: {stream?: {destroy?: () => void}}}).connection?.stream
-    setTimeout(() => socket?.destroy?.(), 1_000).unref?.()
+    setTimeout(() => socket?.destroy?.(), LISTENER.dropAfterMs).unref?.()
   }
 
   /** One connection's life: resolves when it is gone (true if it listened). */
   const session = async (pg: {Client: new (config: object) => ListenClient}): Promise<boolean> => {
-    const current = new pg.Client({connectionString: url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: 10_000})
+    const current = new pg.Client({connectionString: url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: LISTENER.connectTimeoutMs})
     let lose!: () => void
     const gone = new Promise<void>((resolve) => {
       lose = resolve
@@ -304,7 +308,7 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
         version.off = 'pooler'
         return false
       }
-      if (options.probe && !(await probed(options.probe, options.probeTimeoutMs ?? 5_000))) {
+      if (options.probe && !(await probed(options.probe, options.probeTimeoutMs ?? LISTENER.probeTimeoutMs))) {
         // This URL does not hear the store's database: caching on it would serve stale rows.
         stopped = true
         version.off = 'unheard'

@@ -38,16 +38,11 @@ import {config} from '../../config.js'
  * only touch the database, as before.
  */
 
-/** Attempts of one batch before a run of conflicts is reported as a busy store. */
-export const CONFLICT_ATTEMPTS = 12
+/** Attempts of one batch before a run of conflicts is reported as a busy store (config.ts says why 12). */
+export const CONFLICT_ATTEMPTS = config.store.postgresConflictAttempts
 
-/**
- * Requests per batch. Each savepoint that writes is a subtransaction with an id of its own, and a
- * PostgreSQL backend keeps only 64 of those in shared memory; past that every other session's
- * snapshot has to look them up on disk (subtransaction overflow). 32 leaves room for the
- * savepoints a request opens inside its own.
- */
-export const MAX_BATCH = 32
+/** Requests per batch: few enough that a batch's savepoints never overflow PostgreSQL's subtransaction cache (config.ts). */
+export const MAX_BATCH = config.store.postgresMaxWriteBatch
 
 export type Isolation = 'serializable' | 'read committed'
 

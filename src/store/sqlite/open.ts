@@ -1,4 +1,5 @@
 import {accessSync, constants, existsSync, statSync, writeFileSync} from 'node:fs'
+import {config} from '../../config.js'
 import {dirname, resolve} from 'node:path'
 import {refuseSharedFiles} from '../private-file.js'
 import {sqliteDriverName} from '../runtime.js'
@@ -83,7 +84,7 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
     throw new Error(`cannot open ${file}: ${(error as Error).message}`)
   }
   try {
-    handle.exec('pragma busy_timeout = 5000')
+    handle.exec(`pragma busy_timeout = ${config.store.sqliteBusyTimeoutMs}`)
     if (!options.readonly) {
       handle.exec('pragma journal_mode = WAL')
       // FULL: a commit is on disk (the WAL synced) before it returns, so nothing medpanel has

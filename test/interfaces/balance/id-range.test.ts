@@ -15,6 +15,7 @@ const OUT_OF_RANGE = ['987654321987', String(MAX_STORED_ID + 1), '90071992547409
 
 describe('stored ids', () => {
   it('takes decimal digits from 1 to the integer column maximum, nothing else', () => {
+    expect(MAX_STORED_ID).toBe(2_147_483_647) // PostgreSQL's integer
     expect(storedIdOf('1')).toBe(1)
     expect(storedIdOf(' 042 ')).toBe(42)
     expect(storedIdOf(String(MAX_STORED_ID))).toBe(MAX_STORED_ID)

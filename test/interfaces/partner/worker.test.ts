@@ -1,7 +1,6 @@
 import {createHmac} from 'node:crypto'
 import {hostname} from 'node:os'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
-import {RETRY_SCHEDULE_SECONDS} from '../../../src/interfaces/partner/outbox.js'
 import {listDeliveries, retryDeliveries} from '../../../src/interfaces/partner/outbox.js'
 import {closeProject, getMembers, getProject, pushEvent, pushMembers, pushProject, pushQuota, removeMember} from '../../../src/interfaces/partner/service.js'
 import * as repo from '../../../src/interfaces/partner/repository.js'
@@ -105,11 +104,15 @@ describe('delivery worker', () => {
       clock.advance(1)
       expect((await w.drain()).attempted).toBe(1)
     }
-    expect(waits.slice(0, 7)).toEqual([...RETRY_SCHEDULE_SECONDS, 6 * 3600])
+    // Written out, not read from config.ts: a changed schedule must fail here. 5 s + 30 s + 2 min +
+    // 10 min + 1 h + 3 h = 15,155 s; then every 6 h while the next attempt is within 3 days
+    // (259,200 s) of the first: eleven more, the last at 252,755 s.
+    expect(waits).toEqual([5, 30, 120, 600, 3600, 10_800, ...Array(11).fill(21_600)])
     const [row] = await listDeliveries(db, {})
     expect(row!.status).toBe('failed')
     expect(row!.last_error).toBe('HTTP 503: nope')
     expect(row!.attempts).toBe(transport.requests.length)
+    expect(row!.attempts).toBe(18)
     expect(clock.now().getTime() - start).toBeLessThanOrEqual(3 * 86400 * 1000)
     expect(new Set(transport.requests.map((r) => r.headers['x-medpanel-delivery'])).size).toBe(1)
 

@@ -2,7 +2,7 @@ import {randomBytes} from 'node:crypto'
 import {generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT} from 'jose'
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
-import {config} from '../../../src/config.js'
+import {config, rereadEnvironment} from '../../../src/config.js'
 import {ID_TOKEN_ALGS, type IdTokenAlg, isIdTokenAlg, publishedKeys, readOwnIdToken, rotateSigningKeys, signingKey} from '../../../src/interfaces/signon/signing-keys.js'
 import {CLIENT_ID_TOKEN_ALGS} from '../../../src/registry/id-token-algs.js'
 import {openStore} from '../../../src/schema.js'
@@ -13,7 +13,7 @@ import {reopenableStore} from '../../helpers/store.js'
 
 const ISSUER = 'http://localhost'
 /** How long a retired key stays published: one ID-token lifetime plus the clock skew allowed. */
-const GRACE = config.signon.idTokenSeconds + config.signon.clockSkewSeconds
+const GRACE = 3600 + 60
 
 interface KeyRow {
   kid: string
@@ -229,6 +229,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
   afterEach(() => {
     if (savedKey === undefined) delete process.env.MEDPANEL_SECRET_KEY
     else process.env.MEDPANEL_SECRET_KEY = savedKey
+    rereadEnvironment()
     vi.resetModules()
   })
 
@@ -240,6 +241,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
     const place = await reopenableStore()
     try {
       process.env.MEDPANEL_SECRET_KEY = oldKey.toString('base64')
+      rereadEnvironment()
       const first = await openStore(place.options)
       const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(first.db, alg, new Date())))
       const sealedBefore = (await sql<{private_key: string}>`select private_key from signing_keys`.execute(first.db)).rows
@@ -248,6 +250,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
 
       // The operator puts the new key first and keeps the old one after it while rotating.
       process.env.MEDPANEL_SECRET_KEY = `${newKey.toString('base64')},${oldKey.toString('base64')}`
+      rereadEnvironment()
       const rotating = await openStore(place.options)
       const rotation = await rotateSecretKey(rotating.db)
       expect(rotation.key_id).toBe(keyId(newKey))
