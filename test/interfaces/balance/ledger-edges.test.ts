@@ -229,6 +229,22 @@ describe('status moves', () => {
     })
   })
 
+  it('moves a fee with its withdrawal, so cancelling refunds both; a withdrawal with no fee writes none', async () => {
+    await credit('100')
+    const {created} = await withdraw({type: 'CHECK', amount: '10', member_details: CHECK_DETAILS})
+    expect(await funds()).toBe('87.50')
+    await balance.updateTransactionStatus(ctx.db, created.transaction_id, 'Cancelled', now())
+    expect(await funds()).toBe('100.00')
+    const statuses = (await balance.listTransactions(ctx.db, await row())).map((t) => [t.type, t.status])
+    expect(statuses).toEqual([
+      ['HONORARIUM', 'Completed'],
+      ['WITHDRAWAL', 'Cancelled'],
+      ['WITHDRAWAL_FEE', 'Cancelled'],
+    ])
+    await withdraw({type: 'PAYPAL', amount: '10', member_details: PAYPAL_DETAILS})
+    expect((await balance.listTransactions(ctx.db, await row())).map((t) => t.type)).toEqual(['HONORARIUM', 'WITHDRAWAL', 'WITHDRAWAL_FEE', 'WITHDRAWAL'])
+  })
+
   it('refuses a move that would overdraw, saying to what, and changes nothing', async () => {
     const c = await credit('50')
     await withdraw({type: 'PAYPAL', amount: '45.5', member_details: PAYPAL_DETAILS})
