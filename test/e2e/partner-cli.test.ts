@@ -1,9 +1,9 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cli, cliJson, startCli, tempDir, type RunningCli} from '../../helpers/cli.js'
-import {npiFromBase} from '../../../src/lib/npi.js'
-import {NPI} from './helpers.js'
+import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {npiFromBase} from '../../src/lib/npi.js'
+import {NPI} from '../interfaces/partner/helpers.js'
 
 /** End to end: the built CLI pushing to `partner-serve` on loopback. */
 describe('interface B commands against partner-serve', () => {
@@ -248,5 +248,5 @@ describe('interface B commands against partner-serve', () => {
       expect(await second.stop('SIGTERM')).toBe(0)
     }
     expect(second.stderr()).toMatch(/delivery .* POST \/v1\/projects\/P2\/events -> delivered \(200\)/)
-  })
+  }, 120_000) // two serve processes and 300 deliveries: near 30 s on a loaded machine
 })
