@@ -96,5 +96,6 @@ describe('one naming scheme across every --json output', () => {
     // The money a withdrawal leaves, exactly: 100.5 - 0.5 - 30 - 2.50 fee.
     expect(outputs['show-balance']).toMatchObject({available_funds: 67.5})
     expect((outputs.demo as {parts: {balance: {accounts: {available_funds: unknown}[]}}}).parts.balance.accounts[0]!.available_funds).toBe(178)
-  })
+    // Some twenty-five CLI runs in a row: about 10 s alone, near 30 s on a loaded machine.
+  }, 120_000)
 })

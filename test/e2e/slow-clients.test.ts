@@ -38,12 +38,14 @@ describe('slow clients', () => {
     const closedAfter: number[] = []
     const slow = Array.from({length: 200}, () => trickle(url, () => closedAfter.push(Date.now() - started)))
     try {
-      // While 200 sockets dribble, a normal request is answered at once.
+      // While 200 sockets dribble, a normal request is answered, not held until the 10 s header
+      // deadline frees the server: half that deadline is the bound, as a loaded machine can take
+      // far longer than the few milliseconds a quiet one takes.
       await new Promise((resolve) => setTimeout(resolve, 2000))
       const t = Date.now()
       const res = await fetch(`${server.url}/healthz`)
       expect(res.status).toBe(200)
-      expect(Date.now() - t).toBeLessThan(500)
+      expect(Date.now() - t).toBeLessThan(5_000)
       // The header deadline (10 s, checked every second) closes every one of them.
       await new Promise<void>((resolve, reject) => {
         const deadline = setTimeout(() => reject(new Error(`only ${closedAfter.length} of 200 slow sockets were closed`)), 20_000)

@@ -91,10 +91,16 @@ export interface CliResult {
   stderr: string
 }
 
+/**
+ * How long a CLI run or a server's start may take before the helpers call it hung. Generous: on a
+ * loaded 2-core machine, seeding the event-loop test's 20,000 posts passed a minute.
+ */
+const HUNG_MS = 300_000
+
 /** Runs the real CLI to completion with stdin closed (as CI does). */
 export function cli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): CliResult {
   const [command, ...argv] = cliArgv(args, launcher)
-  const result = spawnSync(command, argv, {cwd: cliCwd(), encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000})
+  const result = spawnSync(command, argv, {cwd: cliCwd(), encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: HUNG_MS})
   return {status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr}
 }
 
@@ -122,7 +128,7 @@ export function startCli(args: string[], env: Record<string, string> = {}, launc
     const child = spawn(command, argv, {cwd: cliCwd(), env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe']})
     let out = ''
     let err = ''
-    const timer = setTimeout(() => reject(new Error(`timed out starting ${args.join(' ')}: ${err}`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`timed out starting ${args.join(' ')}: ${err}`)), HUNG_MS)
     child.stderr!.on('data', (d) => (err += d))
     child.stdout!.on('data', (d) => {
       out += d

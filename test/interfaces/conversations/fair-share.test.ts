@@ -39,7 +39,7 @@ describe('search threads shared between API keys', () => {
     // machine ran A's whole queue while B's request was still on its way to the pool.
     await seedPosts(store.db, {count: 8000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
     await store.close()
-  }, 120_000)
+  }, 300_000)
   afterAll(async () => {
     await Promise.all(open.map((store) => store.close()))
   })

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {writeFileSync} from 'node:fs'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {cli, cliJson, startCli, tempDir, type RunningCli} from '../../helpers/cli.js'
+import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 
