@@ -48,6 +48,8 @@ const RUNTIME_TESTS = [
   // runs the tests), the browser-driven pages, the examples' shell scenarios, the guessing limits
   // and the log lines, which the runtime does not change.
   'test/e2e/allowed-hosts.test.ts',
+  // What the app reads from the HTTP server adapter's request (test/http/hono-node.test.ts).
+  'test/http/hono-node.test.ts',
   'test/e2e/balance-cli.test.ts',
   'test/e2e/crash-soak.test.ts',
   'test/e2e/metrics.test.ts',
@@ -76,6 +78,7 @@ const RUNTIME_TESTS = [
   'test/commands/no-accidental-store.test.ts',
   'test/commands/status.test.ts',
   'test/commands/messages.test.ts',
+  'test/commands/environment.test.ts',
   'test/interfaces/balance/withdraw-tty.test.ts',
   'test/interfaces/partner/progress-tty.test.ts',
   // Interface E's search threads (worker_threads, each its own read-only connection).
