@@ -32,15 +32,26 @@ function fakeSearcher(run: {summary?: () => Promise<never>; data?: () => Promise
 
 const hide = (db: Db, table: string) => sql`alter table ${sql.table(table)} rename to ${sql.table(`${table}_gone`)}`.execute(db)
 
-async function setup(searcher: Searcher) {
+/** A fresh store with a key, and calls on it whose searches run as `searches(db)` says. */
+async function setup(searches: (db: Db) => Parameters<typeof fakeSearcher>[0]) {
   const ctx = await freshApp()
+  const searcher = fakeSearcher(searches(ctx.db))
   const {key} = await clientWithKey(ctx, {data_calls: 3})
   const row = (await repo.findApiKey(ctx.db, key.id))!
   const logs: string[] = []
   const context: CallContext = {limits: conversationLimits(), summaryRate: new RateLimiter({burst: 10, perSecond: 10}), searcher, logger: createLogger((line) => logs.push(line))}
   const call = (method: 'summary' | 'data') =>
     conversationCall(ctx.db, {method, key: row, terms: ['metformin'], start: '2025-01-01T00:00:00Z', end: '2025-01-31T00:00:00Z', format: 'json'}, ctx.clock.now(), context)
-  return {ctx, key, logs, call}
+  /** The one log line that says `what`: it names the key by id, never the key itself, on one line. */
+  const lineSaying = (what: string) => {
+    const lines = logs.filter((line) => line.includes(what))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`key ${key.id}`)
+    expect(lines[0]).not.toContain(key.api_key)
+    expect(lines[0]).not.toContain('\n')
+    return lines[0]!
+  }
+  return {ctx, call, lineSaying}
 }
 
 describe('store writes that fail after the answer is decided are logged', () => {
@@ -51,59 +62,34 @@ describe('store writes that fail after the answer is decided are logged', () => 
   })
 
   it('a failed summary whose record cannot be taken back', async () => {
-    let db!: Db
-    const s = await setup(
-      fakeSearcher({
-        // Fails once the call's record is written, and after its table is gone.
-        summary: async () => {
-          for (let i = 0; i < 200; i++) {
-            const rows = await db.selectFrom('conversation_calls').select('id').execute()
-            if (rows.length > 0) break
-            await new Promise((resolve) => setTimeout(resolve, 5))
-          }
-          await hide(db, 'conversation_calls')
-          throw new Error('search broke')
-        },
-      }),
-    )
+    // The search fails once the call's record is written, and after its table is gone.
+    const s = await setup((db) => ({
+      summary: async () => {
+        for (let i = 0; i < 200; i++) {
+          const rows = await db.selectFrom('conversation_calls').select('id').execute()
+          if (rows.length > 0) break
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+        await hide(db, 'conversation_calls')
+        throw new Error('search broke')
+      },
+    }))
     ctx = s.ctx
-    db = s.ctx.db
     // The caller hears the search's failure, not the store's.
     await expect(s.call('summary')).rejects.toThrow('search broke')
-    const lines = s.logs.filter((line) => line.includes('could not take back the record of a failed summary call'))
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toContain(`key ${s.key.id}`)
-    expect(lines[0]).toMatch(/call [0-9a-f-]{36}/)
-    expect(lines[0]).not.toContain(s.key.api_key)
-    expect(lines[0]).not.toContain('\n')
+    expect(s.lineSaying('could not take back the record of a failed summary call')).toMatch(/call [0-9a-f-]{36}/)
   })
 
   it('a failed data call that cannot be given back', async () => {
-    let db!: Db
-    const s = await setup(
-      fakeSearcher({
-        data: async () => {
-          await hide(db, 'conversation_api_keys')
-          throw new Error('search broke')
-        },
-      }),
-    )
+    const s = await setup((db) => ({data: () => hide(db, 'conversation_api_keys').then(() => Promise.reject(new Error('search broke')))}))
     ctx = s.ctx
-    db = s.ctx.db
     await expect(s.call('data')).rejects.toThrow('search broke')
-    const lines = s.logs.filter((line) => line.includes('could not give back the data call of a failed answer'))
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toContain(`key ${s.key.id}`)
-    expect(lines[0]).not.toContain(s.key.api_key)
+    expect(s.lineSaying('could not give back the data call of a failed answer')).toMatch(/call [0-9a-f-]{36}/)
   })
 
   it('a data answer cut short whose record cannot be written', async () => {
     const pages = [UTF8.encode('{"id":1}'), UTF8.encode('{"id":2}')]
-    const s = await setup(
-      fakeSearcher({
-        data: async () => ({summary: [], conversations: 2, next: async () => pages.shift(), cancel: async () => undefined}),
-      }),
-    )
+    const s = await setup(() => ({data: async () => ({summary: [], conversations: 2, next: async () => pages.shift(), cancel: async () => undefined})}))
     ctx = s.ctx
     const answer = await s.call('data')
     expect(answer.kind).toBe('data')
@@ -113,9 +99,6 @@ describe('store writes that fail after the answer is decided are logged', () => 
     await hide(s.ctx.db, 'conversation_calls')
     // The reader goes away after the head: the answer ends, its record is attempted and fails.
     await body.return()
-    const lines = s.logs.filter((line) => line.includes('could not record a data answer cut short'))
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toContain(`call ${answer.result.id}`)
-    expect(lines[0]).not.toContain(s.key.api_key)
+    expect(s.lineSaying('could not record a data answer cut short')).toContain(`call ${answer.result.id}`)
   })
 })
