@@ -38,5 +38,10 @@ describe('input files named by a flag', () => {
       expect(result.status, command).toBe(1)
       expect(result.stderr, command).toMatch(new RegExp(`^Error: --file: ${broken} is not valid JSON \\([^\\n]+\\)\\n$`))
     }
+    // A member list in CSV is refused in the same words.
+    const csv = join(dir, 'members.csv')
+    writeFileSync(csv, 'npi,fee\n1234567893,5\n')
+    const result = cli(['push-members', '--project-id', 'P-1', '--quota-id', 'Q-1', '--file', csv, ...store])
+    expect(result.stderr).toBe(`Error: --file: ${csv} has an unexpected CSV column "fee" (expected npi, honoraria, url)\n`)
   })
 })

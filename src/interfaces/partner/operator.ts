@@ -24,12 +24,13 @@ export async function membersFromCsv(file: string, text: string): Promise<Member
   try {
     rows = parseCsv(text, {columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true, bom: true}) as Record<string, string>[]
   } catch (error) {
-    throw new AppError('bad_request', `file: ${file} is not valid CSV (${(error as Error).message})`)
+    throw new AppError('bad_request', `--file: ${file} is not valid CSV (${(error as Error).message})`)
   }
   const first = rows[0]
   if (first) {
     for (const column of Object.keys(first)) {
-      if (!['npi', 'honoraria', 'url'].includes(column)) throw new AppError('bad_request', `file: unexpected CSV column "${column}" (expected npi, honoraria, url)`)
+      if (!['npi', 'honoraria', 'url'].includes(column))
+        throw new AppError('bad_request', `--file: ${file} has an unexpected CSV column "${column}" (expected npi, honoraria, url)`)
     }
   }
   // Header is line 1, so row i is on line i + 2 when no blank lines intervene.
@@ -43,7 +44,7 @@ export function membersFromJson(file: string, data: unknown): MemberFile {
     : data && typeof data === 'object' && Array.isArray((data as {members?: unknown}).members)
       ? (data as {members: unknown[]}).members
       : undefined
-  if (!members) throw new AppError('bad_request', `file: ${file} must hold an array of quota members (or {"members": [...]})`)
+  if (!members) throw new AppError('bad_request', `--file: ${file} must hold an array of quota members (or {"members": [...]})`)
   return {members, label: (i) => `members[${i}]`}
 }
 
