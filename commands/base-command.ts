@@ -100,6 +100,20 @@ function parseChoice<T extends string>(choices: readonly T[]) {
   }
 }
 
+/**
+ * A prompt's validate answer from a check that throws: true when `check` passes, else the refusal
+ * in the words the same value would get from the flag (an AppError's message).
+ */
+export function answerCheck(check: () => unknown): true | string {
+  try {
+    check()
+    return true
+  } catch (error) {
+    if (error instanceof AppError) return error.message
+    throw error
+  }
+}
+
 /** Where commands keep the store unless told otherwise. */
 export const DEFAULT_STORE = './medpanel.db'
 /** Where the demo keeps its own store (serve --demo, demo). */

@@ -1,8 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 import {keyValues, transactionText} from './output/balance.js'
+import {parseAmount} from '../src/interfaces/balance/money.js'
 import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
 import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
-import {BaseCommand, choiceFlag} from './base-command.js'
+import {answerCheck, BaseCommand, choiceFlag} from './base-command.js'
 
 export default class Credit extends BaseCommand<typeof Credit> {
   static override description = 'Credit a balance account (Completed at once, so available immediately)'
@@ -23,7 +24,7 @@ export default class Credit extends BaseCommand<typeof Credit> {
   }
 
   async run(): Promise<TransactionView> {
-    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => answerCheck(() => parseAmount(v)))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
     const tx = await postCredit(

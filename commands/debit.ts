@@ -1,8 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 import {keyValues, transactionText} from './output/balance.js'
+import {parseAmount} from '../src/interfaces/balance/money.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {postDebit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
-import {BaseCommand} from './base-command.js'
+import {answerCheck, BaseCommand} from './base-command.js'
 
 export default class Debit extends BaseCommand<typeof Debit> {
   static override description = 'Post a correcting debit (DEBIT_ADJUSTMENT); refused if it would overdraw the account'
@@ -18,7 +19,7 @@ export default class Debit extends BaseCommand<typeof Debit> {
   }
 
   async run(): Promise<TransactionView> {
-    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => (/^\d+(\.\d{1,2})?$/.test(v.trim()) ? true : 'a decimal amount such as 25 or 25.50'))
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => answerCheck(() => parseAmount(v)))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
     const tx = await postDebit(db, member, {amount, properties: keyValues(this.flags.property, 'property')}, this.clock.now())

@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
-import {readFile} from 'node:fs/promises'
 import {AppError} from '../src/errors.js'
 import {importPosts, type LoadResult} from '../src/interfaces/conversations/import.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'
+import {readInputJson} from './input-file.js'
 
 export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
   static override description =
@@ -18,18 +18,7 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
 
   async run(): Promise<LoadResult> {
     const file = await this.need(this.flags.file, 'file', 'JSON file to load')
-    let text: string
-    try {
-      text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
-    } catch (error) {
-      throw new AppError('bad_request', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
-    }
-    let document: unknown
-    try {
-      document = JSON.parse(text)
-    } catch (error) {
-      throw new AppError('bad_request', `${file} is not JSON: ${(error as Error).message}`)
-    }
+    const document = await readInputJson('file', file, {stdin: true})
     // An empty list is far more often a broken export or a wrong filter than data, and saying
     // "done" to it hides that: as with push-members, importing nothing takes an explicit flag.
     const list = Array.isArray(document) ? document : (document as {conversations?: unknown} | null)?.conversations
@@ -43,10 +32,4 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
     this.say(formatRecord({...result}))
     return result
   }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
 }

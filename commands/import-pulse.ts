@@ -1,10 +1,9 @@
-import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {AppError} from '../src/errors.js'
 import {importPulse, type StoredPulse} from '../src/interfaces/pulse/service.js'
 import {PULSE_STATUSES} from '../src/interfaces/pulse/schema.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
+import {readInputJson} from './input-file.js'
 
 export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
   static override description =
@@ -26,18 +25,7 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
     const f = this.flags
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const file = await this.need(f.file, 'file', 'Export JSON file')
-    let text: string
-    try {
-      text = await readFile(file, 'utf8')
-    } catch (error) {
-      throw new AppError('bad_request', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
-    }
-    let input: unknown
-    try {
-      input = JSON.parse(text)
-    } catch (error) {
-      throw new AppError('bad_request', `${file} is not valid JSON: ${(error as Error).message}`)
-    }
+    const input = await readInputJson('file', file)
     const {db} = await this.openStore()
     const stored = await importPulse(db, clientId, input, {projectId: f['project-id'], status: f.status}, this.clock.now())
     this.say(formatRecord({...stored}))

@@ -1,10 +1,11 @@
 import {Flags} from '@oclif/core'
-import {readMembersFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
+import {membersFromCsv, membersFromJson, type WaitSummary} from '../src/interfaces/partner/operator.js'
 import {sayRequestId, waitIfAsked} from './deliveries.js'
 import {queuedLine} from './output/partner.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
 import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'
+import {readInputJson, readInputText} from './input-file.js'
 
 export default class PushMembers extends BaseCommand<typeof PushMembers> {
   static override description = "Replace (PUT, then POST chunks) or append (POST chunks) a quota's member list, from JSON or CSV"
@@ -29,7 +30,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
     const file = await this.need(flags.file, 'file', 'Members file (.json or .csv)')
-    const {members, label} = await readMembersFile(file)
+    const {members, label} = /\.csv$/i.test(file) ? await membersFromCsv(file, await readInputText('file', file)) : membersFromJson(file, await readInputJson('file', file))
     // An empty or header-only file is far more often a broken export than a wish to empty the
     // partner's list of thousands; replacing with nothing takes an explicit flag.
     if (members.length === 0 && (flags.append || !flags['allow-empty'])) {

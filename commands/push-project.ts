@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {formatRecord} from '../src/lib/table.js'
-import {readJsonFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
+import type {WaitSummary} from '../src/interfaces/partner/operator.js'
+import {readInputJson} from './input-file.js'
 import {sayRequestId, waitIfAsked} from './deliveries.js'
 import {queuedLine} from './output/partner.js'
 import {PROJECT_STATUSES, PROJECT_TYPES, type ProjectInput} from '../src/interfaces/partner/schema.js'
@@ -41,7 +42,7 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
       for (const flag of ['name', 'duration', 'status', 'type', 'custom-text'] as const) {
         if (flags[flag] !== undefined) throw new AppError('bad_request', `--${flag} cannot be combined with --file; put it in the file`)
       }
-      input = (await readJsonFile(flags.file)) as ProjectInput
+      input = (await readInputJson('file', flags.file)) as ProjectInput
     } else {
       const duration = await this.need(flags.duration, 'duration', 'Duration (minutes)')
       input = {

@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {formatRecord} from '../src/lib/table.js'
-import {readJsonFile, type WaitSummary} from '../src/interfaces/partner/operator.js'
+import type {WaitSummary} from '../src/interfaces/partner/operator.js'
+import {readInputJson} from './input-file.js'
 import {sayRequestId, waitIfAsked} from './deliveries.js'
 import {queuedLine} from './output/partner.js'
 import {QUOTA_STATUSES, type QuotaInput} from '../src/interfaces/partner/schema.js'
@@ -31,7 +32,7 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     let result: PushQuotaResult
     if (flags.file) {
       if (flags['quota-id'] || flags.status) throw new AppError('bad_request', '--quota-id/--status cannot be combined with --file; put them in the file')
-      result = await pushQuota(db, projectId, (await readJsonFile(flags.file)) as QuotaInput, this.clock.now(), this.requestId())
+      result = await pushQuota(db, projectId, (await readInputJson('file', flags.file)) as QuotaInput, this.clock.now(), this.requestId())
     } else {
       if (!flags['quota-id'] || !flags.status) throw new AppError('bad_request', 'missing required flag --file (or --quota-id with --status)')
       result = await setQuotaStatus(db, projectId, flags['quota-id'], flags.status as 'open' | 'closed', this.clock.now(), this.requestId())

@@ -1,13 +1,13 @@
-import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {AppError} from '../src/errors.js'
 import {keyValues, transactionText} from './output/balance.js'
 import type {Decimal} from 'decimal.js'
-import {formatMoney, Money, ZERO} from '../src/interfaces/balance/money.js'
+import {formatMoney, parseAmount} from '../src/interfaces/balance/money.js'
 import {listCountries} from '../src/lib/iso3166.js'
 import {regionsOf} from '../src/lib/iso3166-regions.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {
+  checkWithdrawalFunds,
   createWithdrawal,
   getSummary,
   getTransaction,
@@ -17,7 +17,8 @@ import {
   type TransactionView,
   type WithdrawalTypeView,
 } from '../src/interfaces/balance/service.js'
-import {BaseCommand} from './base-command.js'
+import {answerCheck, BaseCommand} from './base-command.js'
+import {readInputObject} from './input-file.js'
 
 const FIELD_LABELS: Record<string, string> = {
   first_name: 'First name',
@@ -73,24 +74,16 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     }
     const chosen = types.find((t) => t.type === typeCode)
     const funds = chosen && prompting ? await getSummary(db, member) : undefined
-    // At the prompt the amount is checked against what the person can withdraw, fee included,
-    // before any of the type's detail fields are asked for.
-    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => {
-      if (!/^\d+(\.\d{1,2})?$/.test(v.trim())) return 'a decimal amount such as 25 or 25.50'
-      if (!chosen || !funds) return true
-      const wanted = new Money(v.trim())
-      const fee = chosen.fee?.amount ?? ZERO
-      const minimum = chosen.minimum_balance_required?.amount ?? ZERO
-      if (wanted.lte(0)) return 'must be more than 0'
-      if (funds.available_funds.lt(minimum))
-        return `${chosen.type} needs a balance of at least ${formatMoney(minimum, funds.currency)}; available ${formatMoney(funds.available_funds, funds.currency)}`
-      if (wanted.plus(fee).gt(funds.available_funds)) {
-        return `${formatMoney(wanted, funds.currency)}${fee.isZero() ? '' : ` plus the ${formatMoney(fee, funds.currency)} fee`} is more than the ${formatMoney(funds.available_funds, funds.currency)} available`
-      }
-      return true
-    })
+    // At the prompt the amount is checked as the service checks it (exact decimals, the type's
+    // fee and minimum balance), before any of the type's detail fields are asked for.
+    const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) =>
+      answerCheck(() => {
+        const wanted = parseAmount(v, funds?.currency)
+        if (chosen && funds) checkWithdrawalFunds(chosen, wanted, funds.available_funds, funds.currency)
+      }),
+    )
 
-    const details = this.flags.details ? await readDetails(this.flags.details) : keyValues(this.flags.detail, 'detail')
+    const details = this.flags.details ? await readInputObject('details', this.flags.details) : keyValues(this.flags.detail, 'detail')
     // Unknown or barred types go straight to the service, which explains the refusal.
     if (chosen && prompting) await askMissing(chosen, details)
 
@@ -111,23 +104,6 @@ function describeCosts(t: WithdrawalTypeView): string {
   const fee = t.fee ? `fee ${formatMoney(t.fee.amount, t.fee.currency)}` : 'no fee'
   const min = t.minimum_balance_required ? `minimum balance ${formatMoney(t.minimum_balance_required.amount, t.minimum_balance_required.currency)}` : 'no minimum'
   return `${fee}, ${min}`
-}
-
-async function readDetails(file: string): Promise<Record<string, unknown>> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new AppError('bad_request', `--details: cannot read ${file}: ${(error as Error).message}`)
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    throw new AppError('bad_request', `--details: ${file} is not valid JSON`)
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('bad_request', `--details: ${file} must hold a JSON object`)
-  return parsed as Record<string, unknown>
 }
 
 /** Asks for each required field not given yet; country and region are chosen from the ISO lists. */

@@ -30,54 +30,92 @@ export interface DemoInfo {
  */
 export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date, options: {force?: boolean; warn?: (line: string) => void} = {}): Promise<DemoInfo> {
   const redirectUri = `${baseUrl}/demo/callback`
+  await ensureDemoClient(db, redirectUri, now, options)
+  const client = await getClient(db, DEMO_CLIENT_ID)
+  const member = await ensureDemoMember(db, now)
+
+  const authorize = new URL('/oauth/authorize', baseUrl)
+  authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: redirectUri, response_type: 'code', state: 'demo-state'}).toString()
+
+  const parts: Record<string, unknown> = {}
+  const partLines: Record<string, string[]> = {}
+  for (const part of DEMO_PARTS) {
+    const seeded = await part.seed(db, {baseUrl, now, clientId: DEMO_CLIENT_ID, memberId: member.user_id})
+    parts[part.name] = seeded.info
+    partLines[part.name] = seeded.lines
+  }
+
+  return {
+    base_url: baseUrl,
+    client: {client_id: client.client_id, client_secret: DEMO_CLIENT_SECRET, name: client.name, redirect_uri: redirectUri, grants: client.grants},
+    member: {...member, password: DEMO_MEMBER.password},
+    authorize_url: authorize.toString(),
+    curl: signonCurl(baseUrl, redirectUri),
+    parts,
+    part_lines: partLines,
+  }
+}
+
+/**
+ * Registers the demo client, or adds this base URL's callback to the one already there. Refused
+ * in a store that holds clients or members the demo did not make, unless forced.
+ */
+async function ensureDemoClient(db: Kysely<Database>, redirectUri: string, now: Date, options: {force?: boolean; warn?: (line: string) => void}): Promise<void> {
   const existing = await findClient(db, DEMO_CLIENT_ID)
-  if (!existing) {
-    // The demo client's secret is published: planting it in a store that already has real
-    // clients or members would open every balance there to anyone who read the README.
-    const [clients, members] = await Promise.all([
-      db
-        .selectFrom('clients')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow(),
-      db
-        .selectFrom('members')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow(),
-    ])
-    if (Number(clients.n) + Number(members.n) > 0) {
-      const what = `this store already holds ${clients.n} client(s) and ${members.n} member(s) that the demo did not make`
-      if (!options.force) {
-        throw new AppError(
-          'conflict',
-          `${what}; seeding would add the demo client with its published secret. Give the demo a store of its own (the default ./medpanel-demo.db), or add --force`,
-        )
-      }
-      options.warn?.(`${what}; seeding anyway (--force): the demo client and its published secret are now in it`)
-    }
-    await registerClient(
-      db,
-      {
-        name: 'Demo Research Partner',
-        url: 'https://partner.example.com',
-        logo_url: 'https://partner.example.com/logo.png',
-        redirect_uris: [redirectUri],
-        // OpenID Connect's logout comes back to the same demo page, which shows the state.
-        post_logout_redirect_uris: [redirectUri],
-        grants: ['signon', 'balance', 'pulses', 'conversations'],
-        admin: false,
-        token_ttl: 7200,
-      },
-      now,
-      {id: DEMO_CLIENT_ID, secret: DEMO_CLIENT_SECRET},
-    )
-  } else {
+  if (existing) {
     const uris = existing.redirect_uris
     if (!uris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
     const logoutUris = existing.post_logout_redirect_uris
     if (!logoutUris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
+    return
   }
-  const client = await getClient(db, DEMO_CLIENT_ID)
+  await refuseForeignStore(db, options)
+  await registerClient(
+    db,
+    {
+      name: 'Demo Research Partner',
+      url: 'https://partner.example.com',
+      logo_url: 'https://partner.example.com/logo.png',
+      redirect_uris: [redirectUri],
+      // OpenID Connect's logout comes back to the same demo page, which shows the state.
+      post_logout_redirect_uris: [redirectUri],
+      grants: ['signon', 'balance', 'pulses', 'conversations'],
+      admin: false,
+      token_ttl: 7200,
+    },
+    now,
+    {id: DEMO_CLIENT_ID, secret: DEMO_CLIENT_SECRET},
+  )
+}
 
+/**
+ * The demo client's secret is published: planting it in a store that already has real clients or
+ * members would open every balance there to anyone who read the README. Refused unless forced.
+ */
+async function refuseForeignStore(db: Kysely<Database>, options: {force?: boolean; warn?: (line: string) => void}): Promise<void> {
+  const [clients, members] = await Promise.all([
+    db
+      .selectFrom('clients')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('members')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ])
+  if (Number(clients.n) + Number(members.n) === 0) return
+  const what = `this store already holds ${clients.n} client(s) and ${members.n} member(s) that the demo did not make`
+  if (!options.force) {
+    throw new AppError(
+      'conflict',
+      `${what}; seeding would add the demo client with its published secret. Give the demo a store of its own (the default ./medpanel-demo.db), or add --force`,
+    )
+  }
+  options.warn?.(`${what}; seeding anyway (--force): the demo client and its published secret are now in it`)
+}
+
+/** The demo member, added on the first run. */
+async function ensureDemoMember(db: Kysely<Database>, now: Date): Promise<MemberView> {
   let memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
   if (!memberRow) {
     await addMember(
@@ -96,32 +134,16 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
     )
     memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
   }
-  const member = memberView(memberRow!)
+  return memberView(memberRow!)
+}
 
-  const authorize = new URL('/oauth/authorize', baseUrl)
-  authorize.search = new URLSearchParams({client_id: DEMO_CLIENT_ID, redirect_uri: redirectUri, response_type: 'code', state: 'demo-state'}).toString()
-
-  const parts: Record<string, unknown> = {}
-  const partLines: Record<string, string[]> = {}
-  for (const part of DEMO_PARTS) {
-    const seeded = await part.seed(db, {baseUrl, now, clientId: DEMO_CLIENT_ID, memberId: member.user_id})
-    parts[part.name] = seeded.info
-    partLines[part.name] = seeded.lines
-  }
-
-  return {
-    base_url: baseUrl,
-    client: {client_id: client.client_id, client_secret: DEMO_CLIENT_SECRET, name: client.name, redirect_uri: redirectUri, grants: client.grants},
-    member: {...member, password: DEMO_MEMBER.password},
-    authorize_url: authorize.toString(),
-    curl: [
-      `curl -s -X POST ${baseUrl}/oauth/token -d grant_type=authorization_code -d client_id=${DEMO_CLIENT_ID} -d client_secret=${DEMO_CLIENT_SECRET} --data-urlencode redirect_uri=${redirectUri} -d code=CODE_FROM_REDIRECT`,
-      `curl -s ${baseUrl}/user/oauth/token/info -H "Authorization: Bearer ACCESS_TOKEN"`,
-      `curl -s ${baseUrl}/user/oauth/user/info -H "Authorization: Bearer ACCESS_TOKEN"`,
-    ],
-    parts,
-    part_lines: partLines,
-  }
+/** The sign-on calls that follow the browser's allow: the code exchange, then the token's and member's info. */
+function signonCurl(baseUrl: string, redirectUri: string): string[] {
+  return [
+    `curl -s -X POST ${baseUrl}/oauth/token -d grant_type=authorization_code -d client_id=${DEMO_CLIENT_ID} -d client_secret=${DEMO_CLIENT_SECRET} --data-urlencode redirect_uri=${redirectUri} -d code=CODE_FROM_REDIRECT`,
+    `curl -s ${baseUrl}/user/oauth/token/info -H "Authorization: Bearer ACCESS_TOKEN"`,
+    `curl -s ${baseUrl}/user/oauth/user/info -H "Authorization: Bearer ACCESS_TOKEN"`,
+  ]
 }
 
 /** The demo as a person reads it. */

@@ -1,5 +1,5 @@
-import type {InferResult} from 'kysely'
-import type {Db} from '../store/database.js'
+import type {InferResult, Insertable} from 'kysely'
+import type {Database, Db} from '../store/database.js'
 import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
@@ -26,15 +26,8 @@ export async function supersedeMemberCodes(db: Db, memberId: number, now: string
   await db.updateTable('authorization_codes').set({superseded_at: now}).where('member_id', '=', memberId).where('used_at', 'is', null).where('superseded_at', 'is', null).execute()
 }
 
-export interface NewToken {
-  token_hash: string
-  client_id: string
-  member_id: number | null
-  code_hash: string | null
-  scopes: string
-  expires_at: string | null
-  created_at: string
-}
+/** An access token row as sign-on inserts it. */
+export type NewToken = Insertable<Database['access_tokens']>
 
 export async function insertToken(db: Db, row: NewToken): Promise<void> {
   await db.insertInto('access_tokens').values(row).execute()

@@ -445,6 +445,27 @@ const withdrawalRunner: BatchRunner = {
 }
 
 /**
+ * Whether `available` funds allow a withdrawal of `amount` of `type`: the type's minimum balance,
+ * then the amount and the type's fee together. Returns the fee; a refusal is thrown with its
+ * reason. The service decides with it, and `withdraw` asks it at the prompt, before the details.
+ */
+export function checkWithdrawalFunds(type: WithdrawalTypeView, amount: Decimal, available: Decimal, currency: string): Decimal {
+  const fee = type.fee?.amount ?? ZERO
+  const minimum = type.minimum_balance_required?.amount ?? ZERO
+  if (available.lt(minimum)) {
+    throw refusal(
+      'below_minimum',
+      new AppError('unprocessable', `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`),
+    )
+  }
+  if (amount.plus(fee).gt(available)) {
+    const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
+    throw refusal('insufficient_funds', new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`))
+  }
+  return fee
+}
+
+/**
  * Decides a withdrawal from what was locked and read for it: the answer remembered for its key, a
  * refusal (thrown, with its reason for the metrics), or a grant with what it writes.
  */
@@ -467,18 +488,7 @@ function decideWithdrawal(ask: WithdrawalAsk, context: repo.WithdrawalContext): 
   const currency = account.currency
   const amount = parseAmount(request.amount, currency)
   const available = new Money(account.available_funds)
-  const fee = type.fee?.amount ?? ZERO
-  const minimum = type.minimum_balance_required?.amount ?? ZERO
-  if (available.lt(minimum)) {
-    throw refusal(
-      'below_minimum',
-      new AppError('unprocessable', `available funds of ${amountText(available)} ${currency} are below the minimum balance of ${amountText(minimum)} required for ${type.type}`),
-    )
-  }
-  if (amount.plus(fee).gt(available)) {
-    const what = fee.isZero() ? `amount ${amountText(amount)}` : `amount ${amountText(amount)} plus the ${type.type} fee of ${amountText(fee)}`
-    throw refusal('insufficient_funds', new AppError('unprocessable', `insufficient funds: ${what} exceeds available funds of ${amountText(available)} ${currency}`))
-  }
+  const fee = checkWithdrawalFunds(type, amount, available, currency)
 
   const id = newTimeOrderedUuid()
   const base = {member_id: memberId, currency, survey_id: null, withdrawal_type: type.type, client_id: ask.clientId, created_at: stamp, updated_at: stamp}

@@ -10,12 +10,13 @@ import {xmlHead, xmlTail} from './format-xml.js'
 import {currentPeriod, refuseKey} from './keys.js'
 import type {ConversationLimits} from './limits.js'
 import type {Format} from './negotiation.js'
+import type {Logger} from '../../lib/log.js'
 import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {isIsoDateTime, type Method} from './schema.js'
-import {searchUnavailable, type SearchStream, type SearchTicket, type Searcher} from './search-pool.js'
-import type {SummaryRow} from './search-types.js'
+import {searchUnavailable, type SearchStream, type SearchTicket, type SearchTiming, type Searcher} from './search-pool.js'
+import type {SearchQuery, SummaryRow} from './search-types.js'
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds, summarize, type SummaryResult} from './views.js'
 
@@ -42,6 +43,8 @@ export interface CallContext {
   limits: ConversationLimits
   summaryRate: RateLimiter
   searcher: Searcher
+  /** Where failures that reach no caller are written (a refund or a record that could not be saved). */
+  logger: Logger
 }
 
 /** A summary answer, whole; or a data answer as its head and a generator of its bytes (head included). */
@@ -185,94 +188,154 @@ function observeSearch(db: Db, ticket: SearchTicket, handedAt: number): void {
   metrics.search.duration.observe((performance.now() - started) / 1000)
 }
 
-async function search(
-  db: Db,
-  request: CallRequest,
-  now: Date,
-  context: CallContext,
-  {arrived, spends, query, tokens, ticket}: {arrived: number; spends: boolean; query: ParsedQuery; tokens: string[][]; ticket: SearchTicket | undefined},
-): Promise<CallAnswer> {
+/** What a call has once its query is checked and its thread place taken (see call). */
+interface Admitted {
+  arrived: number
+  spends: boolean
+  query: ParsedQuery
+  tokens: string[][]
+  ticket: SearchTicket | undefined
+}
+
+/** A call past its allowance, about to search: everything its answer is made from. */
+interface Searching {
+  db: Db
+  request: CallRequest
+  now: Date
+  context: CallContext
+  id: string
+  key: ApiKeyRow
+  remaining: number
+  periodStarted: string
+  echo: {start: string; end: string; terms: string[]}
+  query: ParsedQuery
+  wanted: SearchQuery
+  timing: SearchTiming
+  ticket: SearchTicket
+  /** Writes the call's record (conversation_calls). */
+  record: () => Promise<void>
+}
+
+async function search(db: Db, request: CallRequest, now: Date, context: CallContext, admitted: Admitted): Promise<CallAnswer> {
   const {limits} = context
-  // A summary spends nothing: the key row the middleware has just read and checked is the one
-  // its answer reports from. A data call reads the row again inside the transaction that spends
-  // the call, so two calls racing for the last one cannot both win.
-  const checked =
-    request.method === 'summary'
-      ? allowance(request.key, request.method, now)
-      : await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
-          const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
-          const state = allowance(key, request.method, now)
-          if (spends) {
-            await repo.updateApiKeyRow(trx, key.id, {data_calls_used: state.used + 1, period_started_at: state.periodStarted})
-            state.remaining -= 1
-          }
-          return state
-        })
-  if (spends) metricsOf(db)?.search.dataCalls.inc()
-  const {key, remaining} = checked
+  const {query, ticket} = admitted
+  const {key, remaining, periodStarted} = await spendAllowance(db, request, now, admitted.spends)
   const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
   const id = newUuid()
   if (request.headOnly || !ticket) {
     const empty = {id, data_calls_remaining: remaining, query: echo, summary: {terms: [], uniques: {posts: 0, comments: 0}}}
     return {kind: 'summary', result: empty}
   }
-  if (request.method === 'summary') {
-    const wait = context.summaryRate.take(key.id, now)
-    if (wait !== undefined) {
-      throw new AppError('too_many_requests', 'too many summary calls with this API key', {
-        headers: {'Retry-After': String(wait)},
-        details: `A key may make ${limits.summaryBurst} summary calls at once and ${limits.summaryPerSecond} more per second; try again in ${wait} s.`,
-      })
-    }
+  if (request.method === 'summary') takeSummaryRate(context, key.id, now)
+  const searching: Searching = {
+    db,
+    request,
+    now,
+    context,
+    id,
+    key,
+    remaining,
+    periodStarted,
+    echo,
+    query,
+    ticket,
+    wanted: {terms: query.terms, tokens: admitted.tokens, start: query.start, end: query.end},
+    timing: {deadline: admitted.arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs},
+    record: () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)}),
   }
-  const wanted = {terms: query.terms, tokens, start: query.start, end: query.end}
-  const timing = {deadline: arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs}
-  const record = () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)})
-  if (request.method === 'summary') {
-    // The record is written while the search runs on its thread, so the caller waits for the
-    // longer of the two, not for both: the search is handed over first, and the record (a
-    // synchronous commit on this thread) starts once this turn has passed it on, unless the
-    // search has been refused by then (a full queue, a closed store). A search that fails after
-    // the record was written takes it back, so a failed summary leaves no row.
-    let refused = false
-    const handedAt = performance.now()
-    const searching = context.searcher.summary(wanted, timing, ticket)
-    searching.catch(() => {
-      refused = true
-    })
-    const recorded = new Promise((resolve) => setImmediate(resolve)).then(async (): Promise<{written: boolean; failure?: {error: unknown}}> => {
-      if (refused) return {written: false}
-      try {
-        await record()
-        return {written: true}
-      } catch (error) {
-        return {written: false, failure: {error}}
-      }
-    })
-    let rows: SummaryRow[]
-    try {
-      rows = await searching
-      observeSearch(db, ticket, handedAt)
-    } catch (error) {
-      if ((await recorded).written) await repo.deleteCall(db, id).catch(() => undefined)
-      throw error
-    }
-    const {failure} = await recorded
-    if (failure) throw failure.error
-    return {kind: 'summary', result: {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, rows)}}
-  }
+  return request.method === 'summary' ? summaryCall(searching) : dataCall(searching)
+}
 
-  const refund = () => repo.refundDataCall(db, key.id, checked.periodStarted).catch(() => undefined)
+/**
+ * The key's allowance for this call. A summary spends nothing: the key row the middleware has
+ * just read and checked is the one its answer reports from. A data call reads the row again
+ * inside the transaction that spends the call, so two calls racing for the last one cannot both win.
+ */
+async function spendAllowance(db: Db, request: CallRequest, now: Date, spends: boolean): Promise<ReturnType<typeof allowance>> {
+  if (request.method === 'summary') return allowance(request.key, request.method, now)
+  const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
+    const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
+    const state = allowance(key, request.method, now)
+    if (spends) {
+      await repo.updateApiKeyRow(trx, key.id, {data_calls_used: state.used + 1, period_started_at: state.periodStarted})
+      state.remaining -= 1
+    }
+    return state
+  })
+  if (spends) metricsOf(db)?.search.dataCalls.inc()
+  return checked
+}
+
+/** A summary call taken from the key's bucket, or a 429 saying when to try again. */
+function takeSummaryRate({summaryRate, limits}: CallContext, keyId: string, now: Date): void {
+  const wait = summaryRate.take(keyId, now)
+  if (wait === undefined) return
+  throw new AppError('too_many_requests', 'too many summary calls with this API key', {
+    headers: {'Retry-After': String(wait)},
+    details: `A key may make ${limits.summaryBurst} summary calls at once and ${limits.summaryPerSecond} more per second; try again in ${wait} s.`,
+  })
+}
+
+/**
+ * The record is written while the search runs on its thread, so the caller waits for the longer
+ * of the two, not for both: the search is handed over first, and the record (a synchronous commit
+ * on this thread) starts once this turn has passed it on, unless the search has been refused by
+ * then (a full queue, a closed store). A search that fails after the record was written takes it
+ * back, so a failed summary leaves no row.
+ */
+async function summaryCall(s: Searching): Promise<CallAnswer> {
+  let refused = false
+  const handedAt = performance.now()
+  const searching = s.context.searcher.summary(s.wanted, s.timing, s.ticket)
+  searching.catch(() => {
+    refused = true
+  })
+  const recorded = new Promise((resolve) => setImmediate(resolve)).then(async (): Promise<{written: boolean; failure?: {error: unknown}}> => {
+    if (refused) return {written: false}
+    try {
+      await s.record()
+      return {written: true}
+    } catch (error) {
+      return {written: false, failure: {error}}
+    }
+  })
+  let rows: SummaryRow[]
+  try {
+    rows = await searching
+    observeSearch(s.db, s.ticket, handedAt)
+  } catch (error) {
+    // The search's failure is what the caller hears; a record left behind is only logged.
+    if ((await recorded).written) await repo.deleteCall(s.db, s.id).catch((lost) => logLost(s, 'could not take back the record of a failed summary call', lost))
+    throw error
+  }
+  const {failure} = await recorded
+  if (failure) throw failure.error
+  return {kind: 'summary', result: {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, rows)}}
+}
+
+/**
+ * A data call's answer: its head once the search has its summary, then its pages as the thread
+ * reads them. A search that fails, before or while the answer streams, gives the call back; an
+ * answer whose reader went away is still recorded, and its call stays spent.
+ */
+async function dataCall(s: Searching): Promise<CallAnswer> {
+  const {db, request, context, ticket} = s
+  // The caller hears the search's failure; a refund that fails too is only logged.
+  const refund = () => repo.refundDataCall(db, s.key.id, s.periodStarted).catch((lost) => logLost(s, 'could not give back the data call of a failed answer', lost))
   let stream: SearchStream
   try {
     const handedAt = performance.now()
-    stream = await context.searcher.data({search: wanted, format: request.format, pageSize: limits.pageSize, maxConversations: limits.maxConversations}, timing, ticket)
+    stream = await context.searcher.data(
+      {search: s.wanted, format: request.format, pageSize: context.limits.pageSize, maxConversations: context.limits.maxConversations},
+      s.timing,
+      ticket,
+    )
     observeSearch(db, ticket, handedAt)
   } catch (error) {
     await refund()
     throw error
   }
-  const result: SummaryResult = {id, data_calls_remaining: remaining, query: echo, summary: summarize(query.terms, stream.summary)}
+  const result: SummaryResult = {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, stream.summary)}
   const count = stream.conversations
   const xml = request.format === 'xml'
   async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
@@ -282,7 +345,7 @@ async function search(
       yield UTF8.encode(xml ? xmlHead(result, count) : jsonHead(result))
       for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
       // Logged before the last bytes go out: an answer is never complete without its record.
-      await record()
+      await s.record()
       done = true
       yield UTF8.encode(xml ? xmlTail(count) : JSON_TAIL)
     } catch (error) {
@@ -293,9 +356,25 @@ async function search(
       if (!done) {
         metricsOf(db)?.search.truncated.inc()
         await stream.cancel()
-        if (!failed) await record().catch(() => undefined)
+        // Nobody is left to hear that the record of an answer cut short failed: it is logged.
+        if (!failed) await s.record().catch((lost) => logLost(s, 'could not record a data answer cut short', lost))
       }
     }
   }
   return {kind: 'data', result, conversations: count, body}
+}
+
+/**
+ * A store write that failed after the caller's answer was decided (a record, a refund): the
+ * caller hears of its own call's failure, the operator of this one. One line with the call's and
+ * the key's ids (never the key itself) and the error's message.
+ */
+function logLost(s: Searching, what: string, error: unknown): void {
+  const detail = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ')
+  s.context.logger.log('error', `conversations: ${what}: call ${s.id} key ${s.key.id}: ${detail}`, `conversations: ${what}`, {
+    interface: 'E',
+    call_id: s.id,
+    key_id: s.key.id,
+    error: detail,
+  })
 }

@@ -116,7 +116,7 @@ export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
-  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(db, limits)})
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(db, limits), logger})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
 

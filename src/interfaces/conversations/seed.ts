@@ -110,16 +110,8 @@ function seedAuthor(seed: number, index: number, countryWeights: readonly (typeo
   }
 }
 
-/**
- * Generates realistic physician-community posts and comments, deterministic from the seed, with
- * publication dates spread over [from, to]. Post i of a seed always gets the same id and the same
- * content (drawn from a stream of its own, never from --count), so a second run with the same
- * options skips what is stored and a larger --count adds only the rest. Comments get ids after the
- * highest in the store. Each batch of posts is one transaction, and `shouldStop` is asked between
- * batches: an interrupted run leaves whole posts with all their comments, and running it again
- * completes it. `onProgress` hears how many of the --count posts are done (added or found).
- */
-export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done: number, total: number) => void, shouldStop?: () => boolean): Promise<SeedResult> {
+/** The checked options' window, in milliseconds since the epoch. */
+function seedWindow(options: SeedOptions): {from: number; to: number} {
   if (!Number.isInteger(options.count) || options.count < 1 || options.count > MAX_SEED_POSTS) throw badRequest(`count: must be a whole number from 1 to ${MAX_SEED_POSTS}`)
   if (!Number.isFinite(options.comments) || options.comments < 0 || options.comments > 100) throw badRequest('comments: must be between 0 and 100')
   if (!Number.isInteger(options.seed) || options.seed < 0 || options.seed > MAX_SEED) throw badRequest(`seed: must be a whole number from 0 to ${MAX_SEED}`)
@@ -130,26 +122,153 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
   const to = new Date(options.to).getTime()
   if (from > to) throw badRequest('from: must not be after to')
   if (from < 0 || to >= Date.UTC(2101, 0, 1)) throw badRequest('from, to: posts must be published between 1970 and 2100')
+  return {from, to}
+}
 
-  const seed = options.seed
+/** A seed's authors by index, each made once per run (`size` says how many were). */
+function authorPool(seed: number): {at: (index: number) => NewAuthorRow; size: () => number} {
   const countryWeights = vocabulary.countries.flatMap((c) => Array<typeof c>(c.weight).fill(c))
   const authors = new Map<number, NewAuthorRow>()
-  const authorAt = (index: number) => {
-    const known = authors.get(index)
-    if (known) return known
-    const made = seedAuthor(seed, index, countryWeights)
-    authors.set(index, made)
-    return made
+  return {
+    at: (index) => {
+      const known = authors.get(index)
+      if (known) return known
+      const made = seedAuthor(seed, index, countryWeights)
+      authors.set(index, made)
+      return made
+    },
+    size: () => authors.size,
   }
+}
 
-  const batch = 2_000
-  let done = 0
+/** One batch of seeded posts to write: the posts, their comments (ids given at write time), their authors. */
+interface SeedBatch {
+  posts: NewPostRow[]
+  comments: Omit<NewCommentRow, 'id'>[]
+  authors: Map<string, NewAuthorRow>
+}
+
+/** Adds the seed's post `index` and its comments to `batch`, drawn from the post's own stream. */
+function seedPost(batch: SeedBatch, seed: number, index: number, window: {from: number; to: number}, averageComments: number, authorAt: (index: number) => NewAuthorRow): void {
+  const {from, to} = window
+  const postId = seedPostId(seed, index)
+  const r = new Rng(`${seed}:post:${index}`)
+  const w = new Writer(() => r.next())
+  // The pool of authors grows with the post's index (as it grew with --count before), and a
+  // few prolific authors write most posts, as in real communities.
+  const pool = Math.max(20, Math.round((index + 1) / 15))
+  const author = () => {
+    const a = authorAt(Math.floor((pool * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999)) / 1000))
+    batch.authors.set(a.id, a)
+    return a
+  }
+  // Every draw below comes in a fixed order, which fixes each seed's posts: keep it.
+  const published = from + Math.floor(w.random() * (to - from + 1))
+  const topic = w.pick(vocabulary.topics)
+  const by = author()
+  const iconsult = w.chance(0.2)
+  const votes = w.int(0, 25)
+  const stars = Array.from({length: votes}, () => w.int(1, 5)).reduce((a, b) => a + b, 0)
+  const sentences = Array.from({length: w.int(2, 5)}, () => w.fill(w.pick(vocabulary.sentences), topic))
+  batch.posts.push({
+    id: postId,
+    author_id: by.id,
+    published_at: new Date(published).toISOString(),
+    rating: votes === 0 ? '0' : (Math.round((stars / votes) * 100) / 100).toFixed(2).replace(/\.?0+$/, ''),
+    iconsult: iconsult ? 1 : 0,
+    solved_at: iconsult && w.chance(0.6) ? new Date(Math.min(to, published + w.int(1, 96) * 3_600_000)).toISOString() : null,
+    title: (iconsult ? 'iConsult: ' : '') + sentenceCase(w.fill(w.pick(vocabulary.titles).replace(/^iConsult: /, ''), topic)),
+    content: [w.fill(w.pick(vocabulary.openings), topic), ...sentences].join(' '),
+  })
+  const many = Math.round(w.random() * 2 * averageComments)
+  let at = published
+  for (let i = 0; i < many; i++) {
+    at = Math.min(to, at + w.int(60, 3 * 86_400) * 1000)
+    batch.comments.push({
+      post_id: postId,
+      author_id: author().id,
+      published_at: new Date(Math.floor(at / 1000) * 1000).toISOString(),
+      content: Array.from({length: w.int(1, 3)}, () => w.fill(w.pick(vocabulary.comments), topic)).join(' '),
+      helpful_count: Math.floor(w.random() ** 3 * 40),
+    })
+  }
+}
+
+/** The ids among the seed's posts offset … end-1 that the store already holds. */
+async function storedSeedPosts(db: Db, seed: number, offset: number, end: number): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('conversation_posts')
+    .select('id')
+    .where('id', '>=', seedPostId(seed, offset))
+    .where('id', '<=', seedPostId(seed, end - 1))
+    .execute()
+  return new Set(rows.map((row) => Number(row.id)))
+}
+
+/** Writes one batch in one transaction, its rows in time order. */
+async function writeSeedBatch(db: Db, batch: SeedBatch): Promise<void> {
+  const {posts, comments} = batch
+  // Time order within the batch: the per-day statistics and the search index take rows in
+  // key order faster.
+  posts.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
+  comments.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.post_id - b.post_id))
+  await writeTransaction(db, async (trx) => {
+    // Comment ids are taken inside the transaction, after the highest stored, so another
+    // writer's comments never collide with these.
+    const first = (await repo.maxIds(trx)).comment + 1
+    // A seeded author is the same row on every run: one already stored keeps its badges.
+    const newAuthors = [...batch.authors.values()]
+    for (let i = 0; i < newAuthors.length; i += 400) {
+      await trx
+        .insertInto('conversation_authors')
+        .values(newAuthors.slice(i, i + 400))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute()
+    }
+    await repo.insertPosts(trx, posts)
+    await repo.insertComments(
+      trx,
+      comments.map((c, i) => ({id: first + i, ...c})),
+    )
+  })
+}
+
+/**
+ * Badges follow what the store holds (this run's posts and any earlier run's): more than 100
+ * posts, more than 100 comments. Only this seed's authors are touched; imported ones keep theirs.
+ */
+async function updateSeedBadges(db: Db, seed: number): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    const prefix = `${seed}-%`
+    await sql`update conversation_authors set
+        post_badge = case when id in (select author_id from conversation_posts where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end,
+        comment_badge = case when id in (select author_id from conversation_comments where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end
+      where id like ${prefix}`.execute(trx)
+  })
+}
+
+/** Posts of a seed written per transaction. */
+const SEED_BATCH = 2_000
+
+/**
+ * Generates realistic physician-community posts and comments, deterministic from the seed, with
+ * publication dates spread over [from, to]. Post i of a seed always gets the same id and the same
+ * content (drawn from a stream of its own, never from --count), so a second run with the same
+ * options skips what is stored and a larger --count adds only the rest. Comments get ids after the
+ * highest in the store. Each batch of posts is one transaction, and `shouldStop` is asked between
+ * batches: an interrupted run leaves whole posts with all their comments, and running it again
+ * completes it. `onProgress` hears how many of the --count posts are done (added or found).
+ */
+export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done: number, total: number) => void, shouldStop?: () => boolean): Promise<SeedResult> {
+  const window = seedWindow(options)
+  const seed = options.seed
+  const authors = authorPool(seed)
   let added = 0
   let skipped = 0
   let comments = 0
   let interrupted = false
 
-  for (let offset = 0; offset < options.count; offset += batch) {
+  for (let offset = 0; offset < options.count; offset += SEED_BATCH) {
     // A store that answers synchronously never lets the event loop run, and a signal is only
     // heard there: yield to it before asking.
     if (shouldStop) await new Promise((resolve) => setImmediate(resolve))
@@ -157,118 +276,29 @@ export async function seedPosts(db: Db, options: SeedOptions, onProgress?: (done
       interrupted = true
       break
     }
-    const end = Math.min(options.count, offset + batch)
-    const stored = new Set(
-      (
-        await db
-          .selectFrom('conversation_posts')
-          .select('id')
-          .where('id', '>=', seedPostId(seed, offset))
-          .where('id', '<=', seedPostId(seed, end - 1))
-          .execute()
-      ).map((row) => Number(row.id)),
-    )
-    const posts: NewPostRow[] = []
-    const postComments: Omit<NewCommentRow, 'id'>[] = []
-    const batchAuthors = new Map<string, NewAuthorRow>()
+    const end = Math.min(options.count, offset + SEED_BATCH)
+    const stored = await storedSeedPosts(db, seed, offset, end)
+    const batch: SeedBatch = {posts: [], comments: [], authors: new Map()}
     for (let index = offset; index < end; index++) {
-      const postId = seedPostId(seed, index)
-      if (stored.has(postId)) {
-        skipped += 1
-        continue
-      }
-      const r = new Rng(`${seed}:post:${index}`)
-      const w = new Writer(() => r.next())
-      // The pool of authors grows with the post's index (as it grew with --count before), and a
-      // few prolific authors write most posts, as in real communities.
-      const pool = Math.max(20, Math.round((index + 1) / 15))
-      const author = () => {
-        const a = authorAt(Math.floor((pool * w.pick([0.02, 0.1, 0.3, 1]) * w.int(0, 999)) / 1000))
-        batchAuthors.set(a.id, a)
-        return a
-      }
-      const published = from + Math.floor(w.random() * (to - from + 1))
-      const topic = w.pick(vocabulary.topics)
-      const by = author()
-      const iconsult = w.chance(0.2)
-      const votes = w.int(0, 25)
-      const stars = Array.from({length: votes}, () => w.int(1, 5)).reduce((a, b) => a + b, 0)
-      const sentences = Array.from({length: w.int(2, 5)}, () => w.fill(w.pick(vocabulary.sentences), topic))
-      posts.push({
-        id: postId,
-        author_id: by.id,
-        published_at: new Date(published).toISOString(),
-        rating: votes === 0 ? '0' : (Math.round((stars / votes) * 100) / 100).toFixed(2).replace(/\.?0+$/, ''),
-        iconsult: iconsult ? 1 : 0,
-        solved_at: iconsult && w.chance(0.6) ? new Date(Math.min(to, published + w.int(1, 96) * 3_600_000)).toISOString() : null,
-        title: (iconsult ? 'iConsult: ' : '') + sentenceCase(w.fill(w.pick(vocabulary.titles).replace(/^iConsult: /, ''), topic)),
-        content: [w.fill(w.pick(vocabulary.openings), topic), ...sentences].join(' '),
-      })
-      const many = Math.round(w.random() * 2 * options.comments)
-      let at = published
-      for (let i = 0; i < many; i++) {
-        at = Math.min(to, at + w.int(60, 3 * 86_400) * 1000)
-        postComments.push({
-          post_id: postId,
-          author_id: author().id,
-          published_at: new Date(Math.floor(at / 1000) * 1000).toISOString(),
-          content: Array.from({length: w.int(1, 3)}, () => w.fill(w.pick(vocabulary.comments), topic)).join(' '),
-          helpful_count: Math.floor(w.random() ** 3 * 40),
-        })
-      }
+      if (stored.has(seedPostId(seed, index))) skipped += 1
+      else seedPost(batch, seed, index, window, options.comments, authors.at)
     }
-    if (posts.length > 0) {
-      // Time order within the batch: the per-day statistics and the search index take rows in
-      // key order faster.
-      posts.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.id - b.id))
-      postComments.sort((a, b) => (a.published_at < b.published_at ? -1 : a.published_at > b.published_at ? 1 : a.post_id - b.post_id))
-      await writeTransaction(db, async (trx) => {
-        // Comment ids are taken inside the transaction, after the highest stored, so another
-        // writer's comments never collide with these.
-        const first = (await repo.maxIds(trx)).comment + 1
-        // A seeded author is the same row on every run: one already stored keeps its badges.
-        const newAuthors = [...batchAuthors.values()]
-        for (let i = 0; i < newAuthors.length; i += 400) {
-          await trx
-            .insertInto('conversation_authors')
-            .values(newAuthors.slice(i, i + 400))
-            .onConflict((oc) => oc.column('id').doNothing())
-            .execute()
-        }
-        await repo.insertPosts(trx, posts)
-        await repo.insertComments(
-          trx,
-          postComments.map((c, i) => ({id: first + i, ...c})),
-        )
-      })
-    }
-    added += posts.length
-    comments += postComments.length
-    done = end
-    onProgress?.(done, options.count)
+    if (batch.posts.length > 0) await writeSeedBatch(db, batch)
+    added += batch.posts.length
+    comments += batch.comments.length
+    onProgress?.(end, options.count)
   }
-
-  // Badges follow what the store holds (this run's posts and any earlier run's): more than 100
-  // posts, more than 100 comments. Only this seed's authors are touched; imported ones keep theirs.
-  if (added > 0) {
-    await writeTransaction(db, async (trx) => {
-      const prefix = `${seed}-%`
-      await sql`update conversation_authors set
-          post_badge = case when id in (select author_id from conversation_posts where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end,
-          comment_badge = case when id in (select author_id from conversation_comments where author_id like ${prefix} group by author_id having count(*) > 100) then 1 else 0 end
-        where id like ${prefix}`.execute(trx)
-    })
-  }
+  if (added > 0) await updateSeedBadges(db, seed)
 
   return {
     posts: added,
     comments,
     skipped,
-    authors: authors.size,
+    authors: authors.size(),
     first_post_id: seedPostId(seed, 0),
     last_post_id: seedPostId(seed, options.count - 1),
-    from: new Date(from).toISOString(),
-    to: new Date(to).toISOString(),
+    from: new Date(window.from).toISOString(),
+    to: new Date(window.to).toISOString(),
     seed,
     interrupted,
   }

@@ -1,4 +1,3 @@
-import {readFile} from 'node:fs/promises'
 import {AppError} from '../../errors.js'
 import type {Clock} from '../../lib/clock.js'
 import type {Db} from '../../store/database.js'
@@ -7,21 +6,7 @@ import type {DeliveryRow} from './tables.js'
 import {partnerTransport, type Transport} from './transport.js'
 import {DeliveryWorker} from './worker.js'
 
-/** What the B commands share besides output: reading input files, and sending now for `--wait`. */
-
-export async function readJsonFile(file: string): Promise<unknown> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new AppError('bad_request', `file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
-  }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new AppError('bad_request', `file: ${file} is not valid JSON (${(error as Error).message})`)
-  }
-}
+/** What the B commands share besides output: reading member lists, and sending now for `--wait`. */
 
 export interface MemberFile {
   members: unknown[]
@@ -30,40 +15,36 @@ export interface MemberFile {
 }
 
 /**
- * A member list from JSON (an array, or `{"members": [...]}`) or CSV with a header row naming
- * npi, honoraria and url (columns in any order; other columns are an error).
+ * A member list from CSV text with a header row naming npi, honoraria and url (columns in any
+ * order; other columns are an error). `file` names it in errors and labels.
  */
-export async function readMembersFile(file: string): Promise<MemberFile> {
-  if (/\.csv$/i.test(file)) {
-    let text: string
-    try {
-      text = await readFile(file, 'utf8')
-    } catch (error) {
-      throw new AppError('bad_request', `file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
-    }
-    const {parse: parseCsv} = await import('csv-parse/sync')
-    let rows: Record<string, string>[]
-    try {
-      rows = parseCsv(text, {columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true, bom: true}) as Record<string, string>[]
-    } catch (error) {
-      throw new AppError('bad_request', `file: ${file} is not valid CSV (${(error as Error).message})`)
-    }
-    const first = rows[0]
-    if (first) {
-      for (const column of Object.keys(first)) {
-        if (!['npi', 'honoraria', 'url'].includes(column)) throw new AppError('bad_request', `file: unexpected CSV column "${column}" (expected npi, honoraria, url)`)
-      }
-    }
-    // Header is line 1, so row i is on line i + 2 when no blank lines intervene.
-    return {members: rows, label: (i) => `${file} row ${i + 1}`}
+export async function membersFromCsv(file: string, text: string): Promise<MemberFile> {
+  const {parse: parseCsv} = await import('csv-parse/sync')
+  let rows: Record<string, string>[]
+  try {
+    rows = parseCsv(text, {columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true, bom: true}) as Record<string, string>[]
+  } catch (error) {
+    throw new AppError('bad_request', `--file: ${file} is not valid CSV (${(error as Error).message})`)
   }
-  const data = await readJsonFile(file)
+  const first = rows[0]
+  if (first) {
+    for (const column of Object.keys(first)) {
+      if (!['npi', 'honoraria', 'url'].includes(column))
+        throw new AppError('bad_request', `--file: ${file} has an unexpected CSV column "${column}" (expected npi, honoraria, url)`)
+    }
+  }
+  // Header is line 1, so row i is on line i + 2 when no blank lines intervene.
+  return {members: rows, label: (i) => `${file} row ${i + 1}`}
+}
+
+/** A member list from a JSON document: an array, or `{"members": [...]}`. */
+export function membersFromJson(file: string, data: unknown): MemberFile {
   const members = Array.isArray(data)
     ? data
     : data && typeof data === 'object' && Array.isArray((data as {members?: unknown}).members)
       ? (data as {members: unknown[]}).members
       : undefined
-  if (!members) throw new AppError('bad_request', `file: ${file} must hold an array of quota members (or {"members": [...]})`)
+  if (!members) throw new AppError('bad_request', `--file: ${file} must hold an array of quota members (or {"members": [...]})`)
   return {members, label: (i) => `members[${i}]`}
 }
 

@@ -48,74 +48,38 @@ interface Answer {
 /** An answer longer than ANSWER_LIMIT_BYTES: the check that asked fails, naming the limit. */
 class AnswerTooLong extends Error {}
 
+/** Sends one request to the partner; `authorization` null sends none. */
+type PartnerCall = (method: string, path: string, body?: unknown, authorization?: string | null) => Promise<Answer>
+
+/** Runs one named check: true passes, a string fails with that detail, a throw fails it too. */
+type RunCheck = (name: string, run: () => Promise<string | true>) => Promise<boolean>
+
+/** The verification project: its paths, the members and documents the checks send and expect back. */
+interface Fixtures {
+  p: string
+  q: string
+  stamp: string
+  projectPath: string
+  quotaPath: string
+  membersPath: string
+  memberPath: (npi: string) => string
+  eventsPath: string
+  npis: string[]
+  member: (npi: string, honoraria: number) => {npi: string; honoraria: number; url: string}
+  project: Record<string, unknown>
+  quota: Record<string, unknown>
+}
+
 export async function verifyPartner(options: VerifyOptions): Promise<VerifyReport> {
-  const base = options.url.trim().replace(/\/+$/, '')
-  if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
-    throw new AppError('bad_request', `url: "${options.url}" is not an http(s) URL; give the partner base URL without /v1, e.g. https://partner.example.com`)
-  }
-  const transport = options.transport ?? partnerTransport
+  const base = partnerBase(options.url)
   const timeoutMs = options.timeoutMs ?? config.partner.requestTimeoutMs
-  const good = basicAuthorization(options.username, options.password)
+  const call = partnerCaller(base, options.transport ?? partnerTransport, timeoutMs, basicAuthorization(options.username, options.password))
   const wrong = basicAuthorization(options.username, `${options.password}-wrong`)
+  const f = fixtures(options.projectId ?? `medpanel-verify-${randomToken(6).replace(/[-_]/g, 'x')}`, new Date().toISOString().replace(/\.\d+Z$/, 'Z'))
   const checks: Check[] = []
-  const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
-
-  const p = options.projectId ?? `medpanel-verify-${randomToken(6).replace(/[-_]/g, 'x')}`
-  const q = 'verify-quota-1'
-  const projectPath = `/v1/projects/${encodeId(p)}`
-  const quotaPath = `${projectPath}/quotas/${encodeId(q)}`
-  const membersPath = `${quotaPath}/members`
-  const memberPath = (npi: string) => `${projectPath}/quota/${encodeId(q)}/members/${npi}`
-  const eventsPath = `${projectPath}/events`
-
-  const npis = ['900000001', '900000002', '900000003'].map(npiFromBase)
-  const member = (npi: string, honoraria: number) => ({npi, honoraria, url: `https://survey.example.com/s/${encodeId(p)}?npi=${npi}`})
-  const project = {
-    project_id: p,
-    name: 'medpanel conformance check',
-    custom_text: 'Created by medpanel verify-partner; safe to delete.',
-    duration: 15,
-    status: 'active',
-    project_type: 'custom',
-    created_at: stamp,
-    updated_at: stamp,
-  }
-  const quota = {
-    quota_id: q,
-    project_id: p,
-    status: 'open',
-    limit: 10,
-    incidence_rate: 0.25,
-    type: 'specialty',
-    matching_specialties: ['Cardiology'],
-    matching_regions: ['NY', 'DC', 'PR'],
-    cost_per_complete: 120.5,
-    honoraria: 75,
-    url: 'https://survey.example.com/s/verify?npi=<npi>',
-    closes_at: '2030-01-01T00:00:00Z',
-    created_at: stamp,
-    updated_at: stamp,
-  }
-
-  async function call(method: string, path: string, body?: unknown, authorization: string | null = good): Promise<Answer> {
-    const headers: Record<string, string> = {'content-type': 'application/json', accept: 'application/json', 'x-medpanel-delivery': `verify-${randomToken(12)}`}
-    if (authorization) headers.authorization = authorization
-    const response = await transport.send({method, url: base + path, headers, body: body === undefined ? undefined : JSON.stringify(body)}, timeoutMs, {
-      maxBodyBytes: ANSWER_LIMIT_BYTES,
-    })
-    if (response.truncated) throw new AnswerTooLong(`${method} ${path} answered more than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB; not read further`)
-    let json: unknown
-    try {
-      json = JSON.parse(response.body)
-    } catch {
-      json = undefined
-    }
-    return {status: response.status, json, text: response.body}
-  }
-
   /** Set when a request could not reach the partner at all (refused, timed out, bad address). */
   let unreachable = false
-  async function check(name: string, run: () => Promise<string | true>): Promise<boolean> {
+  const check: RunCheck = async (name, run) => {
     try {
       const result = await run()
       checks.push({name, ok: result === true, detail: result === true ? 'ok' : result})
@@ -131,23 +95,117 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
     }
   }
 
-  const expectStatus = (answer: Answer, status: number) =>
-    answer.status === status ? true : `expected HTTP ${status}, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
-  const ok2xx = (answer: Answer) =>
-    answer.status >= 200 && answer.status < 300 ? true : `expected 2xx, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
-  const echoes = (answer: Answer, expected: unknown) => {
-    if (answer.status !== 200) return `GET answered ${answer.status}`
-    return isDeepStrictEqual(answer.json, expected) ? true : `GET returned ${JSON.stringify(answer.json)?.slice(0, 200)}, expected ${JSON.stringify(expected).slice(0, 200)}`
-  }
-
-  await check('project PUT accepted', async () => ok2xx(await call('PUT', projectPath, project)))
+  await check('project PUT accepted', async () => ok2xx(await call('PUT', f.projectPath, f.project)))
   // Nothing else can pass when the partner cannot be reached; stop rather than wait out every timeout.
-  if (unreachable) return {ok: false, url: base, project_id: p, passed: 0, failed: 1, checks}
-  await check('project GET returns the PUT', async () => echoes(await call('GET', projectPath), project))
-  await check('quota PUT accepted', async () => ok2xx(await call('PUT', quotaPath, quota)))
-  await check('quota GET returns the PUT', async () => echoes(await call('GET', quotaPath), quota))
-  await check('quotas list GET contains the quota', async () => echoes(await call('GET', `${projectPath}/quotas`), [quota]))
+  if (unreachable) return {ok: false, url: base, project_id: f.p, passed: 0, failed: 1, checks}
+  await checkProjectAndQuota(f, call, check)
+  const kept = await checkMembers(f, call, check)
+  await checkEvents(f, call, check)
+  await checkCredentials(f, kept, call, check, wrong)
 
+  // Leave the verification project closed, as a finished project would be.
+  await call('PUT', f.quotaPath, {...f.quota, status: 'closed'}).catch(() => undefined)
+  await call('PUT', f.projectPath, {...f.project, status: 'closed'}).catch(() => undefined)
+
+  const failed = checks.filter((c) => !c.ok).length
+  return {ok: failed === 0, url: base, project_id: f.p, passed: checks.length - failed, failed, checks}
+}
+
+/** The partner's base URL without a trailing slash; anything but http(s) is refused. */
+function partnerBase(url: string): string {
+  const base = url.trim().replace(/\/+$/, '')
+  if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
+    throw new AppError('bad_request', `url: "${url}" is not an http(s) URL; give the partner base URL without /v1, e.g. https://partner.example.com`)
+  }
+  return base
+}
+
+function fixtures(p: string, stamp: string): Fixtures {
+  const q = 'verify-quota-1'
+  const projectPath = `/v1/projects/${encodeId(p)}`
+  const quotaPath = `${projectPath}/quotas/${encodeId(q)}`
+  return {
+    p,
+    q,
+    stamp,
+    projectPath,
+    quotaPath,
+    membersPath: `${quotaPath}/members`,
+    memberPath: (npi) => `${projectPath}/quota/${encodeId(q)}/members/${npi}`,
+    eventsPath: `${projectPath}/events`,
+    npis: ['900000001', '900000002', '900000003'].map(npiFromBase),
+    member: (npi, honoraria) => ({npi, honoraria, url: `https://survey.example.com/s/${encodeId(p)}?npi=${npi}`}),
+    project: {
+      project_id: p,
+      name: 'medpanel conformance check',
+      custom_text: 'Created by medpanel verify-partner; safe to delete.',
+      duration: 15,
+      status: 'active',
+      project_type: 'custom',
+      created_at: stamp,
+      updated_at: stamp,
+    },
+    quota: {
+      quota_id: q,
+      project_id: p,
+      status: 'open',
+      limit: 10,
+      incidence_rate: 0.25,
+      type: 'specialty',
+      matching_specialties: ['Cardiology'],
+      matching_regions: ['NY', 'DC', 'PR'],
+      cost_per_complete: 120.5,
+      honoraria: 75,
+      url: 'https://survey.example.com/s/verify?npi=<npi>',
+      closes_at: '2030-01-01T00:00:00Z',
+      created_at: stamp,
+      updated_at: stamp,
+    },
+  }
+}
+
+/** Requests to the partner with the good credentials unless told otherwise, each answer read up to the limit. */
+function partnerCaller(base: string, transport: Transport, timeoutMs: number, good: string): PartnerCall {
+  return async (method, path, body, authorization = good) => {
+    const headers: Record<string, string> = {'content-type': 'application/json', accept: 'application/json', 'x-medpanel-delivery': `verify-${randomToken(12)}`}
+    if (authorization) headers.authorization = authorization
+    const response = await transport.send({method, url: base + path, headers, body: body === undefined ? undefined : JSON.stringify(body)}, timeoutMs, {
+      maxBodyBytes: ANSWER_LIMIT_BYTES,
+    })
+    if (response.truncated) throw new AnswerTooLong(`${method} ${path} answered more than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB; not read further`)
+    let json: unknown
+    try {
+      json = JSON.parse(response.body)
+    } catch {
+      json = undefined
+    }
+    return {status: response.status, json, text: response.body}
+  }
+}
+
+function expectStatus(answer: Answer, status: number): string | true {
+  return answer.status === status ? true : `expected HTTP ${status}, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
+}
+
+function ok2xx(answer: Answer): string | true {
+  return answer.status >= 200 && answer.status < 300 ? true : `expected 2xx, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
+}
+
+function echoes(answer: Answer, expected: unknown): string | true {
+  if (answer.status !== 200) return `GET answered ${answer.status}`
+  return isDeepStrictEqual(answer.json, expected) ? true : `GET returned ${JSON.stringify(answer.json)?.slice(0, 200)}, expected ${JSON.stringify(expected).slice(0, 200)}`
+}
+
+async function checkProjectAndQuota(f: Fixtures, call: PartnerCall, check: RunCheck): Promise<void> {
+  await check('project GET returns the PUT', async () => echoes(await call('GET', f.projectPath), f.project))
+  await check('quota PUT accepted', async () => ok2xx(await call('PUT', f.quotaPath, f.quota)))
+  await check('quota GET returns the PUT', async () => echoes(await call('GET', f.quotaPath), f.quota))
+  await check('quotas list GET contains the quota', async () => echoes(await call('GET', `${f.projectPath}/quotas`), [f.quota]))
+}
+
+/** The member list's lifecycle; returns the members it leaves at the partner. */
+async function checkMembers(f: Fixtures, call: PartnerCall, check: RunCheck): Promise<{updated: unknown; appended: unknown}> {
+  const {npis, member, membersPath, memberPath} = f
   const first = [member(npis[0]!, 75), member(npis[1]!, 80.25)]
   const appended = [member(npis[2]!, 90)]
   await check('members PUT accepted', async () => ok2xx(await call('PUT', membersPath, first)))
@@ -172,40 +230,42 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
     if (gone.status !== 404) return `GET of the deleted member answered ${gone.status}, expected 404`
     return echoes(await call('GET', membersPath), [updated, appended[0]])
   })
+  return {updated, appended: appended[0]}
+}
 
+async function checkEvents(f: Fixtures, call: PartnerCall, check: RunCheck): Promise<void> {
   for (const state of ['start', 'screenout', 'quotafull', 'complete'] as const) {
-    const event = {npi: npis[1]!, quota_id: q, project_id: p, state, event_at: stamp}
-    await check(`event ${state} accepted with 200`, async () => expectStatus(await call('POST', eventsPath, event), 200))
+    const event = {npi: f.npis[1]!, quota_id: f.q, project_id: f.p, state, event_at: f.stamp}
+    await check(`event ${state} accepted with 200`, async () => expectStatus(await call('POST', f.eventsPath, event), 200))
   }
+}
 
-  // Credentials last, on resources that now exist: a partner that skipped auth would answer 200
-  // (or 404 on a missing resource) instead of 401, and the check names the endpoint.
+/**
+ * Credentials last, on resources that now exist: a partner that skipped auth would answer 200
+ * (or 404 on a missing resource) instead of 401, and the check names the endpoint.
+ */
+async function checkCredentials(f: Fixtures, kept: {updated: unknown; appended: unknown}, call: PartnerCall, check: RunCheck, wrong: string): Promise<void> {
+  const {projectPath, quotaPath, membersPath, memberPath, npis} = f
+  const {updated, appended} = kept
   const endpoints: [string, string, string, unknown?][] = [
     ['project', 'GET', projectPath],
-    ['project', 'PUT', projectPath, project],
+    ['project', 'PUT', projectPath, f.project],
     ['quotas', 'GET', `${projectPath}/quotas`],
     ['quota', 'GET', quotaPath],
-    ['quota', 'PUT', quotaPath, quota],
+    ['quota', 'PUT', quotaPath, f.quota],
     ['members', 'GET', membersPath],
-    ['members', 'PUT', membersPath, [updated, appended[0]]],
+    ['members', 'PUT', membersPath, [updated, appended]],
     ['members', 'POST', membersPath, []],
     ['member', 'GET', memberPath(npis[2]!)],
-    ['member', 'PUT', memberPath(npis[2]!), appended[0]],
+    ['member', 'PUT', memberPath(npis[2]!), appended],
     ['member', 'DELETE', memberPath(npis[2]!)],
-    ['events', 'POST', eventsPath, {npi: npis[1]!, quota_id: q, project_id: p, state: 'start', event_at: stamp}],
+    ['events', 'POST', f.eventsPath, {npi: npis[1]!, quota_id: f.q, project_id: f.p, state: 'start', event_at: f.stamp}],
   ]
   for (const [label, method, path, body] of endpoints) {
     await check(`401 without credentials: ${method} ${label}`, async () => expectStatus(await call(method, path, body, null), 401))
     await check(`401 with wrong credentials: ${method} ${label}`, async () => expectStatus(await call(method, path, body, wrong), 401))
   }
-  await check('members unchanged by refused calls', async () => echoes(await call('GET', membersPath), [updated, appended[0]]))
-
-  // Leave the verification project closed, as a finished project would be.
-  await call('PUT', quotaPath, {...quota, status: 'closed'}).catch(() => undefined)
-  await call('PUT', projectPath, {...project, status: 'closed'}).catch(() => undefined)
-
-  const failed = checks.filter((c) => !c.ok).length
-  return {ok: failed === 0, url: base, project_id: p, passed: checks.length - failed, failed, checks}
+  await check('members unchanged by refused calls', async () => echoes(await call('GET', membersPath), [updated, appended]))
 }
 
 function networkReason(error: unknown, timeoutMs: number): string {

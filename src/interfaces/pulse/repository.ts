@@ -1,8 +1,7 @@
 import {sql} from 'kysely'
 import type {Db} from '../../store/database.js'
 import {isPostgres} from '../../store/dialect.js'
-import type {SurveyStatus} from './schema.js'
-import type {NewPulseQuestionRow, NewPulseRow, PulseQuestionRow} from './tables.js'
+import type {NewPulseQuestionRow, NewPulseRespondentRow, NewPulseRow, PulseQuestionRow} from './tables.js'
 
 /** SQLite allows 32,766 bound values a statement; stay well below it. */
 const MAX_PARAMS = 8000
@@ -27,17 +26,7 @@ export async function nextRespondentSeq(db: Db): Promise<number> {
   return (row?.top ?? 0) + 1
 }
 
-export interface NewRespondent {
-  seq: number
-  pulse_id: string
-  respondent_id: string
-  sermo_id: number | null
-  survey_status: SurveyStatus
-  first_interaction: string
-  last_interaction: string
-}
-
-export async function insertRespondents(db: Db, rows: NewRespondent[]): Promise<void> {
+export async function insertRespondents(db: Db, rows: NewPulseRespondentRow[]): Promise<void> {
   await insertChunked(rows, 7, (chunk) => db.insertInto('pulse_respondents').values(chunk).execute())
 }
 

@@ -132,9 +132,10 @@ function withOther(rng: Rng, picked: string[], other: boolean, probability: numb
   return other && rng.chance(probability) ? [...picked, rng.pick(FREE_TEXT.other!)] : picked
 }
 
-function buildPlans(rng: Rng, topic: Topic): Plan[] {
-  const drug = rng.pick(topic.drugs)
+/** The question bank's templates of each kind, shuffled for one pulse; `draw` takes the next one. */
+function shuffledDecks(rng: Rng) {
   const bank = QUESTION_BANK
+  // The shuffles run in this order, which fixes every seed's pulses: keep it.
   const decks = {
     single: rng.shuffle(bank.single),
     multi: rng.shuffle(bank.multi),
@@ -146,165 +147,194 @@ function buildPlans(rng: Rng, topic: Topic): Plan[] {
     text: rng.shuffle(bank.text),
     followup: rng.shuffle(bank.followups),
   }
-  const draw = <K extends keyof typeof decks>(kind: K): (typeof decks)[K][number] => {
+  return <K extends keyof typeof decks>(kind: K): (typeof decks)[K][number] => {
     const next = decks[kind].shift()
     if (!next) throw new Error(`the question bank has too few ${kind} questions`)
     return next
   }
+}
 
-  const plans: Plan[] = []
-  const specialtyChoices = [...topic.specialties, bank.screeners.specialty.disqualifier]
-  plans.push({
-    kind: 'specialty',
-    question: base({QuestionCode: 'S1', Title: bank.screeners.specialty.title, Type: 'SingleSelect', IsScreener: true, Choices: specialtyChoices}),
-    answer: (_r, who) => [{code: 'S1', values: [topic.specialties.includes(who.specialty) ? who.specialty : bank.screeners.specialty.disqualifier]}],
-  })
-  const volume = bank.screeners.volume
-  plans.push({
-    kind: 'volume',
-    question: base({QuestionCode: 'S2', Title: fill(volume.title, topic, drug), Type: 'Numeric', IsScreener: true, DisplayUnit: volume.unit}),
-    // Qualifying answers only; screened-out respondents get theirs in respondentAnswers.
-    answer: (r) => [{code: 'S2', values: [String(r.int(volume.qualifyingMin, Math.min(volume.max, volume.qualifyingMin + r.int(5, 120))))]}],
-  })
+/** What planning one main question needs: the pulse's topic and drug, its decks, the plans so far. */
+interface PlanContext {
+  code: string
+  topic: Topic
+  drug: string
+  draw: ReturnType<typeof shuffledDecks>
+  /** The plans made before this one; a follow-up asks about the last of them. */
+  earlier: readonly Plan[]
+}
 
-  MAIN_SLOTS.forEach((slot, i) => {
-    const code = `Q${i + 1}`
-    switch (slot) {
-      case 'single': {
-        const t = draw('single')
-        const choices = resolve(t.choices, topic)
-        const other = t.other === true
-        const bySetting = t.choices === '$settings'
-        plans.push({
-          kind: slot,
-          question: base({
-            QuestionCode: code,
-            Title: fill(t.title, topic, drug),
-            Type: 'SingleSelect',
-            Choices: choices,
-            OtherAvailable: other,
-            FreetextLabels: other ? [OTHER_LABEL] : null,
-          }),
-          answer: (r, who) => [{code, values: bySetting ? [who.setting] : other && r.chance(0.07) ? [r.pick(FREE_TEXT.other!)] : [r.pick(choices)]}],
-        })
-        break
-      }
-      case 'multi': {
-        const t = draw('multi')
-        const choices = resolve(t.choices, topic)
-        const other = t.other === true
-        const required = t.required ?? 1
-        plans.push({
-          kind: slot,
-          question: base({
-            QuestionCode: code,
-            Title: fill(t.title, topic, drug),
-            Type: 'MultiSelect',
-            Choices: choices,
-            OtherAvailable: other,
-            AnswersRequired: required,
-            FreetextLabels: other ? [OTHER_LABEL] : null,
-          }),
-          answer: (r) => [{code, values: withOther(r, r.sample(choices, r.int(required, Math.min(choices.length, required + 3))), other, 0.1)}],
-        })
-        break
-      }
-      case 'rank': {
-        const t = draw('rank')
-        const choices = resolve(t.choices, topic)
-        plans.push({
-          kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Rank', Choices: choices, AnswersRequired: choices.length}),
-          answer: (r) => [{code, values: r.shuffle(choices)}],
-        })
-        break
-      }
-      case 'fixedsum': {
-        const t = draw('fixedsum')
-        const choices = resolve(t.choices, topic)
-        plans.push({
-          kind: slot,
-          question: base({
-            QuestionCode: code,
-            Title: fill(t.title, topic, drug),
-            Type: 'Numeric',
-            Choices: choices,
-            DisplayUnit: t.unit,
-            FixedSumTotal: t.total,
-            AnswersRequired: choices.length,
-          }),
-          answer: (r) => [{code, values: splitTotal(r, t.total, choices.length).map(String)}],
-        })
-        break
-      }
-      case 'numeric': {
-        const t = draw('numeric')
-        plans.push({
-          kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Numeric', DisplayUnit: t.unit}),
-          answer: (r) => [{code, values: [String(r.int(t.min, t.max))]}],
-        })
-        break
-      }
-      case 'gridsingle':
-      case 'gridmulti': {
-        const t = draw(slot)
-        const columns = resolve(t.choices, topic)
-        const single = slot === 'gridsingle'
-        const rows: PulseRowQuestion[] = resolve(t.rows, topic).map((title, j) => ({
-          ...base({QuestionCode: `${code}_${j + 1}`, Title: title, Type: single ? 'SingleSelect' : 'MultiSelect', Choices: columns}),
-          Rows: null,
-        }))
-        plans.push({
-          kind: slot,
-          question: base({
-            QuestionCode: code,
-            Title: fill(t.title, topic, drug),
-            Type: single ? 'GridSingleSelect' : 'GridMultiSelect',
-            Choices: columns,
-            AnswersRequired: rows.length,
-            Rows: rows,
-          }),
-          answer: (r) => rows.map((row) => ({code: row.QuestionCode, values: single ? [r.pick(columns)] : r.sample(columns, r.int(1, Math.min(3, columns.length)))})),
-        })
-        break
-      }
-      case 'text': {
-        const t = draw('text')
-        const answers = pool(t.answers, topic)
-        plans.push({
-          kind: slot,
-          question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Text', FreetextLabels: t.labels, AnswersRequired: t.labels.length}),
-          answer: (r) => [{code, values: t.labels.length > 1 ? r.shuffle(r.sample(answers, t.labels.length)) : [r.pick(answers)]}],
-        })
-        break
-      }
-      case 'followup': {
-        const t = draw('followup')
-        const parent = plans[plans.length - 1]!.question
-        // Asked of those who picked one of the parent's first choices (e.g. "Very unlikely", "Unlikely").
-        const trigger = {parent: parent.QuestionCode, values: new Set(parent.Choices.slice(0, Math.max(1, Math.ceil(parent.Choices.length / 2))))}
-        if (t.type === 'Text') {
-          const labels = t.labels ?? ['Your answer']
-          const answers = pool(t.answers ?? '$reasons', topic)
-          plans.push({
-            kind: slot,
-            trigger,
-            question: base({QuestionCode: code, Title: t.title, Type: 'Text', ParentCode: parent.QuestionCode, FreetextLabels: labels, AnswersRequired: labels.length}),
-            answer: (r) => [{code, values: labels.map(() => r.pick(answers))}],
-          })
-        } else {
-          const choices = t.choices ?? []
-          plans.push({
-            kind: slot,
-            trigger,
-            question: base({QuestionCode: code, Title: t.title, Type: 'SingleSelect', ParentCode: parent.QuestionCode, Choices: choices}),
-            answer: (r) => [{code, values: [r.pick(choices)]}],
-          })
-        }
-        break
-      }
+/** The two screeners every pulse opens with: the specialty, then the patient volume. */
+function screenerPlans(topic: Topic, drug: string): Plan[] {
+  const {specialty, volume} = QUESTION_BANK.screeners
+  return [
+    {
+      kind: 'specialty',
+      question: base({QuestionCode: 'S1', Title: specialty.title, Type: 'SingleSelect', IsScreener: true, Choices: [...topic.specialties, specialty.disqualifier]}),
+      answer: (_r, who) => [{code: 'S1', values: [topic.specialties.includes(who.specialty) ? who.specialty : specialty.disqualifier]}],
+    },
+    {
+      kind: 'volume',
+      question: base({QuestionCode: 'S2', Title: fill(volume.title, topic, drug), Type: 'Numeric', IsScreener: true, DisplayUnit: volume.unit}),
+      // Qualifying answers only; screened-out respondents get theirs in respondentAnswers.
+      answer: (r) => [{code: 'S2', values: [String(r.int(volume.qualifyingMin, Math.min(volume.max, volume.qualifyingMin + r.int(5, 120))))]}],
+    },
+  ]
+}
+
+function singlePlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('single')
+  const choices = resolve(t.choices, topic)
+  const other = t.other === true
+  const bySetting = t.choices === '$settings'
+  return {
+    kind: 'single',
+    question: base({
+      QuestionCode: code,
+      Title: fill(t.title, topic, drug),
+      Type: 'SingleSelect',
+      Choices: choices,
+      OtherAvailable: other,
+      FreetextLabels: other ? [OTHER_LABEL] : null,
+    }),
+    answer: (r, who) => [{code, values: bySetting ? [who.setting] : other && r.chance(0.07) ? [r.pick(FREE_TEXT.other!)] : [r.pick(choices)]}],
+  }
+}
+
+function multiPlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('multi')
+  const choices = resolve(t.choices, topic)
+  const other = t.other === true
+  const required = t.required ?? 1
+  return {
+    kind: 'multi',
+    question: base({
+      QuestionCode: code,
+      Title: fill(t.title, topic, drug),
+      Type: 'MultiSelect',
+      Choices: choices,
+      OtherAvailable: other,
+      AnswersRequired: required,
+      FreetextLabels: other ? [OTHER_LABEL] : null,
+    }),
+    answer: (r) => [{code, values: withOther(r, r.sample(choices, r.int(required, Math.min(choices.length, required + 3))), other, 0.1)}],
+  }
+}
+
+function rankPlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('rank')
+  const choices = resolve(t.choices, topic)
+  return {
+    kind: 'rank',
+    question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Rank', Choices: choices, AnswersRequired: choices.length}),
+    answer: (r) => [{code, values: r.shuffle(choices)}],
+  }
+}
+
+function fixedSumPlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('fixedsum')
+  const choices = resolve(t.choices, topic)
+  return {
+    kind: 'fixedsum',
+    question: base({
+      QuestionCode: code,
+      Title: fill(t.title, topic, drug),
+      Type: 'Numeric',
+      Choices: choices,
+      DisplayUnit: t.unit,
+      FixedSumTotal: t.total,
+      AnswersRequired: choices.length,
+    }),
+    answer: (r) => [{code, values: splitTotal(r, t.total, choices.length).map(String)}],
+  }
+}
+
+function numericPlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('numeric')
+  return {
+    kind: 'numeric',
+    question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Numeric', DisplayUnit: t.unit}),
+    answer: (r) => [{code, values: [String(r.int(t.min, t.max))]}],
+  }
+}
+
+function gridPlan(slot: 'gridsingle' | 'gridmulti', {code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw(slot)
+  const columns = resolve(t.choices, topic)
+  const single = slot === 'gridsingle'
+  const rows: PulseRowQuestion[] = resolve(t.rows, topic).map((title, j) => ({
+    ...base({QuestionCode: `${code}_${j + 1}`, Title: title, Type: single ? 'SingleSelect' : 'MultiSelect', Choices: columns}),
+    Rows: null,
+  }))
+  return {
+    kind: slot,
+    question: base({
+      QuestionCode: code,
+      Title: fill(t.title, topic, drug),
+      Type: single ? 'GridSingleSelect' : 'GridMultiSelect',
+      Choices: columns,
+      AnswersRequired: rows.length,
+      Rows: rows,
+    }),
+    answer: (r) => rows.map((row) => ({code: row.QuestionCode, values: single ? [r.pick(columns)] : r.sample(columns, r.int(1, Math.min(3, columns.length)))})),
+  }
+}
+
+function textPlan({code, topic, drug, draw}: PlanContext): Plan {
+  const t = draw('text')
+  const answers = pool(t.answers, topic)
+  return {
+    kind: 'text',
+    question: base({QuestionCode: code, Title: fill(t.title, topic, drug), Type: 'Text', FreetextLabels: t.labels, AnswersRequired: t.labels.length}),
+    answer: (r) => [{code, values: t.labels.length > 1 ? r.shuffle(r.sample(answers, t.labels.length)) : [r.pick(answers)]}],
+  }
+}
+
+function followUpPlan({code, topic, draw, earlier}: PlanContext): Plan {
+  const t = draw('followup')
+  const parent = earlier[earlier.length - 1]!.question
+  // Asked of those who picked one of the parent's first choices (e.g. "Very unlikely", "Unlikely").
+  const trigger = {parent: parent.QuestionCode, values: new Set(parent.Choices.slice(0, Math.max(1, Math.ceil(parent.Choices.length / 2))))}
+  if (t.type === 'Text') {
+    const labels = t.labels ?? ['Your answer']
+    const answers = pool(t.answers ?? '$reasons', topic)
+    return {
+      kind: 'followup',
+      trigger,
+      question: base({QuestionCode: code, Title: t.title, Type: 'Text', ParentCode: parent.QuestionCode, FreetextLabels: labels, AnswersRequired: labels.length}),
+      answer: (r) => [{code, values: labels.map(() => r.pick(answers))}],
     }
+  }
+  const choices = t.choices ?? []
+  return {
+    kind: 'followup',
+    trigger,
+    question: base({QuestionCode: code, Title: t.title, Type: 'SingleSelect', ParentCode: parent.QuestionCode, Choices: choices}),
+    answer: (r) => [{code, values: [r.pick(choices)]}],
+  }
+}
+
+/** How each slot of the main body is planned. */
+const SLOT_PLANS: Record<Slot, (context: PlanContext) => Plan> = {
+  single: singlePlan,
+  multi: multiPlan,
+  rank: rankPlan,
+  fixedsum: fixedSumPlan,
+  numeric: numericPlan,
+  gridsingle: (context) => gridPlan('gridsingle', context),
+  gridmulti: (context) => gridPlan('gridmulti', context),
+  text: textPlan,
+  followup: followUpPlan,
+}
+
+/** A pulse's questions with how respondents answer them: the two screeners, then MAIN_SLOTS in order. */
+function buildPlans(rng: Rng, topic: Topic): Plan[] {
+  // The drug is drawn before the decks are shuffled, as every seed's pulses were made.
+  const drug = rng.pick(topic.drugs)
+  const draw = shuffledDecks(rng)
+  const plans = screenerPlans(topic, drug)
+  MAIN_SLOTS.forEach((slot, i) => {
+    plans.push(SLOT_PLANS[slot]({code: `Q${i + 1}`, topic, drug, draw, earlier: plans}))
   })
   return plans
 }

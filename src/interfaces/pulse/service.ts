@@ -9,6 +9,7 @@ import type {Db} from '../../store/database.js'
 import {toJsonText} from '../../store/json.js'
 import {nestQuestions} from './render.js'
 import * as repo from './repository.js'
+import type {NewPulseRespondentRow} from './tables.js'
 import {
   exportSchema,
   PULSE_STATUSES,
@@ -173,7 +174,7 @@ export async function storePulse(
     }
   }
   let seq = await repo.nextRespondentSeq(trx)
-  const respondents: repo.NewRespondent[] = []
+  const respondents: NewPulseRespondentRow[] = []
   const profiles: {respondent_seq: number; position: number; key: string; value: string}[] = []
   const answers: {respondent_seq: number; position: number; question_code: string; answer_values: string}[] = []
   // Written in slices so a pulse of many thousands of respondents never holds every row object at once.

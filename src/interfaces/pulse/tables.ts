@@ -91,3 +91,4 @@ export type NewPulseRow = Insertable<PulseTable>
 export type PulseQuestionRow = Selectable<PulseQuestionTable>
 export type NewPulseQuestionRow = Insertable<PulseQuestionTable>
 export type PulseRespondentRow = Selectable<PulseRespondentTable>
+export type NewPulseRespondentRow = Insertable<PulseRespondentTable>

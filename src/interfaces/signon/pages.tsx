@@ -1,5 +1,6 @@
 /** Server-rendered pages of the sign-on flow. Plain HTML forms: they work without JavaScript. */
 import type {Child, FC} from 'hono/jsx'
+import type {AuthorizedApplication} from './service.js'
 
 const STYLE = `
   body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;background:#f4f6f8;color:#1d2733;margin:0}
@@ -137,16 +138,6 @@ export const ConsentPage: FC<{
   </Layout>
 )
 
-export interface AllowedApplication {
-  client_id: string
-  name: string
-  url: string
-  logo_url: string
-  scopes: string[]
-  since: string
-  last_used_at: string | null
-}
-
 /** What the member is told each scope lets the application read. */
 const SCOPE_WORDS: Record<string, string> = {
   openid: 'your member id',
@@ -162,7 +153,7 @@ const canRead = (scopes: string[]) => scopes.map((scope) => SCOPE_WORDS[scope] ?
  * Revoke button, and a Sign out button. Plain forms with the CSRF token, no JavaScript. Revoke
  * asks first (RevokeConfirmPage); only the confirming form takes the access back.
  */
-export const ApplicationsPage: FC<{memberName: string; applications: AllowedApplication[]; csrf: string; notice?: string | undefined}> = ({
+export const ApplicationsPage: FC<{memberName: string; applications: AuthorizedApplication[]; csrf: string; notice?: string | undefined}> = ({
   memberName,
   applications,
   csrf,
@@ -207,7 +198,7 @@ export const ApplicationsPage: FC<{memberName: string; applications: AllowedAppl
 )
 
 /** The answer to Revoke: the same form again with confirm=yes, or back to the list. */
-export const RevokeConfirmPage: FC<{application: AllowedApplication; csrf: string}> = ({application, csrf}) => (
+export const RevokeConfirmPage: FC<{application: AuthorizedApplication; csrf: string}> = ({application, csrf}) => (
   <Layout title="Take access back">
     <h1>Take access back from {application.name}?</h1>
     <p>Its tokens stop working at once, and it can no longer read {canRead(application.scopes)}. To read them again, it would have to ask you again.</p>

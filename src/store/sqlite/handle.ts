@@ -118,71 +118,88 @@ export function withStatementCache(
   handle: SqliteHandle,
   limits: StatementCacheLimits = STATEMENT_CACHE_LIMITS,
 ): SqliteHandle & {version: () => number | undefined; cacheStats: () => StatementCacheStats; direct: DirectExecutor} {
-  const cache = new Map<string, SqliteStatement>()
-  let textBytes = 0
+  const cache = statementLru(limits)
+  const versions = storeVersion(handle)
   let prepared = 0
-  const dataVersion = handle.prepare('pragma data_version')
-  const readDataVersion = () => Number((dataVersion.all([])[0] as {data_version: number | bigint}).data_version)
-  // The version moves on every statement that may write through this handle, and whenever
-  // another connection's commit moved SQLite's data_version. That is looked up once per
-  // event-loop turn: a request in this turn sees the store as of the turn's start, as if it had
-  // been served a few microseconds earlier.
-  let version = 0
-  let external = readDataVersion()
-  let checked = false
-  const recheck = () => (checked = false)
-  const wrote = () => version++
-  const keep = (text: string, statement: SqliteStatement) => {
-    if (text.length > limits.largest) return
-    cache.set(text, statement)
-    textBytes += text.length
-    // Map iteration is insertion order, and a hit re-inserts: the first key is the least recently used.
-    for (const oldest of cache.keys()) {
-      if (cache.size <= limits.entries && textBytes <= limits.textBytes) break
-      cache.delete(oldest)
-      textBytes -= oldest.length
-    }
-  }
   const prepare = (text: string): SqliteStatement => {
     const cached = cache.get(text)
-    if (cached) {
-      cache.delete(text)
-      cache.set(text, cached)
-      return cached
-    }
+    if (cached) return cached
     prepared++
     const fresh = handle.prepare(text)
-    const statement: SqliteStatement = /^\s*select\b/i.test(text)
-      ? fresh
-      : {
-          reader: fresh.reader,
-          all: (parameters) => {
-            wrote()
-            return fresh.all(parameters)
-          },
-          run: (parameters) => {
-            wrote()
-            return fresh.run(parameters)
-          },
-          iterate: (parameters) => {
-            wrote()
-            return fresh.iterate(parameters)
-          },
-        }
-    keep(text, statement)
+    const statement = /^\s*select\b/i.test(text) ? fresh : countingWrites(fresh, versions.wrote)
+    cache.keep(text, statement)
     return statement
   }
   return {
     driver: handle.driver,
     exec: (text) => {
-      wrote()
+      versions.wrote()
       return handle.exec(text)
     },
     value: (text) => handle.value(text),
     close: () => handle.close(),
+    version: versions.current,
+    cacheStats: () => ({...cache.stats(), prepared}),
+    // What Kysely's SQLite connection does with a query, minus its queue and promises.
+    direct(text, parameters) {
+      const statement = prepare(text)
+      if (statement.reader) return statement.all(parameters) as unknown[]
+      statement.run(parameters)
+      return []
+    },
+    prepare,
+  }
+}
+
+/** The kept statements by SQL text, least recently used first, within `limits`. */
+function statementLru(limits: StatementCacheLimits) {
+  const cache = new Map<string, SqliteStatement>()
+  let textBytes = 0
+  return {
+    /** A kept statement, now the most recently used. */
+    get(text: string): SqliteStatement | undefined {
+      const cached = cache.get(text)
+      if (cached) {
+        cache.delete(text)
+        cache.set(text, cached)
+      }
+      return cached
+    },
+    keep(text: string, statement: SqliteStatement): void {
+      if (text.length > limits.largest) return
+      cache.set(text, statement)
+      textBytes += text.length
+      // Map iteration is insertion order, and a hit re-inserts: the first key is the least recently used.
+      for (const oldest of cache.keys()) {
+        if (cache.size <= limits.entries && textBytes <= limits.textBytes) break
+        cache.delete(oldest)
+        textBytes -= oldest.length
+      }
+    },
+    stats: () => ({entries: cache.size, textBytes}),
+  }
+}
+
+/**
+ * The store's version as this handle sees it. It moves on every statement that may write through
+ * this handle (`wrote`), and whenever another connection's commit moved SQLite's data_version.
+ * That is looked up once per event-loop turn: a request in this turn sees the store as of the
+ * turn's start, as if it had been served a few microseconds earlier.
+ */
+function storeVersion(handle: SqliteHandle): {wrote: () => void; current: () => number | undefined} {
+  const dataVersion = handle.prepare('pragma data_version')
+  const readDataVersion = () => Number((dataVersion.all([])[0] as {data_version: number | bigint}).data_version)
+  let version = 0
+  let external = readDataVersion()
+  let checked = false
+  const recheck = () => (checked = false)
+  return {
+    wrote: () => {
+      version++
+    },
     // Undefined when SQLite cannot say (the handle was closed under a request): callers then read
     // the store, which fails the way a closed store does everywhere else.
-    version: () => {
+    current: () => {
       if (!checked) {
         let now: number
         try {
@@ -199,14 +216,24 @@ export function withStatementCache(
       }
       return version
     },
-    cacheStats: () => ({entries: cache.size, textBytes, prepared}),
-    // What Kysely's SQLite connection does with a query, minus its queue and promises.
-    direct(text, parameters) {
-      const statement = prepare(text)
-      if (statement.reader) return statement.all(parameters) as unknown[]
-      statement.run(parameters)
-      return []
+  }
+}
+
+/** A statement that may write: each run moves the store's version first. */
+function countingWrites(fresh: SqliteStatement, wrote: () => void): SqliteStatement {
+  return {
+    reader: fresh.reader,
+    all: (parameters) => {
+      wrote()
+      return fresh.all(parameters)
     },
-    prepare,
+    run: (parameters) => {
+      wrote()
+      return fresh.run(parameters)
+    },
+    iterate: (parameters) => {
+      wrote()
+      return fresh.iterate(parameters)
+    },
   }
 }

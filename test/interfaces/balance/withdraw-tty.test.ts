@@ -56,9 +56,13 @@ describe.skipIf(!hasTmux)('withdraw on a terminal', () => {
     await waitFor('Withdrawal type')
     tmux('send-keys', '-t', 'w', 'Down', 'Enter') // PAYPAL is first, CHECK second
     await waitFor('? Amount')
-    // Checked at the prompt, fee included, before any detail field is asked for.
+    // Checked at the prompt as the service checks it (exact decimals; fee included), before
+    // any detail field is asked for.
+    tmux('send-keys', '-t', 'w', '25.005', 'Enter')
+    await waitFor('amount: USD amounts have at most 2 decimal places')
+    tmux('send-keys', '-t', 'w', 'BSpace', 'BSpace', 'BSpace', 'BSpace', 'BSpace', 'BSpace')
     tmux('send-keys', '-t', 'w', '99', 'Enter')
-    await waitFor('99.00 USD plus the 2.50 USD fee is more than the 100.00 USD available')
+    await waitFor('insufficient funds: amount 99 plus the CHECK fee of 2.5 exceeds available funds of 100 USD')
     tmux('send-keys', '-t', 'w', 'BSpace', 'BSpace')
     tmux('send-keys', '-t', 'w', '30', 'Enter')
     for (const [label, value] of [
