@@ -1,6 +1,6 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
 import {MEDPANEL_VERSION} from './version.js'
-import type {AppDeps} from './deps.js'
+import type {AppDeps, ServedInterface} from './deps.js'
 import {AppError} from './errors.js'
 import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
 import {createLogger} from './lib/log.js'
@@ -9,10 +9,10 @@ import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {schemaHook} from './http/validation.js'
 import {PrefixSplitRouter} from './http/router.js'
-import {SIGNON_PAGE_PATHS, signonRoutes} from './interfaces/signon/routes/index.js'
-import {balanceRoutes} from './interfaces/balance/routes.js'
-import {conversationRoutes} from './interfaces/conversations/routes.js'
-import {pulseRoutes} from './interfaces/pulse/routes.js'
+import {signonInterface} from './interfaces/signon/routes/index.js'
+import {balanceInterface} from './interfaces/balance/routes.js'
+import {conversationsInterface} from './interfaces/conversations/routes.js'
+import {pulseInterface} from './interfaces/pulse/routes.js'
 import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
 import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
@@ -24,28 +24,38 @@ import {pageHeaders} from './http/page-headers.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
+/**
+ * The interfaces `serve` answers, mounted in this order. A new interface describes itself beside
+ * its routes (a ServedInterface) and is added here; its tables and migrations go in src/schema.ts.
+ */
+export const SERVED_INTERFACES: readonly ServedInterface[] = [signonInterface, balanceInterface, conversationsInterface, pulseInterface]
+
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 
 /**
  * The interface a request is for, from its route template or, when no route matched, its path:
  * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
  */
-export function interfaceOf(path: string): Exclude<InterfaceLabel, 'other'> | null {
-  if (under(path, '/oauth') || under(path, '/user/oauth') || under(path, '/.well-known') || under(path, '/demo')) return 'A'
-  if (under(path, '/balance')) return 'C'
-  if (under(path, '/projects') || under(path, '/clients')) return 'D'
-  if (under(path, '/conversations')) return 'E'
-  return null
+function interfaceResolver(served: readonly ServedInterface[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
+  return (path) => served.find((one) => one.prefixes.some((prefix) => under(path, prefix)))?.label ?? null
+}
+
+/** "a, b and c", first letter capitalised: the interfaces as the OpenAPI description lists them. */
+function listed(served: readonly ServedInterface[]): string {
+  const titles = [...served].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0)).map((one) => one.title)
+  const text = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '')
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 /**
  * The whole HTTP service: middleware, one route group per interface, and the single place where
- * errors become responses.
+ * errors become responses. `served` is SERVED_INTERFACES but for tests that add one.
  */
-export function createApp(deps: AppDeps): OpenAPIHono {
+export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SERVED_INTERFACES): OpenAPIHono {
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
-  // Interface C's spec paths defeat Hono's fastest router; keep them apart so the rest stays fast.
-  const app = new OpenAPIHono({defaultHook: schemaHook(), router: new PrefixSplitRouter(['/balance'])})
+  const interfaceOf = interfaceResolver(served)
+  const ownRouters = served.filter((one) => one.ownRouter).flatMap((one) => one.prefixes)
+  const app = new OpenAPIHono({defaultHook: schemaHook(), router: new PrefixSplitRouter(ownRouters)})
 
   const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
@@ -55,7 +65,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
   // The home page and sign-on's pages answer with HTML.
-  for (const path of ['/', ...SIGNON_PAGE_PATHS]) app.use(path, pageHeaders())
+  for (const path of ['/', ...served.flatMap((one) => one.pagePaths ?? [])]) app.use(path, pageHeaders())
 
   // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
   // demo data and its credentials exist. A load balancer or a test script can trust a 200.
@@ -72,10 +82,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
     app.all('/metrics', methodNotAllowed('GET'))
   }
 
-  app.route('/', signonRoutes(deps))
-  app.route('/', balanceRoutes(deps))
-  app.route('/', conversationRoutes(deps))
-  app.route('/', pulseRoutes(deps))
+  for (const one of served) app.route('/', one.routes(deps))
 
   registerPartnerWebhooks(app)
   app.doc31('/openapi.json', {
@@ -84,7 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono {
       title: 'medpanel',
       version: SERVICE_VERSION,
       description: [
-        'Sign-on (A, OAuth 2 and OpenID Connect), balances (C), pulse export (D) and conversation search (E).',
+        `${listed(served)}.`,
         '',
         'A method this document does not list for a path is answered 405 Method Not Allowed, with an `Allow` header naming the methods the path serves (HEAD goes with GET), once the caller has authenticated where the path requires it (C and D check credentials first), in the error shape of the interface the path belongs to: `{"error", "error_description"}` for sign-on\'s API endpoints and interface D, an HTML page for the sign-in, consent, applications and logout pages, `{"message"}` for C, and E\'s own error document for E.',
       ].join('\n'),

@@ -1,3 +1,4 @@
+import type {OpenAPIHono} from '@hono/zod-openapi'
 import type {Kysely} from 'kysely'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat} from './lib/log.js'
@@ -55,4 +56,23 @@ export interface Readiness {
   ready: boolean
   /** Why not ready yet, for /healthz. */
   reason: string
+}
+
+/**
+ * One interface as the app serves it. Each interface describes itself beside its routes, and
+ * src/app.ts mounts the list (SERVED_INTERFACES): its routes, its pages' headers, the name logs
+ * and metrics give its requests, and its line in the OpenAPI document's description.
+ */
+export interface ServedInterface {
+  /** Its letter: the `interface` of access-log lines and HTTP metrics. */
+  label: string
+  /** How the OpenAPI document's description names it, e.g. "balances (C)". */
+  title: string
+  /** The paths it answers under: a request under one is counted as this interface's, matched or not. */
+  prefixes: readonly string[]
+  /** Its paths get a router of their own (interface C's spec paths defeat Hono's fastest router). */
+  ownRouter?: boolean
+  /** Paths of its HTML pages, which get the page security headers. */
+  pagePaths?: readonly string[]
+  routes: (deps: AppDeps) => OpenAPIHono
 }

@@ -86,8 +86,11 @@ export interface MetricSources {
 
 type Child = {inc(value?: number): void}
 
-/** The interface a route belongs to, as the HTTP metrics label it. */
-export type InterfaceLabel = 'A' | 'C' | 'D' | 'E' | 'other'
+/**
+ * The interface a route belongs to, as the HTTP metrics label it: an interface's letter (its
+ * `label` in src/app.ts's SERVED_INTERFACES), or `other` for the service's own paths.
+ */
+export type InterfaceLabel = string
 
 /**
  * One route's answers, in plain numbers: the HTTP middleware runs on every request of the hottest

@@ -1,7 +1,7 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import {isLosslessNumber, parse as parseLossless} from 'lossless-json'
-import type {AppDeps} from '../../deps.js'
+import type {AppDeps, ServedInterface} from '../../deps.js'
 import {AppError, type Challenge} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
@@ -215,6 +215,9 @@ function exactAmount(raw: string, parsed: number | string): string | number {
   const body = parseLossless(raw) as {amount?: unknown}
   return isLosslessNumber(body.amount) ? body.amount.toString() : parsed
 }
+
+/** Interface C as the app serves it. */
+export const balanceInterface: ServedInterface = {label: 'C', title: 'balances (C)', prefixes: ['/balance'], ownRouter: true, routes: (deps) => balanceRoutes(deps)}
 
 export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps

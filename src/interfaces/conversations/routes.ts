@@ -1,5 +1,5 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
-import type {AppDeps} from '../../deps.js'
+import type {AppDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorHeaders, errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {toByteStream} from '../../http/byte-stream.js'
@@ -108,6 +108,9 @@ function callRoute(method: Method) {
     },
   })
 }
+
+/** Interface E as the app serves it. */
+export const conversationsInterface: ServedInterface = {label: 'E', title: 'conversation search (E)', prefixes: ['/conversations'], routes: (deps) => conversationRoutes(deps)}
 
 export function conversationRoutes(deps: AppDeps): OpenAPIHono {
   const {db, clock} = deps

@@ -1,6 +1,6 @@
 import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
 import type {Context, TypedResponse} from 'hono'
-import type {AppDeps} from '../../deps.js'
+import type {AppDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerToken} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
@@ -113,6 +113,9 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
     {highWaterMark: 1},
   )
 }
+
+/** Interface D as the app serves it. */
+export const pulseInterface: ServedInterface = {label: 'D', title: 'pulse export (D)', prefixes: ['/projects', '/clients'], routes: (deps) => pulseRoutes(deps)}
 
 export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const {db} = deps

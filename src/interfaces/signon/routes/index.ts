@@ -2,7 +2,7 @@ import {OpenAPIHono} from '@hono/zod-openapi'
 import {bodyLimit} from 'hono/body-limit'
 import {cors} from 'hono/cors'
 import {config} from '../../../config.js'
-import type {AppDeps} from '../../../deps.js'
+import type {AppDeps, ServedInterface} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {errorShape} from '../../../http/error-shape.js'
 import {urlEncodedForm} from '../../../http/fast.js'
@@ -35,6 +35,15 @@ export const SIGNON_PAGE_PATHS = [
   '/oauth/end_session',
   '/demo/*',
 ] as const
+
+/** Interface A as the app serves it (its demo callback page included). */
+export const signonInterface: ServedInterface = {
+  label: 'A',
+  title: 'sign-on (A, OAuth 2 and OpenID Connect)',
+  prefixes: ['/oauth', '/user/oauth', '/.well-known', '/demo'],
+  pagePaths: SIGNON_PAGE_PATHS,
+  routes: (deps) => signonRoutes(deps),
+}
 
 export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: schemaHook()})
