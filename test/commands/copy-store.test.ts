@@ -105,5 +105,6 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     const notPostgres = cli(['copy-store', '--to', join(tempDir(), 'x.db')], sqlite)
     expect(notPostgres.status).toBe(1)
     expect(notPostgres.stderr).toMatch(/^Error: --to must be a postgres:\/\/ URL/)
-  })
+    // A dozen CLI runs, each starting Node and opening a store: a minute or more on a loaded machine.
+  }, 240_000)
 })
