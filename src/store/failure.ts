@@ -30,10 +30,10 @@ const UNAVAILABLE = new Set(['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', '
 /**
  * PostgreSQL's SQLSTATE classes in the same words: conflicts that outlasted the retries and lock
  * timeouts are `busy`; a server that is shutting down, starting up, out of disk or connections, or
- * cannot be reached, or a missing table, column or function (a damaged or hand-edited schema) are
- * `unavailable`. A connection that broke while in use is `lost`: the server was stopped or crashed
- * under it (57P01, 57P02), the socket was reset or closed (08xxx, ECONNRESET, EPIPE, and pg's own
- * errors without a code). Until it broke the request may have committed, so its caller is told so.
+ * cannot be reached or refuses a new connection, or a missing table, column or function (a damaged
+ * or hand-edited schema) are `unavailable`. A connection that broke while in use is `lost`: the
+ * server was stopped or crashed under it (57P01, 57P02), the socket was reset or closed (08xxx,
+ * ECONNRESET, EPIPE, and pg's own errors without a code). Until it broke the request may have committed, so its caller is told so.
  */
 function postgresFailure(error: unknown): StoreFailure | undefined {
   const code = (error as {code?: unknown} | null)?.code
@@ -42,6 +42,10 @@ function postgresFailure(error: unknown): StoreFailure | undefined {
     if (code === '57P01' || code === '57P02' || code === '08000' || code === '08003' || code === '08006' || code === '08007') return 'lost'
     if (code === 'ECONNRESET' || code === 'EPIPE') return 'lost'
     if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703' || code === '42883') return 'unavailable'
+    // A new connection refused: the database is gone, takes no connections for now, or no longer
+    // accepts the store's credentials. Nothing was sent.
+    if (code === '3D000' || code === '28000' || code === '28P01') return 'unavailable'
+    if (code === '55000' && /not currently accepting connections/.test(error instanceof Error ? error.message : '')) return 'unavailable'
     if (['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code)) return 'unavailable'
   }
   // Node reports a refused connection to a name with several addresses as an AggregateError of

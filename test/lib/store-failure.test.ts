@@ -14,6 +14,9 @@ describe('store failures from PostgreSQL', () => {
     ['the server refuses connections', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
     ['the server is shutting down or starting up', withCode('the database system is starting up', '57P03')],
     ['too many connections', withCode('sorry, too many clients already', '53300')],
+    ['the database takes no new connections', withCode('database "medpanel" is not currently accepting connections', '55000')],
+    ['the database is gone', withCode('database "medpanel" does not exist', '3D000')],
+    ['the password is no longer accepted', withCode('password authentication failed for user "medpanel"', '28P01')],
     ['the pool gave up waiting for a connection', new Error('timeout exceeded when trying to connect')],
     ['a connection timed out while opening', new Error('Connection terminated due to connection timeout')],
     [
