@@ -214,7 +214,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * The store, opened and migrated on first use and closed when the command ends. `reader` also
    * opens the read-only connection plain reads use (serve).
    */
-  protected async openStore(options: {reader?: boolean; inspect?: boolean; listenUrl?: string} = {}): Promise<Store> {
+  protected async openStore(options: {reader?: boolean; inspect?: boolean; listenUrl?: string; replicaUrl?: string} = {}): Promise<Store> {
     if (!this.store) {
       const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number}
       // An empty value is a script whose variable was unset: refuse it rather than write a

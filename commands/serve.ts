@@ -3,7 +3,7 @@ import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
-import {writeStats} from '../src/store/db.js'
+import {printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
@@ -60,6 +60,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
       env: 'MEDPANEL_LISTEN_URL',
       helpGroup: 'STORE',
     }),
+    'replica-url': Flags.string({
+      description:
+        "with --database-url: a hot standby (read replica) of the same PostgreSQL database, which conversation searches read from, so their load leaves the primary; everything else reads and writes the primary. A search may then miss posts written in the last moments before it (the standby's replay lag). A URL that is no replica of the store's database is refused at start",
+      env: 'MEDPANEL_REPLICA_URL',
+      helpGroup: 'STORE',
+    }),
     'metrics-token': Flags.string({
       description:
         'a secret (16+ characters; openssl rand -hex 32) that opens /metrics to any caller sending it as "Authorization: Bearer TOKEN", and only to them; without it /metrics answers only loopback callers. Prefer the variable, which ps does not show',
@@ -69,6 +75,17 @@ export default class Serve extends BaseCommand<typeof Serve> {
 
   protected override usesDemoStore(): boolean {
     return this.flags.demo
+  }
+
+  /** A flag that names a second way into a PostgreSQL store: a postgres:// URL, beside --database-url postgres://…. */
+  private postgresUrlFlag(name: 'listen-url' | 'replica-url', variable: string): string | undefined {
+    const url = this.flags[name]
+    if (url === undefined) return undefined
+    if (!/^postgres(ql)?:\/\//i.test(url)) throw new AppError('bad_request', `--${name} (or ${variable}) must be a postgres:// URL`)
+    if (!/^postgres(ql)?:\/\//i.test(this.flags['database-url'] ?? '')) {
+      throw new AppError('bad_request', `--${name} (or ${variable}) applies to a PostgreSQL store: give --database-url postgres://… too`)
+    }
+    return url
   }
 
   async run(): Promise<void> {
@@ -95,21 +112,21 @@ export default class Serve extends BaseCommand<typeof Serve> {
       const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
       throw new AppError('bad_request', why)
     }
-    const listenUrl = this.flags['listen-url']
-    if (listenUrl !== undefined) {
-      if (!/^postgres(ql)?:\/\//i.test(listenUrl)) throw new AppError('bad_request', '--listen-url (or MEDPANEL_LISTEN_URL) must be a postgres:// URL')
-      if (!/^postgres(ql)?:\/\//i.test(this.flags['database-url'] ?? ''))
-        throw new AppError('bad_request', '--listen-url (or MEDPANEL_LISTEN_URL) applies to a PostgreSQL store: give --database-url postgres://… too')
-    }
+    const listenUrl = this.postgresUrlFlag('listen-url', 'MEDPANEL_LISTEN_URL')
+    const replicaUrl = this.postgresUrlFlag('replica-url', 'MEDPANEL_REPLICA_URL')
     // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
     // ready line (or during start-up) still gets the graceful path below, never the default kill.
     const signalled = untilSignal()
-    const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {})})
+    const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})})
     const flags = this.flags
     const logFormat = this.logFormat()
     // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
     // log and the worker share the batched stderr sink.
     const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
+    if (replicaUrl !== undefined) {
+      const replica = printableUrl(replicaUrl)
+      events.log('info', `conversation searches read from the replica ${replica}`, 'searches read from a replica', {replica})
+    }
     // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
     const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
     // The app is made once the socket is bound, since the listening address (with --port 0, known

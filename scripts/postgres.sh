@@ -11,6 +11,11 @@
 #                                          benchmarks' CPU model)
 #   scripts/postgres.sh restart DIR [MODE]  restart the cluster in place (pg_ctl restart -m MODE: fast,
 #                                          the default, or immediate), same port and data; for fault tests
+#   scripts/postgres.sh standby DIR PORT PRIMARY_PORT [MODE]
+#                                          a hot standby (read replica) of the cluster on
+#                                          127.0.0.1:PRIMARY_PORT: pg_basebackup into DIR, then start
+#                                          it on PORT streaming the primary's WAL; prints the URL of
+#                                          its `medpanel` database (read-only). Stop it with `stop`
 #   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
 # POSTGRES_OPTIONS (e.g. "-c synchronous_commit=on") is added to the server's options at start,
 # after the defaults below, so it overrides them.
@@ -29,22 +34,26 @@ as_owner() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# The server settings of a MODE (see start).
+settings_for() {
+  case "$1" in
+    # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
+    fast) echo "-c fsync=off -c synchronous_commit=off -c full_page_writes=off" ;;
+    # What a production cluster does on commit (the defaults, spelled out so the log shows them),
+    # and the statistics bench/ reads: statement times and how long WAL flushes take.
+    durable) echo "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements -c track_wal_io_timing=on" ;;
+    *) echo "postgres.sh: MODE must be fast or durable (got \"$1\")" >&2; exit 2 ;;
+  esac
+}
+
 command=${1:-}
 dir=${2:-}
-[ -n "$dir" ] || { echo "usage: postgres.sh start|restart|stop DIR [PORT [fast|durable] | fast|immediate]" >&2; exit 2; }
+[ -n "$dir" ] || { echo "usage: postgres.sh start|standby|restart|stop DIR [PORT [fast|durable] | PORT PRIMARY_PORT | fast|immediate]" >&2; exit 2; }
 
 case "$command" in
   start)
     port=${3:-55432}
-    mode=${4:-${MEDPANEL_PG_MODE:-fast}}
-    case "$mode" in
-      # Sized for a test run on a small machine: durability is not the point of a throwaway cluster.
-      fast) settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" ;;
-      # What a production cluster does on commit (the defaults, spelled out so the log shows them),
-      # and the statistics bench/ reads: statement times and how long WAL flushes take.
-      durable) settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements -c track_wal_io_timing=on" ;;
-      *) echo "postgres.sh: MODE must be fast or durable (got \"$mode\")" >&2; exit 2 ;;
-    esac
+    settings=$(settings_for "${4:-${MEDPANEL_PG_MODE:-fast}}")
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$bindir/initdb" -D "$dir/data" -U medpanel --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
@@ -53,6 +62,23 @@ case "$command" in
       -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $settings ${POSTGRES_OPTIONS:-}" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
+    echo "postgres://medpanel@127.0.0.1:$port/medpanel"
+    ;;
+  standby)
+    port=${3:-}
+    primary=${4:-}
+    [ -n "$port" ] && [ -n "$primary" ] || { echo "usage: postgres.sh standby DIR PORT PRIMARY_PORT [MODE]" >&2; exit 2; }
+    settings=$(settings_for "${5:-${MEDPANEL_PG_MODE:-fast}}")
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    # -R writes standby.signal and primary_conninfo: the copy starts as a standby of the primary.
+    # initdb's pg_hba.conf already trusts replication connections from loopback. A fast checkpoint
+    # starts the copy at once; it is not synced to disk, as nothing here outlives the run.
+    as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U medpanel -D "$dir/data" -R -X stream --checkpoint=fast --no-sync >"$dir/basebackup.log" 2>&1 ||
+      { cat "$dir/basebackup.log" >&2; exit 1; }
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c hot_standby=on $settings ${POSTGRES_OPTIONS:-}" \
+      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
     ;;
   restart)
@@ -66,7 +92,7 @@ case "$command" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: postgres.sh start|restart|stop DIR [PORT [fast|durable] | fast|immediate]" >&2
+    echo "usage: postgres.sh start|standby|restart|stop DIR [PORT [fast|durable] | PORT PRIMARY_PORT | fast|immediate]" >&2
     exit 2
     ;;
 esac

@@ -25,6 +25,11 @@ export interface StoreContext {
    * thread's own connection): `direct` may then run any statement on it, transactions included.
    */
   exclusive?: boolean
+  /**
+   * PostgreSQL: a read replica of the same database (postgres/replica.ts), for reads that may
+   * lag the primary by a moment and should not load it: interface E's searches.
+   */
+  replica?: object
   /** PostgreSQL: this process's connections in the pool, for the metrics. */
   pool?: () => PoolCounts
   /**
@@ -54,7 +59,7 @@ export function contextOf(db: object): StoreContext | undefined {
  */
 export function inheritContext(child: object, parent: object): void {
   const context = contexts.get(parent)
-  if (context) contexts.set(child, {...context, reader: undefined})
+  if (context) contexts.set(child, {...context, reader: undefined, replica: undefined})
 }
 
 /** The metrics bound to a store handle, also reached from its transactions; undefined when none counts. */

@@ -12,10 +12,12 @@ import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteSt
 import {contextOf, inheritContext, setContext, type DirectExecutor, type StoreContext} from './context.js'
 import {beginRead, storeKind, type StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
+import {openReplica} from './postgres/replica.js'
 import {CacheVersion, listenForChanges, PROBE_CHANNEL, trackCacheWrites} from './postgres/listen.js'
 import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
 
 export {openSqlite}
+export {printableUrl} from './postgres/open.js'
 
 export type {StoreKind} from './dialect.js'
 // The store's one entry for writes, whichever the dialect: interfaces import no driver module.
@@ -60,6 +62,12 @@ export interface StoreOptions {
    * The listener checks that it hears the store's own notifications there before any caching.
    */
   listenUrl?: string
+  /**
+   * PostgreSQL only: a hot standby of the same database (postgres/replica.ts), which interface E's
+   * searches read from instead of the primary. Refused at open unless it is a replica of the
+   * store's own database.
+   */
+  replicaUrl?: string
 }
 
 export interface Store<DB = Database> {
@@ -169,6 +177,14 @@ export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
 }
 
 /**
+ * Where a search that may lag the primary by a moment reads: the store's read replica when it was
+ * opened with one (StoreOptions.replicaUrl), else `db` itself.
+ */
+export function replicaOf<DB>(db: Kysely<DB>): Kysely<DB> {
+  return (contextOf(db)?.replica as Kysely<DB> | undefined) ?? db
+}
+
+/**
  * A PostgreSQL store's keys: MEDPANEL_SECRET_KEY, which every process on the database must share.
  * There is no file beside the store to keep them in, and keys kept in the database itself would
  * seal nothing.
@@ -230,6 +246,12 @@ export async function openStore<DB = Database>(options: StoreOptions, schema: Sc
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
       setContext(reader, {kind, version: handle.version, keyring})
       setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring, reader})
+    }
+    if (options.replicaUrl !== undefined) {
+      if (kind !== 'postgres') throw new AppError('bad_request', 'a read replica applies to a PostgreSQL store only')
+      const replica = await openReplica(db, options.replicaUrl, {poolSize: options.poolSize}, (handle) => setContext(handle, {kind, keyring}))
+      contextOf(db)!.replica = replica.db
+      onStoreClose(db as Kysely<any>, () => replica.db.destroy())
     }
     if (cacheVersion && options.url && schema.notifiesChanges) {
       // Started once the schema (and its triggers) is in place; undefined, so no caching, until it listens.

@@ -2,7 +2,7 @@ import {Worker} from 'node:worker_threads'
 import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
 import type {Db} from '../../store/database.js'
-import {onStoreClose, readTransaction, storeFile} from '../../store/db.js'
+import {onStoreClose, readTransaction, replicaOf, storeFile} from '../../store/db.js'
 import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite-reader.js'
@@ -95,9 +95,10 @@ class InProcessSearcher implements Searcher {
 }
 
 /**
- * PostgreSQL: searches run on the store's pool, in read-only REPEATABLE READ transactions, and
- * the time budget is the transaction's statement_timeout: a search past it is cancelled by the
- * server and answered with the same 503 as on SQLite. A data answer streams: each page is read
+ * PostgreSQL: searches run on the store's pool (or its read replica's, when it has one), in
+ * read-only REPEATABLE READ transactions, and the time budget is the transaction's
+ * statement_timeout: a search past it is cancelled by the server and answered with the same 503
+ * as on SQLite. A data answer streams: each page is read
  * when the caller asks for it, within the budget, and a cancelled answer ends its transaction.
  */
 class PostgresSearcher implements Searcher {
@@ -622,7 +623,7 @@ export function searcherFor(db: Db, limits: PoolLimits): Searcher {
   const file = storeFile(db)
   const source = workerSource()
   if (isPostgres(db)) {
-    const postgres = new PostgresSearcher(db)
+    const postgres = new PostgresSearcher(replicaOf(db))
     onStoreClose(db, () => postgres.close())
     searcher = postgres
   } else if (file !== undefined && source !== undefined) {
