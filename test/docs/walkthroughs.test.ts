@@ -42,7 +42,8 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
     const run = spawnSync('bash', ['-c', `set -euo pipefail; trap 'kill $(jobs -p) 2>/dev/null || true' EXIT; source walkthrough.sh`], {
       cwd: dir,
       encoding: 'utf8',
-      timeout: 120_000,
+      // Dozens of CLI starts: minutes on a loaded two-core machine, seconds on a quiet one.
+      timeout: 270_000,
       env: {...process.env, PATH: `${bin}:${process.env.PATH}`, MEDPANEL_DB: '', NO_COLOR: '1'},
     })
     writeFileSync(join(dir, 'walkthrough.out'), run.stdout)
@@ -75,5 +76,5 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
     expect(run.stdout).toMatch(/^www-authenticate: Bearer /im)
     // E: the summaries answered in JSON and XML.
     expect(run.stdout).toMatch(/<\?xml/)
-  }, 200_000)
+  }, 300_000)
 })
