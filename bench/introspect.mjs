@@ -4,7 +4,10 @@
 // node:http server answering the same JSON as the ceiling. autocannon, 50 connections, alternating
 // 2-second rounds in a new order each round; the ratios are the medians of each round's ratios.
 // Resource servers and gateways call introspection on every request they receive, so it should
-// keep up with token info: the goal is introspection >= 0.8x token info, p99 < 5 ms.
+// keep up with token info: the goal is introspection >= 0.8x token info, p99 < 5 ms. The anchor
+// is node-oidc-provider's introspection (bench/oidc-provider-server.mjs: its in-memory store, no
+// logging) in the same rounds and harness; the goal is medpanel's ratio to the ceiling at least
+// twice oidc-provider's.
 // Usage: npm run bench:introspect [-- --rounds 9 --connections 50 --store sqlite|postgres]
 import {tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
@@ -39,6 +42,7 @@ const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base
 const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...target.flags, '--json'], {
   stderrFile: `${tmpdir()}/medpanel-bench-introspect-${process.pid}.log`,
 })
+const anchor = await startJsonServer(process.execPath, [new URL('./oidc-provider-server.mjs', import.meta.url).pathname])
 const bare = await startBareServer('{"active":true,"scope":"profile","client_id":"demo-client","token_type":"bearer","iat":1795306546,"exp":1795313746,"sub":"1"}')
 try {
   const form = new URLSearchParams({token, token_type_hint: 'access_token'}).toString()
@@ -51,11 +55,23 @@ try {
     },
     info: {url: `${service.url}/user/oauth/token/info`, method: 'GET', headers: {authorization: `Bearer ${token}`}},
     bare: {url: bare.url, method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, body: form},
+    'oidc-provider': {
+      url: `${anchor.url}/token/introspection`,
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${anchor.info.client_id}:${anchor.info.client_secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({token: anchor.info.token, token_type_hint: 'access_token'}).toString(),
+    },
   }
   const first = await fetch(sides.introspect.url, {method: 'POST', headers: sides.introspect.headers, body: form})
   const answer = await first.json()
   if (first.status !== 200 || answer.active !== true) throw new Error(`introspection answered ${first.status} ${JSON.stringify(answer)}`)
   if ((await fetch(sides.info.url, {headers: sides.info.headers})).status !== 200) throw new Error('token info did not answer 200')
+  const anchored = sides['oidc-provider']
+  const other = await (await fetch(anchored.url, {method: 'POST', headers: anchored.headers, body: anchored.body})).json()
+  if (other.active !== true) throw new Error(`oidc-provider's introspection answered ${JSON.stringify(other)}`)
 
   for (const side of Object.values(sides)) {
     Object.assign(side, {rps: [], p99: [], errors: 0})
@@ -76,7 +92,7 @@ try {
     }
   }
   for (const name of names) if (sides[name].errors) throw new Error(`${name} had ${sides[name].errors} failed answers`)
-  const {introspect: x, info, bare: b} = sides
+  const {introspect: x, info, bare: b, 'oidc-provider': o} = sides
   const ratioOf = (p, q) => median(p.rps.map((r, i) => r / q.rps[i]))
   const vsInfo = ratioOf(x, info)
   const p99 = median(x.p99)
@@ -84,10 +100,15 @@ try {
   console.log(`introspection (POST /oauth/introspect):   ${fmt(median(x.rps))} req/s  p99 ${p99} ms`)
   console.log(`token info    (GET /user/oauth/token/info): ${fmt(median(info.rps))} req/s  p99 ${median(info.p99)} ms`)
   console.log(`bare node:http (ceiling, same POST):       ${fmt(median(b.rps))} req/s  p99 ${median(b.p99)} ms`)
+  console.log(`oidc-provider ${anchor.info.version} (POST /token/introspection): ${fmt(median(o.rps))} req/s  p99 ${median(o.p99)} ms`)
   console.log(
     `introspection / token info ${fmt(vsInfo, 2)} (goal >= 0.80: ${vsInfo >= 0.8 ? 'met' : 'NOT MET'}); / ceiling ${fmt(ratioOf(x, b), 2)}; token info / ceiling ${fmt(ratioOf(info, b), 2)}; p99 ${p99} ms (goal < 5 ms: ${p99 < 5 ? 'met' : 'NOT MET'})`,
   )
+  const vsAnchor = ratioOf(x, o)
+  console.log(
+    `oidc-provider / ceiling ${fmt(ratioOf(o, b), 2)}; medpanel's introspection / oidc-provider's ${fmt(vsAnchor, 2)} (goal >= 2.00: ${vsAnchor >= 2 ? 'met' : 'NOT MET'})`,
+  )
 } finally {
-  await Promise.all([service, bare].map((one) => one.stop()))
+  await Promise.all([service, bare, anchor].map((one) => one.stop()))
   await probe?.close()
 }

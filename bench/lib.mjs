@@ -44,6 +44,7 @@ export function startJsonServer(command, args, {stderrFile} = {}) {
         const info = JSON.parse(out)
         resolve({
           url: info.url,
+          info,
           child,
           stop: () =>
             new Promise((done) => {
