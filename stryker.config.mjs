@@ -38,7 +38,16 @@ export const MODULES = {
   },
   outbox: {
     mutate: ['src/interfaces/partner/outbox.ts', 'src/interfaces/partner/worker.ts'],
-    tests: ['test/interfaces/partner/worker.test.ts', 'test/interfaces/partner/service.test.ts', 'test/interfaces/partner/hostile-partner.test.ts'],
+    // hostile-partner.test.ts is left out: most of it runs the built CLI, which has no dist/ in
+    // Stryker's sandbox, so the initial run fails.
+    tests: [
+      'test/interfaces/partner/worker.test.ts',
+      'test/interfaces/partner/service.test.ts',
+      'test/interfaces/partner/lease-takeover.test.ts',
+      'test/interfaces/partner/delivery-outcomes.test.ts',
+      'test/interfaces/partner/queue-order-and-retry.test.ts',
+      'test/interfaces/partner/record-after-store-outage.test.ts',
+    ],
   },
   summary: {
     mutate: ['src/interfaces/conversations/calls.ts'],
