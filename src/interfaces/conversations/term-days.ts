@@ -63,6 +63,8 @@ const ROWS_PER_STATEMENT = 100
 const ROWS_PER_ARRAY_STATEMENT = 5_000
 /** Days fit in 17 bits up to 2100 (the search key's range): kind and day share one number. */
 const KIND_SHIFT = 2 ** 17
+/** Distinct tokens numbered at once (between two writes) stay below this; pairs of them fit in 2^53. */
+const PAIR_SHIFT = 2 ** 26
 
 /**
  * Per-day term counts of many documents, added up in memory before they are written: the rows of
@@ -73,7 +75,14 @@ const KIND_SHIFT = 2 ** 17
  * which bounds memory whatever the input's size.
  */
 export class TermDayCounts {
-  private readonly terms = new Map<string, Map<number, [docs: number, matches: number, lastDocument: number]>>()
+  /**
+   * Terms by number: a token is numbered on first sight (`tokens`), a pair of tokens is
+   * (first + 1) × 2^26 + second. Counting then allocates no string per pair of tokens, which was
+   * most of the cost of adding a document up.
+   */
+  private readonly tokens = new Map<string, number>()
+  private readonly names: string[] = []
+  private readonly terms = new Map<number, Map<number, [docs: number, matches: number, lastDocument: number]>>()
   private document = 0
   /** Distinct (term, kind, day) rows held. */
   size = 0
@@ -82,7 +91,7 @@ export class TermDayCounts {
   add(kind: DocumentKind, publishedAt: string, fields: readonly (readonly string[])[]): void {
     const document = ++this.document
     const slot = KIND_CODE[kind] * KIND_SHIFT + dayOf(publishedAt)
-    const bump = (term: string) => {
+    const bump = (term: number) => {
       let days = this.terms.get(term)
       if (!days) {
         days = new Map()
@@ -100,24 +109,41 @@ export class TermDayCounts {
         counts[2] = document
       }
     }
-    for (const tokens of fields) {
-      for (let i = 0; i < tokens.length; i++) {
-        bump(tokens[i]!)
-        if (i + 1 < tokens.length) bump(`${tokens[i]} ${tokens[i + 1]}`)
+    for (const field of fields) {
+      let previous = -1
+      for (const token of field) {
+        let id = this.tokens.get(token)
+        if (id === undefined) {
+          id = this.names.length
+          this.names.push(token)
+          this.tokens.set(token, id)
+        }
+        bump(id)
+        if (previous >= 0) bump((previous + 1) * PAIR_SHIFT + id)
+        previous = id
       }
     }
   }
 
+  /** A term's text from its number. */
+  private name(term: number): string {
+    return term < PAIR_SHIFT ? this.names[term]! : `${this.names[Math.floor(term / PAIR_SHIFT) - 1]} ${this.names[term % PAIR_SHIFT]}`
+  }
+
   /** Calls `row` for each row held, in the table's key order, each count multiplied by `sign`; then forgets them. */
   private drain(sign: 1 | -1, row: (kind: number, day: number, term: string, docs: number, matches: number) => void): void {
-    for (const term of [...this.terms.keys()].sort()) {
+    const named = [...this.terms.keys()].map((term): [string, number] => [this.name(term), term])
+    named.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    for (const [text, term] of named) {
       const days = this.terms.get(term)!
       for (const slot of [...days.keys()].sort((a, b) => a - b)) {
         const counts = days.get(slot)!
-        row(Math.floor(slot / KIND_SHIFT), slot % KIND_SHIFT, term, sign * counts[0], sign * counts[1])
+        row(Math.floor(slot / KIND_SHIFT), slot % KIND_SHIFT, text, sign * counts[0], sign * counts[1])
       }
     }
     this.terms.clear()
+    this.tokens.clear()
+    this.names.length = 0
     this.size = 0
   }
 
