@@ -1,4 +1,5 @@
-import {readFile} from 'node:fs/promises'
+import {createReadStream} from 'node:fs'
+import {access, readFile} from 'node:fs/promises'
 import {AppError} from '../src/errors.js'
 
 /*
@@ -43,4 +44,29 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/**
+ * The file given with `--flag` as a stream of text chunks that can be read again from the start
+ * (a two-pass load reads it twice); standard input, which cannot, is read whole first. A file that
+ * cannot be read is refused here, before any pass.
+ */
+export async function openInputChunks(flag: string, file: string): Promise<() => AsyncIterable<string>> {
+  if (file === '-') {
+    const text = await readInputText(flag, file, {stdin: true})
+    return async function* () {
+      for (let i = 0; i < text.length; i += 1 << 20) yield text.slice(i, i + (1 << 20))
+    }
+  }
+  try {
+    await access(file)
+  } catch (error) {
+    throw new AppError('bad_request', `${inputName(flag, file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+  }
+  return () => createReadStream(file, {encoding: 'utf8', highWaterMark: 1 << 20}) as AsyncIterable<string>
+}
+
+/** A SyntaxError met while reading the file given with `--flag`, in the words readInputJson uses. */
+export function notJson(flag: string, file: string, error: unknown): unknown {
+  return error instanceof SyntaxError ? new AppError('bad_request', `${inputName(flag, file)} is not valid JSON (${error.message})`) : error
 }

@@ -1,10 +1,12 @@
-import {badRequest} from '../../errors.js'
-import {parseInput} from '../../lib/validate.js'
+import {AppError, badRequest} from '../../errors.js'
+import {describeZodError, parseInput} from '../../lib/validate.js'
 import type {Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
+import {documentConversations, NotADocument} from './document-stream.js'
 import * as repo from './repository.js'
-import {importDocument, type AuthorInput} from './schema.js'
+import {conversation, importDocument, type AuthorInput, type PostInput} from './schema.js'
 import type {NewAuthorRow} from './tables.js'
+import {TermDayCounts} from './term-days.js'
 
 // Loading posts and comments into the store (the import-posts command and the demo seed).
 
@@ -14,6 +16,20 @@ export interface LoadResult {
   authors: number
   replaced_posts: number
 }
+
+/**
+ * Where an import reads its conversations from: each call gives them again from the start, as raw
+ * JSON values (an import reads them twice: once to check them all, once to write them).
+ */
+export type ConversationSource = () => AsyncIterable<unknown>
+
+/** Posts written (with their comments) between two looks at the statistics' size. */
+const CHUNK_POSTS = 1_000
+/**
+ * Per-day term rows held in memory before they are written (about 100 bytes each): what bounds
+ * an import's memory besides one chunk of posts.
+ */
+const STATISTICS_ROWS = 400_000
 
 function authorRow(author: AuthorInput): NewAuthorRow {
   return {
@@ -26,60 +42,158 @@ function authorRow(author: AuthorInput): NewAuthorRow {
   }
 }
 
+/** Conversation `index` checked; a bad one is named by its path in the document. */
+function checked(value: unknown, index: number): PostInput {
+  const result = conversation.safeParse(value)
+  if (result.success) return result.data.post
+  for (const issue of result.error.issues) (issue as {path: PropertyKey[]}).path = ['conversations', index, ...issue.path]
+  throw new AppError('bad_request', describeZodError(result.error))
+}
+
+/** The conversations of a source, checked, numbered from 0. */
+async function* checkedPosts(source: ConversationSource): AsyncGenerator<[number, PostInput]> {
+  let index = 0
+  try {
+    for await (const value of source()) {
+      yield [index, checked(value, index)]
+      index++
+    }
+  } catch (error) {
+    // Valid JSON without a conversations array: the schema says what is missing, as it would of
+    // the whole document.
+    if (error instanceof NotADocument) parseInput(importDocument, error.value)
+    throw error
+  }
+}
+
 /**
  * Loads a data-call document (or its conversations array). Validated whole before anything is
  * written: one bad field rejects the file and names its path. A post already in the store is
  * replaced with its comments, so loading the same file twice leaves the same state.
  */
 export async function importPosts(db: Db, document: unknown): Promise<LoadResult> {
-  const parsed = parseInput(importDocument, Array.isArray(document) ? {conversations: document} : document)
+  const list = Array.isArray(document) ? document : (document as {conversations?: unknown} | null)?.conversations
+  // Anything but an array of conversations is refused in the schema's own words.
+  if (!Array.isArray(list)) parseInput(importDocument, document)
+  return importConversations(db, async function* () {
+    yield* list as unknown[]
+  })
+}
+
+/** Text chunks as the document stream takes them: a string's in pieces, so each is scanned alike. */
+export function textChunks(text: string, size = 1 << 20): ConversationSource {
+  return () =>
+    documentConversations(
+      (async function* () {
+        for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size)
+      })(),
+    )
+}
+
+/**
+ * Loads conversations from a source read twice. The first pass checks every conversation (its
+ * fields, and that no post or comment id appears twice) and keeps only ids, so nothing is written
+ * unless the whole document is valid. The second pass writes, in one transaction: posts the
+ * document replaces are deleted first (a comment moving between two posts of the document then
+ * never meets its old row), then the conversations are written a chunk at a time, their per-day
+ * term statistics added up in memory and written in key order whenever enough are held. Memory
+ * holds the ids, the statistics not yet written and one chunk, never the document.
+ */
+export async function importConversations(db: Db, source: ConversationSource): Promise<LoadResult> {
+  return writeConversations(db, source, await checkConversations(source))
+}
+
+/** What the first pass of an import keeps: the document's ids, and its authors' for the count. */
+export interface CheckedDocument {
+  postIds: Set<number>
+  commentIds: Set<number>
+  authorIds: Set<string>
+}
+
+/** The first pass of importConversations: every conversation checked, nothing written. */
+export async function checkConversations(source: ConversationSource): Promise<CheckedDocument> {
   const postIds = new Set<number>()
-  const commentIds = new Map<number, number>()
-  for (const [index, {post}] of parsed.conversations.entries()) {
+  const commentIds = new Set<number>()
+  const authorIds = new Set<string>()
+  for await (const [index, post] of checkedPosts(source)) {
     if (postIds.has(post.id)) throw badRequest(`conversations[${index}].post.id: post ${post.id} appears twice in the file`)
     postIds.add(post.id)
+    authorIds.add(post.author.id)
     for (const [j, comment] of post.comments.entries()) {
       if (commentIds.has(comment.id)) throw badRequest(`conversations[${index}].post.comments[${j}].id: comment ${comment.id} appears twice in the file`)
-      commentIds.set(comment.id, post.id)
+      commentIds.add(comment.id)
+      authorIds.add(comment.author.id)
     }
   }
+  return {postIds, commentIds, authorIds}
+}
+
+/** The second pass of importConversations: the checked document written in one transaction. */
+export async function writeConversations(db: Db, source: ConversationSource, document: CheckedDocument): Promise<LoadResult> {
+  const {postIds, commentIds, authorIds} = document
   return writeTransaction(db, async (trx) => {
-    const owners = await repo.commentOwners(trx, [...commentIds.keys()])
-    for (const [commentId, owner] of owners) {
-      if (owner !== commentIds.get(commentId) && !postIds.has(owner)) {
-        throw badRequest(`comment ${commentId} already belongs to post ${owner}, which this file does not replace`)
+    const stored = await repo.maxIds(trx)
+    // A fresh store holds nothing to check or replace.
+    let replaced = 0
+    if (stored.comment > 0) {
+      const wanted = [...commentIds].filter((id) => id <= stored.comment)
+      for (let i = 0; i < wanted.length; i += 10_000) {
+        for (const [commentId, owner] of await repo.commentOwners(trx, wanted.slice(i, i + 10_000))) {
+          // A comment of a post the document replaces may move to any of its posts.
+          if (!postIds.has(owner)) throw badRequest(`comment ${commentId} already belongs to post ${owner}, which this file does not replace`)
+        }
       }
     }
-    const existing = await repo.postsByIds(trx, [...postIds])
-    await repo.deletePosts(
-      trx,
-      existing.map((p) => p.id),
-    )
-    const authors = new Map<string, NewAuthorRow>()
-    for (const {post} of parsed.conversations) {
-      authors.set(post.author.id, authorRow(post.author))
-      for (const comment of post.comments) authors.set(comment.author.id, authorRow(comment.author))
+    if (stored.post > 0) {
+      const wanted = [...postIds].filter((id) => id <= stored.post)
+      for (let i = 0; i < wanted.length; i += 10_000) {
+        const existing = await repo.postsByIds(trx, wanted.slice(i, i + 10_000))
+        replaced += existing.length
+        await repo.deletePosts(
+          trx,
+          existing.map((p) => p.id),
+        )
+      }
     }
-    await repo.upsertAuthors(trx, [...authors.values()])
-    await repo.insertPosts(
-      trx,
-      parsed.conversations.map(({post}) => ({
-        id: post.id,
-        author_id: post.author.id,
-        published_at: post.published_at,
-        rating: post.rating,
-        iconsult: post.iconsult ? 1 : 0,
-        solved_at: post.solved_at,
-        title: post.title,
-        content: post.content,
-      })),
-    )
-    await repo.insertComments(
-      trx,
-      parsed.conversations.flatMap(({post}) =>
-        post.comments.map((c) => ({id: c.id, post_id: post.id, author_id: c.author.id, published_at: c.published_at, content: c.content, helpful_count: c.helpful_count})),
-      ),
-    )
-    return {posts: postIds.size, comments: commentIds.size, authors: authors.size, replaced_posts: existing.length}
+    const counts = new TermDayCounts()
+    let chunk: PostInput[] = []
+    const write = async () => {
+      const authors = new Map<string, NewAuthorRow>()
+      for (const post of chunk) {
+        authors.set(post.author.id, authorRow(post.author))
+        for (const comment of post.comments) authors.set(comment.author.id, authorRow(comment.author))
+      }
+      await repo.upsertAuthors(trx, [...authors.values()])
+      await repo.insertPosts(
+        trx,
+        chunk.map((post) => ({
+          id: post.id,
+          author_id: post.author.id,
+          published_at: post.published_at,
+          rating: post.rating,
+          iconsult: post.iconsult ? 1 : 0,
+          solved_at: post.solved_at,
+          title: post.title,
+          content: post.content,
+        })),
+        counts,
+      )
+      await repo.insertComments(
+        trx,
+        chunk.flatMap((post) =>
+          post.comments.map((c) => ({id: c.id, post_id: post.id, author_id: c.author.id, published_at: c.published_at, content: c.content, helpful_count: c.helpful_count})),
+        ),
+        counts,
+      )
+      chunk = []
+      if (counts.size >= STATISTICS_ROWS) await counts.write(trx, 1)
+    }
+    for await (const [, post] of checkedPosts(source)) {
+      chunk.push(post)
+      if (chunk.length >= CHUNK_POSTS) await write()
+    }
+    if (chunk.length > 0) await write()
+    await counts.write(trx, 1)
+    return {posts: postIds.size, comments: commentIds.size, authors: authorIds.size, replaced_posts: replaced}
   })
 }

@@ -1,9 +1,10 @@
 import {CompiledQuery, sql} from 'kysely'
 import type {Db} from '../../store/database.js'
-import {exclusiveDirect} from '../../store/context.js'
+import {contextOf, exclusiveDirect} from '../../store/context.js'
+import {inBatch} from '../../store/writer.js'
 import {isPostgres} from '../../store/dialect.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
-import {countTermDays, DAY_MS, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, tokenizeDocuments} from './term-days.js'
+import {countTermDays, DAY_MS, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, TermDayCounts, tokenizeDocuments} from './term-days.js'
 import {matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewApiKeyRow, NewAuthorRow, NewCommentRow, NewPostRow, PostRow} from './tables.js'
@@ -430,37 +431,56 @@ export async function deletePosts(db: Db, ids: readonly number[]): Promise<void>
   }
 }
 
+const POST_INSERT = `insert into conversation_posts (${POST_COLUMNS.join(', ')}) values (${POST_COLUMNS.map(() => '?').join(', ')})`
+const COMMENT_INSERT = `insert into conversation_comments (${COMMENT_COLUMNS.join(', ')}) values (${COMMENT_COLUMNS.map(() => '?').join(', ')})`
+
 /**
- * Writes posts, counting them into the per-day term statistics in the same transaction. On
- * PostgreSQL the same tokens fill the search columns (see the migration).
+ * SQLite inside a batch of the group writer: one prepared statement run per row, straight on the
+ * connection the batch holds. Bulk loads spent more time building and compiling multi-row
+ * queries than SQLite spent writing the rows and their index entries.
  */
-export async function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<void> {
+function directInsert(db: Db): ((sql: string, parameters: readonly unknown[]) => unknown) | undefined {
+  return inBatch(db) && !isPostgres(db) ? contextOf(db)?.direct : undefined
+}
+
+/**
+ * Writes posts, counting them into the per-day term statistics in the same transaction: at once,
+ * or into `counts` when given, which the caller writes (a bulk load adds up many chunks before
+ * writing their statistics in key order). On PostgreSQL the same tokens fill the search columns
+ * (see the migration).
+ */
+export async function insertPosts(db: Db, rows: readonly NewPostRow[], counts?: TermDayCounts): Promise<void> {
+  const own = counts ?? new TermDayCounts()
+  const direct = directInsert(db)
   for (let i = 0; i < rows.length; i += 300) {
     const chunk = rows.slice(i, i + 300)
     const tokens = await tokenizeTexts(chunk.flatMap((row) => [row.title, row.content]))
-    const values = isPostgres(db) ? chunk.map((row, j) => ({...row, title_tokens: tokens[2 * j]!, content_tokens: tokens[2 * j + 1]!}) as NewPostRow) : chunk
-    await db.insertInto('conversation_posts').values(values).execute()
-    await countTermDays(
-      db,
-      chunk.map((row, j) => ({kind: 'post', published_at: row.published_at, fields: [tokens[2 * j]!, tokens[2 * j + 1]!]})),
-      1,
-    )
+    if (direct)
+      for (const row of chunk) direct(POST_INSERT, [row.id, row.author_id, row.published_at, row.rating, row.iconsult ?? 0, row.solved_at ?? null, row.title, row.content])
+    else {
+      const values = isPostgres(db) ? chunk.map((row, j) => ({...row, title_tokens: tokens[2 * j]!, content_tokens: tokens[2 * j + 1]!}) as NewPostRow) : chunk
+      await db.insertInto('conversation_posts').values(values).execute()
+    }
+    for (const [j, row] of chunk.entries()) own.add('post', row.published_at, [tokens[2 * j]!, tokens[2 * j + 1]!])
   }
+  if (!counts) await own.write(db, 1)
 }
 
-/** Writes comments, counting them into the per-day term statistics in the same transaction. */
-export async function insertComments(db: Db, rows: readonly NewCommentRow[]): Promise<void> {
+/** Writes comments, counting them into the per-day term statistics as insertPosts does. */
+export async function insertComments(db: Db, rows: readonly NewCommentRow[], counts?: TermDayCounts): Promise<void> {
+  const own = counts ?? new TermDayCounts()
+  const direct = directInsert(db)
   for (let i = 0; i < rows.length; i += 300) {
     const chunk = rows.slice(i, i + 300)
     const tokens = await tokenizeTexts(chunk.map((row) => row.content))
-    const values = isPostgres(db) ? chunk.map((row, j) => ({...row, content_tokens: tokens[j]!}) as NewCommentRow) : chunk
-    await db.insertInto('conversation_comments').values(values).execute()
-    await countTermDays(
-      db,
-      chunk.map((row, j) => ({kind: 'comment', published_at: row.published_at, fields: [tokens[j]!]})),
-      1,
-    )
+    if (direct) for (const row of chunk) direct(COMMENT_INSERT, [row.id, row.post_id, row.author_id, row.published_at, row.content, row.helpful_count ?? 0])
+    else {
+      const values = isPostgres(db) ? chunk.map((row, j) => ({...row, content_tokens: tokens[j]!}) as NewCommentRow) : chunk
+      await db.insertInto('conversation_comments').values(values).execute()
+    }
+    for (const [j, row] of chunk.entries()) own.add('comment', row.published_at, [tokens[j]!])
   }
+  if (!counts) await own.write(db, 1)
 }
 
 /**

@@ -106,7 +106,8 @@ const post = z
   .refine((p) => p.iconsult || p.solved_at === null, {message: 'must be null when the post is not an iConsult', path: ['solved_at']})
 export type PostInput = z.output<typeof post>
 
-const conversation = z.object({matched_terms: z.array(z.string()).optional(), post}).strict()
+/** One element of a document's conversations array. */
+export const conversation = z.object({matched_terms: z.array(z.string()).optional(), post}).strict()
 
 /** A whole data-call answer; a bare `conversations` array is wrapped into one before parsing. */
 export const importDocument = z.object({conversations: z.array(conversation)}).loose()

@@ -7,6 +7,7 @@ import {Rng} from '../../lib/prng.js'
 import * as repo from './repository.js'
 import {isIsoDateTime} from './schema.js'
 import type {NewAuthorRow, NewCommentRow, NewPostRow} from './tables.js'
+import {TermDayCounts} from './term-days.js'
 
 /** The largest --count, and so the size of the block of post ids each seed owns. */
 export const MAX_SEED_POSTS = 5_000_000
@@ -225,11 +226,16 @@ async function writeSeedBatch(db: Db, batch: SeedBatch): Promise<void> {
         .onConflict((oc) => oc.column('id').doNothing())
         .execute()
     }
-    await repo.insertPosts(trx, posts)
+    // The batch's per-day term statistics are added up over all its posts and comments and
+    // written once, in key order.
+    const counts = new TermDayCounts()
+    await repo.insertPosts(trx, posts, counts)
     await repo.insertComments(
       trx,
       comments.map((c, i) => ({id: first + i, ...c})),
+      counts,
     )
+    await counts.write(trx, 1)
   })
 }
 

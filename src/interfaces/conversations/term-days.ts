@@ -1,5 +1,8 @@
 import {sql, type Kysely} from 'kysely'
+import {contextOf} from '../../store/context.js'
+import {isPostgres} from '../../store/dialect.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
+import {inBatch} from '../../store/writer.js'
 
 /*
  * Interface E's per-day term statistics. For every day, kind of document (post or comment) and
@@ -33,19 +36,6 @@ function dayOf(publishedAt: string): number {
   return Math.floor(Math.min(Math.max(second, 0), LAST_SECOND) / 86_400)
 }
 
-/** Occurrences of every one- and two-token term of a document, field by field (a phrase never spans two fields). */
-function documentTerms(fields: readonly (readonly string[])[]): Map<string, number> {
-  const counts = new Map<string, number>()
-  const bump = (term: string) => counts.set(term, (counts.get(term) ?? 0) + 1)
-  for (const tokens of fields) {
-    for (let i = 0; i < tokens.length; i++) {
-      bump(tokens[i]!)
-      if (i + 1 < tokens.length) bump(`${tokens[i]} ${tokens[i + 1]}`)
-    }
-  }
-  return counts
-}
-
 /** How many times the phrase `tokens` occurs in one field's tokens, overlapping occurrences each counted. */
 export function phraseOccurrences(field: readonly string[], tokens: readonly string[]): number {
   let count = 0
@@ -64,9 +54,129 @@ export interface TokenizedDocument {
   fields: readonly (readonly string[])[]
 }
 
+/** One row's change: [kind, day, term, docs, matches]. */
 type Change = [kind: number, day: number, term: string, docs: number, matches: number]
 
-const ROWS_PER_STATEMENT = 200
+/** Rows per upsert statement on SQLite (prepared once, run as often as needed). */
+const ROWS_PER_STATEMENT = 100
+/** Rows per statement on PostgreSQL, where a statement takes each column as one array. */
+const ROWS_PER_ARRAY_STATEMENT = 5_000
+/** Days fit in 17 bits up to 2100 (the search key's range): kind and day share one number. */
+const KIND_SHIFT = 2 ** 17
+/** Distinct tokens numbered at once (between two writes) stay below this; pairs of them fit in 2^53. */
+const PAIR_SHIFT = 2 ** 26
+
+/**
+ * Per-day term counts of many documents, added up in memory before they are written: the rows of
+ * one term and day are then written once for a whole chunk of documents instead of once per
+ * statement's worth, and in key order (term, kind, day) so each write lands beside the last.
+ * Held as term → (kind, day) → counts, so sorting is done on the distinct terms (thousands), not
+ * on the rows (millions). `size` is the rows held: a bulk writer flushes when it grows too large,
+ * which bounds memory whatever the input's size.
+ */
+export class TermDayCounts {
+  /**
+   * Terms by number: a token is numbered on first sight (`tokens`), a pair of tokens is
+   * (first + 1) × 2^26 + second. Counting then allocates no string per pair of tokens, which was
+   * most of the cost of adding a document up.
+   */
+  private readonly tokens = new Map<string, number>()
+  private readonly names: string[] = []
+  private readonly terms = new Map<number, Map<number, [docs: number, matches: number, lastDocument: number]>>()
+  private document = 0
+  /** Distinct (term, kind, day) rows held. */
+  size = 0
+
+  /** Counts one document in: each term of one or two tokens, field by field (a phrase never spans two fields). */
+  add(kind: DocumentKind, publishedAt: string, fields: readonly (readonly string[])[]): void {
+    const document = ++this.document
+    const slot = KIND_CODE[kind] * KIND_SHIFT + dayOf(publishedAt)
+    const bump = (term: number) => {
+      let days = this.terms.get(term)
+      if (!days) {
+        days = new Map()
+        this.terms.set(term, days)
+      }
+      const counts = days.get(slot)
+      if (!counts) {
+        days.set(slot, [1, 1, document])
+        this.size++
+        return
+      }
+      counts[1] += 1
+      if (counts[2] !== document) {
+        counts[0] += 1
+        counts[2] = document
+      }
+    }
+    for (const field of fields) {
+      let previous = -1
+      for (const token of field) {
+        let id = this.tokens.get(token)
+        if (id === undefined) {
+          id = this.names.length
+          this.names.push(token)
+          this.tokens.set(token, id)
+        }
+        bump(id)
+        if (previous >= 0) bump((previous + 1) * PAIR_SHIFT + id)
+        previous = id
+      }
+    }
+  }
+
+  /** A term's text from its number. */
+  private name(term: number): string {
+    return term < PAIR_SHIFT ? this.names[term]! : `${this.names[Math.floor(term / PAIR_SHIFT) - 1]} ${this.names[term % PAIR_SHIFT]}`
+  }
+
+  /** Calls `row` for each row held, in the table's key order, each count multiplied by `sign`; then forgets them. */
+  private drain(sign: 1 | -1, row: (kind: number, day: number, term: string, docs: number, matches: number) => void): void {
+    const named = [...this.terms.keys()].map((term): [string, number] => [this.name(term), term])
+    named.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    for (const [text, term] of named) {
+      const days = this.terms.get(term)!
+      for (const slot of [...days.keys()].sort((a, b) => a - b)) {
+        const counts = days.get(slot)!
+        row(Math.floor(slot / KIND_SHIFT), slot % KIND_SHIFT, text, sign * counts[0], sign * counts[1])
+      }
+    }
+    this.terms.clear()
+    this.tokens.clear()
+    this.names.length = 0
+    this.size = 0
+  }
+
+  /** The rows held, in the table's key order, each count multiplied by `sign`; then forgets them. */
+  take(sign: 1 | -1): Change[] {
+    const rows: Change[] = []
+    this.drain(sign, (kind, day, term, docs, matches) => rows.push([kind, day, term, docs, matches]))
+    return rows
+  }
+
+  /**
+   * Writes the rows held into the statistics (`sign` 1 for documents written, -1 for documents
+   * deleted) and forgets them. Must run in the transaction that writes or deletes the documents.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: its migration runs it on the store's schema of that time, not today's Database
+  async write(db: Kysely<any>, sign: 1 | -1): Promise<void> {
+    if (this.size === 0) return
+    // Inside a batch of the group writer on SQLite, the statements go straight to the connection
+    // the batch holds, their parameters filled in place: building and compiling a query per
+    // chunk cost more than SQLite's own work.
+    const direct = sign > 0 && inBatch(db) ? contextOf(db)?.direct : undefined
+    if (!direct) return writeChanges(db, this.take(sign), sign)
+    const parameters: (string | number)[] = []
+    this.drain(sign, (kind, day, term, docs, matches) => {
+      parameters.push(kind, day, term, docs, matches)
+      if (parameters.length === ROWS_PER_STATEMENT * 5) {
+        direct(FULL_UPSERT, parameters)
+        parameters.length = 0
+      }
+    })
+    if (parameters.length > 0) direct(sqliteUpsert(parameters.length / 5), parameters)
+  }
+}
 
 /**
  * Counts documents into the statistics (`sign` 1, when they are written) or out of them (-1, when
@@ -74,32 +184,44 @@ const ROWS_PER_STATEMENT = 200
  */
 // biome-ignore lint/suspicious/noExplicitAny: its migration runs it on the store's schema of that time, not today's Database
 export async function countTermDays(db: Kysely<any>, documents: readonly TokenizedDocument[], sign: 1 | -1): Promise<void> {
-  const changes = new Map<string, Change>()
-  for (const document of documents) {
-    const kind = KIND_CODE[document.kind]
-    const day = dayOf(document.published_at)
-    for (const [term, occurrences] of documentTerms(document.fields)) {
-      const key = `${kind}|${day}|${term}`
-      const change = changes.get(key)
-      if (change) {
-        change[3] += sign
-        change[4] += sign * occurrences
-      } else changes.set(key, [kind, day, term, sign, sign * occurrences])
+  const counts = new TermDayCounts()
+  for (const document of documents) counts.add(document.kind, document.published_at, document.fields)
+  await counts.write(db, sign)
+}
+
+const UPSERT = 'on conflict (term, kind, day) do update set docs = conversation_term_days.docs + excluded.docs, matches = conversation_term_days.matches + excluded.matches'
+
+/** SQLite's upsert of `rows` rows, prepared once per size and kept by the store's statement cache. */
+function sqliteUpsert(rows: number): string {
+  return `insert into conversation_term_days (kind, day, term, docs, matches) values ${Array(rows).fill('(?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`
+}
+const FULL_UPSERT = sqliteUpsert(ROWS_PER_STATEMENT)
+
+// biome-ignore lint/suspicious/noExplicitAny: see countTermDays
+async function writeChanges(db: Kysely<any>, rows: readonly Change[], sign: 1 | -1): Promise<void> {
+  if (isPostgres(db)) {
+    for (let i = 0; i < rows.length; i += ROWS_PER_ARRAY_STATEMENT) {
+      const chunk = rows.slice(i, i + ROWS_PER_ARRAY_STATEMENT)
+      const column = (index: number) => chunk.map((row) => row[index])
+      await sql`insert into conversation_term_days (kind, day, term, docs, matches)
+        select * from unnest(${column(0)}::integer[], ${column(1)}::integer[], ${column(2)}::text[], ${column(3)}::integer[], ${column(4)}::integer[])
+        ${sql.raw(UPSERT)}`.execute(db)
+    }
+  } else {
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT)
+      await sql`insert into conversation_term_days (kind, day, term, docs, matches) values ${sql.join(chunk.map((r) => sql`(${r[0]}, ${r[1]}, ${r[2]}, ${r[3]}, ${r[4]})`))} ${sql.raw(UPSERT)}`.execute(
+        db,
+      )
     }
   }
-  // In key order: each statement then touches neighbouring pages of the table instead of pages
-  // all over it, which is most of the cost of keeping the statistics.
-  const rows = [...changes.values()].filter((row) => row[3] !== 0 || row[4] !== 0).sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : a[0] - b[0] || a[1] - b[1]))
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT)
-    await sql`insert into conversation_term_days (kind, day, term, docs, matches) values ${sql.join(chunk.map((r) => sql`(${r[0]}, ${r[1]}, ${r[2]}, ${r[3]}, ${r[4]})`))}
-      on conflict (term, kind, day) do update set docs = conversation_term_days.docs + excluded.docs, matches = conversation_term_days.matches + excluded.matches`.execute(db)
-    // A term no document of that day holds any more leaves no row behind.
-    if (sign < 0) {
-      await sql`delete from conversation_term_days where docs <= 0 and (term, kind, day) in (values ${sql.join(
-        chunk.map((r) => sql`(${r[2]}, cast(${r[0]} as integer), cast(${r[1]} as integer))`),
-      )})`.execute(db)
-    }
+  if (sign > 0) return
+  // A term no document of that day holds any more leaves no row behind.
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT * 2) {
+    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT * 2)
+    await sql`delete from conversation_term_days where docs <= 0 and (term, kind, day) in (values ${sql.join(
+      chunk.map((r) => sql`(${r[2]}, cast(${r[0]} as integer), cast(${r[1]} as integer))`),
+    )})`.execute(db)
   }
 }
 
