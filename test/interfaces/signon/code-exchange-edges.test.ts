@@ -62,7 +62,7 @@ describe('authorization code exchange, at its edges', () => {
     const code = await getCode(ctx, client.client_id)
     await updateClient(ctx.db, client.client_id, {grants: ['balance']}, ctx.clock.now())
     const body = await refusal(await exchange(ctx, grant(code)), 400)
-    expect(body.error).toBe('unauthorized_client')
+    expect(body).toEqual({error: 'unauthorized_client', error_description: 'this client may not use the authorization_code grant'})
     // Given the grant back, the code still works: the refusal did not consume it.
     await updateClient(ctx.db, client.client_id, {grants: ['signon']}, ctx.clock.now())
     expect((await exchange(ctx, grant(code))).status).toBe(200)
