@@ -34,6 +34,10 @@ export const MODULES = {
       'test/interfaces/signon/oidc.test.ts',
       'test/interfaces/signon/hardening.test.ts',
       'test/interfaces/signon/applications.test.ts',
+      'test/interfaces/signon/discovery.test.ts',
+      'test/interfaces/signon/code-exchange-edges.test.ts',
+      'test/interfaces/signon/authorize-request-edges.test.ts',
+      'test/interfaces/signon/session-same-instant.test.ts',
     ],
   },
   outbox: {
