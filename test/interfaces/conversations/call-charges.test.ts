@@ -48,6 +48,21 @@ describe('what a call is charged', () => {
     expect(await remaining('summary')).toBe(0)
   })
 
+  it('counts spent data calls for the operator: not a HEAD, not a refused call, not a summary', async () => {
+    const spent = async () => {
+      const text = await (await ctx.app.request('/metrics')).text()
+      return Number(/^medpanel_search_data_calls_total (\S+)$/m.exec(text)?.[1])
+    }
+    expect(await spent()).toBe(0)
+    const head = await ctx.app.request(`/conversations/data?${WINDOW}`, {method: 'HEAD', headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
+    expect(head.status).toBe(200)
+    await remaining('summary')
+    expect(await spent()).toBe(0)
+    for (let i = 0; i < 3; i++) await remaining('data')
+    expect((await call('data')).status).toBe(429)
+    expect(await spent()).toBe(3)
+  })
+
   it('records each answered call once, with its method and query', async () => {
     await remaining('summary')
     await remaining('data')

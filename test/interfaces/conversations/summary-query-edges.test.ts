@@ -113,6 +113,13 @@ describe('a summary call at the edges of its query', () => {
     expect(body.summary.terms[0]).toMatchObject({posts: 1})
   })
 
+  it('tells a caller how to write the query, and quotes at most 64 characters of a bad datetime', async () => {
+    const how = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
+    expect(await refused(await call([]))).toEqual({code: 400, message: 'terms[] is required', details: how})
+    const long = `2025-${'x'.repeat(100)}`
+    expect(await refused(await call(['pain'], long))).toEqual({code: 400, message: `start is not an ISO 8601 UTC datetime: "2025-${'x'.repeat(59)}"`, details: how})
+  })
+
   it('calls a start or an end of spaces missing, not malformed', async () => {
     expect(await refused(await call(['pain'], '   ', YEAR[1]))).toMatchObject({message: 'start is required'})
     expect(await refused(await call(['pain'], YEAR[0], ' '))).toMatchObject({message: 'end is required'})
