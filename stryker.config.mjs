@@ -58,6 +58,9 @@ export const MODULES = {
       'test/interfaces/conversations/term-days.test.ts',
       'test/interfaces/conversations/errors.test.ts',
       'test/interfaces/conversations/limits.test.ts',
+      'test/interfaces/conversations/summary-query-edges.test.ts',
+      'test/interfaces/conversations/summary-day-edges.test.ts',
+      'test/interfaces/conversations/call-charges.test.ts',
     ],
   },
 }
