@@ -54,8 +54,25 @@ export const MODULES = {
     ],
   },
   summary: {
-    mutate: ['src/interfaces/conversations/calls.ts'],
-    tests: ['test/interfaces/conversations/summary-days.test.ts', 'test/interfaces/conversations/errors.test.ts', 'test/interfaces/conversations/limits.test.ts'],
+    // What a summary counts and what a call is charged, as line ranges: the whole files hold 676
+    // mutants, hours at concurrency 1 on two shared cores. calls.ts: the allowance and its
+    // spending; repository.ts: which terms are read from the per-day statistics, and the counting
+    // of whole days and ragged edges (summaryShape, totaller, countPlan).
+    mutate: [
+      'src/interfaces/conversations/calls.ts:116-129',
+      'src/interfaces/conversations/calls.ts:254-267',
+      'src/interfaces/conversations/repository.ts:209-214',
+      'src/interfaces/conversations/repository.ts:273-321',
+    ],
+    tests: [
+      'test/interfaces/conversations/summary-days.test.ts',
+      'test/interfaces/conversations/term-days.test.ts',
+      'test/interfaces/conversations/errors.test.ts',
+      'test/interfaces/conversations/limits.test.ts',
+      'test/interfaces/conversations/summary-query-edges.test.ts',
+      'test/interfaces/conversations/summary-day-edges.test.ts',
+      'test/interfaces/conversations/call-charges.test.ts',
+    ],
   },
 }
 
