@@ -61,8 +61,8 @@ export const MODULES = {
     mutate: [
       'src/interfaces/conversations/calls.ts:116-129',
       'src/interfaces/conversations/calls.ts:254-267',
-      'src/interfaces/conversations/repository.ts:209-214',
-      'src/interfaces/conversations/repository.ts:273-321',
+      'src/interfaces/conversations/repository.ts:210-215',
+      'src/interfaces/conversations/repository.ts:274-322',
     ],
     tests: [
       'test/interfaces/conversations/summary-days.test.ts',
