@@ -57,8 +57,35 @@ describe('the streamed document', () => {
     await expect(streamed('{"conversations": 5}', 3)).rejects.toEqual(new NotADocument({conversations: 5}))
     await expect(streamed('{"id": "x"}', 3)).rejects.toEqual(new NotADocument({}))
     await expect(streamed('42', 1)).rejects.toEqual(new NotADocument(42))
+    // What stood there, whole, however it was split.
+    await expect(streamed('{"conversations": {"a": {"b": [1]}, "c": 2}}', 2)).rejects.toEqual(new NotADocument({conversations: {a: {b: [1]}, c: 2}}))
+    await expect(streamed('{"conversations": [1], "conversations": [2]}', 5)).rejects.toThrow('the document holds "conversations" twice')
+    // JSON.parse refuses a byte order mark; so does the stream, though the library would skip it.
+    await expect(streamed('\uFEFF{"conversations": []}', 4)).rejects.toThrow(SyntaxError)
+    // The message names the character, its byte and the conversations read before it, not the
+    // parser's internal states.
+    await expect(streamed('{"conversations": [{"a": 1}} ]}', 100)).rejects.toThrow(/^unexpected "}" at byte 27, after conversation 1$/)
+    await expect(streamed('{"é": tru, "conversations": []}', 3)).rejects.toThrow(/^unexpected "," at byte 10, before the first conversation$/) // é is two bytes
+    await expect(streamed('{"conversations": [{"a": 1}', 100)).rejects.toThrow(/^the document ends before it is complete$/)
     // In the schema's own words, as when the document was parsed whole.
     await expect(importConversations(undefined as never, textChunks('{"conversations": 5}'))).rejects.toThrow(/^conversations: /)
+  })
+
+  it("hands each chunk's conversations on before reading the next chunk", async () => {
+    const handed: number[] = []
+    const asked: number[] = []
+    const chunks = async function* () {
+      yield '{"id": "x", "conversations": ['
+      for (let i = 0; i < 50; i++) {
+        asked.push(handed.length)
+        yield `${i ? ',' : ''}{"n": ${i}, "text": "${'x'.repeat(100)}"}`
+      }
+      yield ']}'
+    }
+    for await (const value of documentConversations(chunks())) handed.push((value as {n: number}).n)
+    expect(handed).toEqual(Array.from({length: 50}, (_, i) => i))
+    // When chunk i+1 is asked for, conversation i is already out: nothing waits for the document's end.
+    expect(asked).toEqual(Array.from({length: 50}, (_, i) => i))
   })
 })
 
