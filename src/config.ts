@@ -283,7 +283,7 @@ export const config = {
       connectTimeoutMs: 10_000,
       /** A dropped connection's socket is destroyed this long after a polite end was asked for, in case its peer is gone. */
       dropAfterMs: 1_000,
-      /** With --listen-url: how long the listener waits to hear the store's own test notification before it leaves the caches off. */
+      /** With --listen-url: how long the listener waits to hear the store's own test notification. Not heard on a URL never heard before, the caches stay off; on one heard before, the listener tries again. */
       probeTimeoutMs: 5_000,
     },
     /** Prepared statements kept per connection, and how much SQL text they may hold. */

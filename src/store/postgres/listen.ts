@@ -235,6 +235,8 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
   const maxRetry = options.maxRetryMs ?? LISTENER.maxRetryMs
   const heartbeat = options.heartbeatMs ?? LISTENER.heartbeatMs
   let stopped = false
+  /** A probe was heard on this URL once: it reaches the store's database. */
+  let verified = false
   /** Ends the current connection's session at once (close, or a failed heartbeat). */
   let client: {end: () => void} | undefined
   let wake: (() => void) | undefined
@@ -277,23 +279,27 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
     })
     let timer: ReturnType<typeof setInterval> | undefined
     let listened = false
-    /** Sends a token through the store and waits to hear it here. */
-    const probed = async (probe: (token: string) => Promise<void>, timeoutMs: number): Promise<boolean> => {
+    /**
+     * Sends a token through the store and waits to hear it here: 'heard'; 'unheard' when it was
+     * sent and this connection stayed up but nothing arrived in time; 'failed' when it could not
+     * be sent or this connection went meanwhile (a session lost, not a verdict on the URL).
+     */
+    const probed = async (probe: (token: string) => Promise<void>, timeoutMs: number): Promise<'heard' | 'unheard' | 'failed'> => {
       const token = randomUUID()
-      const arrived = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), timeoutMs)
+      const arrived = new Promise<'heard' | 'unheard'>((resolve) => {
+        const timer = setTimeout(() => resolve('unheard'), timeoutMs)
         onProbe = () => {
           if (!heard.has(token)) return
           clearTimeout(timer)
-          resolve(true)
+          resolve('heard')
         }
       })
       try {
         await probe(token)
       } catch {
-        return false
+        return 'failed'
       }
-      return Promise.race([arrived, gone.then(() => false)])
+      return Promise.race([arrived, gone.then(() => 'failed' as const)])
     }
     try {
       const backend = await Promise.race([
@@ -308,11 +314,20 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
         version.off = 'pooler'
         return false
       }
-      if (options.probe && !(await probed(options.probe, options.probeTimeoutMs ?? LISTENER.probeTimeoutMs))) {
-        // This URL does not hear the store's database: caching on it would serve stale rows.
-        stopped = true
-        version.off = 'unheard'
-        return false
+      if (options.probe) {
+        const outcome = await probed(options.probe, options.probeTimeoutMs ?? LISTENER.probeTimeoutMs)
+        // Not heard on a URL that never heard the store: it reaches another database, and
+        // caching on it would serve stale rows, so the caches stay off for good. A URL that
+        // heard the store before, or a probe that could not finish (the store or this
+        // connection went meanwhile), is a session lost like any other: the loop tries again,
+        // without caching until a probe is heard.
+        if (outcome === 'unheard' && !verified) {
+          stopped = true
+          version.off = 'unheard'
+          return false
+        }
+        if (outcome !== 'heard') return false
+        verified = true
       }
       version.regained()
       listened = true
