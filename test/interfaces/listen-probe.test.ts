@@ -20,8 +20,7 @@ describe.skipIf(!onPostgres)('the listen URL probe', () => {
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }
-  const killListener = () =>
-    admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = $1', [listenerName()])
+  const killListener = () => admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = $1', [listenerName()])
 
   beforeAll(async () => {
     url = await freshDatabaseUrl()
