@@ -1,6 +1,7 @@
 import {sql} from 'kysely'
+import {copyFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import type {ConversationLimits} from '../../../src/interfaces/conversations/limits.js'
 import {isLightSummary} from '../../../src/interfaces/conversations/repository.js'
@@ -47,15 +48,24 @@ async function statistics(store: Store, tokens: string[], start: string, end: st
 
 describe.skipIf(onPostgres)('summaries on the event loop', () => {
   const open: Store[] = []
+  /** A store seeded once; each test's stores are copies of it. */
+  let seeded: string
+  beforeAll(async () => {
+    seeded = join(tempDir('medpanel-inline-'), 'seeded.db')
+    const store = await openStore({file: seeded})
+    await seedPosts(store.db, SMALL)
+    await store.close()
+  })
   afterEach(async () => {
     await Promise.all(open.splice(0).map((store) => store.close()))
   })
 
-  /** A seeded store file, opened as `serve` opens it (`reader`) or as a command does. */
+  /** A copy of the seeded store, opened as `serve` opens it (`reader`) or as a command does. */
   async function appOn(options: {reader: boolean; limits?: Partial<ConversationLimits>}): Promise<TestContext & {key: string}> {
-    const store = await openStore({file: join(tempDir('medpanel-inline-'), 'store.db'), reader: options.reader})
+    const file = join(tempDir('medpanel-inline-'), 'store.db')
+    copyFileSync(seeded, file)
+    const store = await openStore({file, reader: options.reader})
     open.push(store)
-    await seedPosts(store.db, SMALL)
     const clock = new ManualClock()
     const ctx: TestContext = {store, db: store.db, clock, logs: [], app: createApp({db: store.db, clock, log: () => undefined, conversations: {threads: 2, ...options.limits}})}
     const {key} = await clientWithKey(ctx, {data_calls: 5})
