@@ -10,7 +10,10 @@
 // Then the memory of a whole-store data answer: a second store
 // of --rss-posts posts (4 comments each) over one year, and `serve`'s peak RSS (VmHWM) while it
 // streams the data answer for `a` over that year, in XML and in JSON. Usage:
-//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--postgres] [--rss-posts 50000; 0 skips the memory part]
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--postgres] [--pg-store URL] [--rss-posts 50000; 0 skips the memory part]
+// --pg-store URL times against a PostgreSQL database an earlier --postgres run seeded (it prints
+// the URL; keep the cluster with BENCH_DATABASE_URL, and the same MEDPANEL_SECRET_KEY), since
+// seeding 200,000 posts there takes far longer than the timing.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -28,7 +31,10 @@ const COMMENTS = arg('comments', 5)
 const RUNS = arg('runs', 15)
 const KEEP = process.argv.includes('--keep')
 const RSS_POSTS = arg('rss-posts', 50_000, 0)
-const POSTGRES = process.argv.includes('--postgres')
+const pgStoreAt = process.argv.indexOf('--pg-store')
+const PG_STORE = pgStoreAt > 0 ? process.argv[pgStoreAt + 1] : undefined
+if (pgStoreAt > 0 && !/^postgres(ql)?:\/\//.test(PG_STORE ?? '')) usageError(`--pg-store takes a postgres:// URL (got ${JSON.stringify(PG_STORE ?? '')})`)
+const POSTGRES = process.argv.includes('--postgres') || PG_STORE !== undefined
 // --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
 const storeAt = process.argv.indexOf('--store')
 const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
@@ -168,15 +174,25 @@ try {
   // stores hold the same text and every count must agree.
   let pg
   if (POSTGRES) {
-    const target = benchStore('postgres', 'conversations')
+    const target = PG_STORE ? {flags: ['--database-url', PG_STORE], url: PG_STORE} : benchStore('postgres', 'conversations')
     const posts = STORE ? seeded.posts : POSTS
-    log(`seeding ${posts} posts with ~${COMMENTS} comments each into PostgreSQL …`)
     const t0 = performance.now()
-    const rows = medpanel(
-      ['seed-posts', '--count', String(posts), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'],
-      target.flags,
-    )
-    const seconds = (performance.now() - t0) / 1000
+    let rows
+    if (PG_STORE) {
+      log(`timing against the kept PostgreSQL database ${PG_STORE} …`)
+      const counted = spawnSync('psql', [PG_STORE, '-Atc', 'select (select count(*) from conversation_posts), (select count(*) from conversation_comments)'], {encoding: 'utf8'})
+      if (counted.status !== 0) throw new Error(`psql failed: ${counted.stderr}`)
+      const [p, c] = counted.stdout.trim().split('|').map(Number)
+      rows = {posts: p, comments: c}
+    } else {
+      log(`seeding ${posts} posts with ~${COMMENTS} comments each into PostgreSQL …`)
+      rows = medpanel(
+        ['seed-posts', '--count', String(posts), '--comments', String(COMMENTS), '--from', '2021-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '7'],
+        target.flags,
+      )
+      log(`seeded ${target.url} (time against it again with --pg-store URL while that cluster runs)`)
+    }
+    const seconds = PG_STORE ? undefined : (performance.now() - t0) / 1000
     const pgClient = medpanel(
       ['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'],
       target.flags,
@@ -295,7 +311,9 @@ try {
     const same = summaryOf(pg.answer) === summaryOf(answer)
     const pgMs = median(pg.times)
     console.log(`  ${pg.machine}`)
-    console.log(`  postgres: ${pg.rows.posts} posts, ${pg.rows.comments} comments seeded in ${pg.seconds.toFixed(1)} s through seed-posts`)
+    console.log(
+      `  postgres: ${pg.rows.posts} posts, ${pg.rows.comments} comments ${pg.seconds === undefined ? 'in a kept database' : `seeded in ${pg.seconds.toFixed(1)} s through seed-posts`}`,
+    )
     console.log(`  postgres GET /conversations/summary, median of ${RUNS}:     ${fmt(pgMs)} (a second call straight after: ${fmt(median(pg.warm))})`)
     console.log(`  PostgreSQL / SQLite = ${(pgMs / http).toFixed(2)}x (same rounds); counts: PostgreSQL and SQLite ${same ? 'equal' : 'DIFFER'}`)
     if (!same) {

@@ -107,9 +107,10 @@ describe('search threads shared between API keys', () => {
 
     const times = `idle ${idle.lightMs.toFixed(0)} ms (heavy ${idle.heavyMs.toFixed(0)} ms); busy ${busy.map((ms) => ms.toFixed(0)).join(', ')} ms`
     expect(Math.max(...busy), times).toBeLessThan(bound)
-    // A's sixth search in flight was refused at once; the admitted ones were answered. How many
-    // of them ended while B asked depends on the machine's load (a lane pausing after a 429 when
-    // the lanes stop has none in flight), so only that some did is asked.
+    // A's sixth search in flight was refused at once; the admitted ones were answered, or, the
+    // last of A's queue on a loaded machine, ran out of the 10 s budget waiting behind A's own
+    // searches (A's queue of four heavy searches is then over 10 s long: a CI run saw four 200s
+    // of five). Nothing else.
     const refused = answers.filter((answer) => answer.status === 429)
     expect(refused.length).toBeGreaterThan(0)
     expect(refused[0]!.retryAfter).toBe('1')
@@ -118,8 +119,14 @@ describe('search threads shared between API keys', () => {
       message: 'too many searches at once with this API key',
       details: "At most 1 of a key's searches run at once on this server, and 4 more wait; try again when one has been answered.",
     })
-    expect(answers.filter((answer) => answer.status === 200).length).toBeGreaterThan(0)
-    expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).toBe(true)
+    const statuses = `A's answers: ${answers.map((answer) => answer.status).join(', ')}; ${times}`
+    expect(answers.filter((answer) => answer.status === 200).length, statuses).toBeGreaterThan(0)
+    const overBudget = (answer: (typeof answers)[number]) => answer.status === 503 && JSON.parse(answer.body).message === 'the search ran past its time budget'
+    const others = answers.filter((answer) => answer.status !== 200 && answer.status !== 429 && !overBudget(answer))
+    expect(
+      others.map((answer) => `${answer.status} ${answer.body}`),
+      statuses,
+    ).toEqual([])
   }, 90_000)
 
   it("serve waiting searches by turns between keys, not behind one key's queue, and refuse a data call over the share before spending it", async () => {
