@@ -85,8 +85,6 @@ const RUNTIME_TESTS = [
   'test/interfaces/conversations/search-threads.test.ts',
   'test/interfaces/conversations/event-loop.test.ts',
   'test/interfaces/conversations/fair-share.test.ts',
-  // Light summaries on serve's read connection (the runtime's SQLite driver) against the threads'.
-  'test/interfaces/conversations/inline-summary.test.ts',
   // The runtime's fetch against partners that misbehave, and its scrypt for passwords.
   'test/interfaces/partner/hostile-partner.test.ts',
   'test/interfaces/partner/partner-url-safety.test.ts',
@@ -140,7 +138,6 @@ const STARTS_PROCESSES = [
   'test/interfaces/conversations/event-loop.test.ts',
   'test/interfaces/conversations/search-threads.test.ts',
   'test/interfaces/conversations/fair-share.test.ts',
-  'test/interfaces/conversations/inline-summary.test.ts',
   'test/interfaces/partner/hostile-partner.test.ts',
   'test/interfaces/partner/partner-url-safety.test.ts',
   'test/interfaces/partner/progress-tty.test.ts',

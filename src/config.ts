@@ -215,17 +215,6 @@ export const config = {
     queuePerThread: 16,
     /** Searches one key may have waiting besides those it runs: enough for a client keeping a few calls in flight; more would only wait out the budget. */
     queuePerKey: 4,
-    /**
-     * A summary whose per-day statistics bound its work to this many document entries runs on
-     * the event loop's own read connection instead of a search thread: handing a search to a
-     * thread and back costs more than such a summary (docs/benchmarks.md, interface E), and at
-     * this bound it holds the loop for a few milliseconds at most (measured: about 4.5 ms on a
-     * 2-core EPYC for 20,000 entries of phrase terms, the dearest kind). 0 sends every summary
-     * to a thread.
-     */
-    inlineSummaryPostings: 25_000,
-    /** The statistics rows read to decide that (a year of five tokens is 3,660): past them, the summary goes to a thread. */
-    inlineSummaryRows: 4_096,
   },
 
   pulse: {

@@ -202,7 +202,6 @@ export class Metrics {
     duration: Histogram<string>
     truncated: Child
     dataCalls: Child
-    inlineSummaries: Child
   }
   readonly guessing: Record<Credential, Child>
   readonly store: {batchSize: Histogram<string>; commitDuration: Histogram<string>}
@@ -329,10 +328,6 @@ export class Metrics {
       ),
       truncated: single('search_truncated_total', 'Data answers cut short after they began: the reader went away or stalled, or a page failed or ran out of time'),
       dataCalls: single('search_data_calls_total', "Data calls that spent one of their key's allowance (a call given back after its search failed included)"),
-      inlineSummaries: single(
-        'search_inline_summaries_total',
-        "Summaries run on the event loop's read connection instead of a search thread, the per-day statistics bounding them to a few milliseconds",
-      ),
     }
     scraped(
       {name: name('search_threads_busy'), help: 'Search threads holding a search, stopped ones still finishing included (0 on stores searched without threads)', registers},

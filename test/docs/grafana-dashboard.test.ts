@@ -21,7 +21,6 @@ const METRICS = [
   'medpanel_balance_withdrawals_refused_total',
   'medpanel_balance_idempotent_replays_total',
   'medpanel_search_requests_total',
-  'medpanel_search_inline_summaries_total',
   'medpanel_search_queue_wait_seconds_bucket',
   'medpanel_search_duration_seconds_bucket',
   'medpanel_search_threads_busy',

@@ -54,13 +54,6 @@ export interface ConversationLimits {
    * once, before it spends anything. Waiting searches are served round-robin between keys.
    */
   queuePerKey: number
-  /**
-   * Summaries the per-day statistics bound to at most this many document entries (reading at
-   * most `inlineSummaryRows` of them to tell) run on the event loop's read connection, not a
-   * search thread; 0 sends every summary to a thread. Only where searches run on threads.
-   */
-  inlineSummaryPostings: number
-  inlineSummaryRows: number
 }
 
 function cores(): number {
@@ -91,8 +84,6 @@ export function defaultLimits(): ConversationLimits {
     // search finds the other thread free.
     threadsPerKey: Math.ceil(threads / 2),
     queuePerKey: c.queuePerKey,
-    inlineSummaryPostings: c.inlineSummaryPostings,
-    inlineSummaryRows: c.inlineSummaryRows,
   }
 }
 

@@ -249,35 +249,6 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
   })
 }
 
-/**
- * Whether the per-day statistics bound a summary's work to at most `maxPostings` document
- * entries: the days the window touches hold at most that many documents for all of the query's
- * tokens together (a document counted once per token it holds). That sum bounds what the index
- * reads for the window (each token's doclist there, phrases included), the whole days summed and
- * the ragged ends' documents, so a light summary costs a few milliseconds however the corpus
- * grows. The statistics are read at most `maxRows` rows in all, so deciding stays cheap too: a
- * query past either bound is not light. SQLite only.
- */
-export async function isLightSummary(db: Db, query: SearchQuery, bounds: {maxPostings: number; maxRows: number}): Promise<boolean> {
-  const tokens = [...new Set(query.tokens.flat())]
-  const first = BigInt(Math.max(0, Math.floor(Date.parse(query.start) / DAY_MS)))
-  const last = BigInt(Math.max(0, Math.floor(Date.parse(query.end) / DAY_MS)))
-  let postings = 0
-  let rows = 0
-  for (const token of tokens) {
-    // One statement text for every token, so it stays prepared; `limit` stops the read at the bound.
-    const [read] = await rawQuery<{rows: number; docs: number}>(
-      db,
-      'select count(*) as rows, coalesce(sum(docs), 0) as docs from (select docs from conversation_term_days where term = ? and kind in (0, 1) and day between ? and ? limit ?)',
-      [token, first, last, BigInt(bounds.maxRows - rows + 1)],
-    )
-    rows += Number(read!.rows)
-    postings += Number(read!.docs)
-    if (rows > bounds.maxRows || postings > bounds.maxPostings) return false
-  }
-  return true
-}
-
 export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
   // PostgreSQL: one statement, so one snapshot whether or not the caller holds a transaction.

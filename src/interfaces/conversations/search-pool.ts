@@ -2,13 +2,11 @@ import {Worker} from 'node:worker_threads'
 import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
 import type {Db} from '../../store/database.js'
-import {metricsOf} from '../../store/context.js'
-import {onStoreClose, readerOf, readTransaction, replicaOf, storeFile} from '../../store/db.js'
+import {onStoreClose, readTransaction, replicaOf, storeFile} from '../../store/db.js'
 import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite-reader.js'
 import type {ConversationLimits} from './limits.js'
-import {isLightSummary} from './repository.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
 import {dataSearch, statementTimeout, summarySearch, type DataJob} from './search.js'
 import {deserializeError, type SearchReply, type SearchRequest, type SearchThreadSetup, type SearchValue} from './search-protocol.js'
@@ -218,7 +216,7 @@ interface Waiter {
   timer: ReturnType<typeof setTimeout>
 }
 
-type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue' | 'threadsPerKey' | 'queuePerKey' | 'inlineSummaryPostings' | 'inlineSummaryRows'>
+type PoolLimits = Pick<ConversationLimits, 'threads' | 'queue' | 'threadsPerKey' | 'queuePerKey'>
 
 /** The 503s of a search that had no room (`busy`) or ran out of time (`timeout`), told apart for the metrics. */
 const unavailable = new WeakMap<AppError, 'busy' | 'timeout'>()
@@ -277,8 +275,6 @@ class SearchPool implements Searcher {
     private readonly source: string,
     private readonly setup: SearchThreadSetup,
     private readonly limits: PoolLimits,
-    /** The event loop's own read-only connection to the store, where light summaries run (see `summary`). */
-    private readonly reader?: Db,
   ) {}
 
   /** Searches one key may run at once: at least one, at most every thread. */
@@ -316,27 +312,8 @@ class SearchPool implements Searcher {
     if (ticket.share.tickets === 0 && this.shares.get(ticket.key) === ticket.share) this.shares.delete(ticket.key)
   }
 
-  /**
-   * A summary runs on a thread unless the statistics bound it to a few milliseconds: then it runs
-   * here, on the event loop's read connection, since handing it to a thread and back would cost
-   * more than the search (and on some hosts several times more). It still holds its key's place
-   * while it runs, so the per-key limits count it.
-   */
   async summary(search: SearchQuery, timing: SearchTiming, ticket: SearchTicket): Promise<SummaryRow[]> {
-    const own = ticket as Ticket
-    const {reader} = this
-    const {inlineSummaryPostings: maxPostings, inlineSummaryRows: maxRows} = this.limits
-    if (reader && maxPostings > 0 && !this.closed && own.state === 'admitted' && (await isLightSummary(reader, search, {maxPostings, maxRows}))) {
-      own.state = 'running'
-      own.startedAt = performance.now()
-      metricsOf(reader)?.search.inlineSummaries.inc()
-      try {
-        return await summarySearch(reader, search)
-      } finally {
-        this.settle(own)
-      }
-    }
-    const thread = await this.acquire(timing, own)
+    const thread = await this.acquire(timing, ticket as Ticket)
     try {
       const value = await this.call(thread, {type: 'summary', search}, timing.deadline, timing.budgetMs)
       return value.kind === 'summary' ? value.rows : []
@@ -651,10 +628,7 @@ export function searcherFor(db: Db, limits: PoolLimits): Searcher {
     searcher = postgres
   } else if (file !== undefined && source !== undefined) {
     const setup: SearchThreadSetup = {file, betterSqlite3: sqliteDriverName() === 'better-sqlite3' ? betterSqlite3Location() : undefined}
-    // `serve` opens the store with a read connection of its own; a store without one (a
-    // command's, a test's) sends every summary to a thread rather than read on its writer.
-    const reader = readerOf(db)
-    const pool = new SearchPool(source, setup, limits, reader === db ? undefined : reader)
+    const pool = new SearchPool(source, setup, limits)
     onStoreClose(db, () => pool.close())
     searcher = pool
   } else {
