@@ -22,7 +22,11 @@ import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {once} from 'node:events'
+import {tsImport} from 'tsx/esm/api'
 import {BIN, fmt, machineLine, median, usageError, wholeNumber} from './lib.mjs'
+
+/** The product's own seeded generator, so the document is the same on every run. */
+const {mulberry32: prng} = await tsImport('../src/lib/prng.ts', import.meta.url)
 
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
@@ -44,18 +48,6 @@ const TO = Date.parse('2025-12-31T23:59:59Z')
 if (COMMENTS > 100) usageError('--comments-per-post must be at most 100 (what seed-posts takes)')
 const log = (line) => process.stderr.write(`${line}\n`)
 const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-import-'))
-
-/** mulberry32: the same document on every run. */
-function prng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /**
  * The document's conversations, in published order as a data call answers them: text from the

@@ -1,21 +1,29 @@
 /**
- * A small seeded random source for the pulse generator: mulberry32 over a 32-bit state, seeded by
- * hashing text (so "seed 7, client acme, pulse 2" is one stable stream). Not for secrets.
+ * mulberry32: a small, fast generator over a 32-bit state; the same seed always gives the same
+ * floats in [0, 1). The one implementation of it: the seeds' generators (through Rng), the tests
+ * and the benchmarks that make reproducible data all draw from it. Not for secrets.
  */
-export class Rng {
-  private state: number
-
-  constructor(seed: string | number) {
-    this.state = hashSeed(String(seed))
-  }
-
-  /** A float in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) | 0
-    let t = this.state
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * A seeded random source for the seed generators: mulberry32 seeded by hashing text (so "seed 7,
+ * client acme, pulse 2" is one stable stream), with the draws they need. Not for secrets.
+ */
+export class Rng {
+  /** A float in [0, 1). */
+  readonly next: () => number
+
+  constructor(seed: string | number) {
+    this.next = mulberry32(hashSeed(String(seed)))
   }
 
   /** An integer in [min, max], both ends included. */

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {openSqlite, statementCacheStats} from '../../src/store/db.js'
 import {STATEMENT_CACHE_LIMITS, withStatementCache} from '../../src/store/sqlite/handle.js'
-import {prng} from '../../src/interfaces/conversations/seed.js'
+import {mulberry32} from '../../src/lib/prng.js'
 import {freshApp} from '../helpers/app.js'
 import {clientWithKey, query} from '../interfaces/conversations/helpers.js'
 
@@ -34,7 +34,7 @@ describe('the statement cache', () => {
   it('settles while 800 summary calls of different term shapes go by', async () => {
     const ctx = await freshApp()
     const {key} = await clientWithKey(ctx)
-    const random = prng(14)
+    const random = mulberry32(14)
     const shapes = new Set<string>()
     // The index statement's shape: the terms of three words or more (shorter ones are summed from
     // the per-day statistics, by a statement that is the same for every term).

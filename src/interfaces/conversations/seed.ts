@@ -41,18 +41,6 @@ export interface SeedResult {
   interrupted: boolean
 }
 
-/** A small, fast, seedable generator (mulberry32): the same seed always gives the same data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 type Topic = (typeof vocabulary.topics)[number]
 
 class Writer {
