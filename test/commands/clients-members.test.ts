@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {acmeRegistration, cli, cliJson, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
 
 /** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
@@ -25,23 +25,7 @@ describe('client and member commands', () => {
   })
 
   /** Registers "Acme" (signon and balance, two redirect URIs) and returns its id. */
-  const registerAcme = (): string =>
-    cliJson([
-      'register-client',
-      ...base,
-      '--name',
-      'Acme',
-      '--url',
-      'https://acme.example',
-      '--logo-url',
-      'https://acme.example/l.png',
-      '--redirect-uri',
-      'https://acme.example/cb,http://127.0.0.1:9999/cb',
-      '--grant',
-      'signon',
-      '--grant',
-      'balance',
-    ]).client_id
+  const registerAcme = (): string => cliJson([...acmeRegistration(base, 'https://acme.example/cb,http://127.0.0.1:9999/cb'), '--grant', 'signon', '--grant', 'balance']).client_id
 
   it('register-client --json prints the id, the secret once, and the registration', () => {
     const client = cliJson([
@@ -126,18 +110,7 @@ describe('client and member commands', () => {
   })
 
   it('register-client and update-client set post-logout redirect URIs and the ID-token algorithm; show-client and list-clients show them', () => {
-    const acme = [
-      'register-client',
-      ...base,
-      '--name',
-      'Acme',
-      '--url',
-      'https://acme.example',
-      '--logo-url',
-      'https://acme.example/l.png',
-      '--redirect-uri',
-      'https://acme.example/cb',
-    ]
+    const acme = acmeRegistration(base)
     const registered = cliJson([
       ...acme,
       '--post-logout-redirect-uri',

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {prepareExport} from '../../src/interfaces/pulse/service.js'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, memberRegistration, tempDir} from '../helpers/cli.js'
 import {openCliStore} from '../helpers/store.js'
 
 /*
@@ -39,23 +39,7 @@ describe('the same commands with the same seed on a fresh store', () => {
       expect(client.client_id).toBe('acme-research')
       delete client.client_secret
       outputs.push(JSON.stringify(client))
-      outputs.push(
-        run([
-          'add-member',
-          '--email',
-          'ana@clinic.example',
-          '--password',
-          'a long enough password',
-          '--first-name',
-          'Ana',
-          '--last-name',
-          'Ruiz',
-          '--country',
-          'US',
-          '--specialty',
-          'Oncology',
-        ]),
-      )
+      outputs.push(run(memberRegistration([], {password: 'a long enough password'})))
       outputs.push(run(['seed-pulses', '--client', 'acme-research', '--count', '3', '--respondents', '20', '--seed', '7']))
       outputs.push(run(['seed-posts', '--count', '30', '--comments', '2', '--from', '2025-01-01T00:00:00Z', '--to', '2025-12-31T23:59:59Z', '--seed', '3']))
       outputs.push(run(['list-pulses']))

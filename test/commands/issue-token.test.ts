@@ -1,6 +1,6 @@
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {acmeRegistration, cli, cliJson, memberRegistration, tempDir} from '../helpers/cli.js'
 
 describe('issue-token', () => {
   let base: string[]
@@ -8,38 +8,8 @@ describe('issue-token', () => {
   let member: string
   beforeAll(() => {
     base = ['--db', join(tempDir(), 'tokens.db')]
-    client = cliJson([
-      'register-client',
-      ...base,
-      '--name',
-      'Acme',
-      '--url',
-      'https://acme.example',
-      '--logo-url',
-      'https://acme.example/l.png',
-      '--redirect-uri',
-      'https://acme.example/cb',
-      '--grant',
-      'signon',
-    ]).client_id
-    member = String(
-      cliJson([
-        'add-member',
-        ...base,
-        '--email',
-        'ana@clinic.example',
-        '--password',
-        'correct horse',
-        '--first-name',
-        'Ana',
-        '--last-name',
-        'Ruiz',
-        '--country',
-        'US',
-        '--specialty',
-        'Oncology',
-      ]).user_id,
-    )
+    client = cliJson([...acmeRegistration(base), '--grant', 'signon']).client_id
+    member = String(cliJson(memberRegistration(base)).user_id)
   })
 
   it('mints a profile token by default, and the scopes asked with --scope', () => {

@@ -1,7 +1,7 @@
 import {request as httpRequest} from 'node:http'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {onPostgres, freshDatabaseUrl} from '../helpers/store.js'
 
 /*
@@ -66,22 +66,7 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     members += 1
     const email = `guess${members}@clinic.example`
     const password = `right password ${members}`
-    const view = cliJson([
-      'add-member',
-      ...store,
-      '--email',
-      email,
-      '--password',
-      password,
-      '--first-name',
-      'Ana',
-      '--last-name',
-      'Ruiz',
-      '--country',
-      'US',
-      '--specialty',
-      'Oncology',
-    ])
+    const view = cliJson(memberRegistration(store, {email, password}))
     return {email, password, id: view.user_id}
   }
 
@@ -188,14 +173,19 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     const other = newMember()
     const flood = await signInForm('127.0.0.12')
     const real = await signInForm('127.0.0.13')
+    // The same sign-in with nothing else going on, so the bound below follows the machine's load.
+    let started = Date.now()
+    expect((await real(other.email, other.password)).status).toBe(303)
+    const alone = Date.now() - started
     const burst = Promise.all(Array.from({length: 25}, (_, i) => flood(i % 2 ? victim.email : `x${i}@clinic.example`, 'guess')))
-    const started = Date.now()
+    started = Date.now()
     const mine = await real(other.email, other.password)
     const took = Date.now() - started
     const statuses = (await burst).map((a) => a.status)
-    expect(mine.status).toBe(303)
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(20)
-    expect(took).toBeLessThan(5_000)
+    const seen = `the flood's statuses: ${statuses.join(', ')}; the other sign-in took ${took} ms during it, ${alone} ms alone`
+    expect(mine.status, seen).toBe(303)
+    expect(statuses.filter((s) => s === 429).length, seen).toBeGreaterThanOrEqual(20)
+    expect(took, seen).toBeLessThan(Math.max(5_000, 20 * alone))
   })
 
   it("a deactivated member's right password is answered exactly as a wrong one", async () => {
@@ -221,22 +211,7 @@ describe('serve --trust-proxy', () => {
   beforeAll(async () => {
     store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'proxy.db')]
     member = {email: 'proxied@clinic.example', password: 'right password'}
-    cliJson([
-      'add-member',
-      ...store,
-      '--email',
-      member.email,
-      '--password',
-      member.password,
-      '--first-name',
-      'Ana',
-      '--last-name',
-      'Ruiz',
-      '--country',
-      'US',
-      '--specialty',
-      'Oncology',
-    ])
+    cliJson(memberRegistration(store, member))
     proxied = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', '127.0.0.1,127.0.0.20'])
     direct = await startCli(['serve', ...store, '--port', '0', '--no-worker'])
   }, 120_000)

@@ -196,6 +196,23 @@ export function medpanelOnPath(dir: string, launcher: Launcher = cliCommand()): 
 }
 
 /**
+ * The argv that registers client Acme (https://acme.example and its logo) with `redirectUris`
+ * (comma-separated), for tests that need a sign-on client; `--grant` and other flags follow it.
+ */
+export function acmeRegistration(store: string[], redirectUris = 'https://acme.example/cb'): string[] {
+  return ['register-client', ...store, '--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', redirectUris]
+}
+
+/**
+ * The argv that adds member Ana Ruiz, an oncologist in the US, signing in with `login` (by default
+ * ana@clinic.example and "correct horse"), for tests that need a member; other flags follow it.
+ */
+export function memberRegistration(store: string[], login: {email?: string; password?: string} = {}): string[] {
+  const {email = 'ana@clinic.example', password = 'correct horse'} = login
+  return ['add-member', ...store, '--email', email, '--password', password, '--first-name', 'Ana', '--last-name', 'Ruiz', '--country', 'US', '--specialty', 'Oncology']
+}
+
+/**
  * The argv that registers a partner client named P (its partner URL `partnerUrl`), for tests that
  * need one; credentials and other flags follow it.
  */
