@@ -35,6 +35,15 @@ const pgStoreAt = process.argv.indexOf('--pg-store')
 const PG_STORE = pgStoreAt > 0 ? process.argv[pgStoreAt + 1] : undefined
 if (pgStoreAt > 0 && !/^postgres(ql)?:\/\//.test(PG_STORE ?? '')) usageError(`--pg-store takes a postgres:// URL (got ${JSON.stringify(PG_STORE ?? '')})`)
 const POSTGRES = process.argv.includes('--postgres') || PG_STORE !== undefined
+/** The posts and comments of the kept PostgreSQL database, read before anything is seeded: a URL that does not reach one is refused at once. */
+const pgKept = PG_STORE === undefined ? undefined : keptPostgresRows(PG_STORE)
+function keptPostgresRows(url) {
+  const counted = spawnSync('psql', [url, '-Atc', 'select (select count(*) from conversation_posts), (select count(*) from conversation_comments)'], {encoding: 'utf8'})
+  if (counted.status !== 0)
+    usageError(`--pg-store: no medpanel store with conversations answers at ${url}: ${(counted.stderr || counted.error?.message || '').trim().split('\n')[0]}`)
+  const [posts, comments] = counted.stdout.trim().split('|').map(Number)
+  return {posts, comments}
+}
 // --store FILE: time against a store kept by an earlier --keep run instead of seeding a new one
 const storeAt = process.argv.indexOf('--store')
 const STORE = storeAt > 0 ? process.argv[storeAt + 1] : undefined
@@ -178,12 +187,9 @@ try {
     const posts = STORE ? seeded.posts : POSTS
     const t0 = performance.now()
     let rows
-    if (PG_STORE) {
+    if (pgKept) {
       log(`timing against the kept PostgreSQL database ${PG_STORE} …`)
-      const counted = spawnSync('psql', [PG_STORE, '-Atc', 'select (select count(*) from conversation_posts), (select count(*) from conversation_comments)'], {encoding: 'utf8'})
-      if (counted.status !== 0) throw new Error(`psql failed: ${counted.stderr}`)
-      const [p, c] = counted.stdout.trim().split('|').map(Number)
-      rows = {posts: p, comments: c}
+      rows = pgKept
     } else {
       log(`seeding ${posts} posts with ~${COMMENTS} comments each into PostgreSQL …`)
       rows = medpanel(

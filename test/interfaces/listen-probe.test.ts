@@ -58,6 +58,31 @@ describe.skipIf(!onPostgres)('the listen URL probe', () => {
     }
   })
 
+  it('after the URL was heard once, a probe sent but not heard in time (a busy moment) is retried too', async () => {
+    let silent = false
+    let sent = 0
+    const probe = async (token: string) => {
+      sent++
+      // Silent: sent, but to nowhere this listener hears, as when the answer comes too late.
+      if (!silent) await admin.query('select pg_notify($1, $2)', [PROBE_CHANNEL, token])
+    }
+    const version = new CacheVersion()
+    const stop = listenForChanges(url, version, {probe, probeTimeoutMs: 300, minRetryMs: 20, maxRetryMs: 200})
+    try {
+      await until('the first probe is heard', () => version.current() !== undefined)
+      silent = true
+      const before = sent
+      await killListener()
+      await until('two more probes were tried', () => sent >= before + 2)
+      expect(version.current()).toBeUndefined()
+      expect(version.off).toBeUndefined()
+      silent = false
+      await until('caching resumes', () => version.current() !== undefined)
+    } finally {
+      await stop()
+    }
+  })
+
   it('a URL on which the probe is never heard leaves the caches off for good', async () => {
     // The probe goes nowhere the listener hears: as a URL that reaches another database.
     const version = new CacheVersion()
