@@ -12,8 +12,19 @@ describe('interface B commands against partner-serve', () => {
   let partner: RunningCli
   let clientId: string
   const auth = {authorization: `Basic ${Buffer.from('acme:s3cret').toString('base64')}`}
-  const get = async (path: string): Promise<any> => {
-    const res = await fetch(partner.url + path, {headers: auth})
+  const get = async (path: string, retried = false): Promise<any> => {
+    let res: Response
+    try {
+      res = await fetch(partner.url + path, {headers: auth})
+    } catch (error) {
+      // A GET sent on a kept-alive connection just as it closes fails with "other side closed"
+      // (CI saw this once); as HTTP clients do for a GET, send it again on a new connection,
+      // once, and only to a partner that is still running.
+      const code = (error as {cause?: {code?: string}}).cause?.code
+      if (!retried && partner.child.exitCode === null && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')) return get(path, true)
+      // Say what became of the partner: a crash shows in its exit code and stderr.
+      throw new Error(`GET ${path} failed (partner-serve exit code ${partner.child.exitCode}, stderr ends: ${partner.stderr().slice(-2000) || 'empty'})`, {cause: error})
+    }
     return res.status === 200 ? res.json() : res.status
   }
   const file = (name: string, content: unknown) => {
