@@ -1,10 +1,45 @@
 import {fileURLToPath} from 'node:url'
-import {defineConfig} from 'vitest/config'
+import {configDefaults, defineConfig} from 'vitest/config'
 import {searchWorkerDefine} from './scripts/search-worker-bundle.mjs'
+
+/**
+ * Test files that need a module graph of their own: they mock a module (vi.mock), re-import the
+ * sources (vi.resetModules), or fake the timers. Every other file shares its worker's modules
+ * with the files that worker ran before it, so the sources are imported once per worker instead
+ * of once per file, which was most of the in-process tests' time (docs/architecture.md, Tests).
+ */
+const ISOLATED = [
+  'test/interfaces/partner/record-after-store-outage.test.ts',
+  'test/interfaces/partner/lease-takeover.test.ts',
+  'test/interfaces/partner/worker.test.ts',
+  'test/interfaces/signon/signing-keys.test.ts',
+  'test/lib/hashing.test.ts',
+]
+
+/**
+ * Files a run leaves out (scripts/test.mjs: the fast run's and PostgreSQL's exclusions), as a JSON
+ * array of globs: vitest applies its --exclude option to the root configuration only, not to the
+ * projects below.
+ */
+const EXCLUDED: string[] = JSON.parse(process.env.MEDPANEL_TEST_EXCLUDE || '[]')
 
 export default defineConfig(async () => ({
   test: {
-    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // Each project says which files it takes: extending the root merges arrays, so an include
+    // here would give every file to both.
+    projects: [
+      // MEDPANEL_TEST_ISOLATE=1 isolates every file: a failure that goes away then came from a file before it.
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          isolate: process.env.MEDPANEL_TEST_ISOLATE === '1',
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          exclude: [...configDefaults.exclude, ...EXCLUDED, ...ISOLATED],
+        },
+      },
+      {extends: true, test: {name: 'isolated', include: ISOLATED, exclude: [...configDefaults.exclude, ...EXCLUDED]}},
+    ],
     // Time limits only catch a hang: they hold on a loaded 2-core machine with another suite
     // beside this one, where tests that take 10 s alone take three times that.
     testTimeout: 60_000,

@@ -228,12 +228,13 @@ for (const name of runtimes) {
   const report = join(reports, `${name}.json`)
   console.log(`\n=== ${name}: ${name === 'postgres' ? 'PostgreSQL' : runtime.env.MEDPANEL_SQLITE_DRIVER}, CLI under ${runtime.env.MEDPANEL_TEST_CLI} ===`)
   const started = Date.now()
-  const excluded = (runtime.exclude ?? []).map((glob) => `--exclude=${glob}`)
   const only = named.length === 0 ? (runtime.only ?? []) : []
-  const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...excluded, ...only, ...vitestArgs], {
+  // The exclusions go through the environment to vitest.config.ts, which gives them to each project.
+  const excluded = {MEDPANEL_TEST_EXCLUDE: JSON.stringify(runtime.exclude ?? [])}
+  const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...only, ...vitestArgs], {
     cwd: root,
     stdio: 'inherit',
-    env: {...process.env, ...built, MEDPANEL_TEST_DATABASE_URL: name === 'postgres' ? postgresUrl : '', ...runtime.env},
+    env: {...process.env, ...built, MEDPANEL_TEST_DATABASE_URL: name === 'postgres' ? postgresUrl : '', ...runtime.env, ...excluded},
   })
   const counts = countsOf(report, run.status)
   passed += counts.passed
