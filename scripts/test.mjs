@@ -7,7 +7,7 @@
 //            same tests as node22
 //   postgres Node with every store on PostgreSQL: every test that opens a store
 //   fast     `npm run test:fast`, never part of `npm test`: Node 20 alone, the in-process tests only
-//            (no CLI, serve or terminal started), in under a minute
+//            (no CLI, serve or terminal started), for a quick check while editing
 // `npm test -- node deno` runs only those; anything after `--` that is not a runtime goes to vitest
 // (`npm test -- node test/e2e`), and test files named there replace each runtime's own choice, so
 // `npm test -- deno test/interfaces/home.test.ts` runs that file under Deno. Prints one closing
