@@ -31,56 +31,45 @@ describe.skipIf(!onPostgres)('the listen URL probe', () => {
     await admin?.end()
   })
 
-  it('after the URL was heard once, a probe that fails is retried, and caching resumes once one is heard', async () => {
-    let failing = false
+  /**
+   * Hears the URL once, then breaks the probe and kills the listener: the listener must keep
+   * probing, caching nothing meanwhile, and cache again once a probe is heard. A probe that
+   * `throws` cannot reach the store; one `unheard` is sent to nowhere this listener hears, as when
+   * the answer comes after `probeTimeoutMs` (a busy moment).
+   */
+  async function retriedUntilHeard(broken: 'throws' | 'unheard', probeTimeoutMs: number) {
+    let breaking = false
     let sent = 0
     const probe = async (token: string) => {
       sent++
-      if (failing) throw new Error('the store cannot be reached right now')
-      await admin.query('select pg_notify($1, $2)', [PROBE_CHANNEL, token])
+      if (breaking && broken === 'throws') throw new Error('the store cannot be reached right now')
+      if (!breaking) await admin.query('select pg_notify($1, $2)', [PROBE_CHANNEL, token])
     }
     const version = new CacheVersion()
-    const stop = listenForChanges(url, version, {probe, probeTimeoutMs: 2_000, minRetryMs: 20, maxRetryMs: 200})
+    const stop = listenForChanges(url, version, {probe, probeTimeoutMs, minRetryMs: 20, maxRetryMs: 200})
     try {
       await until('the first probe is heard', () => version.current() !== undefined)
-      failing = true
+      breaking = true
       const before = sent
       await killListener()
       // The listener reconnects and probes again, and again, while probes fail: no caching.
       await until('two more probes were tried', () => sent >= before + 2)
       expect(version.current()).toBeUndefined()
       expect(version.off).toBeUndefined()
-      failing = false
+      breaking = false
       await until('caching resumes', () => version.current() !== undefined)
       expect(version.off).toBeUndefined()
     } finally {
       await stop()
     }
+  }
+
+  it('after the URL was heard once, a probe that fails is retried, and caching resumes once one is heard', async () => {
+    await retriedUntilHeard('throws', 2_000)
   })
 
   it('after the URL was heard once, a probe sent but not heard in time (a busy moment) is retried too', async () => {
-    let silent = false
-    let sent = 0
-    const probe = async (token: string) => {
-      sent++
-      // Silent: sent, but to nowhere this listener hears, as when the answer comes too late.
-      if (!silent) await admin.query('select pg_notify($1, $2)', [PROBE_CHANNEL, token])
-    }
-    const version = new CacheVersion()
-    const stop = listenForChanges(url, version, {probe, probeTimeoutMs: 300, minRetryMs: 20, maxRetryMs: 200})
-    try {
-      await until('the first probe is heard', () => version.current() !== undefined)
-      silent = true
-      const before = sent
-      await killListener()
-      await until('two more probes were tried', () => sent >= before + 2)
-      expect(version.current()).toBeUndefined()
-      expect(version.off).toBeUndefined()
-      silent = false
-      await until('caching resumes', () => version.current() !== undefined)
-    } finally {
-      await stop()
-    }
+    await retriedUntilHeard('unheard', 300)
   })
 
   it('a URL on which the probe is never heard leaves the caches off for good', async () => {
