@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, startCli, tempDir, type RunningCli} from '../../helpers/cli.js'
-import {query} from './helpers.js'
+import {overBudget, query} from './helpers.js'
 
 /*
  * Interface E's searches run on search threads, so the heaviest summary a key may ask for holds
@@ -74,21 +74,20 @@ describe('serve with five of the heaviest summary calls in flight', () => {
     }
     const heavy = async () => {
       const res = await fetch(`${server.url}/conversations/summary?${query(HEAVY, ...YEAR)}`, {headers: {'X-Service-Conversation-API-Key': apiKey}})
-      await res.text()
-      return res.status
+      return {status: res.status, body: await res.text()}
     }
     const bearer = {Authorization: `Bearer ${token}`}
     // Connections open and the search threads started, so only the heavy calls are measured against.
     await timed('/healthz')
     await timed('/oauth/token/info', bearer)
     const soloStarted = performance.now()
-    expect(await heavy()).toBe(200)
+    expect((await heavy()).status).toBe(200)
     const soloMs = performance.now() - soloStarted
 
     let running = true
-    const statuses: number[] = []
+    const answers: {status: number; body: string}[] = []
     const lane = async () => {
-      while (running) statuses.push(await heavy())
+      while (running) answers.push(await heavy())
     }
     const lanes = Array.from({length: 5}, lane)
     await new Promise((resolve) => setTimeout(resolve, 100))
@@ -103,10 +102,12 @@ describe('serve with five of the heaviest summary calls in flight', () => {
     running = false
     await Promise.all(lanes)
 
-    // the heavy calls ran the whole time, and were answered (a 503 only past the time budget)
-    expect(statuses.length).toBeGreaterThanOrEqual(5)
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0)
-    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true)
+    // The heavy calls ran the whole time: each was answered, or ran out of its 10 s budget, which
+    // five of them at once can on a loaded machine (a CI run on PostgreSQL saw all five do so).
+    // Either way it ran; a search refused for want of room, or anything else, fails the test.
+    expect(answers.length).toBeGreaterThanOrEqual(5)
+    const others = answers.filter((answer) => answer.status !== 200 && !overBudget(answer.status, answer.body))
+    expect(others.map((answer) => `${answer.status} ${answer.body}`)).toEqual([])
     const slowest = took.reduce((a, b) => (b.ms > a.ms ? b : a))
     // A search on the event loop would hold every other request for the rest of that search, and
     // behind the lanes' searches queued with it: the slowest of 40 would wait about a whole search

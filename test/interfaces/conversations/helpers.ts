@@ -18,6 +18,17 @@ export async function clientWithKey(ctx: TestContext, options: Parameters<typeof
   return {client, key}
 }
 
+/**
+ * Whether an answer is the 503 of a search that ran out of its time budget (interface E says
+ * "service temporarily unavailable" for every 503; the details tell the budget's apart from a
+ * refusal for want of room). Such a search ran, for the whole budget.
+ */
+export function overBudget(status: number, body: string, budgetSeconds = 10): boolean {
+  if (status !== 503) return false
+  const details = (JSON.parse(body) as {details?: unknown}).details
+  return typeof details === 'string' && details.startsWith(`A search may take at most ${budgetSeconds} s, waiting for a free search thread included`)
+}
+
 export function query(terms: string[], start: string, end: string, name = 'terms[]'): string {
   const params = new URLSearchParams()
   for (const term of terms) params.append(name, term)
