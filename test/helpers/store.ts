@@ -86,6 +86,19 @@ export async function reopenableStore(): Promise<{options: StoreOptions; drop: (
   return {options: {url}, drop: () => dropDatabaseOf(url)}
 }
 
+/**
+ * Where a test may open a store that nothing has migrated yet (to migrate it with an older
+ * release's schema first): a file in a new temporary directory, or a new, empty PostgreSQL
+ * database. `drop` removes the database once every handle is closed.
+ */
+export function emptyStore(): {options: StoreOptions; drop: () => void} {
+  if (!onPostgres) return {options: {file: join(mkdtempSync(join(tmpdir(), 'medpanel-test-')), 'store.db')}, drop: () => undefined}
+  const name = `medpanel_empty_${randomBytes(6).toString('hex')}`
+  admin(`create database ${name}`)
+  const url = urlOf(name)
+  return {options: {url}, drop: () => dropDatabaseOf(url)}
+}
+
 const databaseForFile = new Map<string, string>()
 
 /**

@@ -20,6 +20,7 @@ const SHIPPED = [
   '2026112801_cache_notify',
   '2026112802_store_write_lock',
   '2026112901_withdrawal_context',
+  '2026113001_conversation_search_lexemes',
 ]
 
 describe('the composed schema', () => {

@@ -4,8 +4,9 @@ import {contextOf, exclusiveDirect} from '../../store/context.js'
 import {inBatch} from '../../store/writer.js'
 import {isPostgres} from '../../store/dialect.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
-import {countTermDays, DAY_MS, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, TermDayCounts, tokenizeDocuments} from './term-days.js'
+import {countTermDays, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, TermDayCounts, tokenizeDocuments} from './term-days.js'
 import {matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
+import {splitWindow, type WindowEdge} from './window.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewApiKeyRow, NewAuthorRow, NewCommentRow, NewPostRow, PostRow} from './tables.js'
 
@@ -124,62 +125,6 @@ export function summarySql(query: SearchQuery, skip: ReadonlySet<number> = new S
   const any = query.terms.map(phrase).join(' OR ')
   for (const kind of Object.keys(KINDS) as Kind[]) rows.push(`select -1 as t, '${kind}' as kind, (select count(*) from (${statement.documents(kind, any)})) as docs, 0 as matches`)
   return {text: rows.join('\nunion all '), parameters: statement.parameters}
-}
-
-/** A stretch of time whose documents a summary adds (the window's part of a day) or takes away (a counted day's part outside the window). */
-export interface WindowEdge {
-  start: string
-  end: string
-  sign: 1 | -1
-}
-
-/**
- * The window as whole UTC days and the edges that make it exact. A day the window covers only
- * in part is handled from whichever side is shorter: its part inside the window is counted and
- * added, or (when the part outside is shorter) the whole day is taken from the statistics and
- * its part outside the window is counted and taken away. A window ending at 23:59:59Z thus
- * reads the documents of one second, not of the day before it, and so does a one-day window
- * from midnight to 23:59:59Z. Without `days`, the window is one edge, counted by the index
- * alone. Times are inclusive and to the millisecond, as published_at is stored.
- */
-export function splitWindow(start: string, end: string): {days?: {first: number; last: number}; edges: WindowEdge[]} {
-  const from = Date.parse(start)
-  const to = Date.parse(end)
-  const at = (ms: number) => new Date(ms).toISOString()
-  const firstDay = Math.floor(from / DAY_MS)
-  const lastDay = Math.floor(to / DAY_MS)
-  const dayStart = (day: number) => day * DAY_MS
-  const dayEnd = (day: number) => (day + 1) * DAY_MS - 1
-  const window: WindowEdge = {start, end, sign: 1}
-  if (firstDay === lastDay) {
-    // Inside one day: the window itself, or the day less what lies outside the window on either side.
-    const outside = from - dayStart(firstDay) + (dayEnd(firstDay) - to)
-    if (outside >= to - from + 1) return {edges: [window]}
-    const edges: WindowEdge[] = []
-    if (from > dayStart(firstDay)) edges.push({start: at(dayStart(firstDay)), end: at(from - 1), sign: -1})
-    if (to < dayEnd(firstDay)) edges.push({start: at(to + 1), end: at(dayEnd(firstDay)), sign: -1})
-    return {days: {first: firstDay, last: firstDay}, edges}
-  }
-  let first = firstDay
-  let last = lastDay
-  const edges: WindowEdge[] = []
-  if (from > dayStart(firstDay)) {
-    if (from - dayStart(firstDay) < dayEnd(firstDay) - from + 1) edges.push({start: at(dayStart(firstDay)), end: at(from - 1), sign: -1})
-    else {
-      first += 1
-      edges.push({start, end: at(dayEnd(firstDay)), sign: 1})
-    }
-  }
-  if (to < dayEnd(lastDay)) {
-    if (dayEnd(lastDay) - to < to - dayStart(lastDay) + 1) edges.push({start: at(to + 1), end: at(dayEnd(lastDay)), sign: -1})
-    else {
-      last -= 1
-      edges.push({start: at(dayStart(lastDay)), end, sign: 1})
-    }
-  }
-  // Two days, each mostly outside the window: no day is worth its statistics.
-  if (first > last) return {edges: [window]}
-  return {days: {first, last}, edges}
 }
 
 /**

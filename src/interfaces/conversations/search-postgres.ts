@@ -1,13 +1,17 @@
 import {sql, type RawBuilder} from 'kysely'
 import type {Db} from '../../store/database.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
+import {dateLexemes, splitWindow, type WindowEdge} from './window.js'
 
 /*
  * Interface E's search on PostgreSQL (the SQLite counterpart is the FTS5 SQL in repository.ts).
  * Same answers from the same tokens: a document matches a term when the term's tokens occur in
  * one of its fields in order; occurrences are counted from the field's stored token list
- * (overlapping ones each count); the GIN-indexed tsvector only narrows the candidates to
- * documents holding every token of a term. The window is the exact published_at range.
+ * (overlapping ones each count). The GIN-indexed tsvector holds each document's tokens, its pairs
+ * of adjacent tokens and the dates it was published on (the 2026113001 migration): it finds the
+ * documents holding a token or a two-token phrase exactly, narrows the candidates of a longer
+ * phrase, and takes the window's whole days in the same scan. The window's ragged ends are exact
+ * published_at ranges.
  */
 
 const KINDS = {
@@ -16,9 +20,47 @@ const KINDS = {
 } as const
 type Kind = keyof typeof KINDS
 
-/** A tsquery of lexemes given literally (no parser), every token required. */
-function allOf(tokens: readonly string[]): string {
-  return tokens.map((token) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' & ')
+/** One lexeme, given literally (no parser), as a tsquery operand. */
+function lexeme(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
+}
+
+/**
+ * The lexemes every document holding a term holds, as a tsquery, and whether holding them is
+ * holding the term (see the 2026113001 migration): a token is its own lexeme, and a phrase's
+ * adjacent tokens are a pair lexeme each. One or two tokens are thus exact; a longer phrase needs
+ * its tokens in that order too. A term is at most 200 characters, and a token's characters fold
+ * one to one, so a pair never passes the 2,047 bytes a lexeme may hold (a test holds the limits
+ * to that).
+ */
+export function termLexemes(tokens: readonly string[]): {query: string; exact: boolean} {
+  if (tokens.length === 1) return {query: lexeme(tokens[0]!), exact: true}
+  const pairs = tokens.slice(1).map((token, i) => `${tokens[i]} ${token}`)
+  return {query: pairs.map(lexeme).join(' & '), exact: tokens.length === 2}
+}
+
+/**
+ * Part of a window, counted with its sign: whole UTC days, as a tsquery over their date lexemes,
+ * or a stretch of published_at (an edge, see splitWindow).
+ */
+type WindowPart = {dates: string; sign: 1} | WindowEdge
+
+/**
+ * The window as the date lexemes of its whole days and the edges that make it exact: the days'
+ * documents, plus or less those of each edge. Only edges, which are short, read published_at's
+ * index: given the window's range as well, PostgreSQL would AND a bitmap of every document in
+ * it with the terms', which is what the date lexemes are there to spare.
+ */
+function windowParts(start: string, end: string): WindowPart[] {
+  const split = splitWindow(start, end)
+  if (!split.days) return split.edges
+  return [{dates: dateLexemes(split.days.first, split.days.last), sign: 1}, ...split.edges]
+}
+
+/** Documents in one part of the window holding the lexemes of `query`: for whole days, in one GIN scan. */
+function candidates(query: string, part: WindowPart): RawBuilder<boolean> {
+  if ('dates' in part) return sql<boolean>`d.search_terms @@ ${`(${query}) & (${part.dates})`}::tsquery`
+  return sql<boolean>`d.published_at between ${part.start} and ${part.end} and d.search_terms @@ ${query}::tsquery`
 }
 
 /** Occurrences of a phrase in a document of `kind`: the sum over its fields. */
@@ -30,10 +72,6 @@ function occurrences(kind: Kind, tokens: readonly string[]): RawBuilder<number> 
   )})`
 }
 
-function inWindow(query: SearchQuery): RawBuilder<boolean> {
-  return sql<boolean>`d.published_at between ${query.start} and ${query.end}`
-}
-
 /** Where a summary's parts come from (repository.ts, summaryShape): the same split as on SQLite. */
 export interface PostgresSummaryShape {
   counted: readonly number[]
@@ -43,35 +81,56 @@ export interface PostgresSummaryShape {
 
 /**
  * One term's documents and occurrences among the documents of `kind` published in [start, end],
- * multiplied by `sign` (an edge taken away from a whole day counts negative).
+ * multiplied by `sign` (an edge taken away from a whole day counts negative): a row per part of
+ * the window, added up with the rest. Occurrences are counted from the tokens, so a candidate
+ * that holds the term's lexemes but not the term counts nothing.
  */
-function termCounts(kind: Kind, t: number, tokens: readonly string[], start: string, end: string, sign: 1 | -1): RawBuilder<SummaryRow> {
-  return sql<SummaryRow>`select ${t}::integer as t, ${kind}::text as kind,
-      ${sign}::bigint * count(*) filter (where n > 0) as docs, ${sign}::bigint * coalesce(sum(n), 0)::bigint as matches from (
-        select ${occurrences(kind, tokens)} as n from ${KINDS[kind].table} as d
-        where d.published_at between ${start} and ${end} and d.search_terms @@ ${allOf(tokens)}::tsquery
-      ) as hits`
+function termCounts(kind: Kind, t: number, tokens: readonly string[], start: string, end: string, sign: 1 | -1): RawBuilder<SummaryRow>[] {
+  const {query} = termLexemes(tokens)
+  return windowParts(start, end).map(
+    (part) => sql<SummaryRow>`select ${t}::integer as t, ${kind}::text as kind,
+      ${sign * part.sign}::bigint * count(*) filter (where n > 0) as docs, ${sign * part.sign}::bigint * coalesce(sum(n), 0)::bigint as matches from (
+        select ${occurrences(kind, tokens)} as n from ${KINDS[kind].table} as d where ${candidates(query, part)}
+      ) as hits`,
+  )
 }
 
 /**
- * A document holds the term: for one token the tsvector says so exactly (it holds the document's
- * tokens as they are); a phrase needs its tokens in order in one field, and only documents
- * holding all of them are looked at. Whether it occurs at all is a substring search in the
- * field's tokens joined by spaces: a token never holds a space (the tokenizer splits text at
- * whitespace), so " a b " occurs there exactly when the phrase a b does, and PostgreSQL finds it
- * several times faster than it counts occurrences with conversation_phrase_count.
+ * A document holds the term: its lexemes say so exactly for a token or two (termLexemes); a
+ * longer phrase needs its tokens in order in one field as well. Whether it occurs at all is a
+ * substring search in the field's tokens joined by spaces: a token never holds a space (the
+ * tokenizer splits text at whitespace), so " a b c " occurs there exactly when the phrase a b c
+ * does, and PostgreSQL finds it several times faster than it counts occurrences with
+ * conversation_phrase_count.
  */
 function holds(kind: Kind, tokens: readonly string[]): RawBuilder<boolean> {
-  const all = sql`d.search_terms @@ ${allOf(tokens)}::tsquery`
-  if (tokens.length === 1) return sql<boolean>`${all}`
+  const {query, exact} = termLexemes(tokens)
+  const all = sql`d.search_terms @@ ${query}::tsquery`
+  if (exact) return sql<boolean>`${all}`
   const needle = ` ${tokens.join(' ')} `
   const inField = (field: string) => sql`strpos(' ' || array_to_string(d.${sql.ref(field)}, ' ') || ' ', ${needle}) > 0`
   return sql<boolean>`(${all} and (${sql.join(KINDS[kind].fields.map(inField), sql` or `)}))`
 }
 
 /**
+ * The documents of `kind` in one part of the window holding any of the terms. The terms' lexemes
+ * go into one tsquery with the part's dates, so GIN finds the candidates in one scan; when every
+ * term is exact in its lexemes (no phrase of three tokens or more), the index alone answers and
+ * PostgreSQL counts without reading the rows it knows to be visible.
+ */
+function anyTerm(kind: Kind, terms: readonly (readonly string[])[], part: WindowPart): RawBuilder<boolean> {
+  const lexemes = terms.map(termLexemes)
+  const query = lexemes.map((term) => `(${term.query})`).join(' | ')
+  if (lexemes.every((term) => term.exact)) return candidates(query, part)
+  return sql<boolean>`${candidates(query, part)} and (${sql.join(
+    terms.map((tokens) => holds(kind, tokens)),
+    sql` or `,
+  )})`
+}
+
+/**
  * Interface E's summary on PostgreSQL, as rows to add up per (t, kind). Split as on SQLite
- * (repository.ts, splitWindow): terms of one or two tokens come from the per-day statistics over
+ * (window.ts, splitWindow): terms of one or two tokens come from the per-day statistics over
  * the window's whole days, corrected by exact counts over its ragged edges; longer phrases and
  * the uniques (documents holding any term) are counted from the documents over the exact window.
  * All of it is one statement: one snapshot however the caller runs it, and one round trip.
@@ -82,7 +141,7 @@ export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: P
   const parts: RawBuilder<unknown>[] = []
   for (const [t, tokens] of query.tokens.entries()) {
     if (counted.has(t)) continue
-    for (const kind of kinds) parts.push(termCounts(kind, t, tokens, query.start, query.end, 1))
+    for (const kind of kinds) parts.push(...termCounts(kind, t, tokens, query.start, query.end, 1))
   }
   if (shape.days && counted.size > 0) {
     // Terms as the statistics key them (tokens joined by a space), each under its own t: two
@@ -96,18 +155,15 @@ export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: P
   }
   for (const edge of shape.edges) {
     for (const t of shape.counted) {
-      for (const kind of kinds) parts.push(termCounts(kind, t, query.tokens[t]!, edge.start, edge.end, edge.sign))
+      for (const kind of kinds) parts.push(...termCounts(kind, t, query.tokens[t]!, edge.start, edge.end, edge.sign))
     }
   }
+  const window = windowParts(query.start, query.end)
   for (const kind of kinds) {
-    // Each term's tsvector test is one GIN scan; PostgreSQL ORs their bitmaps and reads each
-    // candidate once.
-    const any = sql.join(
-      query.tokens.map((tokens) => holds(kind, tokens)),
-      sql` or `,
-    )
-    parts.push(sql`select -1 as t, ${kind}::text as kind, count(*)::bigint as docs, 0::bigint as matches from ${KINDS[kind].table} as d
-      where ${inWindow(query)} and (${any})`)
+    for (const part of window) {
+      parts.push(sql`select -1 as t, ${kind}::text as kind, ${part.sign}::bigint * count(*) as docs, 0::bigint as matches from ${KINDS[kind].table} as d
+        where ${anyTerm(kind, query.tokens, part)}`)
+    }
   }
   // No parallel workers for it (in the caller's transaction; outside one this changes nothing):
   // its parts are small index reads, and starting workers for them took several times as long
@@ -121,12 +177,22 @@ export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: P
 }
 
 export async function matchedPostsPostgres(db: Db, query: SearchQuery, limit: number): Promise<MatchedPost[]> {
-  const hits = query.tokens.flatMap((tokens, t) => [
-    sql`select ${1 << t}::integer as bit, d.id as post_id from conversation_posts as d
-        where ${inWindow(query)} and d.search_terms @@ ${allOf(tokens)}::tsquery and ${occurrences('post', tokens)} > 0`,
-    sql`select ${1 << t}::integer as bit, d.post_id as post_id from conversation_comments as d
-        where ${inWindow(query)} and d.search_terms @@ ${allOf(tokens)}::tsquery and ${occurrences('comment', tokens)} > 0`,
-  ])
+  // A set, not a count: the days' documents less those of the edges taken away, and those of the edges added.
+  const window = windowParts(query.start, query.end)
+  const outside = sql.join(
+    window.flatMap((part) => ('dates' in part || part.sign > 0 ? [] : [sql`d.published_at between ${part.start} and ${part.end}`])),
+    sql` or `,
+  )
+  const within = (kind: Kind, tokens: readonly string[], part: WindowPart) =>
+    'dates' in part && window.some((other) => other.sign < 0) ? sql`${anyTerm(kind, [tokens], part)} and not (${outside})` : anyTerm(kind, [tokens], part)
+  const hits = query.tokens.flatMap((tokens, t) =>
+    window
+      .filter((part) => part.sign > 0)
+      .flatMap((part) => [
+        sql`select ${1 << t}::integer as bit, d.id as post_id from conversation_posts as d where ${within('post', tokens, part)}`,
+        sql`select ${1 << t}::integer as bit, d.post_id as post_id from conversation_comments as d where ${within('comment', tokens, part)}`,
+      ]),
+  )
   const result = await sql<MatchedPost>`
     select p.id as id, m.mask as mask from (
       select post_id, bit_or(bit) as mask from (${sql.join(hits, sql` union all `)}) as h group by post_id

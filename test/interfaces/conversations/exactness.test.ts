@@ -130,4 +130,94 @@ describe('counts agree with a brute-force reference', () => {
       {numRuns: 60, seed: 20261122},
     )
   })
+
+  it('over words, and pairs of adjacent words, longer than an index lexeme may be', async () => {
+    // PostgreSQL indexes each word and each pair of adjacent words as a lexeme of at most 2,047
+    // bytes. Longer ones are left out (no term is that long); stored, their length would wrap
+    // and a word of 2,052 x's would pass for "xxxx".
+    const [long, longer, wrapping] = ['x'.repeat(1100), 'y'.repeat(1100), 'x'.repeat(2052)]
+    const texts = [`a ${long} ${longer} b`, `${longer} ${long} xxxx`, `${wrapping} b`, `a ${wrapping}`]
+    const conversations = texts.map((content, i) =>
+      conversationOf(
+        {title: 'pair', content, published: `2025-03-0${i + 1}T10:00:00.000Z`, comments: [{content, published: '2025-03-05T10:00:00.000Z'}]},
+        900 + i,
+        (j) => 9000 + i * 5 + j,
+      ),
+    )
+    await importPosts(ctx.db, conversations)
+    const docs: Doc[] = conversations.flatMap(({post}) => [
+      {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
+      ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
+    ])
+    const terms = ['xxxx', 'a b', 'pair a', 'b']
+    const [start, end] = ['2025-01-01T00:00:00.000Z', '2025-12-31T23:59:59.999Z']
+    const expected = reference(docs, terms, start, end)
+    // "pair a" spans the title and the content: two fields, no phrase
+    expect(expected.summary.terms.map((t) => t.matches)).toEqual([2, 0, 0, 4])
+    expect((await call('summary', terms, start, end)).summary).toEqual(expected.summary)
+    expect((await call('data', terms, start, end)).summary).toEqual(expected.summary)
+  })
+
+  // Windows of every shape over documents published at any millisecond: whole years, months and
+  // days (which PostgreSQL takes from date lexemes in its index) with ragged ends of any length.
+  it('on random windows over documents published at any time, ends at midnights, month and year starts or anywhere', async () => {
+    const vocabulary = ['pain', 'chest', 'chest pain', 'a', 'b', 'x-ray']
+    const text = fc.array(fc.constantFrom(...vocabulary), {maxLength: 8}).map((w) => w.join(' '))
+    const FROM = Date.parse('2023-11-01T00:00:00.000Z')
+    const TO = Date.parse('2026-02-28T23:59:59.999Z')
+    const anyTime = fc.integer({min: FROM, max: TO})
+    // A bound: a random millisecond, the same time of day on the last day of its month, the
+    // midnight, month or year start at or before it, or the millisecond before one of those.
+    const bound = fc.tuple(anyTime, fc.constantFrom('any', 'last day', 'day', 'month', 'year'), fc.boolean()).map(([ms, snap, before]) => {
+      const d = new Date(ms)
+      if (snap === 'any') return ms
+      if (snap === 'last day') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0) + (ms % 86_400_000)
+      const snapped = Date.UTC(d.getUTCFullYear(), snap === 'year' ? 0 : d.getUTCMonth(), snap === 'day' ? d.getUTCDate() : 1)
+      return before ? snapped - 1 : snapped
+    })
+    const DAY = 86_400_000
+    // Documents near the window's ends (a millisecond, a day, a month either side) as well as anywhere.
+    const near = (ms: number) =>
+      fc.oneof(
+        anyTime,
+        fc.constantFrom(-1, 0, 1, -DAY, DAY, -DAY - 1, DAY + 1, -31 * DAY, 31 * DAY, 366 * DAY).map((offset) => ms + offset),
+      )
+    const stamp = (a: number, b: number) => fc.oneof(near(a), near(b)).map((ms) => new Date(ms).toISOString())
+    const term = fc.array(fc.constantFrom('pain', 'chest', 'a', 'b', 'x', 'ray'), {minLength: 1, maxLength: 3}).map((w) => w.join(' '))
+    const corpus = fc.tuple(bound, bound).chain(([a, b]) =>
+      fc.tuple(
+        fc.constant(a),
+        fc.constant(b),
+        fc.array(fc.record({title: text, content: text, published: stamp(a, b), comments: fc.array(fc.record({content: text, published: stamp(a, b)}), {maxLength: 4})}), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+      ),
+    )
+    let run = 0
+    await fc.assert(
+      fc.asyncProperty(corpus, fc.uniqueArray(term, {minLength: 1, maxLength: 3}), async ([a, b, posts], terms) => {
+        run += 1
+        const base = run * 100
+        const conversations = posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j))
+        await ctx.db.deleteFrom('conversation_comments').execute()
+        await ctx.db.deleteFrom('conversation_posts').execute()
+        await ctx.db.deleteFrom('conversation_term_days').execute()
+        await importPosts(ctx.db, conversations)
+        const docs: Doc[] = conversations.flatMap(({post}) => [
+          {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
+          ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
+        ])
+        const start = new Date(Math.min(a, b)).toISOString()
+        const end = new Date(Math.max(a, b)).toISOString()
+        const expected = reference(docs, terms, start, end)
+        expect((await call('summary', terms, start, end)).summary).toEqual(expected.summary)
+        if (Date.parse(end) - Date.parse(start) > 365 * 86_400_000) return
+        const data = await call('data', terms, start, end)
+        expect(data.summary).toEqual(expected.summary)
+        expect(data.conversations.map((c: {post: {id: number}}) => c.post.id).sort((x: number, y: number) => x - y)).toEqual([...expected.matched.keys()].sort((x, y) => x - y))
+      }),
+      {numRuns: 80, seed: 20261130},
+    )
+  })
 })
