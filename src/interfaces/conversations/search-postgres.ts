@@ -115,8 +115,8 @@ function holds(kind: Kind, tokens: readonly string[]): RawBuilder<boolean> {
 /**
  * The documents of `kind` in one part of the window holding any of the terms. The terms' lexemes
  * go into one tsquery with the part's dates, so GIN finds the candidates in one scan; when every
- * term is exact in its lexemes (no phrase of three tokens or more), the index alone answers and
- * PostgreSQL counts without reading the rows it knows to be visible.
+ * term is exact in its lexemes (no phrase of three tokens or more), the index finds exactly those
+ * documents, and nothing else is checked against the rows.
  */
 function anyTerm(kind: Kind, terms: readonly (readonly string[])[], part: WindowPart): RawBuilder<boolean> {
   const lexemes = terms.map(termLexemes)
