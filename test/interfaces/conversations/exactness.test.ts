@@ -43,6 +43,18 @@ describe('counts agree with a brute-force reference', () => {
   })
   afterEach(async () => ctx.store.close())
 
+  /** Replaces every post and comment in the store with `conversations`; the documents, for the reference. */
+  const replaceCorpus = async (conversations: ReturnType<typeof conversationOf>[]): Promise<Doc[]> => {
+    await ctx.db.deleteFrom('conversation_comments').execute()
+    await ctx.db.deleteFrom('conversation_posts').execute()
+    await ctx.db.deleteFrom('conversation_term_days').execute()
+    await importPosts(ctx.db, conversations)
+    return conversations.flatMap(({post}) => [
+      {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
+      ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
+    ])
+  }
+
   const call = async (method: string, terms: string[], start: string, end: string) => {
     const res = await ctx.app.request(`/conversations/${method}?${query(terms, start, end)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
     expect(res.status).toBe(200)
@@ -110,15 +122,7 @@ describe('counts agree with a brute-force reference', () => {
         async (posts, terms) => {
           run += 1
           const base = run * 100
-          const conversations = posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j))
-          await ctx.db.deleteFrom('conversation_comments').execute()
-          await ctx.db.deleteFrom('conversation_posts').execute()
-          await ctx.db.deleteFrom('conversation_term_days').execute()
-          await importPosts(ctx.db, conversations)
-          const docs: Doc[] = conversations.flatMap(({post}) => [
-            {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
-            ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
-          ])
+          const docs = await replaceCorpus(posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j)))
           const start = '2025-01-01T00:00:00.000Z'
           const end = '2025-12-31T23:59:59.000Z'
           const searchable = terms.filter((t) => words(t).length > 0)
@@ -144,11 +148,7 @@ describe('counts agree with a brute-force reference', () => {
         (j) => 9000 + i * 5 + j,
       ),
     )
-    await importPosts(ctx.db, conversations)
-    const docs: Doc[] = conversations.flatMap(({post}) => [
-      {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
-      ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
-    ])
+    const docs = await replaceCorpus(conversations)
     const terms = ['xxxx', 'a b', 'pair a', 'b']
     const [start, end] = ['2025-01-01T00:00:00.000Z', '2025-12-31T23:59:59.999Z']
     const expected = reference(docs, terms, start, end)
@@ -199,15 +199,7 @@ describe('counts agree with a brute-force reference', () => {
       fc.asyncProperty(corpus, fc.uniqueArray(term, {minLength: 1, maxLength: 3}), async ([a, b, posts], terms) => {
         run += 1
         const base = run * 100
-        const conversations = posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j))
-        await ctx.db.deleteFrom('conversation_comments').execute()
-        await ctx.db.deleteFrom('conversation_posts').execute()
-        await ctx.db.deleteFrom('conversation_term_days').execute()
-        await importPosts(ctx.db, conversations)
-        const docs: Doc[] = conversations.flatMap(({post}) => [
-          {kind: 'post' as const, id: post.id, postId: post.id, published: post.published_at, fields: [post.title, post.content]},
-          ...post.comments.map((c) => ({kind: 'comment' as const, id: c.id, postId: post.id, published: c.published_at, fields: [c.content]})),
-        ])
+        const docs = await replaceCorpus(posts.map((p, i) => conversationOf(p, base + i, (j) => base * 10 + i * 5 + j)))
         const start = new Date(Math.min(a, b)).toISOString()
         const end = new Date(Math.max(a, b)).toISOString()
         const expected = reference(docs, terms, start, end)
