@@ -10,8 +10,8 @@ import {dateLexemes, splitWindow, type WindowEdge} from './window.js'
  * (overlapping ones each count). The GIN-indexed tsvector holds each document's tokens, its pairs
  * of adjacent tokens and the dates it was published on (the 2026113001 migration): it finds the
  * documents holding a token or a two-token phrase exactly, narrows the candidates of a longer
- * phrase, and takes the window's whole days in the same scan. The window's ragged ends are exact
- * published_at ranges.
+ * phrase, and takes the window's whole days in the same scan. The edges that make the window
+ * exact are published_at ranges, added or taken away (window.ts, splitWindow).
  */
 
 const KINDS = {
