@@ -1,7 +1,7 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
 
 const oneLineError = (result: {status: number; stdout: string; stderr: string}, pattern: RegExp) => {
   expect(result.status).toBe(1)
@@ -21,24 +21,7 @@ describe('no silent data loss from the CLI', () => {
   it('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {
     const dir = tempDir()
     const db = ['--db', join(dir, 'm.db')]
-    cliJson([
-      'register-client',
-      ...db,
-      '--name',
-      'P',
-      '--url',
-      'https://p.example',
-      '--logo-url',
-      'https://p.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      'http://127.0.0.1:9',
-      '--partner-username',
-      'u',
-      '--partner-password',
-      'p',
-    ])
+    cliJson([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'])
     cliJson(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom'])
     writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 5, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
     cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', join(dir, 'quota.json')])

@@ -3,32 +3,14 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {refuseSharedFiles} from '../../src/store/private-file.js'
 import {loadKeyring} from '../../src/store/secrets.js'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
 
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
 
 /** A store file with a partner client (whose password is sealed under the key file beside it). */
 function partnerStore(): {file: string; clientId: string} {
   const file = join(tempDir(), 'medpanel.db')
-  const client = cliJson<{client_id: string}>([
-    'register-client',
-    '--db',
-    file,
-    '--name',
-    'P',
-    '--url',
-    'https://p.example',
-    '--logo-url',
-    'https://p.example/l.png',
-    '--grant',
-    'partner',
-    '--partner-url',
-    'http://127.0.0.1:9',
-    '--partner-username',
-    'u',
-    '--partner-password',
-    'partner password',
-  ])
+  const client = cliJson<{client_id: string}>([...partnerRegistration(['--db', file], 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'partner password'])
   return {file, clientId: client.client_id}
 }
 

@@ -2,7 +2,7 @@ import {createServer, type Server} from 'node:http'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {paths} from '../../../src/interfaces/partner/outbox.js'
-import {cliJson, tempDir} from '../../helpers/cli.js'
+import {cliJson, partnerRegistration, tempDir} from '../../helpers/cli.js'
 import {cliAsync} from './helpers.js'
 
 /** Any ESC, BEL or other control character, raw, as a terminal would act on it. */
@@ -11,24 +11,7 @@ const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/
 describe('what goes out to partners', () => {
   it('refuses "." and ".." as ids (in any spelling a URL parser folds), with one Error line, queueing nothing', async () => {
     const db = ['--db', join(tempDir(), 'dots.db')]
-    const partner = cliJson([
-      'register-client',
-      ...db,
-      '--name',
-      'P',
-      '--url',
-      'https://p.example',
-      '--logo-url',
-      'https://p.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      'http://127.0.0.1:9',
-      '--partner-username',
-      'u',
-      '--partner-password',
-      'p',
-    ])
+    const partner = cliJson([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'])
     for (const bad of ['..', '.', '%2e%2E', '.%2e']) {
       const run = await cliAsync([
         'push-project',
