@@ -1,16 +1,49 @@
+import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import type {TestProject} from 'vitest/node'
 import {ensureFreshBuild} from './helpers/fresh-build.mjs'
 
 /**
- * The CLI tests run the built dist/, so every vitest run (plain `npx vitest run`, watch mode, or
- * scripts/test.mjs) first rebuilds it when it is older than the sources; watch mode checks again
- * before each rerun. scripts/test.mjs checks once for all its runtimes and sets
- * MEDPANEL_TEST_BUILT=1, which skips the check here.
+ * Before any test file runs:
+ * - Every temporary directory of the run (stores, key files, clusters, the CLIs' working
+ *   directories) goes under one directory of its own: TMPDIR, which the test workers and every
+ *   process they start inherit, points there, and it is removed when the run ends. Without it,
+ *   each run left a few hundred directories in /tmp.
+ * - The CLI tests run the built dist/, so every vitest run (plain `npx vitest run`, watch mode, or
+ *   scripts/test.mjs) first rebuilds it when it is older than the sources; watch mode checks again
+ *   before each rerun. scripts/test.mjs checks once for all its runtimes and sets
+ *   MEDPANEL_TEST_BUILT=1, which skips the check here.
  */
-export default function setup(project: TestProject): void {
-  if (process.env.MEDPANEL_TEST_BUILT === '1') return
-  ensureFreshBuild()
-  project.onTestsRerun(() => {
+export default function setup(project: TestProject): () => void {
+  const teardown = runDirectory()
+  if (process.env.MEDPANEL_TEST_BUILT !== '1') {
     ensureFreshBuild()
-  })
+    project.onTestsRerun(() => {
+      ensureFreshBuild()
+    })
+  }
+  return teardown
+}
+
+/**
+ * Points TMPDIR at a new directory for the run; what removes it again. The setup runs once per
+ * project, and only the first makes the directory: nested ones would make paths too long for the
+ * Unix sockets some programs keep there (Chromium's, at most 107 bytes).
+ */
+function runDirectory(): () => void {
+  if (process.env.MEDPANEL_TEST_RUN_DIR) return () => undefined
+  const root = mkdtempSync(join(tmpdir(), 'medpanel-run-'))
+  // Others may pass through but not list it: a PostgreSQL cluster a test starts as root runs as
+  // the postgres user, in a directory of its own inside (each made 0700 and handed over).
+  chmodSync(root, 0o711)
+  const outer = process.env.TMPDIR
+  process.env.TMPDIR = root
+  process.env.MEDPANEL_TEST_RUN_DIR = root
+  return () => {
+    if (outer === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = outer
+    delete process.env.MEDPANEL_TEST_RUN_DIR
+    rmSync(root, {recursive: true, force: true})
+  }
 }
