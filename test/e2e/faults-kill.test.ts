@@ -91,6 +91,8 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
     let killedAt = 0
     let takeover: Promise<number> = Promise.resolve(Number.NaN)
     let takenOver: {id: string; seq: number}[] = []
+    /** Every delivery still leased to the victim when it died, sent or not. */
+    let leasedAtKill: string[] = []
     let queued: Promise<unknown> = Promise.resolve()
     try {
       expect(await waitFor(() => acked() >= 30, 30_000), 'withdrawals under way').toBe(true)
@@ -115,6 +117,10 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
       process.kill(servers[victim]!.child.pid!, 'SIGKILL')
       await exited
       killedAt = Date.now()
+      const victimPid = String(servers[victim]!.child.pid)
+      leasedAtKill = (await db.db.selectFrom('partner_deliveries').select(['id', 'lease_owner']).where('status', '=', 'pending').execute())
+        .filter((row) => row.lease_owner?.split(':')[1] === victimPid)
+        .map((row) => row.id)
       partner.release()
       // How long the survivors take to deliver what the victim held (polled beside the rest).
       takeover = (async () => {
@@ -163,15 +169,20 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
     expect(ledger.withdrawals, 'one withdrawal per Idempotency-Key').toBe(acknowledged.size)
 
     // Every delivery arrives, in order. What the victim had sent and not heard back about (the
-    // partner saw its connection close unanswered) was sent again by the others, and nothing else
-    // was: resent ids are exactly the dropped ones, and they include what was seen in flight.
+    // partner saw its connection close unanswered) was sent again by the others. So, at most, was
+    // a send the partner answered but the victim died before recording (a CI run on a loaded
+    // machine saw one): the store still had it leased to the victim. Nothing else was resent.
     const deliveries = await checkDeliveries(url, partner, 30_000)
     const tookOver = await takeover
     const arrivals = new Map<string, number>()
     for (const entry of partner.log) arrivals.set(entry.id, (arrivals.get(entry.id) ?? 0) + 1)
     const resent = [...arrivals].filter(([, count]) => count > 1).map(([id]) => id)
     expect(resent.length, 'the victim’s in-flight sends, sent again').toBeGreaterThanOrEqual(1)
-    expect(new Set(resent), 'resent exactly what the victim dropped').toEqual(new Set(partner.dropped))
+    for (const id of partner.dropped) expect(resent, 'what the victim dropped, sent again').toContain(id)
+    expect(
+      resent.filter((id) => !partner.dropped.includes(id) && !leasedAtKill.includes(id)),
+      'resent though neither dropped by the victim nor leased to it',
+    ).toEqual([])
     expect(deliveries.resent).toBe(resent.length)
     const delivered = new Set(deliveries.delivered.map((row) => row.id))
     for (const row of takenOver) {
