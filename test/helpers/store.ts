@@ -81,7 +81,7 @@ export async function openTestStore(options: StoreOptions = {}): Promise<Store> 
  * `options` go to openStore; `drop` removes the database once every handle is closed.
  */
 export async function reopenableStore(): Promise<{options: StoreOptions; drop: () => void}> {
-  if (!onPostgres) return {options: {file: join(mkdtempSync(join(tmpdir(), 'medpanel-test-')), 'store.db')}, drop: () => undefined}
+  if (!onPostgres) return storeFile()
   const url = await freshDatabaseUrl()
   return {options: {url}, drop: () => dropDatabaseOf(url)}
 }
@@ -92,11 +92,16 @@ export async function reopenableStore(): Promise<{options: StoreOptions; drop: (
  * database. `drop` removes the database once every handle is closed.
  */
 export function emptyStore(): {options: StoreOptions; drop: () => void} {
-  if (!onPostgres) return {options: {file: join(mkdtempSync(join(tmpdir(), 'medpanel-test-')), 'store.db')}, drop: () => undefined}
+  if (!onPostgres) return storeFile()
   const name = `medpanel_empty_${randomBytes(6).toString('hex')}`
   admin(`create database ${name}`)
   const url = urlOf(name)
   return {options: {url}, drop: () => dropDatabaseOf(url)}
+}
+
+/** A store file, not yet made, in a new temporary directory (nothing to drop). */
+function storeFile(): {options: StoreOptions; drop: () => void} {
+  return {options: {file: join(mkdtempSync(join(tmpdir(), 'medpanel-test-')), 'store.db')}, drop: () => undefined}
 }
 
 const databaseForFile = new Map<string, string>()
