@@ -90,7 +90,8 @@ describe('per-day term statistics', () => {
   })
 
   it('equal a full recount after seeding, and after random imports, replacements and deletions', async () => {
-    await seedPosts(ctx.db, {count: 150, comments: 3, from: '2024-03-01T00:00:00Z', to: '2024-03-09T00:00:00Z', seed: 5})
+    // A few seeded posts stay in the store throughout: each run below recounts every document.
+    await seedPosts(ctx.db, {count: 30, comments: 3, from: '2024-03-01T00:00:00Z', to: '2024-03-09T00:00:00Z', seed: 5})
     expect(await statistics(ctx)).toEqual(await recount(ctx))
 
     const text = fc.array(fc.constantFrom(...VOCABULARY), {maxLength: 12}).map((w) => w.join(' '))
