@@ -262,12 +262,15 @@ export const config = {
      * PostgreSQL: batches of read-committed writes (withdrawals, which lock their own rows) that
      * one process runs at once, each on a connection of its own. Each account's withdrawals always
      * go to the same lane, and a withdrawal batch costs four round trips whatever its size, so more
-     * lanes mean smaller batches and more round trips for the same work. bench:balance on the
-     * 2-core build machine, PostgreSQL / SQLite withdrawals with 10 summary readers (single
-     * 3-round runs): 1 lane 0.56, 2 lanes 0.60 (0.58 twice over 5 rounds), 3 lanes 0.60, 4 lanes
-     * 0.57. See docs/benchmarks.md.
+     * lanes mean smaller batches and more round trips for the same work, and every `serve`
+     * process on the database adds its own. bench:balance on the 2-core build machine,
+     * PostgreSQL / SQLite withdrawals with 10 summary readers: 2026-11-26, single 3-round runs,
+     * 1 lane 0.56, 2 lanes 0.60, 3 lanes 0.60, 4 lanes 0.57; 2026-11-27, the same day's runs,
+     * 1 lane 0.69 and 0.78 (24.5 writes per commit, p99 81-109 ms), 2 lanes 0.52-0.66 over four
+     * runs (12.3-12.6 per commit, p99 121-201 ms). With two `serve` processes of 2 lanes each,
+     * batches fell to 6.1-6.3 writes; with 1 lane each, 12.2-12.3. See docs/benchmarks.md.
      */
-    postgresWriteLanes: 2,
+    postgresWriteLanes: 1,
     /**
      * PostgreSQL's cache listener (store/postgres/listen.ts), one connection per process. While it
      * is down the process caches nothing and reads every check from the database, so it
