@@ -266,8 +266,8 @@ export const config = {
      * process on the database adds its own. bench:balance on the 2-core build machine,
      * PostgreSQL / SQLite withdrawals with 10 summary readers: 2026-11-26, single 3-round runs,
      * 1 lane 0.56, 2 lanes 0.60, 3 lanes 0.60, 4 lanes 0.57; 2026-11-27, the same day's runs,
-     * 1 lane 0.69 and 0.78 (24.5 writes per commit, p99 81-109 ms), 2 lanes 0.52-0.66 over four
-     * runs (12.3-12.6 per commit, p99 121-201 ms). With two `serve` processes of 2 lanes each,
+     * 1 lane 0.62-0.78 over three runs (24.3-24.5 writes per commit), 2 lanes 0.52-0.66 over four
+     * runs (12.3-12.6 per commit). With two `serve` processes of 2 lanes each,
      * batches fell to 6.1-6.3 writes; with 1 lane each, 12.2-12.3. See docs/benchmarks.md.
      */
     postgresWriteLanes: 1,
