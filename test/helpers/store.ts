@@ -68,8 +68,13 @@ export async function freshDatabaseUrl(): Promise<string> {
   return urlOf(name)
 }
 
+/** Drops the database of a test store's URL, whoever is still connected to it. */
+function dropStatement(url: string): string {
+  return `drop database if exists ${new URL(url).pathname.slice(1)} with (force)`
+}
+
 function dropDatabaseOf(url: string): void {
-  admin(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`)
+  admin(dropStatement(url))
 }
 
 /**
@@ -84,7 +89,7 @@ export async function openTestStore(options: StoreOptions = {}): Promise<Store> 
     ...store,
     close: async () => {
       await store.close()
-      await adminAsync(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`)
+      await adminAsync(dropStatement(url))
     },
   }
 }
