@@ -108,14 +108,19 @@ describe('serve with five of the heaviest summary calls in flight', () => {
     expect(answers.length).toBeGreaterThanOrEqual(5)
     const others = answers.filter((answer) => answer.status !== 200 && !overBudget(answer.status, answer.body))
     expect(others.map((answer) => `${answer.status} ${answer.body}`)).toEqual([])
+    // A search on the event loop holds every request that arrives during it for the rest of that
+    // search, and then behind the lanes' searches that queued with it: a typical probe would wait
+    // half a search or more, the slowest a whole one or more. On threads (or in PostgreSQL) a probe
+    // waits only for the scheduler, which on a loaded machine can hold the odd one for as long as
+    // a search (one CI run on PostgreSQL saw 254 ms against a 246 ms search) but not the typical
+    // one. So the median is held to half of one heavy search alone, measured above on the same
+    // machine, and the slowest only to a few searches, which a stalled server still exceeds.
+    const ms = took.map((probe) => probe.ms).sort((a, b) => a - b)
+    const median = ms[Math.floor(ms.length / 2)]!
     const slowest = took.reduce((a, b) => (b.ms > a.ms ? b : a))
-    // A search on the event loop would hold every other request for the rest of that search, and
-    // behind the lanes' searches queued with it: the slowest of 40 would wait about a whole search
-    // or more. On threads (or in PostgreSQL) they wait only for the scheduler, whose delays on a
-    // loaded machine passed 140 ms, so a fixed bound of a few tens of ms measured the machine, not
-    // medpanel. The bound is one heavy search's time alone, measured above on the same machine.
-    const bound = Math.max(50, soloMs)
-    expect(slowest.ms, `${slowest.path} took ${slowest.ms.toFixed(1)} ms (bound ${bound.toFixed(0)} ms)`).toBeLessThan(bound)
+    const halfSearch = Math.max(25, soloMs / 2)
+    expect(median, `the median probe took ${median.toFixed(1)} ms (bound ${halfSearch.toFixed(0)} ms; one search ${soloMs.toFixed(0)} ms)`).toBeLessThan(halfSearch)
+    expect(slowest.ms, `${slowest.path} took ${slowest.ms.toFixed(1)} ms (bound ${(4 * soloMs).toFixed(0)} ms)`).toBeLessThan(Math.max(200, 4 * soloMs))
     // Enough samples, whatever the load: on a busy machine the 5 s run fits fewer than 40 (a
     // PostgreSQL run beside a CI run fitted 22), and each one is held to the bound above.
     expect(took.length).toBeGreaterThanOrEqual(10)
