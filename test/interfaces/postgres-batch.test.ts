@@ -189,6 +189,35 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     for (const member of members) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('90')
   })
 
+  it('take turns across processes: what queues while another holds the lane joins one batch', async () => {
+    const now = new Date('2026-11-26T00:00:00Z')
+    const [first, second] = stores.map((s) => s.db) as [Db, Db]
+    await seedClients(first, now).catch(() => undefined)
+    const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
+    await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+    const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
+    // The withdrawal lane's advisory lock ("medp", lane 0 of cluster lanes 1), held by another
+    // session as another process's batch would hold it.
+    const lane = sql`${sql.lit(0x6d656470)}, ${sql.lit(1000)}`
+    const before = {...writeStats(second)}
+    const granted = await first.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${lane})`.execute(conn)
+      const pending: Promise<balance.WithdrawalResult>[] = []
+      // Five turns apart: without the turns, the first would commit alone before the others came.
+      for (let i = 0; i < 5; i++) {
+        pending.push(balance.createWithdrawal(second, member, body, {now}))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(writeStats(second).commits - before.commits).toBe(0)
+      await sql`select pg_advisory_unlock(${lane})`.execute(conn)
+      return Promise.all(pending)
+    })
+    expect(granted.every((result) => !result.replayed)).toBe(true)
+    expect(writeStats(second).writes - before.writes).toBe(5)
+    expect(writeStats(second).commits - before.commits).toBe(1)
+    expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('95')
+  })
+
   it('decide one turn of withdrawals as a set: each sees the grants before it, and a failure stays its own', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [db] = stores.map((s) => s.db) as [Db]

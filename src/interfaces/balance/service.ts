@@ -402,6 +402,10 @@ const UNDO_SET = raw('rollback to batch')
 const withdrawalRunner: BatchRunner = {
   begin: {serializable: raw('begin isolation level serializable; savepoint batch'), 'read committed': raw('begin isolation level read committed; savepoint batch')},
   commit: raw('commit'),
+  // Every process's withdrawal batches take turns (store/postgres/writer.ts): with several `serve`
+  // processes on one database, each batch then holds all its process queued while another
+  // committed, where lanes running side by side split the same withdrawals into small batches.
+  clusterLanes: 1,
   async run(conn, batch) {
     const asks = batch.map((job) => job.input as WithdrawalAsk)
     try {

@@ -30,6 +30,14 @@ import {config} from '../../config.js'
  * How a batch's requests run is its BatchRunner's business: each in a savepoint by default, or as
  * a set (interfaces/balance/service.ts decides a batch of withdrawals in four round trips).
  *
+ * A batch takes its requests from the queue only once its BEGIN (and any lock that BEGIN takes)
+ * has returned, so whatever queued while it waited joins it. That is what makes a runner's
+ * cluster lanes (BatchRunner.clusterLanes) pay: lane i of every process takes one advisory lock
+ * with its BEGIN, so the processes' batches of that lane take turns, and each holds everything
+ * its process queued during the others' turns. Without the turns, every process's lane commits
+ * side by side and splits the same requests into ever smaller batches as processes are added
+ * (bench:balance --processes 1,2,3, docs/benchmarks.md).
+ *
  * A serialization failure (40001) or deadlock (40P01) anywhere in a batch, in a request or at the
  * COMMIT, can only come from a writer outside the batches (a one-statement write with no
  * transaction of its own). Then the whole batch is rolled back and run again, every request from
@@ -77,7 +85,18 @@ export interface BatchRunner {
   begin: Record<Isolation, CompiledQuery>
   commit: CompiledQuery
   run(conn: Kysely<any>, batch: readonly KeyedJob[]): Promise<Outcome[]>
+  /**
+   * Set for a kind of batch whose lanes should take turns across every process on the database
+   * (a small number, unique among runners): lane i's batch in any process first takes the
+   * transaction-scoped advisory lock (LANE_LOCKS, clusterLanes * 1000 + i) with its BEGIN, so one
+   * such batch per lane runs at a time in the whole cluster, and the requests that queue in a
+   * process while another commits join that process's next batch instead of making small ones.
+   */
+  clusterLanes?: number
 }
+
+/** The first key of the advisory locks that cluster lanes take (pg_advisory_xact_lock's int4 pair): "medp". */
+const LANE_LOCKS = 0x6d656470
 
 /**
  * The general runner: each request's function in a savepoint of its own, one after another; a
@@ -121,15 +140,19 @@ export class PostgresWriter {
   /** One queue per lane; a lane runs its batches one after another. */
   private readonly queues: KeyedJob[][]
   private readonly busy: boolean[]
+  /** Each lane's BEGIN: the runner's, with the lane's cluster lock when the runner asks for one. */
+  private readonly begins: CompiledQuery[]
   constructor(
     private readonly db: Kysely<any>,
-    private readonly isolation: Isolation,
+    isolation: Isolation,
     readonly stats: WriterStats,
     lanes: number,
     private readonly runner: BatchRunner = savepointRunner,
   ) {
     this.queues = Array.from({length: lanes}, () => [])
     this.busy = Array.from({length: lanes}, () => false)
+    const begin = runner.begin[isolation]
+    this.begins = this.queues.map((_, lane) => (runner.clusterLanes === undefined ? begin : withLaneLock(begin, runner.clusterLanes * 1000 + lane)))
   }
 
   /**
@@ -167,26 +190,36 @@ export class PostgresWriter {
   private async lane(lane: number): Promise<void> {
     const queue = this.queues[lane]!
     try {
-      while (queue.length > 0) await this.commit(inLockOrder(queue.splice(0, MAX_BATCH)))
+      while (queue.length > 0) await this.commit(lane, queue)
     } finally {
       this.busy[lane] = false
     }
   }
 
-  private async commit(batch: KeyedJob[]): Promise<void> {
+  /**
+   * One batch of the lane. Its requests are taken from the queue once the BEGIN (with any lock it
+   * takes) has returned, not before: what queued while the connection was fetched and the lock
+   * waited for joins this batch. A rerun after a conflict runs the same requests again.
+   */
+  private async commit(lane: number, queue: KeyedJob[]): Promise<void> {
+    let batch: KeyedJob[] | undefined
+    const taken = () => {
+      batch ??= inLockOrder(queue.splice(0, MAX_BATCH))
+      return batch
+    }
     let outcomes: Outcome[]
     try {
-      outcomes = await this.attempts(batch)
+      outcomes = await this.attempts(lane, taken)
     } catch (error) {
-      settle(batch, {failed: error})
+      settle(taken(), {failed: error})
       return
     }
-    settle(batch, outcomes)
+    settle(taken(), outcomes)
   }
 
-  private async attempts(batch: KeyedJob[]): Promise<Outcome[]> {
+  private async attempts(lane: number, taken: () => KeyedJob[]): Promise<Outcome[]> {
     for (let attempt = 1; ; attempt++) {
-      const result = await this.attempt(batch)
+      const result = await this.attempt(lane, taken)
       if (!(result instanceof Retry)) return result
       if (attempt >= CONFLICT_ATTEMPTS) throw result.error
       this.stats.reruns++
@@ -195,13 +228,14 @@ export class PostgresWriter {
     }
   }
 
-  /** One run of the batch: its outcomes once committed, or Retry after a conflict (rolled back). */
-  private attempt(batch: KeyedJob[]): Promise<Outcome[] | Retry> {
+  /** One run of the lane's batch: its outcomes once committed, or Retry after a conflict (rolled back). */
+  private attempt(lane: number, taken: () => KeyedJob[]): Promise<Outcome[] | Retry> {
     return this.db.connection().execute(async (conn) => {
       markWriting(conn)
       inheritContext(conn, this.db)
       try {
-        await conn.executeQuery(this.runner.begin[this.isolation])
+        await conn.executeQuery(this.begins[lane]!)
+        const batch = taken()
         const outcomes = await this.runner.run(conn, batch)
         const committing = performance.now()
         await conn.executeQuery(this.runner.commit)
@@ -221,6 +255,13 @@ export class PostgresWriter {
       }
     })
   }
+}
+
+/** `begin` with the advisory lock of one cluster lane taken right after its BEGIN (before any savepoint, which would release it on rollback). */
+function withLaneLock(begin: CompiledQuery, lane: number): CompiledQuery {
+  const [first, ...rest] = begin.sql.split(';')
+  if (!first?.trim().toLowerCase().startsWith('begin')) throw new Error(`a cluster lane needs a BEGIN first: ${begin.sql}`)
+  return raw([first, ` select pg_advisory_xact_lock(${LANE_LOCKS}, ${lane})`, ...rest].join(';'))
 }
 
 const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>; stats: WriterStats}>()
