@@ -8,7 +8,9 @@
 // processes, each on a database of its own, sharing the withdrawal connections out over them.
 // Every side prints its "model:" line: CPU per request in serve and in PostgreSQL, and what
 // commits do one at a time.
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]]
+// --write-lanes N gives the PostgreSQL serves `--write-lanes N` (withdrawal batches at once across
+// the processes; the shipped default when not given).
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
@@ -27,6 +29,7 @@ try {
       accounts: {type: 'string', default: '1000'},
       store: {type: 'string', default: 'sqlite'},
       processes: {type: 'string', default: '1'},
+      'write-lanes': {type: 'string'},
     },
   }))
 } catch (error) {
@@ -41,6 +44,10 @@ const connections = wholeNumber('connections', values.connections)
 const readers = wholeNumber('readers', values.readers, 0)
 const accountCount = wholeNumber('accounts', values.accounts)
 if (counts.some((n) => n > connections)) usageError('--processes: each serve process needs at least one of the --connections')
+const writeLanes = values['write-lanes'] === undefined ? undefined : wholeNumber('write-lanes', values['write-lanes'])
+if (writeLanes !== undefined && values.store !== 'postgres') usageError('--write-lanes needs --store postgres: SQLite has one writer')
+/** The serve flag of --write-lanes, for a PostgreSQL side. */
+const lanesFlag = (side) => (writeLanes !== undefined && side.target.url ? ['--write-lanes', String(writeLanes)] : [])
 
 // Seed through the real service functions (TypeScript, loaded by tsx) so the fixture is a ledger
 // the service itself wrote. Members are inserted directly: hashing 1,000 passwords is not the point.
@@ -111,7 +118,9 @@ let logNumber = 0
 for (const side of sides) {
   side.logs = Array.from({length: side.processes}, () => `${tmpdir()}/medpanel-bench-balance-${process.pid}-${logNumber++}.serve.log`)
   side.services = await Promise.all(
-    side.logs.map((serveLog) => startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...side.target.flags, '--json'], {stderrFile: serveLog})),
+    side.logs.map((serveLog) =>
+      startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...side.target.flags, ...lanesFlag(side), '--json'], {stderrFile: serveLog}),
+    ),
   )
   side.measured = {withdrawals: [], withdrawalP99: [], summaries: [], summaryP99: []}
   side.model = {serve: [], postgres: []}
@@ -240,7 +249,7 @@ const ms = (x) => (x === undefined ? 'n/a' : fmt(x, 3))
 // Rounds where the other side answered nothing (a stalled machine) have no ratio to take.
 const perRound = (a, b) => median(a.flatMap((x, i) => (b[i] > 0 ? [x / b[i]] : [])))
 console.log(
-  `${machineLine(probe)}; median of ${rounds} alternating rounds of ${duration} s; store: ${sides.map((s) => s.label).join(' | ')}; ${accountCount} accounts per store seeded in ${fmt(seedSeconds, 1)} s`,
+  `${machineLine(probe)}; median of ${rounds} alternating rounds of ${duration} s; store: ${sides.map((s) => s.label).join(' | ')}; ${accountCount} accounts per store seeded in ${fmt(seedSeconds, 1)} s${values.store === 'postgres' ? `; PostgreSQL write lanes: ${writeLanes ?? 'default'}` : ''}`,
 )
 const base = {sqlite: sides.find((s) => s.label === 'SQLite'), one: sides.find((s) => s.target.url && s.processes === 1)}
 let failed = false

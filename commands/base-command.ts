@@ -1,7 +1,7 @@
 import {existsSync, rmSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {randomUUID} from 'node:crypto'
-import {environment, environmentIfRead} from '../src/config.js'
+import {config, environment, environmentIfRead} from '../src/config.js'
 import {AppError} from '../src/errors.js'
 import {canonical} from '../src/lib/enums.js'
 import {printable} from '../src/lib/printable.js'
@@ -168,6 +168,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       max: 1000,
       helpGroup: 'STORE',
     }),
+    'write-lanes': Flags.integer({
+      description: `PostgreSQL withdrawal batches that run at once across every process on the database; give every process the same [default: ${config.store.postgresWriteLanes}]`,
+      env: 'MEDPANEL_WRITE_LANES',
+      min: 1,
+      max: 32,
+      helpGroup: 'STORE',
+    }),
   }
 
   protected flags!: CommandFlags<T>
@@ -216,7 +223,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   protected async openStore(options: {reader?: boolean; inspect?: boolean; listenUrl?: string; replicaUrl?: string} = {}): Promise<Store> {
     if (!this.store) {
-      const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number}
+      const flags = this.flags as {db?: string; 'database-url'?: string; 'pool-size'?: number; 'write-lanes'?: number}
       // An empty value is a script whose variable was unset: refuse it rather than write a
       // store nobody will find again.
       if (flags['database-url'] === '') throw new AppError('bad_request', '--database-url (or MEDPANEL_DATABASE_URL) is empty; give a database URL')
@@ -231,7 +238,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
       if (flags['database-url'] === undefined && file.trim() === '')
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
-      const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size']} : {file}
+      const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size'], writeLanes: flags['write-lanes']} : {file}
       const sqliteFile = sqliteFileOf(where)
       const readsOnly = (this.ctor as typeof BaseCommand).readsOnly || options.inspect === true
       if (sqliteFile !== undefined && isStoreFile(sqliteFile) && !existsSync(sqliteFile)) {

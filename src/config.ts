@@ -268,7 +268,11 @@ export const config = {
      * 1 lane 0.56, 2 lanes 0.60, 3 lanes 0.60, 4 lanes 0.57; 2026-11-27, the same day's runs,
      * 1 lane 0.62-0.78 over three runs (24.3-24.5 writes per commit), 2 lanes 0.52-0.66 over four
      * runs (12.3-12.6 per commit). With two `serve` processes of 2 lanes each,
-     * batches fell to 6.1-6.3 writes; with 1 lane each, 12.2-12.3. See docs/benchmarks.md.
+     * batches fell to 6.1-6.3 writes; with 1 lane each, 12.2-12.3. Since then a lane's batches take
+     * turns across all processes (postgres/writer.ts), so this is the number of withdrawal batches
+     * at once in the whole cluster: with 1, batches of 22.5-23.8 with two processes, 15.2-16.5
+     * with three. The default of `--write-lanes` (MEDPANEL_WRITE_LANES), which operators raise for
+     * more hosts. See docs/benchmarks.md and docs/operations.md.
      */
     postgresWriteLanes: 1,
     /**

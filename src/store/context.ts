@@ -30,6 +30,8 @@ export interface StoreContext {
    * lag the primary by a moment and should not load it: interface E's searches.
    */
   replica?: object
+  /** PostgreSQL: the withdrawal lanes of the store's writers (StoreOptions.writeLanes). */
+  writeLanes?: number
   /** PostgreSQL: this process's connections in the pool, for the metrics. */
   pool?: () => PoolCounts
   /**

@@ -57,6 +57,12 @@ export interface StoreOptions {
   /** PostgreSQL only: connections in this process's pool. */
   poolSize?: number
   /**
+   * PostgreSQL only: withdrawal batches that run at once across every process on the database
+   * (postgres/writer.ts, cluster lanes); config.store.postgresWriteLanes when unset. Every process
+   * on one database should be given the same number.
+   */
+  writeLanes?: number
+  /**
    * PostgreSQL only: where the cache listener connects, when `url` goes through a pooler in
    * transaction mode (where LISTEN cannot work): a URL that reaches the same database directly.
    * The listener checks that it hears the store's own notifications there before any caching.
@@ -231,7 +237,8 @@ export async function openStore<DB = Database>(options: StoreOptions, schema: Sc
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
     let keys: Keyring | undefined
     const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
-    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), keyring})
+    const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
+    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(writeLanes ? {writeLanes} : {}), keyring})
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)

@@ -4,7 +4,7 @@ import * as balance from '../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../src/registry/repository.js'
 import type {Db} from '../../src/store/database.js'
 import {openStore} from '../../src/schema.js'
-import {writeStats, writeTransaction, type Store} from '../../src/store/db.js'
+import {writeStats, writeTransaction, type Store, type StoreOptions} from '../../src/store/db.js'
 import {prepared} from '../../src/store/prepared.js'
 import {onPostgres, openTestStore, reopenableStore} from '../helpers/store.js'
 import {PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
@@ -124,10 +124,12 @@ describe.skipIf(!onPostgres)('PostgreSQL group commit', () => {
 describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account', () => {
   let stores: Store[] = []
   let drop: () => void = () => undefined
+  let options: StoreOptions
   beforeAll(async () => {
     const reopenable = await reopenableStore()
     drop = reopenable.drop
-    stores = [await openStore(reopenable.options), await openStore(reopenable.options)]
+    options = reopenable.options
+    stores = [await openStore(options), await openStore(options)]
   })
   afterAll(async () => {
     await Promise.all(stores.map((s) => s.close()))
@@ -216,6 +218,44 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     expect(writeStats(second).writes - before.writes).toBe(5)
     expect(writeStats(second).commits - before.commits).toBe(1)
     expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('95')
+  })
+
+  it('with two write lanes, take turns per lane: one lane waiting holds up none of the other', async () => {
+    const now = new Date('2026-11-26T00:00:00Z')
+    const [first] = stores.map((s) => s.db) as [Db]
+    const lanes = await openStore({...options, writeLanes: 2})
+    try {
+      await seedClients(first, now).catch(() => undefined)
+      const funded = async () => {
+        const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
+        await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '10'}, now)
+        return member
+      }
+      const one = await funded()
+      const next = await funded()
+      // Account ids of each lane: lane 0 takes the even ones, lane 1 the odd.
+      const [even, odd] = one.id % 2 === 0 ? [one, next] : [next, one]
+      const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
+      const lane0 = sql`${sql.lit(0x6d656470)}, ${sql.lit(1000)}`
+      await first.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(${lane0})`.execute(conn)
+        let evenDone = false
+        const waiting = balance.createWithdrawal(lanes.db, even, body, {now}).then(() => {
+          evenDone = true
+        })
+        try {
+          const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error('the odd account waited for lane 0')), 10_000).unref())
+          await Promise.race([balance.createWithdrawal(lanes.db, odd, body, {now}), stuck])
+          expect(evenDone).toBe(false)
+        } finally {
+          await sql`select pg_advisory_unlock(${lane0})`.execute(conn)
+        }
+        await waiting
+      })
+      for (const member of [even, odd]) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('9')
+    } finally {
+      await lanes.close()
+    }
   })
 
   it('decide one turn of withdrawals as a set: each sees the grants before it, and a failure stays its own', async () => {

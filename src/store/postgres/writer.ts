@@ -1,5 +1,5 @@
 import {CompiledQuery, type Kysely} from 'kysely'
-import {inheritContext, metricsOf} from '../context.js'
+import {contextOf, inheritContext, metricsOf} from '../context.js'
 import {isRetryableConflict} from '../dialect.js'
 import {type Job, markWriting, type Outcome, settle, type WriterStats} from '../writer.js'
 import {config} from '../../config.js'
@@ -264,6 +264,11 @@ function withLaneLock(begin: CompiledQuery, lane: number): CompiledQuery {
   return raw([first, ` select pg_advisory_xact_lock(${LANE_LOCKS}, ${lane})`, ...rest].join(';'))
 }
 
+/** The read-committed lanes of a handle: as it was opened with (StoreOptions.writeLanes), else the default. */
+function lanesOf(db: Kysely<any>): number {
+  return contextOf(db)?.writeLanes ?? config.store.postgresWriteLanes
+}
+
 const writers = new WeakMap<object, {writers: Record<Isolation, PostgresWriter>; stats: WriterStats}>()
 
 function writersOf(db: Kysely<any>) {
@@ -275,7 +280,7 @@ function writersOf(db: Kysely<any>) {
       writers: {
         // Serializable batches take the store-wide lock, so one at a time is all they can run.
         serializable: new PostgresWriter(db, 'serializable', stats, 1),
-        'read committed': new PostgresWriter(db, 'read committed', stats, config.store.postgresWriteLanes),
+        'read committed': new PostgresWriter(db, 'read committed', stats, lanesOf(db)),
       },
     }
     writers.set(db, entry)
@@ -298,7 +303,7 @@ export function postgresSetWriterOf(db: Kysely<any>, runner: BatchRunner): Postg
   }
   let writer = byRunner.get(runner)
   if (!writer) {
-    writer = new PostgresWriter(db, 'read committed', writersOf(db).stats, config.store.postgresWriteLanes, runner)
+    writer = new PostgresWriter(db, 'read committed', writersOf(db).stats, lanesOf(db), runner)
     byRunner.set(runner, writer)
   }
   return writer
