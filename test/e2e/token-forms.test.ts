@@ -36,6 +36,15 @@ describe('the token endpoints read their forms on a real server', () => {
     const twice = await post('/oauth/introspect', `token=${token}&token=${token}`)
     expect(twice.status).toBe(400)
     expect(((await twice.json()) as {error: string}).error).toBe('invalid_request')
+    // The media type in any case and with parameters is a form all the same.
+    for (const type of ['application/x-www-form-urlencoded; charset=utf-8', 'Application/X-WWW-Form-Urlencoded']) {
+      expect(await (await post('/oauth/introspect', `token=${token}`, {authorization: basic, 'content-type': type})).json()).toEqual(byHeader)
+    }
+    // A Basic header that does not decode is refused with its challenge, as on every token endpoint.
+    const garbled = await post('/oauth/introspect', `token=${token}`, {authorization: 'Basic %%%'})
+    expect(garbled.status).toBe(401)
+    expect(garbled.headers.get('www-authenticate')).toMatch(/^Basic /)
+    expect(((await garbled.json()) as {error: string}).error).toBe('invalid_client')
   })
 
   it('issues and revokes through the same forms', async () => {

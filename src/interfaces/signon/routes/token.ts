@@ -3,7 +3,7 @@ import type {Context} from 'hono'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {readBasicCredentials} from '../../../http/basic-auth.js'
-import {jsonResponse, requestHeader} from '../../../http/fast.js'
+import {checkedForm, jsonResponse, requestHeader} from '../../../http/fast.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
@@ -169,8 +169,15 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return jsonResponse(c, {}, 200, NO_STORE)
   })
 
-  app.openapi(introspectRoute, async (c) => {
-    const form = c.req.valid('form')
-    return jsonResponse(c, await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+  // Resource servers introspect on every request they receive. The usual request (a URL-encoded
+  // form the route's schema accepts) is checked and answered here; anything else goes on to the
+  // route below, whose validators answer it as before (bench:introspect, docs/benchmarks.md).
+  app.on('POST', '/oauth/introspect', async (c, next) => {
+    const form = checkedForm(c, introspectForm)
+    if (!form) return next()
+    return introspection(c, form)
   })
+  const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
+    jsonResponse(c, await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+  app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }
