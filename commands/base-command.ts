@@ -172,7 +172,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       description: `PostgreSQL withdrawal batches that run at once across every process on the database; give every process the same [default: ${config.store.postgresWriteLanes}]`,
       env: 'MEDPANEL_WRITE_LANES',
       min: 1,
-      max: 32,
+      max: config.store.postgresWriteLanesMax,
       helpGroup: 'STORE',
     }),
   }

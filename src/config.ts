@@ -275,6 +275,8 @@ export const config = {
      * more hosts. See docs/benchmarks.md and docs/operations.md.
      */
     postgresWriteLanes: 1,
+    /** The most `--write-lanes` takes: each lane holds a pooled connection while its batch runs. */
+    postgresWriteLanesMax: 32,
     /**
      * PostgreSQL's cache listener (store/postgres/listen.ts), one connection per process. While it
      * is down the process caches nothing and reads every check from the database, so it

@@ -1,7 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
-import {auth as parseBasicAuth} from 'hono/utils/basic-auth'
 import type {CredentialCheck} from './credential-check.js'
 import {requestHeader} from './fast.js'
+import {basicCredentialsOf} from './hono-node.js'
 
 export interface BasicCredentials {
   username: string
@@ -14,10 +14,8 @@ export interface BasicCredentials {
  * and secret before they join them (RFC 6749 §2.3.1), so both are decoded once more.
  */
 export function readBasicCredentials(c: Context, {formEncoded = false} = {}): BasicCredentials | undefined {
-  // Hono's parser reads only the Authorization header of what it is given: here that one header,
-  // from Node's parsed headers where there are, so no Fetch Request is built for it.
-  const header = requestHeader(c, 'authorization') ?? null
-  const credentials = parseBasicAuth({headers: {get: () => header}} as unknown as Request)
+  // The header from Node's parsed headers where there are: no Fetch Request is built for it.
+  const credentials = basicCredentialsOf(requestHeader(c, 'authorization'))
   if (!credentials || !formEncoded) return credentials
   return {username: formDecode(credentials.username), password: formDecode(credentials.password)}
 }

@@ -4,8 +4,9 @@ import {serve} from '@hono/node-server'
 import {Hono} from 'hono'
 import {validator} from 'hono/validator'
 import {describe, expect, it} from 'vitest'
-import {requestBodyText, requestHeader} from '../../src/http/fast.js'
-import {cacheBodyText, cacheForm, formCached, nodeIncoming} from '../../src/http/hono-node.js'
+import {z} from 'zod'
+import {checkedForm, requestBodyText, requestHeader, urlEncodedForm} from '../../src/http/fast.js'
+import {basicCredentialsOf, cacheBodyText, cacheForm, formCached, nodeIncoming} from '../../src/http/hono-node.js'
 
 // What src/http/hono-node.ts relies on in Hono and @hono/node-server, beyond their documented API.
 // When an upgrade changes either, these fail here rather than as slow or broken requests later.
@@ -77,5 +78,55 @@ describe('@hono/node-server', () => {
     app.post('/', async (c) => c.json({node: nodeIncoming(c) === undefined ? 'none' : 'some', body: await requestBodyText(c, 1024, tooLarge)}))
     const res = await app.request('/', {method: 'POST', body: 'plain'})
     expect(await res.json()).toEqual({node: 'none', body: 'plain'})
+  })
+})
+
+describe("Hono's Basic parser", () => {
+  it('reads the credentials from the one header it is handed, and refuses what is not Basic', () => {
+    const header = `Basic ${Buffer.from('client:s3cret:with colon').toString('base64')}`
+    expect(basicCredentialsOf(header)).toEqual({username: 'client', password: 's3cret:with colon'})
+    expect(basicCredentialsOf(`basic ${Buffer.from('a:b').toString('base64')}`)).toEqual({username: 'a', password: 'b'})
+    for (const refused of [undefined, '', 'Bearer abc', 'Basic %%%', `Basic ${Buffer.from('no colon').toString('base64')}`]) {
+      expect(basicCredentialsOf(refused)).toBeUndefined()
+    }
+  })
+})
+
+describe('checkedForm', () => {
+  // checkedForm builds a form as Hono's form validator does; if an upgrade builds it otherwise,
+  // the two answers below part.
+  const anything = z.record(z.string(), z.union([z.string(), z.array(z.string())]))
+  const bodies = ['a=1&b=2', 'a=1&a=2&a=3', 'x[]=1&x[]=2&y=3', 'k=%E2%9C%93+ok', 'empty=&=nameless']
+  it("builds the form as Hono's validator does, and leaves other media types to it", async () => {
+    const app = new Hono()
+    app.post(
+      '/',
+      urlEncodedForm(1024, tooLarge),
+      async (c, next) => {
+        c.set('checked' as never, (checkedForm(c, anything) ?? 'handed over') as never)
+        await next()
+      },
+      validator('form', (value) => value),
+      (c) => c.json({checked: c.get('checked' as never), hono: c.req.valid('form')}),
+    )
+    for (const body of bodies) {
+      const res = await app.request('/', {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded; charset=utf-8'}})
+      const {checked, hono} = (await res.json()) as {checked: unknown; hono: unknown}
+      expect(checked, body).toEqual(hono)
+    }
+    // A media type the route's own validators do not take as a form (a space before the ';').
+    const res = await app.request('/', {method: 'POST', body: 'a=1', headers: {'content-type': 'application/x-www-form-urlencoded ;charset=utf-8'}})
+    expect(((await res.json()) as {checked: unknown}).checked).toBe('handed over')
+  })
+
+  it('hands over a form its schema refuses', async () => {
+    const app = new Hono()
+    const one = z.object({token: z.string()})
+    app.post('/', urlEncodedForm(1024, tooLarge), (c) => c.json({checked: checkedForm(c, one) ?? 'handed over'}))
+    const post = async (body: string) =>
+      ((await (await app.request('/', {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded'}})).json()) as {checked: unknown}).checked
+    expect(await post('token=t')).toEqual({token: 't'})
+    expect(await post('token=t&token=u')).toBe('handed over')
+    expect(await post('other=t')).toBe('handed over')
   })
 })
