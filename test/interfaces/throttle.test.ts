@@ -4,13 +4,12 @@ import {createApp} from '../../src/app.js'
 import {signIn} from '../../src/interfaces/signon/service.js'
 import {ManualClock} from '../../src/lib/clock.js'
 import {guardPasswordCheck} from '../../src/registry/throttle.js'
-import {openStore} from '../../src/schema.js'
 import type {Store} from '../../src/store/db.js'
 import {form} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from './signon/flow.js'
 import type {RegisteredClient} from '../../src/registry/service.js'
-import {openCliStore} from '../helpers/store.js'
+import {openCliStore, openMemoryStore} from '../helpers/store.js'
 
 describe('guessing is slowed and recorded in the store', () => {
   let store: Store
@@ -193,7 +192,7 @@ describe('guessing is slowed and recorded in the store', () => {
 
 describe('API keys of interface E', () => {
   it("answers an address's further wrong keys 429 in E's own shape, and still takes a right key from it", async () => {
-    const store = await openStore({file: ':memory:'})
+    const store = await openMemoryStore()
     try {
       const clock = new ManualClock()
       const {authenticateKey} = await import('../../src/interfaces/conversations/keys.js')

@@ -1,5 +1,8 @@
+import {sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
-import {composeMigrations, SERVICE_SCHEMA} from '../../src/schema.js'
+import {composeMigrations, openStore, SERVICE_SCHEMA} from '../../src/schema.js'
+import {storeImage} from '../../src/store/db.js'
+import {sqliteDriverName} from '../../src/store/runtime.js'
 
 // Written out, not read from the code: a store an earlier release wrote records these names, so
 // moving a migration to another owner must change neither a name nor the order they run in.
@@ -33,5 +36,39 @@ describe('the composed schema', () => {
     const up = async () => undefined
     expect(() => composeMigrations({'0001_a': {up}}, {'0001_a': {up}})).toThrow(/two migrations are named 0001_a/)
     expect(Object.keys(composeMigrations({'0002_b': {up}}, {'0001_a': {up}}))).toEqual(['0001_a', '0002_b'])
+  })
+})
+
+describe('an in-memory store from the bytes of another (what the tests open)', () => {
+  const countClients = async (db: Parameters<typeof storeImage>[0]) => Number((await sql<{n: number}>`select count(*) as n from clients`.execute(db)).rows[0]!.n)
+  const addClient = (db: Parameters<typeof storeImage>[0], id: string) =>
+    sql`insert into clients (id, name, url, logo_url, redirect_uris, secret_hash, created_at, updated_at) values (${id}, 'A', 'https://a.example', 'https://a.example/l.png', '[]', 'x', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`.execute(
+      db,
+    )
+
+  it.runIf(sqliteDriverName() === 'better-sqlite3')('is migrated, holds what the original held, and is a store of its own', async () => {
+    const original = await openStore({file: ':memory:'})
+    await addClient(original.db, 'c1')
+    const image = storeImage(original.db)!
+    expect(image.byteLength).toBeGreaterThan(0)
+    const copy = await openStore({file: ':memory:', image})
+    const second = await openStore({file: ':memory:', image})
+    try {
+      expect(await countClients(copy.db)).toBe(1)
+      await addClient(copy.db, 'c2')
+      expect([await countClients(original.db), await countClients(copy.db), await countClients(second.db)]).toEqual([1, 2, 1])
+      const migrations = await sql<{name: string}>`select name from kysely_migration order by name`.execute(copy.db)
+      expect(migrations.rows.map((row) => row.name)).toEqual(Object.keys(SERVICE_SCHEMA.migrations))
+    } finally {
+      await Promise.all([original.close(), copy.close(), second.close()])
+    }
+  })
+
+  it('is refused with a file, and by a driver that cannot read bytes', async () => {
+    const image = new Uint8Array([1, 2, 3])
+    await expect(openStore({file: '/nonexistent/store.db', image})).rejects.toThrow(/a store from an image is an in-memory one/)
+    if (sqliteDriverName() === 'node:sqlite') {
+      await expect(openStore({file: ':memory:', image})).rejects.toThrow(/node:sqlite cannot open a database from its bytes/)
+    }
   })
 })

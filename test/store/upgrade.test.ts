@@ -19,6 +19,7 @@ import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf} from '../interfaces/signon/flow.js'
 import {FakeTransport} from '../interfaces/partner/helpers.js'
 import {form} from '../helpers/app.js'
+import {openMemoryStore} from '../helpers/store.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 
@@ -237,7 +238,7 @@ describe('schema changes', () => {
   })
 
   it('verifies a password hashed with older parameters and re-hashes it at the next sign-in, tokens untouched', async () => {
-    const store = await openStore({file: ':memory:'})
+    const store = await openMemoryStore()
     stores.push(store)
     const clock = new ManualClock()
     const app = createApp({db: store.db, clock, log: () => undefined})

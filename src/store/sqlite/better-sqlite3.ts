@@ -23,13 +23,16 @@ export async function openBetterSqlite3(file: string, options: OpenOptions = {})
   // better-sqlite3 enables them only when this variable is 1 as it loads. Plain paths read as before.
   process.env.SQLITE_USE_URI ??= '1'
   const {default: Database} = (await import(location)) as {default: typeof import('better-sqlite3')}
-  const db = new Database(file, {readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false})
+  const db = options.image
+    ? new Database(Buffer.from(options.image.buffer, options.image.byteOffset, options.image.byteLength))
+    : new Database(file, {readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false})
   return {
     driver: 'better-sqlite3',
     exec: (text) => void db.exec(text),
     value: (text) => db.prepare(text).pluck().get(),
     // better-sqlite3's statements already have Kysely's shape (reader, all/run/iterate on arrays).
     prepare: (text) => db.prepare(text),
+    serialize: () => db.serialize(),
     close: () => void db.close(),
   }
 }

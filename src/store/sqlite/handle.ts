@@ -16,10 +16,17 @@ export interface SqliteHandle extends SqliteDatabase {
   exec(text: string): void
   /** The first column of the first row a statement returns (pragmas that read). */
   value(text: string): unknown
+  /** The whole database as bytes (SQLite's serialize), where the driver offers it: better-sqlite3. */
+  serialize?(): Uint8Array
 }
 
 export interface OpenOptions {
   readonly?: boolean
+  /**
+   * Bytes from `serialize`: the database starts in memory as a copy of them, whatever the file
+   * name. better-sqlite3 only; node:sqlite refuses it.
+   */
+  image?: Uint8Array
 }
 
 /**
@@ -137,6 +144,7 @@ export function withStatementCache(
       return handle.exec(text)
     },
     value: (text) => handle.value(text),
+    ...(handle.serialize ? {serialize: () => handle.serialize!()} : {}),
     close: () => handle.close(),
     version: versions.current,
     cacheStats: () => ({...cache.stats(), prepared}),

@@ -70,6 +70,7 @@ function* rows(iterator: IterableIterator<unknown>): IterableIterator<unknown> {
 
 /** node:sqlite's DatabaseSync: Deno, Node 22 and later, and the single executable. */
 export async function openNodeSqlite(file: string, options: OpenOptions = {}): Promise<SqliteHandle> {
+  if (options.image) throw new Error('node:sqlite cannot open a database from its bytes (better-sqlite3 can)')
   const {DatabaseSync} = await load()
   const db = attempt(() => new DatabaseSync(file, {readOnly: options.readonly ?? false}))
   return {

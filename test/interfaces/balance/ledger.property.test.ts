@@ -3,9 +3,9 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy, insertMember} from '../../../src/registry/repository.js'
-import {openStore} from '../../../src/schema.js'
 import type {Store} from '../../../src/store/db.js'
 import {CHECK_DETAILS, PAYPAL_DETAILS} from './setup.js'
+import {openMemoryStore} from '../../helpers/store.js'
 
 // Withdrawal types as seeded: fee and minimum in cents.
 const TYPES = {
@@ -72,7 +72,7 @@ describe('ledger properties', () => {
   let store: Store
   let n = 0
   beforeAll(async () => {
-    store = await openStore({file: ':memory:'})
+    store = await openMemoryStore()
   })
   afterAll(async () => store.close())
 

@@ -2,13 +2,13 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import {conversationLimits, defaultLimits, type ConversationLimits} from '../../../src/interfaces/conversations/limits.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {openStore} from '../../../src/schema.js'
 import type {Store} from '../../../src/store/db.js'
 import type {TestContext} from '../../helpers/app.js'
 import {clientWithKey, JSON_TYPE, query, XML_TYPE, xmlAsJson} from './helpers.js'
+import {openMemoryStore} from '../../helpers/store.js'
 
 async function app(limits: Partial<ConversationLimits> = {}): Promise<TestContext> {
-  const store = await openStore({file: ':memory:'})
+  const store = await openMemoryStore()
   const clock = new ManualClock()
   const logs: string[] = []
   return {store, db: store.db, clock, logs, app: createApp({db: store.db, clock, log: (line) => logs.push(line), conversations: limits})}

@@ -7,14 +7,14 @@ import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import type {Clock, ManualClock} from '../../../src/lib/clock.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
 import {registerClient} from '../../../src/registry/service.js'
-import {openStore} from '../../../src/schema.js'
 import type {Store} from '../../../src/store/db.js'
 import {cliArgv} from '../../helpers/cli.js'
+import {openMemoryStore} from '../../helpers/store.js'
 
 export const PARTNER_URL = 'http://partner.test'
 
 export async function partnerStore(clock: ManualClock, partners = 1): Promise<{store: Store; db: Store['db']; clientIds: string[]}> {
-  const store = await openStore({file: ':memory:'})
+  const store = await openMemoryStore()
   const clientIds: string[] = []
   for (let i = 0; i < partners; i++) {
     const client = await registerClient(

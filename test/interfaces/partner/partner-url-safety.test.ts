@@ -15,7 +15,7 @@ import {registerClient} from '../../../src/registry/service.js'
 import {openStore} from '../../../src/schema.js'
 import type {Store} from '../../../src/store/db.js'
 import {cli, cliJson, partnerRegistration, tempDir} from '../../helpers/cli.js'
-import {onPostgres, storeFlags} from '../../helpers/store.js'
+import {onPostgres, openMemoryStore, storeFlags} from '../../helpers/store.js'
 import {projectInput} from './helpers.js'
 
 const MiB = 1024 * 1024
@@ -196,7 +196,7 @@ describe('at delivery time', () => {
   it('resolves the name, refuses a link-local answer (DNS rebinding) and sends nothing; the attempt is retried like any failure', async () => {
     const partner = await localPartner((_req, res) => res.end('{}'))
     servers.push(partner.server)
-    store = await openStore({file: ':memory:'})
+    store = await openMemoryStore()
     // Registered while the name pointed at the partner; now it points at the metadata service.
     let answer = '127.0.0.1'
     const resolve: Resolver = async () => [{address: answer, family: 4}]
@@ -285,7 +285,7 @@ describe("reading a partner's answer", () => {
   afterEach(async () => store?.close())
 
   async function deliverTo(url: string) {
-    store = await openStore({file: ':memory:'})
+    store = await openMemoryStore()
     const client = await registerClient(
       store.db,
       {

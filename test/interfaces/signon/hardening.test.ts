@@ -11,6 +11,7 @@ import {writeTransaction} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {tempDir} from '../../helpers/cli.js'
 import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, bearer, exchange, getCode, setupClientAndMember, signIn, tokenFor} from './flow.js'
+import {openMemoryStore} from '../../helpers/store.js'
 
 describe('sign-on hardening', () => {
   let ctx: TestContext
@@ -88,7 +89,7 @@ describe('sign-on hardening', () => {
 
 describe('sign-on cookies behind a TLS-ending proxy', () => {
   it('are Secure when the public base URL is https, though the request came over http', async () => {
-    const store = await openStore({file: ':memory:'})
+    const store = await openMemoryStore()
     try {
       const clock = new ManualClock()
       const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, clock.now())
@@ -128,7 +129,7 @@ describe('remembered token lookups', () => {
   })
 
   it('never serve an uncommitted revocation as final, nor a rolled-back one as dead', async () => {
-    const store = await openStore({file: ':memory:'})
+    const store = await openMemoryStore()
     try {
       const now = new Date()
       const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, now)
