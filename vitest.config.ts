@@ -36,8 +36,9 @@ export default defineConfig(async () => ({
           isolate: process.env.MEDPANEL_TEST_ISOLATE === '1',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
           exclude: [...configDefaults.exclude, ...EXCLUDED, ...ISOLATED],
-          // Repeated password hashes answered from memory (each still real scrypt): see the file.
-          setupFiles: ['test/helpers/hash-memo.ts'],
+          // Repeated password hashes answered from memory (each still real scrypt), RSA signing
+          // keys reused from one test to the next (each made by jose): see the files.
+          setupFiles: ['test/helpers/hash-memo.ts', 'test/helpers/key-pool.ts'],
         },
       },
       {extends: true, test: {name: 'isolated', include: ISOLATED, exclude: [...configDefaults.exclude, ...EXCLUDED]}},
