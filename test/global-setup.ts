@@ -1,3 +1,5 @@
+import {spawnSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -16,14 +18,16 @@ import {ensureFreshBuild} from './helpers/fresh-build.mjs'
  *   MEDPANEL_TEST_BUILT=1, which skips the check here.
  */
 export default function setup(project: TestProject): () => void {
-  const teardown = runDirectory()
+  const teardowns = [runDirectory(), runDatabases()]
   if (process.env.MEDPANEL_TEST_BUILT !== '1') {
     ensureFreshBuild()
     project.onTestsRerun(() => {
       ensureFreshBuild()
     })
   }
-  return teardown
+  return () => {
+    for (const teardown of teardowns) teardown()
+  }
 }
 
 /**
@@ -45,5 +49,26 @@ function runDirectory(): () => void {
     else process.env.TMPDIR = outer
     delete process.env.MEDPANEL_TEST_RUN_DIR
     rmSync(root, {recursive: true, force: true})
+  }
+}
+
+/**
+ * On PostgreSQL, the run's id, which every database a test makes carries in its name
+ * (test/helpers/store.ts); what drops those left when the run ends. A test worker cannot do it
+ * at its own exit: vitest stops its workers without the process's exit event.
+ */
+function runDatabases(): () => void {
+  const url = process.env.MEDPANEL_TEST_DATABASE_URL
+  if (!url || process.env.MEDPANEL_TEST_RUN_ID) return () => undefined
+  const id = randomBytes(4).toString('hex')
+  process.env.MEDPANEL_TEST_RUN_ID = id
+  return () => {
+    delete process.env.MEDPANEL_TEST_RUN_ID
+    const psql = (args: string[]) => spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qAt', ...args], {encoding: 'utf8'})
+    const names = psql(['-c', `select datname from pg_database where datname like 'medpanel\\_%\\_${id}\\_%'`])
+      .stdout.split('\n')
+      .filter(Boolean)
+    // One psql for them all; the cluster may already be gone, and then there is nothing to drop.
+    if (names.length > 0) psql(names.flatMap((name) => ['-c', `drop database if exists ${name} with (force)`]))
   }
 }
