@@ -25,7 +25,21 @@ const commands = {
 }
 // The store, made by a command that writes (one that only reads refuses a missing store), with
 // one client to list. Then a warm-up round, so the page cache holds the bundle.
-time([BIN, 'register-client', '--db', db, '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--redirect-uri', 'https://bench.example/cb', '--json'])
+time([
+  BIN,
+  'register-client',
+  '--db',
+  db,
+  '--name',
+  'Bench',
+  '--url',
+  'https://bench.example',
+  '--logo-url',
+  'https://bench.example/l.png',
+  '--redirect-uri',
+  'https://bench.example/cb',
+  '--json',
+])
 for (const args of Object.values(commands)) time(args)
 const samples = {bare: [], version: [], list: []}
 for (let i = 0; i < rounds; i++) for (const [name, args] of Object.entries(commands)) samples[name].push(time(args))
