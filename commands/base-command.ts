@@ -238,6 +238,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const file = flags.db ?? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE)
       if (flags['database-url'] === undefined && file.trim() === '')
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
+      // Settings of a PostgreSQL store given for a SQLite one would be ignored without a word:
+      // refused instead, as serve's --listen-url and --replica-url are.
+      const onPostgres = /^postgres(ql)?:\/\//i.test(flags['database-url'] ?? '')
+      for (const [flag, variable] of [
+        ['pool-size', 'MEDPANEL_POOL_SIZE'],
+        ['write-lanes', 'MEDPANEL_WRITE_LANES'],
+      ] as const) {
+        if (flags[flag] !== undefined && !onPostgres) {
+          throw new AppError('bad_request', `--${flag} (or ${variable}) applies to a PostgreSQL store: give --database-url postgres://… too, or leave it out`)
+        }
+      }
       const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size'], writeLanes: flags['write-lanes']} : {file}
       const sqliteFile = sqliteFileOf(where)
       const readsOnly = (this.ctor as typeof BaseCommand).readsOnly || options.inspect === true

@@ -18,6 +18,19 @@ describe('what the CLI refuses, and how it says so', () => {
   const db = ['--db', join(dir, 'v.db')]
   const member = ['add-member', ...db, '--email', 'v@clinic.example', '--password', 'long enough password', '--last-name', 'B', '--specialty', 'Oncology']
 
+  it('a PostgreSQL setting given for a SQLite store, as a flag or from the environment', () => {
+    refused(['list-clients', ...db, '--pool-size', '5'], '--pool-size (or MEDPANEL_POOL_SIZE) applies to a PostgreSQL store: give --database-url postgres://… too, or leave it out')
+    refused(
+      ['list-clients', '--database-url', `sqlite:${join(dir, 'v.db')}`, '--write-lanes', '2'],
+      /^Error: --write-lanes \(or MEDPANEL_WRITE_LANES\) applies to a PostgreSQL store/,
+    )
+    const fromEnvironment = cli(['list-clients', ...db], {MEDPANEL_WRITE_LANES: '2'})
+    expect([fromEnvironment.status, fromEnvironment.stderr]).toEqual([
+      1,
+      'Error: --write-lanes (or MEDPANEL_WRITE_LANES) applies to a PostgreSQL store: give --database-url postgres://… too, or leave it out\n',
+    ])
+  })
+
   it('a country outside ISO 3166-1 and control characters in names', () => {
     refused([...member, '--first-name', 'A', '--country', 'XX'], 'country: is not a country of the ISO 3166-1 list (US, CA, GB, …; see GET /balance/countries)')
     refused([...member, '--first-name', 'A\u001b[31m', '--country', 'US'], 'first_name: must not contain control characters (escape sequences, line breaks)')
