@@ -118,10 +118,13 @@ function migratedImage(): Promise<Uint8Array | undefined> {
   return migrated
 }
 
-/** A fresh migrated in-memory SQLite store, whichever store the run is on (see migratedImage). */
-export async function openMemoryStore(): Promise<Store> {
+/**
+ * A fresh migrated in-memory SQLite store, whichever store the run is on (see migratedImage), with
+ * any other options given.
+ */
+export async function openMemoryStore(options: Omit<StoreOptions, 'file' | 'url' | 'image'> = {}): Promise<Store> {
   const image = await migratedImage()
-  return openStore({file: ':memory:', ...(image ? {image} : {})})
+  return openStore({...options, file: ':memory:', ...(image ? {image} : {})})
 }
 
 /**
@@ -130,7 +133,11 @@ export async function openMemoryStore(): Promise<Store> {
  * honoured on SQLite only.
  */
 export async function openTestStore(options: StoreOptions = {}): Promise<Store> {
-  if (!onPostgres) return options.file === undefined || options.file === ':memory:' ? openMemoryStore() : openStore(options)
+  if (!onPostgres) {
+    const {file, ...rest} = options
+    const inMemory = (file === undefined || file === ':memory:') && rest.url === undefined && rest.image === undefined
+    return inMemory ? openMemoryStore(rest) : openStore({file: ':memory:', ...options})
+  }
   const url = await freshDatabaseUrl()
   const store = await openStore({url})
   return {
