@@ -10,7 +10,7 @@ import {jsonText} from './output/json.js'
 import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore} from '../src/schema.js'
-import {sqliteFileOf, type Store} from '../src/store/db.js'
+import {isPostgresUrl, sqliteFileOf, type Store} from '../src/store/db.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
 import {printableUrl} from '../src/store/postgres/open.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
@@ -240,7 +240,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         throw new AppError('bad_request', '--db (or MEDPANEL_DB) is empty; give the store file, e.g. --db ./medpanel.db')
       // Settings of a PostgreSQL store given for a SQLite one would be ignored without a word:
       // refused instead, as serve's --listen-url and --replica-url are.
-      const onPostgres = /^postgres(ql)?:\/\//i.test(flags['database-url'] ?? '')
+      const onPostgres = isPostgresUrl(flags['database-url'])
       for (const [flag, variable] of [
         ['pool-size', 'MEDPANEL_POOL_SIZE'],
         ['write-lanes', 'MEDPANEL_WRITE_LANES'],
@@ -433,7 +433,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private storeName(): string {
     const flags = (this.flags ?? {}) as {db?: string; 'database-url'?: string}
     const url = flags['database-url']
-    if (url !== undefined) return /^postgres(ql)?:\/\//i.test(url) ? printableUrl(url) : url
+    if (url !== undefined) return isPostgresUrl(url) ? printableUrl(url) : url
     return flags.db ?? (this.flags ? (this.usesDemoStore() ? DEMO_STORE : DEFAULT_STORE) : 'the store')
   }
 

@@ -3,6 +3,7 @@ import {AppError} from '../src/errors.js'
 import {type CopyResult, copyStore, TargetNotEmptyError} from '../src/store/copy.js'
 import {tokenizeMissing} from '../src/interfaces/conversations/repository.js'
 import {openStore} from '../src/schema.js'
+import {isPostgresUrl} from '../src/store/db.js'
 import {BaseCommand} from './base-command.js'
 
 export default class CopyStore extends BaseCommand<typeof CopyStore> {
@@ -16,7 +17,7 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
 
   async run(): Promise<CopyResult> {
     const to = this.flags.to
-    if (!/^postgres(ql)?:\/\//i.test(to)) throw new AppError('bad_request', `--to must be a postgres:// URL (got "${to}")`)
+    if (!isPostgresUrl(to)) throw new AppError('bad_request', `--to must be a postgres:// URL (got "${to}")`)
     const source = await this.openStore()
     if (source.kind !== 'sqlite') throw new AppError('bad_request', 'copy-store reads a SQLite store: give it with --db FILE')
     const target = await openStore({url: to})

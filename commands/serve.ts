@@ -3,7 +3,7 @@ import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
-import {printableUrl, writeStats} from '../src/store/db.js'
+import {isPostgresUrl, printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
@@ -81,8 +81,8 @@ export default class Serve extends BaseCommand<typeof Serve> {
   private postgresUrlFlag(name: 'listen-url' | 'replica-url', variable: string): string | undefined {
     const url = this.flags[name]
     if (url === undefined) return undefined
-    if (!/^postgres(ql)?:\/\//i.test(url)) throw new AppError('bad_request', `--${name} (or ${variable}) must be a postgres:// URL`)
-    if (!/^postgres(ql)?:\/\//i.test(this.flags['database-url'] ?? '')) {
+    if (!isPostgresUrl(url)) throw new AppError('bad_request', `--${name} (or ${variable}) must be a postgres:// URL`)
+    if (!isPostgresUrl(this.flags['database-url'])) {
       throw new AppError('bad_request', `--${name} (or ${variable}) applies to a PostgreSQL store: give --database-url postgres://… too`)
     }
     return url

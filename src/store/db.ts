@@ -88,10 +88,15 @@ export interface Store<DB = Database> {
   close(): Promise<void>
 }
 
+/** Whether a database URL names a PostgreSQL store (postgres:// or postgresql://, any case). */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url)
+}
+
 /** The SQLite file a store's options name (':memory:' when none); undefined for PostgreSQL. */
 export function sqliteFileOf(options: Pick<StoreOptions, 'file' | 'url'>): string | undefined {
   const url = options.url
-  if (url && /^postgres(ql)?:\/\//i.test(url)) return undefined
+  if (isPostgresUrl(url)) return undefined
   if (!url) return options.file ?? ':memory:'
   const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(url)
   if (!match?.[1]) throw new Error(`unsupported database URL "${url}" (expected sqlite:PATH or postgres://…)`)
@@ -115,7 +120,7 @@ async function createDialect(options: StoreOptions): Promise<{
   serialize?: () => Uint8Array
 }> {
   const url = options.url
-  if (url && /^postgres(ql)?:\/\//i.test(url)) {
+  if (isPostgresUrl(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
     const {dialect, where, pool} = await openPostgres(url, {poolSize: options.poolSize})
     // Caches on PostgreSQL: see postgres/listen.ts. A store opened to look only caches nothing.
