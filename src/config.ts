@@ -77,6 +77,14 @@ export const config = {
     accountHolders: 10_000,
     /** Registered clients: every call of C, D and E reads its client, and a deployment has tens of them. */
     clients: 1_000,
+    /**
+     * SHA-256 digests of client secrets that matched their client lately (a wrong secret is never
+     * kept): a client sends its secret on every token, revocation and introspection call, and in
+     * `serve` one digest cost 10-12 µs of CPU, as much as the rest of the check (bench:introspect).
+     */
+    clientSecrets: 1_000,
+    /** Authorization headers of HTTP Basic parsed lately (http/basic-auth.ts): one or two per client and partner. */
+    basicHeaders: 1_000,
     /** The clients of presented API keys (interface E): a client has a few keys at most. */
     apiKeyClients: 1_000,
     /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */

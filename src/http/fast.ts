@@ -45,6 +45,9 @@ export function carriesRequestId(response: Response): boolean {
   return withRequestId.has(response)
 }
 
+/** One decoder for every body: decode() without `stream` keeps no state between calls. */
+const UTF8 = new TextDecoder()
+
 /**
  * The request body as text, refused with `tooLarge()` past `maxBytes`. On @hono/node-server it is
  * read straight from Node's request stream (a Fetch `Request` with a web stream body costs more
@@ -72,7 +75,7 @@ export async function requestBodyText(c: Context, maxBytes: number, tooLarge: ()
     })
     incoming.rawBody = raw
     // As Fetch's text() decodes: UTF-8, a leading byte order mark dropped, bad bytes replaced.
-    text = new TextDecoder().decode(raw)
+    text = UTF8.decode(raw)
   } else {
     // Read chunk by chunk, so a body without a Content-Length is refused once it passes the limit.
     const chunks: Uint8Array[] = []
@@ -86,7 +89,7 @@ export async function requestBodyText(c: Context, maxBytes: number, tooLarge: ()
       }
       chunks.push(next.value)
     }
-    text = new TextDecoder().decode(Buffer.concat(chunks))
+    text = UTF8.decode(Buffer.concat(chunks))
   }
   cacheBodyText(c, text)
   return text

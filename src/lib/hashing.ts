@@ -14,6 +14,17 @@ export function sha256(value: string): string {
   return hash('sha256', value, 'hex')
 }
 
+/**
+ * Whether `value`'s SHA-256 is the hex digest `digest` (as sha256 stores it), in time that does
+ * not depend on where they differ. One hash: the stored digest is compared as it is.
+ */
+export function matchesDigest(value: string, digest: string): boolean {
+  const presented = hash('sha256', value, 'buffer') as unknown as Buffer
+  const stored = Buffer.from(digest, 'hex')
+  // A digest that is not 64 hex digits decodes short and matches nothing.
+  return stored.length === presented.length && timingSafeEqual(presented, stored)
+}
+
 /** Compares two strings in time that does not depend on where they differ. */
 export function safeEqual(a: string, b: string): boolean {
   // Digests of equal length whatever the inputs; one-shot hashing, as in sha256 above.

@@ -1,7 +1,7 @@
 import {AppError} from '../errors.js'
 import {config} from '../config.js'
 import {iso} from '../lib/clock.js'
-import {hashPassword, safeEqual, sha256} from '../lib/hashing.js'
+import {hashPassword, matchesDigest, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
 import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
@@ -122,6 +122,12 @@ export async function rotateClientSecret(db: Db, id: string, now: Date): Promise
   return {client_id: id, client_secret: secret}
 }
 
+/** What an unknown client's secret is checked against: the same work as a known one's, and no known input hashes to it. */
+const NO_CLIENT_DIGEST = '0'.repeat(64)
+
+/** Client secrets that matched lately, each to its SHA-256 digest (config.caches.clientSecrets says why). */
+const matchedSecrets = new Map<string, string>()
+
 /** Clients as last read, while the store is unchanged (store/version-cache.ts): every call of C, D and E reads its client. */
 const recentClient = versionCache<string, Client | undefined>(config.caches.clients, (row) => row !== undefined)
 
@@ -133,9 +139,16 @@ const recentClient = versionCache<string, Client | undefined>(config.caches.clie
  */
 export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<Client | undefined> {
   const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
+  // The digest is remembered only for a secret that matched, and is compared with the client's
+  // current one, so a rotated secret is refused at once.
+  if (row !== undefined && matchedSecrets.get(secret) === row.secret_hash) return row
   // Hash even when the client is unknown so the timing does not tell which ids exist.
-  const presented = sha256(secret)
-  if (row ? safeEqual(presented, row.secret_hash) : !safeEqual(presented, presented)) return row
+  const matched = matchesDigest(secret, row?.secret_hash ?? NO_CLIENT_DIGEST)
+  if (row !== undefined && matched) {
+    if (matchedSecrets.size >= config.caches.clientSecrets) matchedSecrets.clear()
+    matchedSecrets.set(secret, row.secret_hash)
+    return row
+  }
   if (attempt) {
     const wait = await countWrongGuess(db, 'client-secret', attempt.address, attempt.now)
     if (wait > 0) throw tooManyAttempts(wait)

@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {freshApp, type TestContext} from '../../helpers/app.js'
+import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {REDIRECT, bearer, exchange, getCode, setupClientAndMember} from './flow.js'
 
@@ -123,6 +123,25 @@ describe('POST /oauth/token', () => {
       const res = await exchange(ctx, grant('x'), {authorization: 'Basic !!!'})
       await expectError(res, 401, 'invalid_client')
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic/)
+    })
+    it('a rotated secret is refused at once, though it was accepted the moment before, by Basic and in the form', async () => {
+      const {rotateClientSecret} = await import('../../../src/registry/service.js')
+      const basic = (secret: string) => ({authorization: `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`})
+      const introspect = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+        ctx.app.request('/oauth/introspect', form({token: 'not-a-token', ...fields}, headers))
+      // Accepted twice each way, so the second answer is the remembered one.
+      for (let i = 0; i < 2; i++) {
+        expect((await introspect({}, basic(client.client_secret))).status).toBe(200)
+        expect((await introspect({client_id: client.client_id, client_secret: client.client_secret})).status).toBe(200)
+      }
+      const rotated = await rotateClientSecret(ctx.db, client.client_id, ctx.clock.now())
+      await expectError(await introspect({}, basic(client.client_secret)), 401, 'invalid_client')
+      await expectError(await introspect({client_id: client.client_id, client_secret: client.client_secret}), 401, 'invalid_client')
+      expect((await introspect({}, basic(rotated.client_secret))).status).toBe(200)
+      expect((await introspect({client_id: client.client_id, client_secret: rotated.client_secret})).status).toBe(200)
+      // Another client never passes with a secret this one was accepted with.
+      const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+      await expectError(await introspect({client_id: other.client_id, client_secret: rotated.client_secret}), 401, 'invalid_client')
     })
     it('an expired client cannot exchange codes', async () => {
       const code = await getCode(ctx, client.client_id)
