@@ -1,7 +1,9 @@
-import {readFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
+import {BIN, tempDir} from '../helpers/cli.js'
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url))
 
@@ -36,5 +38,39 @@ describe('what a read-only command loads', () => {
   it('finds zod where a command does load it', () => {
     const files = loadedBy('add-member')
     expect(files.some((file) => readFileSync(join(dist, file), 'utf8').includes('"$ZodType"'))).toBe(true)
+  })
+})
+
+// pg's check for Cloudflare Workers builds a Fetch Response, which on Node 20 loads Node's bundled
+// undici: 30 ms of every command's start on PostgreSQL (store/postgres/load.ts lends the answer).
+describe('what a command on PostgreSQL loads', () => {
+  const dir = tempDir()
+  const probe = join(dir, 'probe.cjs')
+  const out = join(dir, 'probe.json')
+  writeFileSync(
+    probe,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({
+      undici: process.moduleLoadList.some((name) => name.includes('undici')),
+      navigator: typeof globalThis.navigator,
+    })))`,
+  )
+  const run = (args: string[]) => {
+    const result = spawnSync(process.execPath, ['--require', probe, ...args], {
+      encoding: 'utf8',
+      env: {...process.env, MEDPANEL_SECRET_KEY: Buffer.alloc(32, 7).toString('base64')},
+    })
+    return {stderr: result.stderr, ...(JSON.parse(readFileSync(out, 'utf8')) as {undici: boolean; navigator: string})}
+  }
+
+  it('loads pg without undici, and leaves the global navigator as the runtime had it', () => {
+    // Nothing listens on port 1: the command loads pg, tries to connect and fails.
+    const {stderr, undici, navigator} = run([BIN, 'list-clients', '--database-url', 'postgres://medpanel@127.0.0.1:1/none', '--json'])
+    expect(stderr).toMatch(/ECONNREFUSED|connect/i)
+    expect(undici).toBe(false)
+    expect(navigator).toBe(typeof (globalThis as {navigator?: unknown}).navigator)
+  })
+
+  it('sees undici where something does load it', () => {
+    expect(run(['-e', 'new Response(null)']).undici).toBe(true)
   })
 })

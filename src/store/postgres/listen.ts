@@ -1,6 +1,7 @@
 import {randomUUID} from 'node:crypto'
 import type {CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult} from 'kysely'
 import {config} from '../../config.js'
+import {loadPg} from './load.js'
 
 /*
  * What keeps the caches of store/version-cache.ts correct on PostgreSQL, where several processes
@@ -357,7 +358,7 @@ export function listenForChanges(url: string, version: CacheVersion, options: Li
   const loop = (async () => {
     let pg: {Client: new (config: object) => ListenClient}
     try {
-      pg = (await import('pg')).default as unknown as typeof pg
+      pg = (await loadPg()).default as unknown as typeof pg
     } catch {
       return
     }

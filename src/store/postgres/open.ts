@@ -1,5 +1,6 @@
 import type {Dialect} from 'kysely'
 import {PostgresDialect} from 'kysely'
+import {loadPg} from './load.js'
 import {statementName} from './statements.js'
 
 /** Connections per process when the operator names none: enough for 2-4 cores of requests. */
@@ -20,7 +21,7 @@ export interface PostgresHandle {
  * exactly, and as bigint otherwise, never as a rounded number.
  */
 export async function openPostgres(url: string, options: {poolSize?: number} = {}): Promise<PostgresHandle> {
-  const [{default: pg}, {default: Cursor}] = await Promise.all([import('pg'), import('pg-cursor')])
+  const [{default: pg}, {default: Cursor}] = await Promise.all([loadPg(), import('pg-cursor')])
   pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
     const value = Number(text)
     return Number.isSafeInteger(value) ? value : BigInt(text)
