@@ -3,6 +3,7 @@ import autocannon from 'autocannon'
 import {spawn, spawnSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {mkdtempSync, openSync, readdirSync, readFileSync} from 'node:fs'
+import http from 'node:http'
 import {cpus, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -80,6 +81,69 @@ export function cannon(options) {
   return new Promise((resolve, reject) => {
     autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
   })
+}
+
+/**
+ * Latency at a fixed offered load, open loop: `rate` requests a second leave on an even schedule
+ * whether or not earlier ones were answered (as a gateway's callers arrive), on keep-alive
+ * connections, as many as are in flight. Each is timed from the moment it was written to its
+ * answer's end. A closed loop (autocannon's N connections, each waiting for its answer) cannot
+ * show this: its mean latency is N / throughput by Little's law, whatever the server does.
+ * Resolves the 50th and 99th percentiles and the largest, in ms; how many were sent, how many
+ * failed (not 200, or a socket error), and the rate achieved.
+ */
+export async function pacedLatency({url, method = 'GET', headers = {}, body, rate, duration}) {
+  const agent = new http.Agent({keepAlive: true, maxSockets: 512})
+  const target = new URL(url)
+  const total = Math.round(rate * duration)
+  const latencies = new Float64Array(total)
+  const sendHeaders = body === undefined ? headers : {...headers, 'content-length': Buffer.byteLength(body)}
+  let failed = 0
+  const send = (i) =>
+    new Promise((resolve) => {
+      const sent = performance.now()
+      const done = (ok) => {
+        latencies[i] = performance.now() - sent
+        if (!ok) failed++
+        resolve()
+      }
+      const request = http.request({agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers: sendHeaders}, (response) => {
+        response.resume()
+        response.on('end', () => done(response.statusCode === 200))
+      })
+      request.on('error', () => done(false))
+      request.end(body)
+    })
+  const pending = []
+  const start = performance.now()
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - performance.now()
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait))
+    pending.push(send(i))
+  }
+  await Promise.all(pending)
+  const elapsed = (performance.now() - start) / 1000
+  agent.destroy()
+  const sorted = latencies.sort()
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  return {p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1], sent: total, failed, rate: total / elapsed}
+}
+
+/**
+ * pacedLatency at `rate` for each named side ({url, method, headers, body}) in alternating rounds
+ * of `duration` seconds: the median p99 of each, in ms. Failed answers are added to side.errors.
+ */
+export async function pacedP99s(sides, names, {rate, rounds = 3, duration = 3}) {
+  const p99s = Object.fromEntries(names.map((name) => [name, []]))
+  for (let i = 0; i < rounds; i++) {
+    for (const name of i % 2 ? [...names].reverse() : names) {
+      const side = sides[name]
+      const r = await pacedLatency({url: side.url, method: side.method, headers: side.headers, body: side.body, rate, duration})
+      p99s[name].push(r.p99)
+      side.errors = (side.errors ?? 0) + r.failed
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, median(p99s[name])]))
 }
 
 /** A refused benchmark flag: one `Error:` line, exit 1, nothing measured. */
