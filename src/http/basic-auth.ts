@@ -25,11 +25,16 @@ export function readBasicCredentials(c: Context, {formEncoded = false} = {}): Re
       raw: credentials && Object.freeze(credentials),
       form: credentials && Object.freeze({username: formDecode(credentials.username), password: formDecode(credentials.password)}),
     }
-    if (recentHeaders.size >= config.caches.basicHeaders) recentHeaders.clear()
-    recentHeaders.set(header, known)
+    if (header.length <= REMEMBERED_HEADER_LENGTH) {
+      if (recentHeaders.size >= config.caches.basicHeaders) recentHeaders.clear()
+      recentHeaders.set(header, known)
+    }
   }
   return formEncoded ? known.form : known.raw
 }
+
+/** Longer headers are parsed every time: clients' ids and secrets are far shorter, and the memory the map can hold stays small. */
+const REMEMBERED_HEADER_LENGTH = 512
 
 /**
  * Authorization headers parsed lately, to what they hold (undefined: not Basic), as sent and

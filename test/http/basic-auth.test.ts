@@ -27,6 +27,8 @@ describe('readBasicCredentials', () => {
       expect(await read('form', header)).toEqual({username: 'my client', password: 's+cr t:with:colons'})
       expect(await read('raw', header)).toEqual({username: 'my%20client', password: 's%2Bcr+t:with:colons'})
     }
+    const long = basic(`long:${'x'.repeat(600)}`)
+    for (let i = 0; i < 2; i++) expect(await read('raw', long)).toEqual({username: 'long', password: 'x'.repeat(600)})
     const other = basic('second:client%41')
     expect(await read('raw', other)).toEqual({username: 'second', password: 'client%41'})
     expect(await read('form', other)).toEqual({username: 'second', password: 'clientA'})
