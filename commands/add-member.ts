@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {addMember, type MemberView} from '../src/registry/service.js'
 import {SPECIALTIES, canonicalSpecialty, specialtyProblem} from '../src/registry/specialties.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {backupStore, type BackupResult} from '../src/store/backup.js'
 import {BaseCommand} from './base-command.js'
 

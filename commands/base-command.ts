@@ -1,5 +1,7 @@
 import {existsSync, rmSync} from 'node:fs'
-import {Command, Flags, type Interfaces} from '@oclif/core'
+import {Command} from '@oclif/core/command'
+import * as Flags from '@oclif/core/flags'
+import type * as Interfaces from '@oclif/core/interfaces'
 import {randomUUID} from 'node:crypto'
 import {config, environment, environmentIfRead} from '../src/config.js'
 import {AppError} from '../src/errors.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {type CopyResult, copyStore, TargetNotEmptyError} from '../src/store/copy.js'
 import {tokenizeMissing} from '../src/interfaces/conversations/repository.js'

@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {keyValues, transactionText} from './output/balance.js'
 import {parseAmount} from '../src/interfaces/balance/money.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'

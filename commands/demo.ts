@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {describeDemo, seedDemo, type DemoInfo} from '../src/demo.js'
 import {BaseCommand} from './base-command.js'
 

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {documentConversations} from '../src/interfaces/conversations/document-stream.js'
 import {checkConversations, writeConversations, type LoadResult} from '../src/interfaces/conversations/import.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {importPulse, type StoredPulse} from '../src/interfaces/pulse/service.js'
 import {PULSE_STATUSES} from '../src/interfaces/pulse/schema.js'
 import {formatRecord} from '../src/lib/table.js'

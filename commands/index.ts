@@ -1,4 +1,4 @@
-import type {Command} from '@oclif/core'
+import type {Command} from '@oclif/core/command'
 
 /**
  * Every command, by the name operators type, as a loader: a run imports only the command it runs

@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {METHODS, type Method} from '../src/interfaces/conversations/schema.js'
 import {issueApiKey, type ApiKeyView} from '../src/interfaces/conversations/keys.js'
 import {formatRecord} from '../src/lib/table.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {issueToken, type TokenResponse} from '../src/interfaces/signon/service.js'
 import {parseMemberId} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {pageApiKeys, type ApiKeyListItem} from '../src/operator/queries.js'
 import {BaseCommand} from './base-command.js'
 import {apiKeysTable} from './output/operator.js'

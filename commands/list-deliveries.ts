@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {deliveriesTable} from './output/partner.js'
 import type {DeliveryView} from '../src/interfaces/partner/outbox.js'
 import {DELIVERY_STATUSES} from '../src/interfaces/partner/outbox.js'

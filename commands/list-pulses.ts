@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {PULSE_STATUSES} from '../src/interfaces/pulse/schema.js'
 import {listPulses, type PulseListItem} from '../src/interfaces/pulse/service.js'
 import {formatTable} from '../src/lib/table.js'

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import {transactionsText} from './output/balance.js'
 import {ACCOUNT_KEYS, STATUSES} from '../src/interfaces/balance/schema.js'
 import {listTransactions, resolveAccountHolder, type TransactionListItem} from '../src/interfaces/balance/service.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {receiverApp} from '../src/interfaces/partner/receiver/routes.js'
 import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {formatRecord} from '../src/lib/table.js'
 import type {WaitSummary} from '../src/interfaces/partner/operator.js'

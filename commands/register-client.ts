@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import type {z} from 'zod'
 import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant, httpUrl, redirectUri} from '../src/registry/schema.js'

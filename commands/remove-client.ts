@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {dependentsText, removeClient, type ClientDependents} from '../src/operator/queries.js'
 import {BaseCommand} from './base-command.js'
 

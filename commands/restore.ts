@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {restoreStore, type RestoreResult} from '../src/store/backup.js'
 import {BaseCommand, DEFAULT_STORE} from './base-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {retryDeliveries, type RetryResult} from '../src/interfaces/partner/outbox.js'
 import {BaseCommand} from './base-command.js'

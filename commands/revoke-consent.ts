@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {parseMemberId, revokeConsent} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
 

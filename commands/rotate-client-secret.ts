@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import {rotateClientSecret} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
 

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {rotateSigningKeys, type SigningKeyRotation} from '../src/interfaces/signon/signing-keys.js'
 import {BaseCommand} from './base-command.js'
 import {rotationText} from './output/signing-keys.js'

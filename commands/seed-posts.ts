@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {MAX_SEED, MAX_SEED_POSTS, seedPosts, type SeedResult} from '../src/interfaces/conversations/seed.js'
 import {formatRecord} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {seedPulses, type SeedPulsesResult} from '../src/interfaces/pulse/seed.js'
 import {formatTable} from '../src/lib/table.js'
 import {BaseCommand} from './base-command.js'

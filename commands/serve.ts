@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import {getClient, type ClientView} from '../src/registry/views.js'
 import {pageApiKeys, type ApiKeyListItem} from '../src/operator/queries.js'
 import {BaseCommand} from './base-command.js'

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import {getMember, parseMemberId, type MemberView} from '../src/registry/views.js'
 import {BaseCommand} from './base-command.js'
 import {memberRecord} from './output/registry.js'

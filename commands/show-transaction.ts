@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import {formatRecord} from '../src/lib/table.js'
 import {transactionWithMember} from '../src/operator/queries.js'
 import {BaseCommand} from './base-command.js'

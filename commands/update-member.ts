@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {parseMemberId, updateMember, type MemberView} from '../src/registry/service.js'
 import {BaseCommand, changedSecretFlag, fromEnvFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './output/registry.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {formatTable} from '../src/lib/table.js'
 import {verifyPartner, type VerifyReport} from '../src/interfaces/partner/verify.js'
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'

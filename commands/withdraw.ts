@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {keyValues, transactionText} from './output/balance.js'
 import type {Decimal} from 'decimal.js'

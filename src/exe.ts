@@ -3,7 +3,7 @@
  * package.json and the command manifest are bundled in (the manifest by scripts/build-exe.mjs),
  * and oclif is handed both instead of looking for them beside the program.
  */
-import type {Interfaces} from '@oclif/core'
+import type * as Interfaces from '@oclif/core/interfaces'
 import {dirname} from 'node:path'
 import pjson from '../package.json' with {type: 'json'}
 import {runCli} from './cli/main.js'

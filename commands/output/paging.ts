@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 /**
  * Paging shared by the list-* commands: a store can hold tens of thousands of rows, and a list

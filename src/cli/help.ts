@@ -1,4 +1,6 @@
-import {CommandHelp, Help, type Command, type Interfaces} from '@oclif/core'
+import type {Command} from '@oclif/core/command'
+import {CommandHelp, Help} from '@oclif/core/help'
+import type * as Interfaces from '@oclif/core/interfaces'
 
 /** A heading of the root help and the commands listed under it (commands/topics.ts). */
 export interface HelpTopic {

@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
@@ -33,6 +33,15 @@ describe('what a read-only command loads', () => {
     expect(files.length).toBeGreaterThan(2)
     const withZod = files.filter((file) => readFileSync(join(dist, file), 'utf8').includes('"$ZodType"'))
     expect(withZod).toEqual([])
+  })
+
+  // oclif's index module loads every part of oclif at once and checks the Node version with
+  // semver at every start; the CLI imports the parts it uses by their own paths instead.
+  it("no command loads oclif's index module", () => {
+    const marker = 'checkNodeVersion'
+    expect(readFileSync(fileURLToPath(import.meta.resolve('@oclif/core')), 'utf8')).toContain(marker)
+    const bundle = [join(dist, 'cli.js'), ...readdirSync(join(dist, 'chunks')).map((file) => join(dist, 'chunks', file))]
+    expect(bundle.filter((file) => file.endsWith('.js') && readFileSync(file, 'utf8').includes(marker))).toEqual([])
   })
 
   it('finds zod where a command does load it', () => {
