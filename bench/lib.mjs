@@ -168,7 +168,7 @@ export function fmt(n, digits = 0) {
  * The store a benchmark runs on, chosen by --store: a SQLite file (as shipped), or a fresh database
  * on PostgreSQL — BENCH_DATABASE_URL's cluster when set, else a throwaway cluster this process
  * starts in scripts/postgres.sh's durable mode (every commit flushed, as SQLite's synchronous=FULL
- * does; on BENCH_PG_PORT, default 55480) and removes on exit. Returns the CLI flags that name it;
+ * does; on BENCH_PG_PORT, by default a free port) and removes on exit. Returns the CLI flags that name it;
  * PostgreSQL runs also get a MEDPANEL_SECRET_KEY for every child.
  */
 export function benchStore(kind, name) {
@@ -178,7 +178,7 @@ export function benchStore(kind, name) {
   let base = process.env.BENCH_DATABASE_URL
   if (!base) {
     const dir = mkdtempSync(join(tmpdir(), 'medpanel-bench-pg-'))
-    const port = process.env.BENCH_PG_PORT || '55480'
+    const port = process.env.BENCH_PG_PORT || 'free'
     const started = spawnSync('bash', [SCRIPTS_POSTGRES, 'start', dir, port, 'durable'], {encoding: 'utf8'})
     if (started.status !== 0) throw new Error(`could not start PostgreSQL: ${started.stderr}`)
     base = started.stdout.trim()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for tests and benchmarks, from Debian's packages.
 #   scripts/postgres.sh start DIR [PORT] [MODE]
-#                                          initdb into DIR, start on 127.0.0.1:PORT (default 55432),
-#                                          print the database URL on stdout. MODE (or the
+#                                          initdb into DIR, start on 127.0.0.1:PORT (default 55432;
+#                                          `free`: a port nobody listens on, chosen again if another
+#                                          process takes it first), print the database URL on
+#                                          stdout. MODE (or the
 #                                          MEDPANEL_PG_MODE variable) is `fast` (the default, for
 #                                          tests: fsync, synchronous_commit and full_page_writes off)
 #                                          or `durable` (for benchmarks: PostgreSQL's own defaults,
@@ -14,7 +16,7 @@
 #   scripts/postgres.sh standby DIR PORT PRIMARY_PORT [MODE]
 #                                          a hot standby (read replica) of the cluster on
 #                                          127.0.0.1:PRIMARY_PORT: pg_basebackup into DIR, then start
-#                                          it on PORT streaming the primary's WAL; prints the URL of
+#                                          it on PORT (or `free`) streaming the primary's WAL; prints the URL of
 #                                          its `medpanel` database (read-only). Stop it with `stop`
 #   scripts/postgres.sh stop DIR           stop the cluster and remove DIR
 # POSTGRES_OPTIONS (e.g. "-c synchronous_commit=on") is added to the server's options at start,
@@ -46,6 +48,32 @@ settings_for() {
   esac
 }
 
+# A loopback port nobody listens on right now, as the kernel hands one out.
+free_port() {
+  node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { process.stdout.write(String(s.address().port)); s.close() })'
+}
+
+# launch DIR PORT OPTIONS: start the server of DIR/data on PORT and print the port it listens on.
+# With PORT `free`, a port is chosen, and chosen again (up to five times) when another process
+# binds it between the choice and the server's start: test suites run side by side on one machine.
+launch() {
+  local dir=$1 wanted=$2 options=$3 port said _
+  for _ in 1 2 3 4 5; do
+    port=$wanted
+    [ "$wanted" = free ] && port=$(free_port)
+    rm -f "$dir/server.log"
+    if said=$(as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir $options" start 2>&1); then
+      echo "$port"
+      return 0
+    fi
+    [ "$wanted" = free ] && grep -q 'Address already in use' "$dir/server.log" || break
+  done
+  echo "$said" >&2
+  cat "$dir/server.log" >&2
+  return 1
+}
+
 command=${1:-}
 dir=${2:-}
 [ -n "$dir" ] || { echo "usage: postgres.sh start|standby|restart|stop DIR [PORT [fast|durable] | PORT PRIMARY_PORT | fast|immediate]" >&2; exit 2; }
@@ -58,9 +86,7 @@ case "$command" in
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$bindir/initdb" -D "$dir/data" -U medpanel --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
       { cat "$dir/initdb.log" >&2; exit 1; }
-    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $settings ${POSTGRES_OPTIONS:-}" \
-      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    port=$(launch "$dir" "$port" "-c max_connections=300 $settings ${POSTGRES_OPTIONS:-}") || exit 1
     as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U medpanel medpanel
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
     ;;
@@ -76,9 +102,7 @@ case "$command" in
     # starts the copy at once; it is not synced to disk, as nothing here outlives the run.
     as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U medpanel -D "$dir/data" -R -X stream --checkpoint=fast --no-sync >"$dir/basebackup.log" 2>&1 ||
       { cat "$dir/basebackup.log" >&2; exit 1; }
-    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c hot_standby=on $settings ${POSTGRES_OPTIONS:-}" \
-      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    port=$(launch "$dir" "$port" "-c max_connections=300 -c hot_standby=on $settings ${POSTGRES_OPTIONS:-}") || exit 1
     echo "postgres://medpanel@127.0.0.1:$port/medpanel"
     ;;
   restart)

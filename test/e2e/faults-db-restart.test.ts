@@ -1,7 +1,7 @@
 import {execFile, spawnSync} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {freePort, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {
   call,
   checkDeliveries,
@@ -74,7 +74,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL server restarted under load', () =>
   let service: Service
 
   beforeAll(async () => {
-    url = postgresSh('start', cluster, String(await freePort()))
+    url = postgresSh('start', cluster, 'free')
     store = ['--database-url', url]
     partner = await recordingPartner(10)
     service = await seedService(store, partner.url, 2)

@@ -1,9 +1,8 @@
 import {type ChildProcess, spawn, spawnSync} from 'node:child_process'
 import {chownSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cli, cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, freePort, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {consentInBrowser} from '../helpers/consent.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
@@ -262,15 +261,3 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
     expect(sqlite.stderr.trim()).toBe('Error: --listen-url (or MEDPANEL_LISTEN_URL) applies to a PostgreSQL store: give --database-url postgres://… too')
   })
 })
-
-/** A loopback port free right now, for PgBouncer to listen on. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const {port} = probe.address() as {port: number}
-      probe.close(() => resolve(port))
-    })
-  })
-}

@@ -2,7 +2,7 @@ import {spawnSync} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 import pg from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cli, cliJson, freePort, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {onPostgres, TEST_DATABASE_URL} from '../helpers/store.js'
 
 /*
@@ -61,9 +61,8 @@ describe.skipIf(!onPostgres)('conversation searches on a read replica', () => {
   }
 
   beforeAll(async () => {
-    const primaryPort = await freePort()
-    primaryUrl = postgresSh('start', primaryDir, String(primaryPort))
-    standbyUrl = postgresSh('standby', standbyDir, String(await freePort()), String(primaryPort))
+    primaryUrl = postgresSh('start', primaryDir, 'free')
+    standbyUrl = postgresSh('standby', standbyDir, 'free', new URL(primaryUrl).port)
     store = ['--database-url', primaryUrl]
     const client = cliJson<{client_id: string}>([
       'register-client',
