@@ -14,6 +14,7 @@ export const MODULES = {
       'test/interfaces/balance/api.test.ts',
       'test/interfaces/balance/ledger.property.test.ts',
       'test/interfaces/balance/ledger-edges.test.ts',
+      'test/interfaces/balance/ledger-records.test.ts',
       'test/interfaces/balance/body-structure.test.ts',
       'test/interfaces/balance/control-characters.test.ts',
       'test/interfaces/balance/deactivation-race.test.ts',
