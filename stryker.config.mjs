@@ -52,6 +52,7 @@ export const MODULES = {
       'test/interfaces/partner/delivery-outcomes.test.ts',
       'test/interfaces/partner/queue-order-and-retry.test.ts',
       'test/interfaces/partner/record-after-store-outage.test.ts',
+      'test/interfaces/partner/partner-choice.test.ts',
     ],
   },
   summary: {
