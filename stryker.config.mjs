@@ -39,6 +39,7 @@ export const MODULES = {
       'test/interfaces/signon/code-exchange-edges.test.ts',
       'test/interfaces/signon/authorize-request-edges.test.ts',
       'test/interfaces/signon/session-same-instant.test.ts',
+      'test/interfaces/signon/service-rest.test.ts',
     ],
   },
   outbox: {
