@@ -114,3 +114,32 @@ describe('the views', () => {
     expect((await balance.getTransaction(ctx.db, credit.id)).survey_id).toBeNull()
   })
 })
+
+describe('withdrawals asked for at once', () => {
+  // Started in one tick, so on PostgreSQL they are decided as one set (withdrawalRunner), where a
+  // later withdrawal of the batch must see what the earlier ones took.
+  const at = (body: Record<string, unknown>, idempotencyKey?: string) =>
+    balance.createWithdrawal(ctx.db, {id: member.user_id}, body, {now: now(), clientId: 'balance-client', ...(idempotencyKey ? {idempotencyKey} : {})})
+  const paypal = (amount: string) => ({type: 'PAYPAL', amount, member_details: {first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com'}})
+  const funds = async () => (await balance.getSummary(ctx.db, await row())).available_funds.toFixed(2)
+
+  it('grants of one account only what its funds cover, however many arrive together', async () => {
+    await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '100'}, now())
+    const outcomes = await Promise.allSettled(Array.from({length: 8}, () => at(paypal('30'))))
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3)
+    for (const o of outcomes.filter((o) => o.status === 'rejected')) expect(balance.refusalReason((o as PromiseRejectedResult).reason)).toBe('insufficient_funds')
+    expect(await funds()).toBe('10.00')
+  })
+
+  it('takes one Idempotency-Key once when it arrives several times together, and refuses it with another body', async () => {
+    await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '100'}, now())
+    const same = await Promise.all(Array.from({length: 4}, () => at(paypal('10'), 'together')))
+    expect(new Set(same.map((r) => r.created.transaction_id)).size).toBe(1)
+    expect(same.map((r) => r.replayed).sort()).toEqual([false, true, true, true])
+    expect(await funds()).toBe('90.00')
+    const mixed = await Promise.allSettled([at(paypal('5'), 'mixed'), at(paypal('6'), 'mixed')])
+    expect(mixed[0].status).toBe('fulfilled')
+    expect(mixed[1].status === 'rejected' && balance.refusalReason(mixed[1].reason)).toBe('idempotency_conflict')
+    expect(await funds()).toBe('85.00')
+  })
+})
