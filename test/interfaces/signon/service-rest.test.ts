@@ -95,7 +95,7 @@ describe('introspection and revocation', () => {
     await ctx.db.updateTable('access_tokens').set({expires_at: null}).execute()
     expect(await signon.introspect(ctx.db, credentials(), minted.access_token, now())).not.toHaveProperty('exp')
     const wider = await signon.issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid'])
-    expect((await signon.introspect(ctx.db, credentials(), wider.access_token, now())).scope).toBe('profile openid')
+    expect(await signon.introspect(ctx.db, credentials(), wider.access_token, now())).toMatchObject({active: true, scope: 'profile openid'})
   })
 
   it("answers a client's own token without sub, and another client's token as inactive", async () => {
