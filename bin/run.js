@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // The production entry: the CLI is the esbuild bundle under dist/ (built by `npm ci`), with the
-// command manifest beside package.json. Never looks for TypeScript sources.
-import {dirname} from 'node:path'
+// command manifest beside package.json. Never looks for TypeScript sources. A version request is
+// answered from package.json before the CLI itself is loaded.
+import {readFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {runCli} from '../dist/cli.js'
+import {versionAnswer} from '../dist/version.js'
 
-await runCli({root: dirname(dirname(fileURLToPath(import.meta.url)))})
+const root = dirname(dirname(fileURLToPath(import.meta.url)))
+const version = versionAnswer(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')), process.argv.slice(2))
+if (version !== undefined) process.stdout.write(version)
+else await (await import('../dist/cli.js')).runCli({root})

@@ -9,7 +9,7 @@ import {chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, wr
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {searchWorkerDefine} from './search-worker-bundle.mjs'
+import {searchWorkerSource} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -40,7 +40,9 @@ await build({
   // A SEA main can only require() built-in modules and has no dynamic import(); esbuild turns
   // each import() into a require() of the bundled module instead.
   supported: {'dynamic-import': false},
-  define: {MEDPANEL_MANIFEST: manifest, MEDPANEL_SWAGGER_UI: swaggerUiDefine(), ...(await searchWorkerDefine(root))},
+  // Large texts that only /docs and the first search read are assets of the executable (see
+  // src/exe-assets.ts), not constants that every start would parse.
+  define: {MEDPANEL_MANIFEST: manifest, MEDPANEL_EXE_ASSETS: 'true'},
   // better-sqlite3's location is looked up through import.meta only on Node 20; the executable
   // runs node:sqlite and never asks.
   logOverride: {'empty-import-meta': 'silent'},
@@ -55,7 +57,11 @@ await build({
 
 const blob = join(work, 'sea-prep.blob')
 const seaConfig = join(work, 'sea-config.json')
-writeFileSync(seaConfig, JSON.stringify({main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false}))
+const workerFile = join(work, 'search-worker.cjs')
+writeFileSync(workerFile, await searchWorkerSource(root))
+const swaggerUi = join(root, 'node_modules/swagger-ui-dist')
+const assets = {'swagger-ui-bundle.js': join(swaggerUi, 'swagger-ui-bundle.js'), 'swagger-ui.css': join(swaggerUi, 'swagger-ui.css'), 'search-worker.cjs': workerFile}
+writeFileSync(seaConfig, JSON.stringify({main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets}))
 execFileSync(baseNode, ['--experimental-sea-config', seaConfig], {stdio: ['ignore', 'ignore', 'inherit']})
 
 // Written under a temporary name and renamed, so a half-built file never sits at dist/medpanel.
@@ -81,9 +87,3 @@ try {
 }
 renameSync(partial, executable)
 console.error(`Built ${executable} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-
-/** Swagger UI's two files (the /docs page), put in: the executable has no node_modules to read them from. */
-function swaggerUiDefine() {
-  const dir = join(root, 'node_modules/swagger-ui-dist')
-  return JSON.stringify({js: readFileSync(join(dir, 'swagger-ui-bundle.js'), 'utf8'), css: readFileSync(join(dir, 'swagger-ui.css'), 'utf8')})
-}

@@ -1,5 +1,6 @@
-// Bundles the CLI into dist/: dist/cli.js is the entry bin/run.js loads, and each command lands
-// in its own chunk that is imported only when that command runs (shared code in shared chunks).
+// Bundles the CLI into dist/: dist/cli.js is the entry bin/run.js loads (after dist/version.js,
+// which answers --version alone), and each command lands in its own chunk that is imported only
+// when that command runs (shared code in shared chunks).
 // oclif is bundled too: one file loads faster than its hundreds. Only the native SQLite addon stays
 // in node_modules. Then writes oclif.manifest.json, which lets help, listing and parsing run
 // without importing any command.
@@ -13,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 rmSync(join(root, 'dist'), {recursive: true, force: true, maxRetries: 3})
 await build({
-  entryPoints: {cli: join(root, 'src/cli/main.ts')},
+  entryPoints: {cli: join(root, 'src/cli/main.ts'), version: join(root, 'src/cli/version.ts')},
   outdir: join(root, 'dist'),
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

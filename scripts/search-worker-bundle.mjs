@@ -1,5 +1,5 @@
 // Interface E's search thread (src/interfaces/conversations/search-worker.ts) as one CommonJS
-// source text. The builds put it into medpanel as the MEDPANEL_SEARCH_WORKER constant, and the
+// source text. dist/ embeds it as the MEDPANEL_SEARCH_WORKER constant (the executable as an asset), and the
 // pool starts threads from that text (`new Worker(text, {eval: true})`), so no build needs a file
 // beside it to point a worker at: dist/, Deno and the single executable run the same text.
 import {build} from 'esbuild'
@@ -7,6 +7,11 @@ import {join} from 'node:path'
 
 /** Returns `define` entries that embed the thread's source. */
 export async function searchWorkerDefine(root) {
+  return {MEDPANEL_SEARCH_WORKER: JSON.stringify(await searchWorkerSource(root))}
+}
+
+/** The thread's source text (the single executable carries it as an asset instead). */
+export async function searchWorkerSource(root) {
   const result = await build({
     entryPoints: [join(root, 'src/interfaces/conversations/search-worker.ts')],
     write: false,
@@ -23,5 +28,5 @@ export async function searchWorkerDefine(root) {
     logOverride: {'empty-import-meta': 'silent'},
     logLevel: 'warning',
   })
-  return {MEDPANEL_SEARCH_WORKER: JSON.stringify(result.outputFiles[0].text)}
+  return result.outputFiles[0].text
 }

@@ -9,6 +9,7 @@ import {settings} from '@oclif/core/settings'
 import {COMMAND_LOADERS} from '../../commands/index.js'
 import {COMMAND_TOPICS} from '../../commands/topics.js'
 import {MedpanelHelp} from './help.js'
+import {versionAnswer} from './version.js'
 
 /** The parts of oclif's Plugin that command lookup goes through (not in its public types). */
 interface PluginInternals {
@@ -153,17 +154,9 @@ function conventions(config: Config, argv: string[]): string[] | undefined {
   }
   if (first === '-h') return ['--help', ...rest]
   if (first === 'version' || first === '-v') return conventions(config, ['--version', ...rest])
-  if (argv.includes('--version') && argv.includes('--json') && (first === '--version' || first === '--json')) {
-    const {name, version} = runtime()
-    process.stdout.write(
-      `${JSON.stringify({name: config.bin, version: config.version, node: process.version, runtime: name, runtime_version: version, platform: `${process.platform}-${process.arch}`})}\n`,
-    )
-    return undefined
-  }
-  // oclif's own line names Node's version, which under Deno is only the version Deno imitates.
-  if (argv.length === 1 && first === '--version') {
-    const {name, version} = runtime()
-    process.stdout.write(`${config.bin}/${config.version} ${process.platform}-${process.arch} ${name}-${version}\n`)
+  const version = versionAnswer(config.pjson, argv)
+  if (version !== undefined) {
+    process.stdout.write(version)
     return undefined
   }
   if (first !== undefined && !first.startsWith('-') && !config.findCommand(first)) {
@@ -179,12 +172,6 @@ function conventions(config: Config, argv: string[]): string[] | undefined {
     return undefined
   }
   return argv
-}
-
-/** The runtime this process is: Deno (which also answers to `process.version`) or Node. */
-function runtime(): {name: 'deno' | 'node'; version: string} {
-  const deno = (globalThis as {Deno?: {version?: {deno?: string}}}).Deno?.version?.deno
-  return deno ? {name: 'deno', version: deno} : {name: 'node', version: process.version}
 }
 
 /** Runs the CLI: bin/run.js in a checkout, src/exe.ts in the single executable. */

@@ -3,13 +3,13 @@ import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import type {Hono} from 'hono'
 import {html} from 'hono/html'
+import {exeAsset} from '../exe-assets.js'
 
 /**
  * The interactive API reference at /docs: Swagger UI, served from the swagger-ui-dist package's own
  * files (no CDN, so the page works offline and on a closed network), rendering /openapi.json. The
- * single executable has no node_modules: its build puts the two files in as MEDPANEL_SWAGGER_UI.
+ * single executable has no node_modules: it carries the two files as assets (exe-assets.ts).
  */
-declare const MEDPANEL_SWAGGER_UI: {js: string; css: string} | undefined
 
 interface Assets {
   js: string
@@ -20,8 +20,10 @@ let assets: Assets | undefined
 
 function swaggerAssets(): Assets {
   if (assets) return assets
-  if (typeof MEDPANEL_SWAGGER_UI !== 'undefined') {
-    assets = MEDPANEL_SWAGGER_UI
+  const js = exeAsset('swagger-ui-bundle.js')
+  const css = exeAsset('swagger-ui.css')
+  if (js !== undefined && css !== undefined) {
+    assets = {js, css}
   } else {
     const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
     assets = {js: readFileSync(join(dir, 'swagger-ui-bundle.js'), 'utf8'), css: readFileSync(join(dir, 'swagger-ui.css'), 'utf8')}

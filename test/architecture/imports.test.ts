@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
  */
 const LAYERS: [name: string, members: RegExp[]][] = [
   // Pure helpers and the settings every layer reads.
-  ['base', [/^src\/lib\//, /^src\/(config|errors|version)\.ts$/, /^data\//, /^package\.json$/]],
+  ['base', [/^src\/lib\//, /^src\/(config|errors|exe-assets|version)\.ts$/, /^data\//, /^package\.json$/]],
   // The Prometheus registry; the store counts into it.
   ['metrics', [/^src\/metrics\//]],
   // Drivers, transactions, the group writer, the migration runner; knows no table.

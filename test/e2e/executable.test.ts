@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi'
 import {execFileSync, spawnSync} from 'node:child_process'
-import {copyFileSync, existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -164,6 +164,17 @@ describe('the single executable, alone in an empty root', () => {
     const summary = await (await fetch(`${server.url}/balance/user_id/${member.user_id}/summary`, {headers: {authorization: basic}})).json()
     expect(summary).toMatchObject({available_funds: 100.25, currency: 'USD'})
 
+    // The API reference's Swagger UI, which the executable carries as assets.
+    const swaggerUi = join(ROOT, 'node_modules/swagger-ui-dist')
+    for (const [path, file] of [
+      ['/docs/swagger-ui-bundle.js', 'swagger-ui-bundle.js'],
+      ['/docs/swagger-ui.css', 'swagger-ui.css'],
+    ]) {
+      const asset = await fetch(`${server.url}${path}`)
+      expect(asset.status, path).toBe(200)
+      expect(await asset.text(), path).toBe(readFileSync(join(swaggerUi, file!), 'utf8'))
+    }
+
     // D: seeded pulses exported with a client_credentials token.
     const seeded = cliJson<{created: {project_id: string}[]}>(
       ['seed-pulses', ...db, '--client', client.client_id, '--count', '3', '--respondents', '5', '--seed', '4'],
@@ -186,8 +197,13 @@ describe('the single executable, alone in an empty root', () => {
       ['start', '2024-01-01T00:00:00Z'],
       ['end', '2024-12-31T23:59:59Z'],
     ])
+    // The first search starts the executable's search thread, from the source it carries as an
+    // asset; without it, searches would quietly run on the event loop instead.
+    const threads = () => Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1])
+    const threadsBefore = threads()
     const search = await fetch(`${server.url}/conversations/summary?${query}`, {headers: {accept: 'application/vnd.service-v1+xml', 'x-service-conversation-api-key': key.api_key}})
     expect(search.status).toBe(200)
+    expect(threads()).toBeGreaterThan(threadsBefore)
     expect(search.headers.get('content-type')).toMatch(/xml/)
     const xml = await search.text()
     expect(xml).toMatch(/^<\?xml[\s\S]*<call>[\s\S]*<summary-term><term>patient<\/term><matches>\d+<\/matches>/)

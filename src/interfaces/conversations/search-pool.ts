@@ -1,6 +1,7 @@
 import {Worker} from 'node:worker_threads'
 import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
+import {exeAsset} from '../../exe-assets.js'
 import type {Db} from '../../store/database.js'
 import {onStoreClose, readTransaction, replicaOf, storeFile} from '../../store/db.js'
 import {isPostgres} from '../../store/dialect.js'
@@ -13,7 +14,8 @@ import {deserializeError, type SearchReply, type SearchRequest, type SearchThrea
 
 /**
  * The search thread's CommonJS source, bundled from search-worker.ts and put in by the build
- * (scripts/build.mjs, scripts/build-exe.mjs, and vitest.config.ts for the tests). Absent when
+ * (scripts/build.mjs, and vitest.config.ts for the tests; scripts/build-exe.mjs makes it an asset
+ * of the executable instead, see exe-assets.ts). Absent when
  * medpanel runs from its TypeScript sources some other way; searches then run in-process.
  */
 declare const MEDPANEL_SEARCH_WORKER: string | undefined
@@ -600,8 +602,9 @@ class SearchPool implements Searcher {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
+/** The search thread's source: embedded in dist/ (and under Deno), an asset of the single executable. */
 function workerSource(): string | undefined {
-  return typeof MEDPANEL_SEARCH_WORKER === 'string' ? MEDPANEL_SEARCH_WORKER : undefined
+  return typeof MEDPANEL_SEARCH_WORKER === 'string' ? MEDPANEL_SEARCH_WORKER : exeAsset('search-worker.cjs')
 }
 
 const searchers = new WeakMap<object, Searcher>()
