@@ -4,6 +4,7 @@ import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import {updateMember} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {rejectionOf} from '../../helpers/rejection.js'
 import {CHECK_DETAILS, PAYPAL_DETAILS, seedMember} from './setup.js'
 
 /*
@@ -30,11 +31,7 @@ const withdraw = async (body: Record<string, unknown>, options: Partial<balance.
   balance.createWithdrawal(ctx.db, {id: member.user_id}, body, {now: now(), clientId: 'balance-client', ...options})
 /** What a promise was refused with: its code and message. */
 const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`)
+  const error = await rejectionOf(promise, AppError)
   return {code: error.code, message: error.message, reason: balance.refusalReason(error)}
 }
 

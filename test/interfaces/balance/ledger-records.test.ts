@@ -4,6 +4,7 @@ import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {rejectionOf} from '../../helpers/rejection.js'
 import {seedMember} from './setup.js'
 
 /*
@@ -24,14 +25,7 @@ afterEach(async () => ctx.store.close())
 
 const row = async () => (await findMemberBy(ctx.db, 'id', member.user_id))!
 const now = () => ctx.clock.now()
-const message = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof Error)) throw new Error(`expected a refusal, got ${String(error)}`)
-  return error.message
-}
+const message = async (promise: Promise<unknown>) => (await rejectionOf(promise, Error)).message
 
 describe('the Idempotency-Key record', () => {
   it('hashes the member id and the body with its keys sorted, as every release since 0.1.0 has, so a key replays across an upgrade', async () => {

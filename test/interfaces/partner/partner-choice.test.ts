@@ -6,6 +6,7 @@ import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import {registerClient} from '../../../src/registry/service.js'
 import type {Store} from '../../../src/store/db.js'
+import {rejectionOf} from '../../helpers/rejection.js'
 import {FakeTransport, partnerStore, projectInput} from './helpers.js'
 
 /*
@@ -34,11 +35,7 @@ const signOnClient = async () =>
     )
   ).client_id
 const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`)
+  const error = await rejectionOf(promise, AppError)
   return {code: error.code, message: error.message}
 }
 
