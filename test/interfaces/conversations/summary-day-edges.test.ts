@@ -208,4 +208,26 @@ describe('a summary at the edges of its days', () => {
     await deletePosts(ctx.db, [9])
     expect(await ctx.db.selectFrom('conversation_term_days').select('term').where('term', 'like', 'w%').execute()).toEqual([])
   })
+
+  // An edge is read by time up to EDGE_SCAN_LIMIT documents (64), and through the search index
+  // past that; both must count the same. A post on 2025-04-01 with `perHalf` comments in each half
+  // of 2025-04-02: in the morning every tenth says "pain" and the first of those "pain pain"; in
+  // the afternoon every seventh says "pain". The window ends at noon, so whichever side of the day
+  // is read holds `perHalf` comments.
+  for (const perHalf of [20, 70]) {
+    it(`counts a ragged day's edge of ${perHalf} comments ${perHalf > 64 ? 'through the search index' : 'read by time'}`, async () => {
+      const at = (hour: number, i: number) => `2025-04-02T${String(hour).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00Z`
+      const morning = Array.from({length: perHalf}, (_, i) => ({id: 1000 + i, at: at(i < 60 ? 1 : 2, i), content: i % 10 === 0 ? (i === 0 ? 'pain pain' : 'pain') : 'cough'}))
+      const afternoon = Array.from({length: perHalf}, (_, i) => ({id: 2000 + i, at: at(i < 60 ? 13 : 14, i), content: i % 7 === 0 ? 'pain' : 'fever'}))
+      await importPosts(ctx.db, [post(50, '2025-04-01T10:00:00Z', 'question', 'x', [...morning, ...afternoon])])
+      const painful = Math.ceil(perHalf / 10)
+      expect(await summary('2025-04-01T00:00:00Z', '2025-04-02T11:59:59.999Z', ['pain', 'pain pain'])).toEqual({
+        terms: [
+          {term: 'pain', matches: painful + 1, posts: 0, comments: painful},
+          {term: 'pain pain', matches: 1, posts: 0, comments: 1},
+        ],
+        uniques: {posts: 0, comments: painful},
+      })
+    })
+  }
 })
