@@ -1,7 +1,8 @@
 // Interface E's search thread (src/interfaces/conversations/search-worker.ts) as one CommonJS
-// source text. dist/ embeds it as the MEDPANEL_SEARCH_WORKER constant (the executable as an asset), and the
-// pool starts threads from that text (`new Worker(text, {eval: true})`), so no build needs a file
-// beside it to point a worker at: dist/, Deno and the single executable run the same text.
+// source text. dist/ embeds it as the MEDPANEL_SEARCH_WORKER constant, the single executable
+// carries it as an asset, and the pool starts threads from that text (`new Worker(text, {eval:
+// true})`), so no build needs a file beside it to point a worker at: dist/, Deno and the
+// executable run the same text.
 import {build} from 'esbuild'
 import {join} from 'node:path'
 

@@ -15,8 +15,8 @@ import {deserializeError, type SearchReply, type SearchRequest, type SearchThrea
 /**
  * The search thread's CommonJS source, bundled from search-worker.ts and put in by the build
  * (scripts/build.mjs, and vitest.config.ts for the tests; scripts/build-exe.mjs makes it an asset
- * of the executable instead, see exe-assets.ts). Absent when
- * medpanel runs from its TypeScript sources some other way; searches then run in-process.
+ * of the executable instead, see exe-assets.ts). Absent when medpanel runs from its TypeScript
+ * sources some other way; searches then run in-process.
  */
 declare const MEDPANEL_SEARCH_WORKER: string | undefined
 
