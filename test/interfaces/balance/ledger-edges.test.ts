@@ -3,9 +3,8 @@ import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import {updateMember} from '../../../src/registry/service.js'
-import {freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
-import {CHECK_DETAILS, PAYPAL_DETAILS, seedMember} from './setup.js'
+import {CHECK_DETAILS, type LedgerContext, ledgerContext, PAYPAL_DETAILS, seedMember} from './setup.js'
 
 /*
  * The ledger's edges, as docs/balance.md states them: exact boundaries (a debit of all available
@@ -14,21 +13,17 @@ import {CHECK_DETAILS, PAYPAL_DETAILS, seedMember} from './setup.js'
  * Seeded types: PAYPAL has no fee and a 10.00 minimum, CHECK a 2.50 fee and a 25.00 minimum.
  */
 
-let ctx: TestContext
-let member: Awaited<ReturnType<typeof seedMember>>
+let ctx: LedgerContext
 
 beforeEach(async () => {
-  ctx = await freshApp()
-  member = await seedMember(ctx.db, ctx.clock.now())
+  ctx = await ledgerContext()
 })
 afterEach(async () => ctx.store.close())
 
-const row = async () => (await findMemberBy(ctx.db, 'id', member.user_id))!
-const now = () => ctx.clock.now()
-const credit = async (amount: string, type = 'HONORARIUM') => balance.postCredit(ctx.db, await row(), {type, amount}, now())
-const funds = async () => (await balance.getSummary(ctx.db, await row())).available_funds.toFixed(2)
+const credit = async (amount: string, type = 'HONORARIUM') => balance.postCredit(ctx.db, await ctx.row(), {type, amount}, ctx.now())
+const funds = async () => (await balance.getSummary(ctx.db, await ctx.row())).available_funds.toFixed(2)
 const withdraw = async (body: Record<string, unknown>, options: Partial<balance.WithdrawalOptions> = {}) =>
-  balance.createWithdrawal(ctx.db, {id: member.user_id}, body, {now: now(), clientId: 'balance-client', ...options})
+  balance.createWithdrawal(ctx.db, {id: ctx.member.user_id}, body, {now: ctx.now(), clientId: 'balance-client', ...options})
 /** What a promise was refused with: its code and message. */
 const refusal = async (promise: Promise<unknown>) => {
   const error = await rejectionOf(promise, AppError)
@@ -37,19 +32,19 @@ const refusal = async (promise: Promise<unknown>) => {
 
 describe('credits and debits', () => {
   it('reads a member with no history as 0 USD, not preferred', async () => {
-    expect(await balance.getSummary(ctx.db, await row())).toEqual({available_funds: expect.anything(), currency: 'USD', preferred_status: false})
+    expect(await balance.getSummary(ctx.db, await ctx.row())).toEqual({available_funds: expect.anything(), currency: 'USD', preferred_status: false})
     expect(await funds()).toBe('0.00')
-    expect(await balance.listTransactions(ctx.db, await row())).toEqual([])
+    expect(await balance.listTransactions(ctx.db, await ctx.row())).toEqual([])
   })
 
   it('takes a credit type in any case and shows credits positive, debits negative', async () => {
     const c = await credit('12.34', 'honorarium')
     expect(c).toMatchObject({type: 'HONORARIUM', status: 'Completed', currency: 'USD', survey_id: null, properties: {}})
     expect(c.amount.toFixed(2)).toBe('12.34')
-    const d = await balance.postDebit(ctx.db, await row(), {amount: '2.34', properties: {reason: 'correction'}}, now())
+    const d = await balance.postDebit(ctx.db, await ctx.row(), {amount: '2.34', properties: {reason: 'correction'}}, ctx.now())
     expect(d).toMatchObject({type: 'DEBIT_ADJUSTMENT', status: 'Completed', properties: {reason: 'correction'}})
     expect(d.amount.toFixed(2)).toBe('-2.34')
-    const list = await balance.listTransactions(ctx.db, await row())
+    const list = await balance.listTransactions(ctx.db, await ctx.row())
     expect(list.map((t) => [t.type, t.amount.toFixed(2), t.current_balance.toFixed(2)])).toEqual([
       ['HONORARIUM', '12.34', '12.34'],
       ['DEBIT_ADJUSTMENT', '-2.34', '10.00'],
@@ -64,12 +59,12 @@ describe('credits and debits', () => {
   })
 
   it('keeps a survey id trimmed, and refuses an empty one or one over 100 characters', async () => {
-    const trimmed = await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '1', survey_id: '  S-1  '}, now())
+    const trimmed = await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '1', survey_id: '  S-1  '}, ctx.now())
     expect(trimmed.survey_id).toBe('S-1')
-    const longest = await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '1', survey_id: 'x'.repeat(100)}, now())
+    const longest = await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '1', survey_id: 'x'.repeat(100)}, ctx.now())
     expect(longest.survey_id).toHaveLength(100)
     for (const survey_id of ['', '   ', 'x'.repeat(101)]) {
-      expect(await refusal(balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '1', survey_id}, now()))).toMatchObject({
+      expect(await refusal(balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '1', survey_id}, ctx.now()))).toMatchObject({
         code: 'bad_request',
         message: 'survey_id: must be 1 to 100 characters',
       })
@@ -78,16 +73,16 @@ describe('credits and debits', () => {
   })
 
   it('lets a debit take all available funds, and not a cent more', async () => {
-    expect(await refusal(balance.postDebit(ctx.db, await row(), {amount: '0.01'}, now()))).toEqual({
+    expect(await refusal(balance.postDebit(ctx.db, await ctx.row(), {amount: '0.01'}, ctx.now()))).toEqual({
       code: 'unprocessable',
       message: 'insufficient funds: a debit of 0.01 exceeds available funds of 0 USD',
       reason: 'invalid',
     })
     await credit('5.00')
-    expect(await refusal(balance.postDebit(ctx.db, await row(), {amount: '5.01'}, now()))).toMatchObject({
+    expect(await refusal(balance.postDebit(ctx.db, await ctx.row(), {amount: '5.01'}, ctx.now()))).toMatchObject({
       message: 'insufficient funds: a debit of 5.01 exceeds available funds of 5 USD',
     })
-    await balance.postDebit(ctx.db, await row(), {amount: '5.00'}, now())
+    await balance.postDebit(ctx.db, await ctx.row(), {amount: '5.00'}, ctx.now())
     expect(await funds()).toBe('0.00')
   })
 })
@@ -99,7 +94,7 @@ describe('withdrawals', () => {
     expect(replayed).toBe(false)
     expect(created.uri).toBe(`/balance/transactions/${created.transaction_id}`)
     expect(await funds()).toBe('0.00')
-    const list = await balance.listTransactions(ctx.db, await row())
+    const list = await balance.listTransactions(ctx.db, await ctx.row())
     expect(list.map((t) => [t.type, t.status, t.amount.toFixed(2), t.current_balance.toFixed(2)])).toEqual([
       ['HONORARIUM', 'Completed', '30.00', '30.00'],
       ['WITHDRAWAL', 'Processing', '-27.50', '2.50'],
@@ -143,22 +138,22 @@ describe('withdrawals', () => {
       reason: 'unknown_type',
       message: 'type: "BITCOIN" is not a withdrawal type; list them with GET …/withdrawal_types',
     })
-    await balance.restrictWithdrawalType(ctx.db, await row(), 'paypal', false, now())
+    await balance.restrictWithdrawalType(ctx.db, await ctx.row(), 'paypal', false, ctx.now())
     expect(await refusal(withdraw({type: 'PAYPAL', amount: '1', member_details: PAYPAL_DETAILS}))).toMatchObject({
       code: 'forbidden',
       reason: 'restricted',
       message: 'withdrawal type PAYPAL is restricted for this person',
     })
-    await updateMember(ctx.db, member.user_id, {active: false}, now())
+    await updateMember(ctx.db, ctx.member.user_id, {active: false}, ctx.now())
     expect(await refusal(withdraw({type: 'CHECK', amount: '1', member_details: CHECK_DETAILS}))).toMatchObject({code: 'forbidden', reason: 'inactive_member'})
     expect(await funds()).toBe('100.00')
   })
 
   it('refuses a type not offered in the member’s country, naming the country', async () => {
-    const abroad = await seedMember(ctx.db, now(), {country: 'DE'})
+    const abroad = await seedMember(ctx.db, ctx.now(), {country: 'DE'})
     const abroadRow = (await findMemberBy(ctx.db, 'id', abroad.user_id))!
-    await balance.postCredit(ctx.db, abroadRow, {type: 'HONORARIUM', amount: '100'}, now())
-    expect(await refusal(balance.createWithdrawal(ctx.db, {id: abroad.user_id}, {type: 'ACH', amount: '1', member_details: {}}, {now: now()}))).toMatchObject({
+    await balance.postCredit(ctx.db, abroadRow, {type: 'HONORARIUM', amount: '100'}, ctx.now())
+    expect(await refusal(balance.createWithdrawal(ctx.db, {id: abroad.user_id}, {type: 'ACH', amount: '1', member_details: {}}, {now: ctx.now()}))).toMatchObject({
       code: 'forbidden',
       reason: 'restricted',
       message: 'withdrawal type ACH is not offered to members practising in DE',
@@ -199,19 +194,19 @@ describe('status moves', () => {
     await credit('100')
     const {created} = await withdraw({type: 'PAYPAL', amount: '10', member_details: PAYPAL_DETAILS})
     const id = created.transaction_id
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'Reversed', now()))).toMatchObject({
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'Reversed', ctx.now()))).toMatchObject({
       code: 'unprocessable',
       message: 'a Processing transaction cannot become Reversed (it can become Completed or Cancelled or OnHold)',
     })
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'paid', now()))).toMatchObject({
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'paid', ctx.now()))).toMatchObject({
       code: 'bad_request',
       message: 'status: must be one of Processing, Completed, Cancelled, Reversed, OnHold (any case)',
     })
     // Any case, and the id in upper case with spaces around it.
-    const moved = await balance.updateTransactionStatus(ctx.db, `  ${id.toUpperCase()} `, 'cancelled', now())
+    const moved = await balance.updateTransactionStatus(ctx.db, `  ${id.toUpperCase()} `, 'cancelled', ctx.now())
     expect(moved).toMatchObject({id, status: 'Cancelled'})
     expect(await funds()).toBe('100.00')
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'Completed', now()))).toMatchObject({
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, id, 'Completed', ctx.now()))).toMatchObject({
       message: 'a Cancelled transaction cannot become Completed (that status is final)',
     })
   })
@@ -219,8 +214,8 @@ describe('status moves', () => {
   it('names the withdrawal to change when asked to move a fee', async () => {
     await credit('100')
     const {created} = await withdraw({type: 'CHECK', amount: '10', member_details: CHECK_DETAILS})
-    const fee = (await balance.listTransactions(ctx.db, await row())).at(-1)!
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, fee.id, 'Cancelled', now()))).toMatchObject({
+    const fee = (await balance.listTransactions(ctx.db, await ctx.row())).at(-1)!
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, fee.id, 'Cancelled', ctx.now()))).toMatchObject({
       code: 'unprocessable',
       message: `a withdrawal fee follows its withdrawal; change ${created.transaction_id} instead`,
     })
@@ -230,22 +225,22 @@ describe('status moves', () => {
     await credit('100')
     const {created} = await withdraw({type: 'CHECK', amount: '10', member_details: CHECK_DETAILS})
     expect(await funds()).toBe('87.50')
-    await balance.updateTransactionStatus(ctx.db, created.transaction_id, 'Cancelled', now())
+    await balance.updateTransactionStatus(ctx.db, created.transaction_id, 'Cancelled', ctx.now())
     expect(await funds()).toBe('100.00')
-    const statuses = (await balance.listTransactions(ctx.db, await row())).map((t) => [t.type, t.status])
+    const statuses = (await balance.listTransactions(ctx.db, await ctx.row())).map((t) => [t.type, t.status])
     expect(statuses).toEqual([
       ['HONORARIUM', 'Completed'],
       ['WITHDRAWAL', 'Cancelled'],
       ['WITHDRAWAL_FEE', 'Cancelled'],
     ])
     await withdraw({type: 'PAYPAL', amount: '10', member_details: PAYPAL_DETAILS})
-    expect((await balance.listTransactions(ctx.db, await row())).map((t) => t.type)).toEqual(['HONORARIUM', 'WITHDRAWAL', 'WITHDRAWAL_FEE', 'WITHDRAWAL'])
+    expect((await balance.listTransactions(ctx.db, await ctx.row())).map((t) => t.type)).toEqual(['HONORARIUM', 'WITHDRAWAL', 'WITHDRAWAL_FEE', 'WITHDRAWAL'])
   })
 
   it('refuses a move that would overdraw, saying to what, and changes nothing', async () => {
     const c = await credit('50')
     await withdraw({type: 'PAYPAL', amount: '45.5', member_details: PAYPAL_DETAILS})
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, c.id, 'Reversed', now()))).toMatchObject({
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, c.id, 'Reversed', ctx.now()))).toMatchObject({
       code: 'unprocessable',
       message: 'this would take available funds to -45.5 USD; the account may not go below zero',
     })
@@ -255,22 +250,22 @@ describe('status moves', () => {
 
   it('lets a credit be reversed when that leaves exactly zero', async () => {
     const c = await credit('20')
-    expect((await balance.updateTransactionStatus(ctx.db, c.id, 'Reversed', now())).status).toBe('Reversed')
+    expect((await balance.updateTransactionStatus(ctx.db, c.id, 'Reversed', ctx.now())).status).toBe('Reversed')
     expect(await funds()).toBe('0.00')
   })
 
   it('answers 404 for an unknown or malformed transaction id, quoting it short', async () => {
     const unknown = '0190f3c4-0000-7000-8000-000000000000'
     expect(await refusal(balance.getTransaction(ctx.db, unknown))).toMatchObject({code: 'not_found', message: `no transaction with id "${unknown}"`})
-    expect(await refusal(balance.updateTransactionStatus(ctx.db, 'nope', 'Cancelled', now()))).toMatchObject({code: 'not_found', message: 'no transaction with id "nope"'})
+    expect(await refusal(balance.updateTransactionStatus(ctx.db, 'nope', 'Cancelled', ctx.now()))).toMatchObject({code: 'not_found', message: 'no transaction with id "nope"'})
     expect(await refusal(balance.getTransaction(ctx.db, 'x'.repeat(70)))).toMatchObject({message: `no transaction with id "${'x'.repeat(64)}…"`})
   })
 })
 
 describe('account holders and settings', () => {
   it('finds each person by user_id, npi and me, trimmed, and tells them apart', async () => {
-    const other = await seedMember(ctx.db, now())
-    for (const m of [member, other]) {
+    const other = await seedMember(ctx.db, ctx.now())
+    for (const m of [ctx.member, other]) {
       const r = (await findMemberBy(ctx.db, 'id', m.user_id))!
       expect((await balance.resolveAccountHolder(ctx.db, 'user_id', ` ${m.user_id} `)).id).toBe(m.user_id)
       expect((await balance.resolveAccountHolder(ctx.db, 'npi', ` ${r.npi} `)).id).toBe(m.user_id)
@@ -293,23 +288,23 @@ describe('account holders and settings', () => {
   })
 
   it('restricts and lifts a type by its code in any case, and refuses a type that does not exist', async () => {
-    expect(await balance.restrictWithdrawalType(ctx.db, await row(), ' check ', false, now())).toEqual({
-      user_id: member.user_id,
+    expect(await balance.restrictWithdrawalType(ctx.db, await ctx.row(), ' check ', false, ctx.now())).toEqual({
+      user_id: ctx.member.user_id,
       type: 'CHECK',
       restricted: true,
       restricted_types: ['CHECK'],
     })
-    expect((await balance.listWithdrawalTypes(ctx.db, await row())).map((t) => t.type)).not.toContain('CHECK')
-    expect(await balance.restrictWithdrawalType(ctx.db, await row(), 'CHECK', true, now())).toMatchObject({restricted: false, restricted_types: []})
-    expect(await refusal(balance.restrictWithdrawalType(ctx.db, await row(), 'BITCOIN', false, now()))).toMatchObject({
+    expect((await balance.listWithdrawalTypes(ctx.db, await ctx.row())).map((t) => t.type)).not.toContain('CHECK')
+    expect(await balance.restrictWithdrawalType(ctx.db, await ctx.row(), 'CHECK', true, ctx.now())).toMatchObject({restricted: false, restricted_types: []})
+    expect(await refusal(balance.restrictWithdrawalType(ctx.db, await ctx.row(), 'BITCOIN', false, ctx.now()))).toMatchObject({
       code: 'bad_request',
       message: expect.stringMatching(/^type: "BITCOIN" is not a withdrawal type \(one of [A-Z_]+(, [A-Z_]+)+\)$/),
     })
   })
 
   it('sets and clears preferred status', async () => {
-    expect((await balance.setPreferredStatus(ctx.db, await row(), true, now())).preferred_status).toBe(true)
-    expect((await balance.getSummary(ctx.db, await row())).preferred_status).toBe(true)
-    expect((await balance.setPreferredStatus(ctx.db, await row(), false, now())).preferred_status).toBe(false)
+    expect((await balance.setPreferredStatus(ctx.db, await ctx.row(), true, ctx.now())).preferred_status).toBe(true)
+    expect((await balance.getSummary(ctx.db, await ctx.row())).preferred_status).toBe(true)
+    expect((await balance.setPreferredStatus(ctx.db, await ctx.row(), false, ctx.now())).preferred_status).toBe(false)
   })
 })

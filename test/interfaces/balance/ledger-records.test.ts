@@ -2,10 +2,8 @@ import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
-import {findMemberBy} from '../../../src/registry/repository.js'
-import {freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
-import {seedMember} from './setup.js'
+import {type LedgerContext, ledgerContext} from './setup.js'
 
 /*
  * What the ledger keeps and shows beyond its arithmetic (ledger-edges.test.ts has that): the
@@ -14,27 +12,23 @@ import {seedMember} from './setup.js'
  * are written out. Found by mutation testing (docs/architecture.md, "Mutation testing").
  */
 
-let ctx: TestContext
-let member: Awaited<ReturnType<typeof seedMember>>
+let ctx: LedgerContext
 
 beforeEach(async () => {
-  ctx = await freshApp()
-  member = await seedMember(ctx.db, ctx.clock.now())
+  ctx = await ledgerContext()
 })
 afterEach(async () => ctx.store.close())
 
-const row = async () => (await findMemberBy(ctx.db, 'id', member.user_id))!
-const now = () => ctx.clock.now()
 const message = async (promise: Promise<unknown>) => (await rejectionOf(promise, Error)).message
 
 describe('the Idempotency-Key record', () => {
   it('hashes the member id and the body with its keys sorted, as every release since 0.1.0 has, so a key replays across an upgrade', async () => {
-    await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '100'}, now())
+    await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '100'}, ctx.now())
     const body = {type: 'paypal', member_details: {last_name: 'Lovelace', first_name: 'Ada', email: 'ada@example.com'}, amount: '10'}
-    await balance.createWithdrawal(ctx.db, {id: member.user_id}, body, {now: now(), clientId: 'balance-client', idempotencyKey: 'pin'})
+    await balance.createWithdrawal(ctx.db, {id: ctx.member.user_id}, body, {now: ctx.now(), clientId: 'balance-client', idempotencyKey: 'pin'})
     const stored = await ctx.db.selectFrom('balance_idempotency').select('request_hash').where('key', '=', 'pin').executeTakeFirstOrThrow()
     // The type as parsed (upper case), the amount as sent, every object's keys in code-point order.
-    const text = `${member.user_id}\n{"amount":"10","member_details":{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace"},"type":"PAYPAL"}`
+    const text = `${ctx.member.user_id}\n{"amount":"10","member_details":{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace"},"type":"PAYPAL"}`
     expect(stored.request_hash).toBe(createHash('sha256').update(text).digest('hex'))
   })
 })
@@ -61,7 +55,7 @@ describe('identifiers quoted in a refusal', () => {
 
 describe('stored rows that cannot be read', () => {
   it('names the transaction whose properties are not JSON', async () => {
-    const credit = await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '1'}, now())
+    const credit = await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '1'}, ctx.now())
     await ctx.db
       .updateTable('balance_transactions')
       .set({properties: '{' as never})
@@ -73,15 +67,14 @@ describe('stored rows that cannot be read', () => {
   it('names the withdrawal type and the list that is not JSON', async () => {
     for (const column of ['required_fields', 'optional_fields', 'countries'] as const) {
       await ctx.store.close()
-      ctx = await freshApp()
-      member = await seedMember(ctx.db, now())
+      ctx = await ledgerContext()
       await ctx.db
         .updateTable('withdrawal_types')
         .set({[column]: '[' as never})
         .where('code', '=', 'PAYPAL')
         .execute()
       const what = {required_fields: 'the required fields of PAYPAL', optional_fields: 'the optional fields of PAYPAL', countries: 'the countries of PAYPAL'}[column]
-      const listing = column === 'countries' ? balance.listWithdrawalTypes(ctx.db, await row()) : balance.listWithdrawalTypes(ctx.db)
+      const listing = column === 'countries' ? balance.listWithdrawalTypes(ctx.db, await ctx.row()) : balance.listWithdrawalTypes(ctx.db)
       expect(await message(listing)).toBe(`the store holds malformed JSON in ${what}`)
     }
   })
@@ -103,7 +96,7 @@ describe('the views', () => {
   })
 
   it('keeps a credit with a null survey id as having none', async () => {
-    const credit = await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '1', survey_id: null}, now())
+    const credit = await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '1', survey_id: null}, ctx.now())
     expect(credit.survey_id).toBeNull()
     expect((await balance.getTransaction(ctx.db, credit.id)).survey_id).toBeNull()
   })
@@ -113,12 +106,12 @@ describe('withdrawals asked for at once', () => {
   // Started in one tick, so on PostgreSQL they are decided as one set (withdrawalRunner), where a
   // later withdrawal of the batch must see what the earlier ones took.
   const at = (body: Record<string, unknown>, idempotencyKey?: string) =>
-    balance.createWithdrawal(ctx.db, {id: member.user_id}, body, {now: now(), clientId: 'balance-client', ...(idempotencyKey ? {idempotencyKey} : {})})
+    balance.createWithdrawal(ctx.db, {id: ctx.member.user_id}, body, {now: ctx.now(), clientId: 'balance-client', ...(idempotencyKey ? {idempotencyKey} : {})})
   const paypal = (amount: string) => ({type: 'PAYPAL', amount, member_details: {first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com'}})
-  const funds = async () => (await balance.getSummary(ctx.db, await row())).available_funds.toFixed(2)
+  const funds = async () => (await balance.getSummary(ctx.db, await ctx.row())).available_funds.toFixed(2)
 
   it('grants of one account only what its funds cover, however many arrive together', async () => {
-    await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '100'}, now())
+    await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '100'}, ctx.now())
     const outcomes = await Promise.allSettled(Array.from({length: 8}, () => at(paypal('30'))))
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3)
     for (const o of outcomes.filter((o) => o.status === 'rejected')) expect(balance.refusalReason((o as PromiseRejectedResult).reason)).toBe('insufficient_funds')
@@ -126,7 +119,7 @@ describe('withdrawals asked for at once', () => {
   })
 
   it('takes one Idempotency-Key once when it arrives several times together, and refuses it with another body', async () => {
-    await balance.postCredit(ctx.db, await row(), {type: 'HONORARIUM', amount: '100'}, now())
+    await balance.postCredit(ctx.db, await ctx.row(), {type: 'HONORARIUM', amount: '100'}, ctx.now())
     const same = await Promise.all(Array.from({length: 4}, () => at(paypal('10'), 'together')))
     expect(new Set(same.map((r) => r.created.transaction_id)).size).toBe(1)
     expect(same.map((r) => r.replayed).sort()).toEqual([false, true, true, true])

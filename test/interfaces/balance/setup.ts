@@ -1,6 +1,9 @@
 import {registerClient, addMember} from '../../../src/registry/service.js'
+import {findMemberBy} from '../../../src/registry/repository.js'
+import type {MemberRow} from '../../../src/registry/tables.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
 import type {Db} from '../../../src/store/database.js'
+import {freshApp, type TestContext} from '../../helpers/app.js'
 
 export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
@@ -43,4 +46,19 @@ export const CHECK_DETAILS = {
   region: 'US-IL',
   postal_code: '62701',
   country: 'US',
+}
+
+/** A fresh app (helpers/app.ts) with one seeded member, as the ledger's own tests start each test. */
+export interface LedgerContext extends TestContext {
+  member: Awaited<ReturnType<typeof seedMember>>
+  /** The member's row, read again (balances and sessions change it). */
+  row: () => Promise<MemberRow>
+  /** The app clock's time. */
+  now: () => Date
+}
+
+export async function ledgerContext(): Promise<LedgerContext> {
+  const ctx = await freshApp()
+  const member = await seedMember(ctx.db, ctx.clock.now())
+  return {...ctx, member, row: async () => (await findMemberBy(ctx.db, 'id', member.user_id))!, now: () => ctx.clock.now()}
 }
