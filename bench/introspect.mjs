@@ -7,10 +7,12 @@
 // keep up with token info: the goal is introspection >= 0.8x token info, p99 < 5 ms. The anchor
 // is node-oidc-provider's introspection (bench/oidc-provider-server.mjs: its in-memory store, no
 // logging) in the same rounds and harness; the goal is medpanel's ratio to the ceiling at least
-// twice oidc-provider's. With 50 connections each waiting for its answer, the mean latency is
-// 50 / throughput (Little's law), so the p99 of those rounds says how fast the server is, not how
-// long a caller waits: the ceiling's own is 5-6 ms. The latency goal is read from rounds at a
-// fixed offered load instead (--paced-rate, open loop: bench/lib.mjs pacedLatency).
+// twice oidc-provider's. A Hono app with one route and no work (bench/hono-floor-server.mjs) runs
+// in the same rounds: the framework's own floor between the ceiling and medpanel. With 50
+// connections each waiting for its answer, the mean latency is 50 / throughput (Little's law), so
+// the p99 of those rounds says how fast the server is, not how long a caller waits: the ceiling's
+// own is 5-6 ms. The latency goal is read from rounds at a fixed offered load instead
+// (--paced-rate, open loop: bench/lib.mjs pacedLatency).
 // Usage: npm run bench:introspect [-- --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres]
 import {tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
@@ -26,6 +28,7 @@ import {
   pacedP99s,
   postgresProbe,
   startBareServer,
+  startFrameworkFloor,
   startJsonServer,
   usageError,
   wholeNumber,
@@ -63,7 +66,10 @@ const service = await startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, B
   stderrFile: `${tmpdir()}/medpanel-bench-introspect-${process.pid}.log`,
 })
 const anchor = await startJsonServer(process.execPath, [new URL('./oidc-provider-server.mjs', import.meta.url).pathname])
-const bare = await startBareServer('{"active":true,"scope":"profile","client_id":"demo-client","token_type":"bearer","iat":1795306546,"exp":1795313746,"sub":"1"}')
+const answer = '{"active":true,"scope":"profile","client_id":"demo-client","token_type":"bearer","iat":1795306546,"exp":1795313746,"sub":"1"}'
+const bare = await startBareServer(answer)
+// The framework alone (Hono on @hono/node-server, one route, the same answer to the same POST).
+const floor = await startFrameworkFloor(answer)
 try {
   const form = new URLSearchParams({token, token_type_hint: 'access_token'}).toString()
   const sides = {
@@ -75,6 +81,7 @@ try {
     },
     info: {url: `${service.url}/user/oauth/token/info`, method: 'GET', headers: {authorization: `Bearer ${token}`}},
     bare: {url: bare.url, method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, body: form},
+    floor: {url: floor.url, method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, body: form},
     'oidc-provider': {
       url: `${anchor.url}/token/introspection`,
       method: 'POST',
@@ -114,7 +121,7 @@ try {
   // Latency at a fixed offered load, for medpanel's two endpoints and the ceiling.
   const pacedP99 = await pacedP99s(sides, ['introspect', 'info', 'bare'], {rate: pacedRate})
   for (const name of names) if (sides[name].errors) throw new Error(`${name} had ${sides[name].errors} failed answers`)
-  const {introspect: x, info, bare: b, 'oidc-provider': o} = sides
+  const {introspect: x, info, bare: b, floor: f, 'oidc-provider': o} = sides
   const ratioOf = (p, q) => median(p.rps.map((r, i) => r / q.rps[i]))
   const vsInfo = ratioOf(x, info)
   const p99 = median(x.p99)
@@ -122,6 +129,9 @@ try {
   console.log(`introspection (POST /oauth/introspect):   ${fmt(median(x.rps))} req/s  p99 ${p99} ms`)
   console.log(`token info    (GET /user/oauth/token/info): ${fmt(median(info.rps))} req/s  p99 ${median(info.p99)} ms`)
   console.log(`bare node:http (ceiling, same POST):       ${fmt(median(b.rps))} req/s  p99 ${median(b.p99)} ms`)
+  console.log(
+    `framework floor (Hono, one route, same POST):  ${fmt(median(f.rps))} req/s  p99 ${median(f.p99)} ms; floor / ceiling ${fmt(ratioOf(f, b), 2)}, introspection / floor ${fmt(ratioOf(x, f), 2)}`,
+  )
   console.log(`oidc-provider ${anchor.info.version} (POST /token/introspection): ${fmt(median(o.rps))} req/s  p99 ${median(o.p99)} ms`)
   console.log(
     `introspection / token info ${fmt(vsInfo, 2)} (goal >= 0.80: ${vsInfo >= 0.8 ? 'met' : 'NOT MET'}); / ceiling ${fmt(ratioOf(x, b), 2)}; token info / ceiling ${fmt(ratioOf(info, b), 2)}; p99 at ${connections} connections ${p99} ms (the ceiling's ${median(b.p99)} ms)`,
@@ -134,6 +144,6 @@ try {
     `oidc-provider / ceiling ${fmt(ratioOf(o, b), 2)}; medpanel's introspection / oidc-provider's ${fmt(vsAnchor, 2)} (goal >= 2.00: ${vsAnchor >= 2 ? 'met' : 'NOT MET'})`,
   )
 } finally {
-  await Promise.all([service, bare, anchor].map((one) => one.stop()))
+  await Promise.all([service, bare, floor, anchor].map((one) => one.stop()))
   await probe?.close()
 }

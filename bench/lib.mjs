@@ -76,6 +76,15 @@ export function startBareServer(body = '{"ok":true}', {spinMicros = 0} = {}) {
   return startJsonServer(process.execPath, ['-e', source])
 }
 
+/**
+ * The framework's floor: Hono on @hono/node-server with one route answering the same body as the
+ * ceiling (bench/hono-floor-server.mjs), in its own process. Between the ceiling and medpanel: the
+ * ceiling / floor gap is what the framework costs, the floor / medpanel gap medpanel's own work.
+ */
+export function startFrameworkFloor(body = '{"ok":true}') {
+  return startJsonServer(process.execPath, [fileURLToPath(new URL('./hono-floor-server.mjs', import.meta.url)), body])
+}
+
 /** autocannon with the given options; resolves its result. */
 export function cannon(options) {
   return new Promise((resolve, reject) => {

@@ -4,6 +4,8 @@
 // rounds (each round in another order), so a change in the machine's load hits all alike.
 // --store postgres adds a serve on SQLite to the same rounds and prints PostgreSQL against it,
 // with the CPU each request costs in serve and in PostgreSQL (the "model:" lines).
+// A Hono app with one route and no work (bench/hono-floor-server.mjs) runs in the same rounds: the
+// framework's own floor between the ceiling and token info.
 // The p99 of those rounds is bound by Little's law (mean latency = connections / throughput), so
 // the latency goal is read at a fixed offered load too (--paced-rate, open loop: bench/lib.mjs).
 // Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres]
@@ -20,6 +22,7 @@ import {
   pacedP99s,
   postgresProbe,
   startBareServer,
+  startFrameworkFloor,
   startJsonServer,
   usageError,
   wholeNumber,
@@ -69,7 +72,10 @@ const service = await serve(target.flags, 'serve')
 // The same, counting nothing and serving no /metrics: the difference is what the metrics cost.
 const unmetered = await serve(target.flags, 'no-metrics', ['--no-metrics'])
 const sqliteService = beside ? await serve(beside.flags, 'sqlite') : undefined
-const bare = await startBareServer('{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}')
+const answer = '{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}'
+const bare = await startBareServer(answer)
+// The framework alone (Hono on @hono/node-server, one route, the same answer): its floor.
+const floor = await startFrameworkFloor(answer)
 try {
   const path = '/user/oauth/token/info'
   const headers = {authorization: `Bearer ${token}`}
@@ -77,11 +83,12 @@ try {
     service: {url: `${service.url}${path}`, headers},
     off: {url: `${unmetered.url}${path}`, headers},
     bare: {url: bare.url, headers: {}},
+    floor: {url: floor.url, headers: {}},
   }
   if (sqliteService) sides.sqlite = {url: `${sqliteService.url}${path}`, headers: {authorization: `Bearer ${besideToken}`}}
   for (const [name, side] of Object.entries(sides)) {
     Object.assign(side, {requests: 0, p99: [], errors: 0, rps: []})
-    if (name === 'bare') continue
+    if (name === 'bare' || name === 'floor') continue
     const check = await fetch(side.url, {headers: side.headers})
     if (check.status !== 200) throw new Error(`token info (${name}) answered ${check.status}`)
   }
@@ -120,7 +127,7 @@ try {
   }
   const pacedP99 = await pacedP99s(sides, ['service', 'bare'], {rate: pacedRate})
   for (const name of names) if (name !== 'bare' && sides[name].errors) throw new Error(`token info (${name}) had ${sides[name].errors} failed answers`)
-  const {service: a, off, bare: b, sqlite: s} = sides
+  const {service: a, off, bare: b, floor: f, sqlite: s} = sides
   const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
   const ratioOf = (x, y) => median(x.rps.flatMap((r, i) => (y.rps[i] > 0 ? [r / y.rps[i]] : []))) ?? 0
@@ -132,6 +139,9 @@ try {
   console.log(`token info  (GET /user/oauth/token/info): ${fmt(rate(a))} req/s  p99 ${p99} ms  (${connections} connections, ${rounds} x ${round} s, ${target.label})`)
   if (s) console.log(`token info on SQLite (same rounds):        ${fmt(rate(s))} req/s  p99 ${median(s.p99)} ms`)
   console.log(`bare node:http (ceiling):                  ${fmt(rate(b))} req/s  p99 ${median(b.p99)} ms  (same rounds, alternating)`)
+  console.log(
+    `framework floor (Hono, one route, same answer): ${fmt(rate(f))} req/s  p99 ${median(f.p99)} ms; floor / ceiling ${fmt(ratioOf(f, b), 2)}, token info / floor ${fmt(ratioOf(a, f), 2)}`,
+  )
   console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  ${met(ratio >= 0.5)}; p99 at ${connections} connections ${p99} ms (the ceiling's ${median(b.p99)} ms)`)
   console.log(
     `at ${fmt(pacedRate)} req/s offered (open loop, 3 alternating rounds of 3 s): p99 token info ${fmt(pacedP99.service, 2)} ms, ceiling ${fmt(pacedP99.bare, 2)} ms (goal < 5 ms)  ${met(pacedP99.service < 5)}`,
@@ -154,6 +164,6 @@ try {
     console.log(`model: token info on ${label}: CPU per request serve ${ms(median(model[name].serve))} ms${pg}${serialised}`)
   }
 } finally {
-  await Promise.all([service, unmetered, sqliteService, bare].filter(Boolean).map((one) => one.stop()))
+  await Promise.all([service, unmetered, sqliteService, bare, floor].filter(Boolean).map((one) => one.stop()))
   await probe?.close()
 }
