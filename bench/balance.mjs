@@ -6,11 +6,15 @@
 // --store postgres runs it on PostgreSQL (a throwaway durable cluster, or BENCH_DATABASE_URL's)
 // with SQLite beside it in the same rounds, and --processes 1,2,3 measures each number of serve
 // processes, each on a database of its own, sharing the withdrawal connections out over them.
+// --connections 50,100,150 runs every side at each number of withdrawal connections, in the same
+// alternating rounds: a closed loop of 50 callers keeps 17 in each of three processes, and a
+// process's batch can hold no more than its own callers, so a side's throughput is the best of
+// its loads (its capacity), and N serves / 1 serve is printed at each load and for the capacity.
 // Every side prints its "model:" line: CPU per request in serve and in PostgreSQL, and what
 // commits do one at a time.
 // --write-lanes N gives the PostgreSQL serves `--write-lanes N` (withdrawal batches at once across
 // the processes; the shipped default when not given).
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50[,100,150]] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
@@ -40,10 +44,12 @@ if (values.store !== 'postgres' && values.store !== 'sqlite') usageError(`--stor
 if (values.store !== 'postgres' && counts.some((n) => n > 1)) usageError('--processes above 1 needs --store postgres: SQLite serves one machine')
 const rounds = wholeNumber('rounds', values.rounds)
 const duration = wholeNumber('duration', values.duration)
-const connections = wholeNumber('connections', values.connections)
+// Withdrawal connections: one load, or several that every side runs at (the first is the ceiling's).
+const loads = [...new Set(values.connections.split(',').map((n) => wholeNumber('connections', n.trim())))]
+const connections = loads[0]
 const readers = wholeNumber('readers', values.readers, 0)
 const accountCount = wholeNumber('accounts', values.accounts)
-if (counts.some((n) => n > connections)) usageError('--processes: each serve process needs at least one of the --connections')
+if (counts.some((n) => n > Math.min(...loads))) usageError('--processes: each serve process needs at least one of the --connections')
 const writeLanes = values['write-lanes'] === undefined ? undefined : wholeNumber('write-lanes', values['write-lanes'])
 if (writeLanes !== undefined && values.store !== 'postgres') usageError('--write-lanes needs --store postgres: SQLite has one writer')
 /** The serve flag of --write-lanes, for a PostgreSQL side. */
@@ -122,20 +128,26 @@ for (const side of sides) {
       startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...side.target.flags, ...lanesFlag(side), '--json'], {stderrFile: serveLog}),
     ),
   )
-  side.measured = {withdrawals: [], withdrawalP99: [], summaries: [], summaryP99: []}
-  side.model = {serve: [], postgres: []}
-  side.flushes = {ms: 0, withdrawals: 0}
-  side.holders = []
-  side.lockWait = {ms: 0, withdrawals: 0}
   side.created = 0
+  // One run per load: what was measured with that many withdrawal connections.
+  side.runs = loads.map((load) => ({
+    side,
+    connections: load,
+    measured: {withdrawals: [], withdrawalP99: [], summaries: [], summaryP99: []},
+    model: {serve: [], postgres: []},
+    flushes: {ms: 0, withdrawals: 0},
+    holders: [],
+    lockWait: {ms: 0, withdrawals: 0},
+  }))
 }
+const runs = sides.flatMap((side) => side.runs)
 const bare = await startBareServer('{"transaction_id":"6f1c2d3e-0000-4000-8000-000000000000","uri":"/balance/transactions/6f1c2d3e-0000-4000-8000-000000000000"}')
 const ceiling = {rates: [], p99: []}
 try {
   const headers = {authorization: auth, 'content-type': 'application/json'}
-  const withdrawals = (url, seconds, setPath = true) => ({
+  const withdrawals = (url, seconds, setPath = true, load = connections) => ({
     url,
-    connections,
+    connections: load,
     duration: seconds,
     method: 'POST',
     headers,
@@ -159,9 +171,9 @@ try {
   // Both kinds of connections are shared out over a side's serve processes, as a load balancer
   // would; the summaries' figures are their sum, and the worst p99 of them.
   const share = (total, n, i) => Math.floor(total / n) + (i < total % n ? 1 : 0)
-  const load = (side, seconds) =>
+  const load = (side, seconds, withdrawing = connections) =>
     Promise.all([
-      Promise.all(side.services.map((one, i) => cannon({...withdrawals(one.url, seconds), connections: share(connections, side.processes, i)}))),
+      Promise.all(side.services.map((one, i) => cannon(withdrawals(one.url, seconds, true, share(withdrawing, side.processes, i))))),
       Promise.all(side.services.map((one, i) => summaries(one.url, seconds, share(readers, side.processes, i)))).then((all) => ({
         requests: {total: all.reduce((sum, r) => sum + r.requests.total, 0)},
         latency: {p99: Math.max(...all.map((r) => r.latency.p99))},
@@ -175,15 +187,16 @@ try {
   await cannon(withdrawals(bare.url, 2, false))
 
   for (let round = 0; round < rounds; round++) {
-    // Each round in another order, the ceiling last: no side always follows the same one.
-    const order = sides.map((_, i) => sides[(i + round) % sides.length])
-    for (const side of round % 2 ? order.reverse() : order) {
+    // Each round in another order, the ceiling last: no side or load always follows the same one.
+    const order = runs.map((_, i) => runs[(i + round) % runs.length])
+    for (const run of round % 2 ? order.reverse() : order) {
+      const {side} = run
       const onPostgres = side.target.url !== undefined
       const database = onPostgres ? new URL(side.target.url).pathname.slice(1) : undefined
       const done = cpuRound(
         side.services.map((one) => one.child.pid),
         onPostgres ? probe : undefined,
-        side.model,
+        run.model,
       )
       const wal0 = onPostgres ? await probe.wal() : undefined
       // The locks and reads of the withdrawals: the calls of the function that takes the account
@@ -191,27 +204,27 @@ try {
       const LOCK = 'medpanel_withdrawal_context'
       const lock0 = onPostgres ? await probe.statements(database, LOCK) : undefined
       const stopSampling = onPostgres ? probe.sampleWriters(database) : undefined
-      const [parts, s] = await load(side, duration)
+      const [parts, s] = await load(side, duration, run.connections)
       const holding = await stopSampling?.()
       const non2xx = parts.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
       if (non2xx || s.non2xx || s.errors) throw new Error(`${side.label}: non-2xx: withdrawals ${non2xx}, summaries ${s.non2xx} (errors ${s.errors})`)
       const total = parts.reduce((sum, r) => sum + r.requests.total, 0)
       done(total + s.requests.total)
       if (wal0?.ms !== undefined) {
-        side.flushes.ms += (await probe.wal()).ms - wal0.ms
-        side.flushes.withdrawals += total
+        run.flushes.ms += (await probe.wal()).ms - wal0.ms
+        run.flushes.withdrawals += total
       }
       if (lock0 !== undefined) {
-        side.lockWait.ms += (await probe.statements(database, LOCK)).ms - lock0.ms
-        side.lockWait.withdrawals += total
+        run.lockWait.ms += (await probe.statements(database, LOCK)).ms - lock0.ms
+        run.lockWait.withdrawals += total
       }
       // Little's law: sessions holding a row lock on average, over withdrawals per second.
-      if (holding !== undefined && total > 0) side.holders.push((holding / (total / duration)) * 1000)
+      if (holding !== undefined && total > 0) run.holders.push((holding / (total / duration)) * 1000)
       side.created += total
-      side.measured.withdrawals.push(total / duration)
-      side.measured.withdrawalP99.push(Math.max(...parts.map((r) => r.latency.p99)))
-      side.measured.summaries.push(s.requests.total / duration)
-      side.measured.summaryP99.push(s.latency.p99)
+      run.measured.withdrawals.push(total / duration)
+      run.measured.withdrawalP99.push(Math.max(...parts.map((r) => r.latency.p99)))
+      run.measured.summaries.push(s.requests.total / duration)
+      run.measured.summaryP99.push(s.latency.p99)
     }
     const b = await cannon(withdrawals(bare.url, duration, false))
     ceiling.rates.push(b.requests.total / duration)
@@ -258,30 +271,58 @@ console.log(
   `${machineLine(probe)}; median of ${rounds} alternating rounds of ${duration} s; store: ${sides.map((s) => s.label).join(' | ')}; ${accountCount} accounts per store seeded in ${fmt(seedSeconds, 1)} s${values.store === 'postgres' ? `; PostgreSQL write lanes: ${writeLanes ?? 'default'}` : ''}`,
 )
 const base = {sqlite: sides.find((s) => s.label === 'SQLite'), one: sides.find((s) => s.target.url && s.processes === 1)}
+/** A side's run at `load` connections. */
+const runAt = (side, load) => side.runs.find((run) => run.connections === load)
+/** A side's throughput: the best median rate over its loads (the only one with a single load). */
+const capacity = (side) => side.runs.reduce((best, run) => (median(run.measured.withdrawals) > median(best.measured.withdrawals) ? run : best))
 let failed = false
 for (const side of sides) {
-  const {withdrawals, withdrawalP99, summaries, summaryP99} = side.measured
-  const wps = median(withdrawals)
-  const wp99 = median(withdrawalP99)
   console.log(`${side.label}:`)
-  console.log(`  withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${wp99} ms  (${connections} connections${side.processes > 1 ? ` over ${side.processes} processes` : ''})`)
-  if (readers > 0) {
-    const sps = median(summaries)
-    const sp99 = median(summaryP99)
+  const over = side.processes > 1 ? ` over ${side.processes} processes` : ''
+  for (const run of side.runs) {
+    const {withdrawals, withdrawalP99, summaries, summaryP99} = run.measured
+    const wps = median(withdrawals)
+    const wp99 = median(withdrawalP99)
+    console.log(`  withdrawals (POST …/withdrawals): ${fmt(wps)} /s  p99 ${wp99} ms  (${run.connections} connections${over})`)
+    if (readers > 0) {
+      const sps = median(summaries)
+      const sp99 = median(summaryP99)
+      console.log(`  summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections${over}, at the same time)`)
+      console.log(`  summaries under write load: goal >= 5,000/s ${met(sps >= 5000)}; p99 goal < 10 ms ${met(sp99 < 10)}`)
+    }
+    const ceilingNote = loads.length > 1 ? ` (the ceiling at ${connections} connections)` : ''
+    const ratio = perRound(withdrawals, ceiling.rates) ?? 0
     console.log(
-      `  summaries   (GET …/summary):      ${fmt(sps)} /s  p99 ${sp99} ms  (${readers} connections${side.processes > 1 ? ` over ${side.processes} processes` : ''}, at the same time)`,
+      `  withdrawals: goal >= 5,000/s ${met(wps >= 5000)}; ratio to the ceiling ${fmt(ratio, 2)}${ceilingNote} (goal >= 0.20: ${met(ratio >= 0.2)}); p99 goal < 20 ms ${met(wp99 < 20)}`,
     )
-    console.log(`  summaries under write load: goal >= 5,000/s ${met(sps >= 5000)}; p99 goal < 10 ms ${met(sp99 < 10)}`)
+    const sqlite = base.sqlite && runAt(base.sqlite, run.connections)
+    if (side.target.url && sqlite && side.processes === 1) {
+      const r = perRound(withdrawals, sqlite.measured.withdrawals) ?? 0
+      console.log(`  PostgreSQL / SQLite withdrawals: ${fmt(r, 2)} (goal >= 0.60: ${met(r >= 0.6)})`)
+    }
+    const one = base.one && runAt(base.one, run.connections)
+    if (side.target.url && side.processes > 1 && one) {
+      const r = perRound(withdrawals, one.measured.withdrawals) ?? 0
+      const goal = loads.length > 1 ? 'at this load' : `goal >= 0.90: ${met(r >= 0.9)}`
+      console.log(`  ${side.processes} serves / 1 serve withdrawals: ${fmt(r, 2)} (${goal})`)
+    }
+    const requests = readers > 0 ? 'request (withdrawals and summaries)' : 'withdrawal'
+    const pg = side.target.url ? `, postgres ${ms(median(run.model.postgres))} ms` : ''
+    const serial = side.target.url
+      ? `; serialised ${ms(run.flushes.withdrawals ? run.flushes.ms / run.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(run.holders))} ms; locking and reading ${ms(run.lockWait.withdrawals ? run.lockWait.ms / run.lockWait.withdrawals : undefined)} ms per withdrawal`
+      : ''
+    console.log(
+      `  model: withdrawals on ${side.label}${loads.length > 1 ? ` at ${run.connections} connections` : ''}: CPU per ${requests} serve ${ms(median(run.model.serve))} ms${pg}${serial}`,
+    )
   }
-  const ratio = perRound(withdrawals, ceiling.rates) ?? 0
-  console.log(`  withdrawals: goal >= 5,000/s ${met(wps >= 5000)}; ratio to the ceiling ${fmt(ratio, 2)} (goal >= 0.20: ${met(ratio >= 0.2)}); p99 goal < 20 ms ${met(wp99 < 20)}`)
-  if (side.target.url && base.sqlite && side.processes === 1) {
-    const r = perRound(withdrawals, base.sqlite.measured.withdrawals) ?? 0
-    console.log(`  PostgreSQL / SQLite withdrawals: ${fmt(r, 2)} (goal >= 0.60: ${met(r >= 0.6)})`)
-  }
-  if (side.target.url && side.processes > 1 && base.one) {
-    const r = perRound(withdrawals, base.one.measured.withdrawals) ?? 0
-    console.log(`  ${side.processes} serves / 1 serve withdrawals: ${fmt(r, 2)} (goal >= 0.90: ${met(r >= 0.9)})`)
+  // With several loads, the processes compare by what each side sustains at its best load.
+  if (loads.length > 1 && side.target.url && side.processes > 1 && base.one) {
+    const mine = capacity(side)
+    const theirs = capacity(base.one)
+    const r = median(mine.measured.withdrawals) / median(theirs.measured.withdrawals)
+    console.log(
+      `  capacity, the best load of each: ${side.processes} serves ${fmt(median(mine.measured.withdrawals))} /s at ${mine.connections} connections, 1 serve ${fmt(median(theirs.measured.withdrawals))} /s at ${theirs.connections}; ${side.processes} serves / 1 serve withdrawals: ${fmt(r, 2)} (goal >= 0.90: ${met(r >= 0.9)})`,
+    )
   }
   const {checked, withdrawalsSeen, problems} = side.verification
   console.log(
@@ -291,12 +332,6 @@ for (const side of sides) {
     console.log(problems.slice(0, 10).join('\n'))
     failed = true
   }
-  const requests = readers > 0 ? 'request (withdrawals and summaries)' : 'withdrawal'
-  const pg = side.target.url ? `, postgres ${ms(median(side.model.postgres))} ms` : ''
-  const serial = side.target.url
-    ? `; serialised ${ms(side.flushes.withdrawals ? side.flushes.ms / side.flushes.withdrawals : undefined)} ms per withdrawal (WAL flushes); row lock held ${ms(median(side.holders))} ms; locking and reading ${ms(side.lockWait.withdrawals ? side.lockWait.ms / side.lockWait.withdrawals : undefined)} ms per withdrawal`
-    : ''
-  console.log(`  model: withdrawals on ${side.label}: CPU per ${requests} serve ${ms(median(side.model.serve))} ms${pg}${serial}`)
   // serve's last line: how many write transactions shared each commit (and its one sync; SQLite).
   const storeLine = readFileSync(side.logs[0], 'utf8')
     .trim()

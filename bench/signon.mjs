@@ -126,7 +126,10 @@ try {
     }
   }
   const pacedP99 = await pacedP99s(sides, ['service', 'bare'], {rate: pacedRate})
-  for (const name of names) if (name !== 'bare' && sides[name].errors) throw new Error(`token info (${name}) had ${sides[name].errors} failed answers`)
+  for (const name of names) {
+    const what = name === 'floor' ? 'the framework floor' : `token info (${name})`
+    if (name !== 'bare' && sides[name].errors) throw new Error(`${what} had ${sides[name].errors} failed answers`)
+  }
   const {service: a, off, bare: b, floor: f, sqlite: s} = sides
   const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
