@@ -67,6 +67,8 @@ export interface PoolCounts {
   total: number
   idle: number
   waiting: number
+  /** The most connections the pool opens. */
+  max?: number
 }
 
 /** What the gauges read when they are scraped (src/instrument.ts gives them the store's answers). */

@@ -5,7 +5,7 @@ import {inBatch} from '../../store/writer.js'
 import {isPostgres} from '../../store/dialect.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {countTermDays, KIND_CODE, MAX_COUNTED_TOKENS, phraseOccurrences, TermDayCounts, tokenizeDocuments} from './term-days.js'
-import {matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
+import {type Alongside, matchedPostsPostgres, summaryCountsPostgres} from './search-postgres.js'
 import {splitWindow, type WindowEdge} from './window.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import type {ApiKeyRow, AuthorRow, CommentRow, NewApiKeyRow, NewAuthorRow, NewCommentRow, NewPostRow, PostRow} from './tables.js'
@@ -228,10 +228,11 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
   })
 }
 
-export async function summaryCounts(db: Db, query: SearchQuery): Promise<SummaryRow[]> {
+/** `alongside`: PostgreSQL only, a second connection on the same snapshot (summaryCountsPostgres). */
+export async function summaryCounts(db: Db, query: SearchQuery, alongside?: Alongside): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
-  // PostgreSQL: one statement, so one snapshot whether or not the caller holds a transaction.
-  if (isPostgres(db)) return sumRows(await summaryCountsPostgres(db, query, summaryShape(query)))
+  // PostgreSQL: one statement (or two on one snapshot), so one snapshot whether or not the caller holds a transaction.
+  if (isPostgres(db)) return sumRows(await summaryCountsPostgres(db, query, summaryShape(query), alongside))
   const plan = summaryPlan(query)
   if (plan.counted.length === 0) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
   // Several statements, one snapshot: a write landing between them could otherwise be counted in part.

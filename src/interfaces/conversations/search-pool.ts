@@ -1,13 +1,16 @@
 import {Worker} from 'node:worker_threads'
+import {CompiledQuery} from 'kysely'
 import {config} from '../../config.js'
 import {AppError} from '../../errors.js'
 import {exeAsset} from '../../exe-assets.js'
 import type {Db} from '../../store/database.js'
-import {onStoreClose, readTransaction, replicaOf, storeFile} from '../../store/db.js'
+import {inheritContext} from '../../store/context.js'
+import {onStoreClose, poolCounts, readTransaction, replicaOf, storeFile} from '../../store/db.js'
 import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite-reader.js'
 import type {ConversationLimits} from './limits.js'
+import type {Alongside} from './search-postgres.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
 import {dataSearch, statementTimeout, summarySearch, type DataJob} from './search.js'
 import {deserializeError, type SearchReply, type SearchRequest, type SearchThreadSetup, type SearchValue} from './search-protocol.js'
@@ -97,6 +100,30 @@ class InProcessSearcher implements Searcher {
 }
 
 /**
+ * PostgreSQL: a second connection of `db`'s pool for a summary's comments (summaryCountsPostgres),
+ * reading the snapshot the summary's transaction exported, under the same statement_timeout. It
+ * goes back to the pool out of any transaction, whatever happened.
+ */
+export function snapshotAlongside(db: Db, timeoutMs: number): Alongside {
+  return async (snapshot, run) => {
+    if (!/^[0-9A-F]+-[0-9A-F]+-[0-9]+$/i.test(snapshot)) throw new Error(`PostgreSQL exported a snapshot named ${JSON.stringify(snapshot)}, not one medpanel can import`)
+    return db.connection().execute(async (conn) => {
+      inheritContext(conn, db)
+      try {
+        await conn.executeQuery(
+          CompiledQuery.raw(
+            `begin isolation level repeatable read read only; set transaction snapshot '${snapshot}'; select set_config('statement_timeout', '${Math.max(1, Math.floor(timeoutMs))}', true), set_config('max_parallel_workers_per_gather', '0', true)`,
+          ),
+        )
+        return await run(conn)
+      } finally {
+        await conn.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined)
+      }
+    })
+  }
+}
+
+/**
  * PostgreSQL: searches run on the store's pool (or its read replica's, when it has one), in
  * read-only REPEATABLE READ transactions, and the time budget is the transaction's
  * statement_timeout: a search past it is cancelled by the server and answered with the same 503
@@ -118,9 +145,21 @@ class PostgresSearcher implements Searcher {
     return withBudget(timing.budgetMs, () =>
       readTransaction(this.db, async (trx) => {
         await statementTimeout(trx, remaining)
-        return summarySearch(trx, search)
+        return summarySearch(trx, search, this.spare() ? snapshotAlongside(this.db, remaining) : undefined)
       }),
     )
+  }
+
+  /**
+   * Whether a summary may take a second connection: one is idle that nobody waits for, or the
+   * pool may open another with nobody waiting. A summary never waits for a second connection it
+   * did not see free, so summaries holding one connection each cannot all wait for another; under
+   * load the pool is busy, and each summary runs as one statement on its own connection.
+   */
+  private spare(): boolean {
+    const counts = poolCounts(this.db)
+    if (counts === undefined) return false
+    return counts.idle > counts.waiting || (counts.waiting === 0 && counts.max !== undefined && counts.total < counts.max)
   }
 
   async data(job: DataJob, timing: SearchTiming): Promise<SearchStream> {

@@ -129,51 +129,90 @@ function anyTerm(kind: Kind, terms: readonly (readonly string[])[], part: Window
 }
 
 /**
+ * Runs `run` on a second connection that reads `snapshot` (exported by the first connection's
+ * transaction), beside the first: a summary's comments are counted there while its posts are
+ * counted on the first connection (PostgresSearcher.summary offers one when the pool has a
+ * connection to spare).
+ */
+export type Alongside = <R>(snapshot: string, run: (db: Db) => Promise<R>) => Promise<R>
+
+/** The parts of a summary, unioned into one statement on `db`. */
+async function countParts(db: Db, parts: readonly RawBuilder<unknown>[]): Promise<SummaryRow[]> {
+  const result = await sql<SummaryRow>`${sql.join(
+    parts.map((part) => sql`(${part})`),
+    sql` union all `,
+  )}`.execute(db)
+  return result.rows
+}
+
+/**
  * Interface E's summary on PostgreSQL, as rows to add up per (t, kind). Split as on SQLite
  * (window.ts, splitWindow): terms of one or two tokens come from the per-day statistics over
  * the window's whole days, corrected by exact counts over its ragged edges; longer phrases and
  * the uniques (documents holding any term) are counted from the documents over the exact window.
- * All of it is one statement: one snapshot however the caller runs it, and one round trip.
+ * All of it is one statement: one snapshot however the caller runs it, and one round trip. Given
+ * `alongside` (a second connection on the same snapshot), the comments' documents are counted
+ * there in a statement of their own while the rest runs here: the two largest reads of a summary
+ * (each kind's uniques) then run at once, and the answer is the same. `alongside` needs `db` to
+ * be a REPEATABLE READ transaction: the snapshot it exports lives as long as that transaction.
  */
-export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: PostgresSummaryShape): Promise<SummaryRow[]> {
+export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: PostgresSummaryShape, alongside?: Alongside): Promise<SummaryRow[]> {
   const counted = new Set(shape.counted)
   const kinds = Object.keys(KINDS) as Kind[]
-  const parts: RawBuilder<unknown>[] = []
+  // Each part reads the documents of one kind, but the per-day statistics', which go with the posts.
+  const byKind: Record<Kind, RawBuilder<unknown>[]> = {post: [], comment: []}
+  const parts = {push: (kind: Kind, ...more: RawBuilder<unknown>[]) => byKind[kind].push(...more)}
   for (const [t, tokens] of query.tokens.entries()) {
     if (counted.has(t)) continue
-    for (const kind of kinds) parts.push(...termCounts(kind, t, tokens, query.start, query.end, 1))
+    for (const kind of kinds) parts.push(kind, ...termCounts(kind, t, tokens, query.start, query.end, 1))
   }
   if (shape.days && counted.size > 0) {
     // Terms as the statistics key them (tokens joined by a space), each under its own t: two
     // terms may share their tokens ("Pain" and "pain").
     const terms = sql.join(shape.counted.map((t) => sql`(${t}::integer, ${query.tokens[t]!.join(' ')}::text)`))
-    parts.push(sql`select v.t as t, case s.kind when 0 then 'post' else 'comment' end as kind,
+    parts.push(
+      'post',
+      sql`select v.t as t, case s.kind when 0 then 'post' else 'comment' end as kind,
         sum(s.docs)::bigint as docs, sum(s.matches)::bigint as matches
       from (values ${terms}) as v(t, term)
       join conversation_term_days as s on s.term = v.term and s.kind in (0, 1) and s.day between ${shape.days.first}::integer and ${shape.days.last}::integer
-      group by v.t, s.kind`)
+      group by v.t, s.kind`,
+    )
   }
   for (const edge of shape.edges) {
     for (const t of shape.counted) {
-      for (const kind of kinds) parts.push(...termCounts(kind, t, query.tokens[t]!, edge.start, edge.end, edge.sign))
+      for (const kind of kinds) parts.push(kind, ...termCounts(kind, t, query.tokens[t]!, edge.start, edge.end, edge.sign))
     }
   }
   const window = windowParts(query.start, query.end)
   for (const kind of kinds) {
     for (const part of window) {
-      parts.push(sql`select -1 as t, ${kind}::text as kind, ${part.sign}::bigint * count(*) as docs, 0::bigint as matches from ${KINDS[kind].table} as d
-        where ${anyTerm(kind, query.tokens, part)}`)
+      parts.push(
+        kind,
+        sql`select -1 as t, ${kind}::text as kind, ${part.sign}::bigint * count(*) as docs, 0::bigint as matches from ${KINDS[kind].table} as d
+        where ${anyTerm(kind, query.tokens, part)}`,
+      )
     }
   }
   // No parallel workers for it (in the caller's transaction; outside one this changes nothing):
   // its parts are small index reads, and starting workers for them took several times as long
   // as the reads, more so with many summaries at once on a few cores.
-  await sql`select set_config('max_parallel_workers_per_gather', '0', true)`.execute(db)
-  const result = await sql<SummaryRow>`${sql.join(
-    parts.map((part) => sql`(${part})`),
-    sql` union all `,
-  )}`.execute(db)
-  return result.rows.map((row) => ({t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)}))
+  const split = alongside !== undefined && byKind.post.length > 0 && byKind.comment.length > 0
+  // The second connection reads this transaction's snapshot, exported in the same round trip.
+  const exported = split ? sql`, pg_export_snapshot() as snapshot` : sql``
+  const setup = await sql<{snapshot?: string}>`select set_config('max_parallel_workers_per_gather', '0', true)${exported}`.execute(db)
+  let rows: SummaryRow[]
+  if (split) {
+    const snapshot = setup.rows[0]?.snapshot ?? ''
+    // Both statements run to their end, whichever fails first, so no connection outlives the call.
+    const [posts, comments] = await Promise.allSettled([countParts(db, byKind.post), alongside(snapshot, (other) => countParts(other, byKind.comment))])
+    if (posts.status === 'rejected') throw posts.reason
+    if (comments.status === 'rejected') throw comments.reason
+    rows = [...posts.value, ...comments.value]
+  } else {
+    rows = await countParts(db, [...byKind.post, ...byKind.comment])
+  }
+  return rows.map((row) => ({t: Number(row.t), kind: row.kind, docs: Number(row.docs), matches: Number(row.matches)}))
 }
 
 export async function matchedPostsPostgres(db: Db, query: SearchQuery, limit: number): Promise<MatchedPost[]> {

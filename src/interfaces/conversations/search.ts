@@ -7,6 +7,7 @@ import {jsonConversations} from './format-json.js'
 import {xmlConversations} from './format-xml.js'
 import type {Format} from './negotiation.js'
 import * as repo from './repository.js'
+import type {Alongside} from './search-postgres.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import type {CommentRow} from './tables.js'
 import {postView, type Conversation} from './views.js'
@@ -17,8 +18,8 @@ import {postView, type Conversation} from './views.js'
  * open. The same functions either way. Nothing here writes.
  */
 
-export function summarySearch(db: Db, search: SearchQuery): Promise<SummaryRow[]> {
-  return repo.summaryCounts(db, search)
+export function summarySearch(db: Db, search: SearchQuery, alongside?: Alongside): Promise<SummaryRow[]> {
+  return repo.summaryCounts(db, search, alongside)
 }
 
 export interface DataJob {

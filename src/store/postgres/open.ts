@@ -35,7 +35,7 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   // discards the broken client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined))
   pool.on('connect', namedStatements)
-  const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount})
+  const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max})
   return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
 }
 

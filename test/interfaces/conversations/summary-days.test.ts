@@ -2,9 +2,12 @@ import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {deletePosts, summaryCounts, summaryShape} from '../../../src/interfaces/conversations/repository.js'
+import {snapshotAlongside} from '../../../src/interfaces/conversations/search-pool.js'
 import type {SearchQuery, SummaryRow} from '../../../src/interfaces/conversations/search-types.js'
+import {readTransaction} from '../../../src/store/db.js'
 import {tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {onPostgres} from '../../helpers/store.js'
 import {conversationOf} from './helpers.js'
 
 // Summaries over windows of several days whose first and last days are cut anywhere, on both
@@ -74,7 +77,10 @@ async function summaryAgrees(ctx: TestContext, terms: readonly string[], start: 
   const searchable = terms.flatMap((term, i) => (tokens[i]!.length > 0 ? [{term, tokens: tokens[i]!}] : []))
   if (searchable.length === 0) return false
   const query = {terms: searchable.map((s) => s.term), tokens: searchable.map((s) => s.tokens), start, end}
-  expect(counts(await summaryCounts(ctx.db, query))).toEqual(counts(await bruteForce(ctx, query)))
+  const expected = counts(await bruteForce(ctx, query))
+  expect(counts(await summaryCounts(ctx.db, query))).toEqual(expected)
+  // PostgreSQL: the same with the comments counted on a second connection, as a summary call may.
+  if (onPostgres) expect(counts(await readTransaction(ctx.db, (trx) => summaryCounts(trx, query, snapshotAlongside(ctx.db, 10_000))))).toEqual(expected)
   return summaryShape(query).days !== undefined
 }
 
