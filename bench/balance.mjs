@@ -10,11 +10,12 @@
 // alternating rounds: a closed loop of 50 callers keeps 17 in each of three processes, and a
 // process's batch can hold no more than its own callers, so a side's throughput is the best of
 // its loads (its capacity), and N serves / 1 serve is printed at each load and for the capacity.
+// With --processes above 1 those three loads are the default; otherwise 50.
 // Every side prints its "model:" line: CPU per request in serve and in PostgreSQL, and what
 // commits do one at a time.
 // --write-lanes N gives the PostgreSQL serves `--write-lanes N` (withdrawal batches at once across
 // the processes; the shipped default when not given).
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50[,100,150]] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50 | 50,100,150] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {readFileSync} from 'node:fs'
@@ -28,7 +29,7 @@ try {
     options: {
       rounds: {type: 'string', default: '5'},
       duration: {type: 'string', default: '4'},
-      connections: {type: 'string', default: '50'},
+      connections: {type: 'string'},
       readers: {type: 'string', default: '10'},
       accounts: {type: 'string', default: '1000'},
       store: {type: 'string', default: 'sqlite'},
@@ -45,7 +46,9 @@ if (values.store !== 'postgres' && counts.some((n) => n > 1)) usageError('--proc
 const rounds = wholeNumber('rounds', values.rounds)
 const duration = wholeNumber('duration', values.duration)
 // Withdrawal connections: one load, or several that every side runs at (the first is the ceiling's).
-const loads = [...new Set(values.connections.split(',').map((n) => wholeNumber('connections', n.trim())))]
+// Comparing processes, each side is measured at its capacity unless --connections says otherwise.
+const connectionList = values.connections ?? (counts.some((n) => n > 1) ? '50,100,150' : '50')
+const loads = [...new Set(connectionList.split(',').map((n) => wholeNumber('connections', n.trim())))]
 const connections = loads[0]
 const readers = wholeNumber('readers', values.readers, 0)
 const accountCount = wholeNumber('accounts', values.accounts)
