@@ -231,7 +231,8 @@ export function inlineSql(statement: {text: string; parameters: readonly Paramet
 /** `alongside`: PostgreSQL only, a second connection on the same snapshot (summaryCountsPostgres). */
 export async function summaryCounts(db: Db, query: SearchQuery, alongside?: Alongside): Promise<SummaryRow[]> {
   if (query.terms.length === 0) return []
-  // PostgreSQL: one statement (or two on one snapshot), so one snapshot whether or not the caller holds a transaction.
+  // PostgreSQL: one statement, so one snapshot whether or not the caller holds a transaction (with
+  // `alongside`, two statements on the snapshot of the caller's transaction).
   if (isPostgres(db)) return sumRows(await summaryCountsPostgres(db, query, summaryShape(query), alongside))
   const plan = summaryPlan(query)
   if (plan.counted.length === 0) return rawQuery<SummaryRow>(db, plan.index.text, plan.index.parameters)
