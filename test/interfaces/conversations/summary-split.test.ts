@@ -9,7 +9,8 @@ import {ManualClock} from '../../../src/lib/clock.js'
 import {readTransaction} from '../../../src/store/db.js'
 import {tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import type {Store} from '../../../src/store/db.js'
-import {onPostgres, openTestStore} from '../../helpers/store.js'
+import {openStore} from '../../../src/schema.js'
+import {onPostgres, openTestStore, reopenableStore} from '../../helpers/store.js'
 import {clientWithKey, conversationOf, JSON_TYPE, query} from './helpers.js'
 
 // On PostgreSQL a summary call may count its comments on a second connection while its first
@@ -85,6 +86,27 @@ describe.skipIf(!onPostgres)('a PostgreSQL summary on two connections', () => {
       [0, 2],
     ])
   })
+
+  it('summaries at once on a pool of two connections all answer: none waits for a second connection it did not see free', async () => {
+    // Each summary holds one connection for its transaction; were it to wait for a second that
+    // another summary holds, the two would wait on each other until their time budget ran out.
+    const {options, drop} = await reopenableStore()
+    const small = await openStore({...options, poolSize: 2})
+    try {
+      await importPosts(small.db, [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2)])
+      const clock = new ManualClock()
+      const app = createApp({db: small.db, clock, log: () => undefined})
+      const {key} = await clientWithKey({store: small, db: small.db, clock, app, logs: []}, {data_calls: 1})
+      const ask = () =>
+        app.request(`/conversations/summary?${query(['metformin', 'chest pain'], START, END)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': key.api_key}})
+      const answers = await Promise.all(Array.from({length: 8}, ask))
+      expect(answers.map((res) => res.status)).toEqual(Array(8).fill(200))
+      for (const res of answers) expect(((await res.json()) as {summary: unknown}).summary).toMatchObject({uniques: {posts: 2, comments: 5}})
+    } finally {
+      await small.close()
+      drop()
+    }
+  }, 30_000)
 
   it('a summary call answers what one statement counts', async () => {
     await importPosts(store.db, [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2), conversation(3, 'atrial fibrillation', 1)])
