@@ -6,11 +6,11 @@ import {exeAsset} from '../../exe-assets.js'
 import type {Db} from '../../store/database.js'
 import {inheritContext} from '../../store/context.js'
 import {onStoreClose, poolCounts, readTransaction, replicaOf, storeFile} from '../../store/db.js'
-import {isPostgres} from '../../store/dialect.js'
+import {beginRead, isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite-reader.js'
 import type {ConversationLimits} from './limits.js'
-import type {Alongside} from './search-postgres.js'
+import {type Alongside, NO_PARALLEL_WORKERS} from './search-postgres.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
 import {dataSearch, statementTimeout, summarySearch, type DataJob} from './search.js'
 import {deserializeError, type SearchReply, type SearchRequest, type SearchThreadSetup, type SearchValue} from './search-protocol.js'
@@ -112,7 +112,7 @@ export function snapshotAlongside(db: Db, timeoutMs: number): Alongside {
       try {
         await conn.executeQuery(
           CompiledQuery.raw(
-            `begin isolation level repeatable read read only; set transaction snapshot '${snapshot}'; select set_config('statement_timeout', '${Math.max(1, Math.floor(timeoutMs))}', true), set_config('max_parallel_workers_per_gather', '0', true)`,
+            `${beginRead('postgres').compile(db).sql}; set transaction snapshot '${snapshot}'; select set_config('statement_timeout', '${Math.max(1, Math.floor(timeoutMs))}', true), ${NO_PARALLEL_WORKERS}`,
           ),
         )
         return await run(conn)

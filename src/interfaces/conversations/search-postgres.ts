@@ -136,6 +136,13 @@ function anyTerm(kind: Kind, terms: readonly (readonly string[])[], part: Window
  */
 export type Alongside = <R>(snapshot: string, run: (db: Db) => Promise<R>) => Promise<R>
 
+/**
+ * No parallel workers for a search's statements (in the caller's transaction; outside one this
+ * changes nothing): its parts are small index reads, and starting workers for them took several
+ * times as long as the reads, more so with many summaries at once on a few cores.
+ */
+export const NO_PARALLEL_WORKERS = "set_config('max_parallel_workers_per_gather', '0', true)"
+
 /** The parts of a summary, unioned into one statement on `db`. */
 async function countParts(db: Db, parts: readonly RawBuilder<unknown>[]): Promise<SummaryRow[]> {
   const result = await sql<SummaryRow>`${sql.join(
@@ -194,13 +201,10 @@ export async function summaryCountsPostgres(db: Db, query: SearchQuery, shape: P
       )
     }
   }
-  // No parallel workers for it (in the caller's transaction; outside one this changes nothing):
-  // its parts are small index reads, and starting workers for them took several times as long
-  // as the reads, more so with many summaries at once on a few cores.
   const split = alongside !== undefined && byKind.post.length > 0 && byKind.comment.length > 0
   // The second connection reads this transaction's snapshot, exported in the same round trip.
   const exported = split ? sql`, pg_export_snapshot() as snapshot` : sql``
-  const setup = await sql<{snapshot?: string}>`select set_config('max_parallel_workers_per_gather', '0', true)${exported}`.execute(db)
+  const setup = await sql<{snapshot?: string}>`select ${sql.raw(NO_PARALLEL_WORKERS)}${exported}`.execute(db)
   let rows: SummaryRow[]
   if (split) {
     const snapshot = setup.rows[0]?.snapshot ?? ''
