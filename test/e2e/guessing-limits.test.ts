@@ -184,7 +184,10 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     const statuses = (await burst).map((a) => a.status)
     const seen = `the flood's statuses: ${statuses.join(', ')}; the other sign-in took ${took} ms during it, ${alone} ms alone`
     expect(mine.status, seen).toBe(303)
-    expect(statuses.filter((s) => s === 429).length, seen).toBeGreaterThanOrEqual(20)
+    // Two checks in flight per address: how many of the 25 get one depends on how fast this machine
+    // sends them (6 did on a loaded CI run), but without that bound only the victim's sixth and later
+    // guesses are refused (7 of 25), so 15 tells the two apart.
+    expect(statuses.filter((s) => s === 429).length, seen).toBeGreaterThanOrEqual(15)
     expect(took, seen).toBeLessThan(Math.max(5_000, 20 * alone))
   })
 
