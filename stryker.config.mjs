@@ -25,7 +25,20 @@ export const MODULES = {
     tests: ['test/interfaces/throttle.test.ts', 'test/interfaces/throttle-limits.test.ts'],
   },
   signon: {
-    mutate: ['src/interfaces/signon/service.ts'],
+    // Sign-on's service, one module per concern (the grants under flows/), as it was one file.
+    mutate: [
+      'src/interfaces/signon/authorize.ts',
+      'src/interfaces/signon/client-auth.ts',
+      'src/interfaces/signon/consent.ts',
+      'src/interfaces/signon/flows/*.ts',
+      'src/interfaces/signon/introspection.ts',
+      'src/interfaces/signon/issue-token.ts',
+      'src/interfaces/signon/logout.ts',
+      'src/interfaces/signon/resources.ts',
+      'src/interfaces/signon/sessions.ts',
+      'src/interfaces/signon/sign-in.ts',
+      'src/interfaces/signon/tokens.ts',
+    ],
     tests: [
       'test/interfaces/signon/token.test.ts',
       'test/interfaces/signon/authorize.test.ts',

@@ -1,5 +1,6 @@
 import * as Flags from '@oclif/core/flags'
-import {issueToken, type TokenResponse} from '../src/interfaces/signon/service.js'
+import {issueToken} from '../src/interfaces/signon/issue-token.js'
+import type {TokenResponse} from '../src/interfaces/signon/tokens.js'
 import {parseMemberId} from '../src/registry/service.js'
 import {BaseCommand} from './base-command.js'
 

@@ -1,4 +1,4 @@
-import {endEverySession} from '../src/interfaces/signon/service.js'
+import {endEverySession} from '../src/interfaces/signon/sessions.js'
 import {rotateSecretKey, type Rotation} from '../src/store/key-rotation.js'
 import {BaseCommand} from './base-command.js'
 

@@ -1,6 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, seedDemo} from '../../src/demo.js'
-import {issueToken} from '../../src/interfaces/signon/service.js'
+import {issueToken} from '../../src/interfaces/signon/issue-token.js'
 import {freshApp, type TestContext} from '../helpers/app.js'
 
 /*

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
-import {signIn} from '../../src/interfaces/signon/service.js'
+import {signIn} from '../../src/interfaces/signon/sign-in.js'
 import {ManualClock} from '../../src/lib/clock.js'
 import {guardPasswordCheck} from '../../src/registry/throttle.js'
 import type {Store} from '../../src/store/db.js'

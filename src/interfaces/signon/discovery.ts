@@ -1,5 +1,6 @@
 import {CLAIMS_SUPPORTED, OPENID} from './oidc.js'
-import {CLIENT_SCOPES, MEMBER_SCOPES} from './service.js'
+import {GRANT_FLOWS} from './flows/index.js'
+import {CLIENT_SCOPES, MEMBER_SCOPES} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
 
 /**
@@ -24,7 +25,7 @@ export function authorizationServerMetadata(issuer: string) {
     end_session_endpoint: `${issuer}/oauth/end_session`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'client_credentials'],
+    grant_types_supported: [...GRANT_FLOWS.keys()],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: auth,
     revocation_endpoint_auth_methods_supported: auth,

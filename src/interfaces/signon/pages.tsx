@@ -1,6 +1,6 @@
 /** Server-rendered pages of the sign-on flow. Plain HTML forms: they work without JavaScript. */
 import type {Child, FC} from 'hono/jsx'
-import type {AuthorizedApplication} from './service.js'
+import type {AuthorizedApplication} from './consent.js'
 
 const STYLE = `
   body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;background:#f4f6f8;color:#1d2733;margin:0}

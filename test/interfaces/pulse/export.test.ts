@@ -1,6 +1,6 @@
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {issueToken} from '../../../src/interfaces/signon/service.js'
+import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
 import type {PulseDocument} from '../../../src/interfaces/pulse/schema.js'
 import {generatePulse, seedPulses} from '../../../src/interfaces/pulse/seed.js'
 import {exportDocument, importPulse, listPulses, prepareExport} from '../../../src/interfaces/pulse/service.js'

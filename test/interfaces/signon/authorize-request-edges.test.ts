@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {allow, checkAuthorizeRequest} from '../../../src/interfaces/signon/service.js'
+import {allow, checkAuthorizeRequest} from '../../../src/interfaces/signon/authorize.js'
 import {registerClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, authorizeParams, authorizeUrl, exchange, getCode, setupClientAndMember, signIn} from './flow.js'

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
-import {issueToken} from '../../../src/interfaces/signon/service.js'
+import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
 import {resolveToken} from '../../../src/grants/service.js'
 import {revokeTokens} from '../../../src/grants/repository.js'
 import {ManualClock} from '../../../src/lib/clock.js'

@@ -1,6 +1,13 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
-import * as signon from '../../../src/interfaces/signon/service.js'
+import {requireClient, type ClientCredentials} from '../../../src/interfaces/signon/client-auth.js'
+import {clientCredentials} from '../../../src/interfaces/signon/flows/client-credentials.js'
+import {introspect, revoke} from '../../../src/interfaces/signon/introspection.js'
+import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
+import {checkLogoutRequest} from '../../../src/interfaces/signon/logout.js'
+import {memberInfo} from '../../../src/interfaces/signon/resources.js'
+import {closeSession, openSession, sessionMember} from '../../../src/interfaces/signon/sessions.js'
+import {signIn} from '../../../src/interfaces/signon/sign-in.js'
 import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {PASSWORD, setupClientAndMember} from './flow.js'
@@ -36,53 +43,62 @@ const refusal = async (promise: Promise<unknown> | (() => unknown)) => {
   if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`)
   return {code: error.code, message: error.message}
 }
+/** The client_credentials grant as the token endpoint runs it. */
+const exchangeClientCredentials = (creds: ClientCredentials, scope: string | undefined, at: Date) =>
+  clientCredentials.exchange({
+    db: ctx.db,
+    form: {grant_type: 'client_credentials', scope},
+    authenticate: () => requireClient(ctx.db, creds, at),
+    issuer: 'http://localhost',
+    now: at,
+  })
 const pulsesClient = async () => registerClient(ctx.db, {name: 'Pulse owner', url: 'https://owner.example', logo_url: 'https://owner.example/logo.png', grants: ['pulses']}, now())
 
 describe('tokens an operator mints (issue-token)', () => {
   it('refuses an expired client, a client without sign-on, an inactive member and scopes that are unknown or none', async () => {
     const owner = await pulsesClient()
-    expect(await refusal(signon.issueToken(ctx.db, memberId, owner.client_id, now()))).toEqual({
+    expect(await refusal(issueToken(ctx.db, memberId, owner.client_id, now()))).toEqual({
       code: 'bad_request',
       message: `client ${owner.client_id} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`,
     })
-    expect(await refusal(signon.issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'admin', 'x']))).toEqual({
+    expect(await refusal(issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'admin', 'x']))).toEqual({
       code: 'bad_request',
       message: "unknown scope: admin x (a member's token may have profile, openid, email)",
     })
-    expect(await refusal(signon.issueToken(ctx.db, memberId, client.client_id, now(), []))).toEqual({
+    expect(await refusal(issueToken(ctx.db, memberId, client.client_id, now(), []))).toEqual({
       code: 'bad_request',
       message: "a member's token needs at least one scope of profile, openid, email",
     })
     await updateMember(ctx.db, memberId, {active: false}, now())
-    expect(await refusal(signon.issueToken(ctx.db, memberId, client.client_id, now()))).toEqual({code: 'bad_request', message: `member ${memberId} is not active`})
+    expect(await refusal(issueToken(ctx.db, memberId, client.client_id, now()))).toEqual({code: 'bad_request', message: `member ${memberId} is not active`})
     await ctx.db.updateTable('clients').set({expired_at: now().toISOString()}).where('id', '=', client.client_id).execute()
-    expect(await refusal(signon.issueToken(ctx.db, memberId, client.client_id, now()))).toEqual({code: 'bad_request', message: `client ${client.client_id} has expired`})
+    expect(await refusal(issueToken(ctx.db, memberId, client.client_id, now()))).toEqual({code: 'bad_request', message: `client ${client.client_id} has expired`})
   })
 
   it('mints a token with each scope once', async () => {
-    const minted = await signon.issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid', 'profile'])
+    const minted = await issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid', 'profile'])
     expect(minted.scope).toBe('profile openid')
   })
 })
 
 describe('the client_credentials grant', () => {
   it('is only for clients with the pulses grant, takes its scopes split on spaces, once each, and refuses any other', async () => {
-    expect(await refusal(signon.exchangeClientCredentials(ctx.db, credentials(), undefined, now()))).toEqual({
+    expect(await refusal(exchangeClientCredentials(credentials(), undefined, now()))).toEqual({
       code: 'unauthorized_client',
       message: 'client_credentials is only for clients with the pulses grant',
     })
     const owner = await pulsesClient()
     const mine = {clientId: owner.client_id, clientSecret: owner.client_secret}
-    expect((await signon.exchangeClientCredentials(ctx.db, mine, undefined, now())).scope).toBe('pulses')
-    expect((await signon.exchangeClientCredentials(ctx.db, mine, ' pulses  pulses ', now())).scope).toBe('pulses')
-    expect(await refusal(signon.exchangeClientCredentials(ctx.db, mine, 'pulses profile', now()))).toEqual({code: 'invalid_scope', message: 'unknown scope: profile'})
+    expect((await exchangeClientCredentials(mine, undefined, now())).scope).toBe('pulses')
+    expect((await exchangeClientCredentials(mine, ' pulses  pulses ', now())).scope).toBe('pulses')
+    expect(await refusal(exchangeClientCredentials(mine, 'pulses profile', now()))).toEqual({code: 'invalid_scope', message: 'unknown scope: profile'})
   })
 })
 
 describe('introspection and revocation', () => {
   it("answers a member's token with its fields, and no exp when it never expires", async () => {
-    const minted = await signon.issueToken(ctx.db, memberId, client.client_id, now())
-    const answer = await signon.introspect(ctx.db, credentials(), minted.access_token, now())
+    const minted = await issueToken(ctx.db, memberId, client.client_id, now())
+    const answer = await introspect(ctx.db, credentials(), minted.access_token, now())
     expect(answer).toEqual({
       active: true,
       scope: 'profile',
@@ -93,64 +109,64 @@ describe('introspection and revocation', () => {
       sub: String(memberId),
     })
     await ctx.db.updateTable('access_tokens').set({expires_at: null}).execute()
-    expect(await signon.introspect(ctx.db, credentials(), minted.access_token, now())).not.toHaveProperty('exp')
-    const wider = await signon.issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid'])
-    expect(await signon.introspect(ctx.db, credentials(), wider.access_token, now())).toMatchObject({active: true, scope: 'profile openid'})
+    expect(await introspect(ctx.db, credentials(), minted.access_token, now())).not.toHaveProperty('exp')
+    const wider = await issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid'])
+    expect(await introspect(ctx.db, credentials(), wider.access_token, now())).toMatchObject({active: true, scope: 'profile openid'})
   })
 
   it("answers a client's own token without sub, and another client's token as inactive", async () => {
     const owner = await pulsesClient()
     const mine = {clientId: owner.client_id, clientSecret: owner.client_secret}
-    const token = (await signon.exchangeClientCredentials(ctx.db, mine, undefined, now())).access_token
-    const answer = await signon.introspect(ctx.db, mine, token, now())
+    const token = (await exchangeClientCredentials(mine, undefined, now())).access_token
+    const answer = await introspect(ctx.db, mine, token, now())
     expect(answer).toMatchObject({active: true, scope: 'pulses', client_id: owner.client_id, token_type: 'bearer'})
     expect(answer).not.toHaveProperty('sub')
-    expect(await signon.introspect(ctx.db, credentials(), token, now())).toEqual({active: false})
-    expect(await signon.introspect(ctx.db, credentials(), 'no-such-token', now())).toEqual({active: false})
+    expect(await introspect(ctx.db, credentials(), token, now())).toEqual({active: false})
+    expect(await introspect(ctx.db, credentials(), 'no-such-token', now())).toEqual({active: false})
   })
 
   it('refuses introspection and revocation without a token', async () => {
-    expect(await refusal(signon.introspect(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
-    expect(await refusal(signon.revoke(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
+    expect(await refusal(introspect(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
+    expect(await refusal(revoke(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
   })
 })
 
 describe('sign-in and sessions', () => {
   it('refuses an unknown e-mail in the same words as a wrong password', async () => {
     const expected = {code: 'access_denied', message: 'e-mail or password is not correct'}
-    expect(await refusal(signon.signIn(ctx.db, 'nobody@clinic.example', PASSWORD, {clock: ctx.clock}))).toEqual(expected)
-    expect(await refusal(signon.signIn(ctx.db, 'ana@clinic.example', 'wrong password', {clock: ctx.clock}))).toEqual(expected)
-    expect((await signon.signIn(ctx.db, 'ana@clinic.example', PASSWORD, {clock: ctx.clock})).id).toBe(memberId)
+    expect(await refusal(signIn(ctx.db, 'nobody@clinic.example', PASSWORD, {clock: ctx.clock}))).toEqual(expected)
+    expect(await refusal(signIn(ctx.db, 'ana@clinic.example', 'wrong password', {clock: ctx.clock}))).toEqual(expected)
+    expect((await signIn(ctx.db, 'ana@clinic.example', PASSWORD, {clock: ctx.clock})).id).toBe(memberId)
   })
 
   it('signs out a browser that had no session without error', async () => {
-    await expect(signon.closeSession(ctx.db, undefined, now())).resolves.toBeUndefined()
+    await expect(closeSession(ctx.db, undefined, now())).resolves.toBeUndefined()
   })
 
   it("ends a session whose member is no longer active or changed the password after it began, even where the member's row says its sessions were never ended (a row written by hand or by an earlier release)", async () => {
-    const session = await signon.openSession(ctx.db, memberId, undefined, now())
-    expect((await signon.sessionMember(ctx.db, session, now()))?.member.id).toBe(memberId)
+    const session = await openSession(ctx.db, memberId, undefined, now())
+    expect((await sessionMember(ctx.db, session, now()))?.member.id).toBe(memberId)
     await ctx.db.updateTable('members').set({active: 0, sessions_ended_at: null}).where('id', '=', memberId).execute()
-    expect(await signon.sessionMember(ctx.db, session, now())).toBeUndefined()
+    expect(await sessionMember(ctx.db, session, now())).toBeUndefined()
     await ctx.db.updateTable('members').set({active: 1}).where('id', '=', memberId).execute()
-    expect((await signon.sessionMember(ctx.db, session, now()))?.member.id).toBe(memberId)
+    expect((await sessionMember(ctx.db, session, now()))?.member.id).toBe(memberId)
     ctx.clock.advance(5)
     await ctx.db.updateTable('members').set({password_changed_at: now().toISOString(), sessions_ended_at: null}).where('id', '=', memberId).execute()
-    expect(await signon.sessionMember(ctx.db, session, now())).toBeUndefined()
+    expect(await sessionMember(ctx.db, session, now())).toBeUndefined()
   })
 })
 
 describe('member info', () => {
   it('refuses a token that acts for no member, and one without the profile scope, each with its challenge', async () => {
-    const noMember = {member: undefined, scopes: ['pulses']} as unknown as Parameters<typeof signon.memberInfo>[0]
-    const noProfile = {member: {first_name: 'Ana'}, scopes: ['openid']} as unknown as Parameters<typeof signon.memberInfo>[0]
+    const noMember = {member: undefined, scopes: ['pulses']} as unknown as Parameters<typeof memberInfo>[0]
+    const noProfile = {member: {first_name: 'Ana'}, scopes: ['openid']} as unknown as Parameters<typeof memberInfo>[0]
     for (const [token, code, message, challenge] of [
       [noMember, 'invalid_token', 'The access token does not act for a member', {scheme: 'Bearer', error: 'invalid_token'}],
       [noProfile, 'insufficient_scope', 'The access token lacks the profile scope', {scheme: 'Bearer', error: 'insufficient_scope', scope: 'profile'}],
     ] as const) {
       let error: unknown
       try {
-        signon.memberInfo(token)
+        memberInfo(token)
       } catch (e) {
         error = e
       }
@@ -163,22 +179,22 @@ describe('member info', () => {
 describe('RP-initiated logout', () => {
   const issuer = 'http://localhost'
   it('refuses an unknown client_id, and a post_logout_redirect_uri with no client to check it against or not registered for it', async () => {
-    expect(await refusal(signon.checkLogoutRequest(ctx.db, {client_id: 'no-such-client'}, issuer, now()))).toEqual({code: 'invalid_request', message: 'unknown client_id'})
-    expect(await refusal(signon.checkLogoutRequest(ctx.db, {post_logout_redirect_uri: 'https://client.example/bye'}, issuer, now()))).toEqual({
+    expect(await refusal(checkLogoutRequest(ctx.db, {client_id: 'no-such-client'}, issuer, now()))).toEqual({code: 'invalid_request', message: 'unknown client_id'})
+    expect(await refusal(checkLogoutRequest(ctx.db, {post_logout_redirect_uri: 'https://client.example/bye'}, issuer, now()))).toEqual({
       code: 'invalid_request',
       message: 'post_logout_redirect_uri needs an id_token_hint or a client_id to say whose it is',
     })
-    expect(await refusal(signon.checkLogoutRequest(ctx.db, {client_id: client.client_id, post_logout_redirect_uri: 'https://client.example/elsewhere'}, issuer, now()))).toEqual({
+    expect(await refusal(checkLogoutRequest(ctx.db, {client_id: client.client_id, post_logout_redirect_uri: 'https://client.example/elsewhere'}, issuer, now()))).toEqual({
       code: 'invalid_request',
       message: 'post_logout_redirect_uri is not registered for this application',
     })
   })
 
   it('goes back to a registered URI with the state, and nowhere when none is asked', async () => {
-    const back = await signon.checkLogoutRequest(ctx.db, {client_id: client.client_id, post_logout_redirect_uri: 'https://client.example/bye', state: 's 1'}, issuer, now())
+    const back = await checkLogoutRequest(ctx.db, {client_id: client.client_id, post_logout_redirect_uri: 'https://client.example/bye', state: 's 1'}, issuer, now())
     expect(back.client?.id).toBe(client.client_id)
     expect(back.destination).toBe('https://client.example/bye?state=s+1')
-    expect((await signon.checkLogoutRequest(ctx.db, {client_id: client.client_id}, issuer, now())).destination).toBeUndefined()
-    expect(await signon.checkLogoutRequest(ctx.db, {}, issuer, now())).toEqual({client: undefined, subject: undefined, destination: undefined})
+    expect((await checkLogoutRequest(ctx.db, {client_id: client.client_id}, issuer, now())).destination).toBeUndefined()
+    expect(await checkLogoutRequest(ctx.db, {}, issuer, now())).toEqual({client: undefined, subject: undefined, destination: undefined})
   })
 })

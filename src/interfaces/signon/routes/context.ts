@@ -5,8 +5,8 @@ import {serviceOrigin} from '../../../http/allowed-hosts.js'
 import {keyringOf} from '../../../store/db.js'
 import {derivedKey} from '../../../store/secrets.js'
 import type {MemberRow} from '../../../registry/tables.js'
-import * as signon from '../service.js'
-import {checkCsrf, csrfToken, readSession} from '../session.js'
+import {type SignedIn, sessionMember} from '../sessions.js'
+import {checkCsrf, csrfToken, readSession} from '../session-cookie.js'
 
 /** What every flow of interface A shares: the store, the clock, the issuer and the sign-in cookie. */
 export interface SignonContext {
@@ -18,7 +18,7 @@ export interface SignonContext {
   /** The key that signs the consent page's cookies. */
   cookieSecret: () => Promise<string>
   /** The member signed in on this browser, and since when, if the cookie names a live session. */
-  signedIn: (c: Context) => Promise<signon.SignedIn | undefined>
+  signedIn: (c: Context) => Promise<SignedIn | undefined>
   /** The member signed in on this browser, if the cookie names a live session. */
   sessionMember: (c: Context) => Promise<MemberRow | undefined>
   /** A fresh or existing CSRF token for a form on this page. */
@@ -38,7 +38,7 @@ export function signonContext(deps: AppDeps): SignonContext {
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
   const signedIn = async (c: Context) => {
     const sessionId = await readSession(c, await cookieSecret())
-    return sessionId ? signon.sessionMember(db, sessionId, clock.now()) : undefined
+    return sessionId ? sessionMember(db, sessionId, clock.now()) : undefined
   }
   return {
     deps,

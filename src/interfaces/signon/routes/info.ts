@@ -6,7 +6,7 @@ import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {presentToken} from '../../../grants/service.js'
 import {memberInfoResponse, oauthError, tokenInfoResponse} from '../schema.js'
-import * as signon from '../service.js'
+import {memberInfo, tokenInfo} from '../resources.js'
 import type {SignonContext} from './context.js'
 
 const TOKEN_INFO_PATHS = ['/user/oauth/token/info', '/oauth/token/info']
@@ -56,13 +56,13 @@ export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   for (const path of TOKEN_INFO_PATHS) {
     app.openapi(infoRoute(path, 'token'), async (c) => {
       await tokenGuard(c)
-      return jsonResponse(c, signon.tokenInfo(c.get('token')), 200, INFO_NO_STORE)
+      return jsonResponse(c, tokenInfo(c.get('token')), 200, INFO_NO_STORE)
     })
   }
   for (const path of MEMBER_INFO_PATHS) {
     app.openapi(infoRoute(path, 'member'), async (c) => {
       await memberGuard(c)
-      return jsonResponse(c, signon.memberInfo(c.get('token')), 200, INFO_NO_STORE)
+      return jsonResponse(c, memberInfo(c.get('token')), 200, INFO_NO_STORE)
     })
   }
 }

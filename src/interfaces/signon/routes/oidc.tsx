@@ -11,8 +11,9 @@ import {authorizationServerMetadata} from '../discovery.js'
 import {ConfirmSignOutPage, SignedOutPage} from '../logout-pages.js'
 import {userInfo} from '../oidc.js'
 import {endSessionParams, jsonWebKeySet, oauthError, serverMetadata, userInfoResponse} from '../schema.js'
-import * as signon from '../service.js'
-import {endSession, readSession} from '../session.js'
+import {checkLogoutRequest} from '../logout.js'
+import {closeSession} from '../sessions.js'
+import {endSession, readSession} from '../session-cookie.js'
 import {publishedKeys} from '../signing-keys.js'
 import type {SignonContext} from './context.js'
 
@@ -121,7 +122,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
    */
   async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
     const now = clock.now()
-    const {client, subject, destination} = await signon.checkLogoutRequest(db, params, ctx.issuerOf(c), now)
+    const {client, subject, destination} = await checkLogoutRequest(db, params, ctx.issuerOf(c), now)
     c.header('Cache-Control', 'no-store')
     const signed = await ctx.signedIn(c)
     if (signed) {
@@ -133,7 +134,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
         const {csrf_token: _csrf, confirm: _confirm, ...carried} = params
         return c.html(<ConfirmSignOutPage memberName={signed.member.first_name} clientName={client?.name} params={carried} csrf={await ctx.formToken(c)} />)
       }
-      await signon.closeSession(db, await readSession(c, await ctx.cookieSecret()), now)
+      await closeSession(db, await readSession(c, await ctx.cookieSecret()), now)
       endSession(c)
     }
     if (destination) return c.redirect(destination, 303)

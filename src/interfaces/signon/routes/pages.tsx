@@ -10,8 +10,11 @@ import {withIssuer} from '../discovery.js'
 import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
-import * as signon from '../service.js'
-import {endSession, readSession, startSession} from '../session.js'
+import {allow, type AuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
+import {alreadyAllowed, authorizedApplications} from '../consent.js'
+import {closeSession, openSession} from '../sessions.js'
+import {signIn} from '../sign-in.js'
+import {endSession, readSession, startSession} from '../session-cookie.js'
 import type {SignonContext} from './context.js'
 
 /** The demo's client on the demo's default address: the examples work against `serve --demo`. */
@@ -183,7 +186,7 @@ function afterSignIn(params: Record<string, string | undefined>): Record<string,
   return {...params, prompt: prompt === '' ? undefined : prompt, max_age: undefined}
 }
 
-function authorizeRequest(form: Record<string, string | undefined>): signon.AuthorizeRequest {
+function authorizeRequest(form: Record<string, string | undefined>): AuthorizeRequest {
   // request and request_uri are read only to be refused: no form carries them on.
   return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? '', request: form.request, request_uri: form.request_uri}
 }
@@ -195,16 +198,16 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(authorizePage, async (c) => {
     const query = c.req.valid('query')
-    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(query))
+    const checked = await checkAuthorizeRequest(db, authorizeRequest(query))
     const now = clock.now()
     const signed = await signedIn(c)
     // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
     const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
     if (checked.oidc?.prompt.has('none')) {
       // No page may be shown: a code if nothing needs the member, else the reason, to the client.
-      if (!current) throw signon.redirectError(checked, 'login_required', 'the member must sign in')
-      if (!(await signon.alreadyAllowed(db, current.member.id, checked, now))) throw signon.redirectError(checked, 'consent_required', 'the member has not allowed this yet')
-      return c.redirect(withIssuer(await signon.allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
+      if (!current) throw redirectError(checked, 'login_required', 'the member must sign in')
+      if (!(await alreadyAllowed(db, current.member.id, checked, now))) throw redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+      return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
     }
     const csrf = await formToken(c)
     const params = formParams(query)
@@ -223,13 +226,13 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     // Signing in to manage one's applications needs no authorize request; anything else does.
     const toApplications = form.return_to === APPLICATIONS_PATH
-    const checked = toApplications ? undefined : await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const checked = toApplications ? undefined : await checkAuthorizeRequest(db, authorizeRequest(form))
     const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
     const secret = await ctx.cookieSecret()
     try {
-      const member = await signon.signIn(db, form.email ?? '', form.password ?? '', {clock, address: clientAddress(c)})
+      const member = await signIn(db, form.email ?? '', form.password ?? '', {clock, address: clientAddress(c)})
       // A new session id at every sign-in; the one this browser had before, if any, ends.
-      const sessionId = await signon.openSession(db, member.id, await readSession(c, secret), clock.now())
+      const sessionId = await openSession(db, member.id, await readSession(c, secret), clock.now())
       await startSession(c, secret, sessionId, ctx.publicHttps)
     } catch (error) {
       // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
@@ -245,11 +248,11 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   app.openapi(decide, async (c) => {
     const form = c.req.valid('form')
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
-    const checked = await signon.checkAuthorizeRequest(db, authorizeRequest(form))
+    const checked = await checkAuthorizeRequest(db, authorizeRequest(form))
     const signed = await signedIn(c)
     if (!signed) return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await signon.allow(db, checked, signed.member.id, clock.now(), signed.signedInAt), issuerOf(c)), 302)
-    if (form.decision === 'deny') return c.redirect(withIssuer(signon.deny(checked), issuerOf(c)), 302)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed.signedInAt), issuerOf(c)), 302)
+    if (form.decision === 'deny') return c.redirect(withIssuer(deny(checked), issuerOf(c)), 302)
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })
 
@@ -258,7 +261,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     c.header('Cache-Control', 'no-store')
     const member = await sessionMember(c)
     if (!member) return c.html(<SignInPage params={{return_to: APPLICATIONS_PATH}} csrf={csrf} />)
-    const applications = await signon.authorizedApplications(db, member.id, clock.now())
+    const applications = await authorizedApplications(db, member.id, clock.now())
     return c.html(<ApplicationsPage memberName={`${member.first_name} ${member.last_name}`} applications={applications} csrf={csrf} />)
   })
 
@@ -268,7 +271,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const member = await sessionMember(c)
     if (!member) return c.redirect(APPLICATIONS_PATH, 303)
     // Only an application this member allowed can be taken back from here.
-    const allowed = await signon.authorizedApplications(db, member.id, clock.now())
+    const allowed = await authorizedApplications(db, member.id, clock.now())
     const application = allowed.find((a) => a.client_id === form.client_id)
     if (!application) throw new AppError('bad_request', 'That application has no access to take back.')
     // Revoke asks first: only the confirming form (confirm=yes) takes the access back.
@@ -287,7 +290,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const back = form.return_to === undefined ? APPLICATIONS_PATH : authorizeReturn(form.return_to)
     if (!back) throw new AppError('bad_request', 'return_to must be an address of the authorize page of this service.')
     // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
-    await signon.closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
+    await closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
     endSession(c)
     return c.redirect(back, 303)
   })

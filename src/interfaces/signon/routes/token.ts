@@ -7,7 +7,9 @@ import {checkedForm, jsonResponse, requestHeader} from '../../../http/fast.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
-import * as signon from '../service.js'
+import {type ClientCredentials, requireClient} from '../client-auth.js'
+import {GRANT_FLOWS} from '../flows/index.js'
+import {introspect, revoke} from '../introspection.js'
 import type {SignonContext} from './context.js'
 
 /** The endpoints a client calls with its own credentials, and the methods each serves. */
@@ -112,7 +114,7 @@ const tokenRoute = createRoute({
  * Client authentication: HTTP Basic or form fields, not both (RFC 6749 §2.3.1). A refusal of the
  * header gets its Basic challenge from the OAuth error renderer (http/oauth-error.ts).
  */
-function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): signon.ClientCredentials {
+function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): ClientCredentials {
   if (requestHeader(c, 'authorization') !== undefined) {
     const basic = readBasicCredentials(c, {formEncoded: true})
     if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
@@ -140,31 +142,18 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(tokenRoute, async (c) => jsonResponse(c, await grant(c, c.req.valid('form')), 200, NO_STORE))
 
-  const grant = async (c: Context, form: z.infer<typeof tokenForm>): Promise<signon.TokenResponse> => {
+  const grant = async (c: Context, form: z.infer<typeof tokenForm>) => {
+    if (!form.grant_type) throw new AppError('invalid_request', 'grant_type is required')
+    const flow = GRANT_FLOWS.get(form.grant_type)
+    if (!flow) throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     const now = clock.now()
-    switch (form.grant_type) {
-      case undefined:
-      case '':
-        throw new AppError('invalid_request', 'grant_type is required')
-      case 'authorization_code':
-        if (!form.code) throw new AppError('invalid_request', 'code is required')
-        if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
-        return signon.exchangeCode(
-          db,
-          clientCredentials(c, form),
-          {issuer: ctx.issuerOf(c), code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier},
-          now,
-        )
-      case 'client_credentials':
-        return signon.exchangeClientCredentials(db, clientCredentials(c, form), form.scope, now)
-      default:
-        throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
-    }
+    const authenticate = () => requireClient(db, clientCredentials(c, form), now)
+    return flow.exchange({db, form, authenticate, issuer: ctx.issuerOf(c), now})
   }
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
-    await signon.revoke(db, clientCredentials(c, form), form.token, clock.now())
+    await revoke(db, clientCredentials(c, form), form.token, clock.now())
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
     return jsonResponse(c, {}, 200, NO_STORE)
   })
@@ -178,6 +167,6 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return introspection(c, form)
   })
   const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await signon.introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+    jsonResponse(c, await introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }

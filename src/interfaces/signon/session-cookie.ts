@@ -2,7 +2,7 @@ import type {Context} from 'hono'
 import {deleteCookie, getSignedCookie, setSignedCookie} from 'hono/cookie'
 import {randomToken} from '../../lib/ids.js'
 import {safeEqual} from '../../lib/hashing.js'
-import {SESSION_SECONDS} from './service.js'
+import {SESSION_SECONDS} from './sessions.js'
 
 const SESSION = 'mp_session'
 const CSRF = 'mp_csrf'

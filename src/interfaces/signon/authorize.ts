@@ -1,0 +1,130 @@
+import type {Kysely} from 'kysely'
+import {config} from '../../config.js'
+import {AppError, type ErrorCode} from '../../errors.js'
+import * as grants from '../../grants/repository.js'
+import {iso} from '../../lib/clock.js'
+import {sha256} from '../../lib/hashing.js'
+import {randomToken} from '../../lib/ids.js'
+import {findClient} from '../../registry/repository.js'
+import {getMemberRow, hasGrant} from '../../registry/service.js'
+import type {Client} from '../../registry/tables.js'
+import {metricsOf} from '../../store/context.js'
+import {readerOf, writeTransaction} from '../../store/db.js'
+import type {Database, Db} from '../../store/database.js'
+import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
+import {isValidChallenge} from './pkce.js'
+import * as repo from './repository.js'
+import {AUTHORIZE_SCOPES, MEMBER_SCOPES, scopeList} from './scopes.js'
+
+/** Authorization codes live ten minutes (config.ts says why), and only until first use. */
+export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
+
+/** The query of GET /oauth/authorize (also posted back by the consent form). */
+export interface AuthorizeRequest extends OidcParams {
+  client_id: string
+  redirect_uri: string
+  response_type?: string | undefined
+  state?: string | undefined
+  scope?: string | undefined
+  code_challenge?: string | undefined
+  code_challenge_method?: string | undefined
+}
+
+export interface CheckedAuthorizeRequest {
+  client: Client
+  redirectUri: string
+  state: string | undefined
+  scopes: string[]
+  codeChallenge: string | null
+  /** The OpenID Connect part, when the scopes include `openid`; null for a plain OAuth request. */
+  oidc: OidcRequest | null
+}
+
+/** Appends OAuth parameters to a redirect URI, keeping its own query intact. */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri)
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(key, value)
+  return url.toString()
+}
+
+const invalidRequest = (why: string) => new AppError('invalid_request', why)
+
+/**
+ * Checks an authorize request. Until client and redirect URI are proven, failures are errors for
+ * the user's eyes (never a redirect: RFC 6749 §4.1.2.1); after that, failures go back to the
+ * client as a redirect carrying `error`, `error_description` and `state`.
+ */
+export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Promise<CheckedAuthorizeRequest> {
+  const client = req.client_id ? await findClient(db, req.client_id) : undefined
+  if (!client) throw invalidRequest('unknown client_id: this application is not registered')
+  if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
+  const registered = client.redirect_uris
+  // Exact, byte-for-byte comparison: no prefix, pattern or normalisation.
+  if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
+    throw invalidRequest('redirect_uri does not match any URI registered for this application')
+  }
+  const back = (error: ErrorCode, description: string) =>
+    new AppError(error, description, {location: redirectWith(req.redirect_uri, {error, error_description: description, state: req.state})})
+
+  if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
+  if (req.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code')
+  const scopes = req.scope ? scopeList(req.scope) : [...MEMBER_SCOPES]
+  const unknown = scopes.filter((s) => !AUTHORIZE_SCOPES.includes(s))
+  if (unknown.length > 0) throw back('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
+  const oidc = scopes.includes(OPENID) ? readOidcRequest(req, back) : null
+  let codeChallenge: string | null = null
+  if (req.code_challenge !== undefined || req.code_challenge_method !== undefined) {
+    if (req.code_challenge_method !== 'S256') throw back('invalid_request', 'code_challenge_method must be S256')
+    if (!req.code_challenge || !isValidChallenge(req.code_challenge)) throw back('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)')
+    codeChallenge = req.code_challenge
+  }
+  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc}
+}
+
+/** An error sent back to the client on the redirect, once client and redirect URI are proven. */
+export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode, description: string): AppError {
+  return new AppError(error, description, {location: redirectWith(checked.redirectUri, {error, error_description: description, state: checked.state})})
+}
+
+/**
+ * The member allowed access: a new single-use code replaces any unused code the pair still had.
+ * `signedInAt` is when the member's sign-in session began (the ID token's auth_time). Returns
+ * where to send the browser.
+ */
+export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeRequest, memberId: number, now: Date, signedInAt: string | null = null): Promise<string> {
+  const code = randomToken(32)
+  const stamp = iso(now)
+  await writeTransaction(db, async (trx) => {
+    const member = await getMemberRow(trx, memberId)
+    if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+    await grants.supersedeCodes(trx, memberId, checked.client.id, stamp)
+    await repo.insertCode(trx, {
+      code_hash: sha256(code),
+      client_id: checked.client.id,
+      member_id: memberId,
+      redirect_uri: checked.redirectUri,
+      scopes: checked.scopes.join(' '),
+      code_challenge: checked.codeChallenge,
+      nonce: checked.oidc?.nonce ?? null,
+      auth_time: checked.oidc ? signedInAt : null,
+      expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
+      created_at: stamp,
+    })
+  })
+  metricsOf(db)?.signon.codesIssued.inc()
+  return redirectWith(checked.redirectUri, {code, state: checked.state})
+}
+
+export function deny(checked: CheckedAuthorizeRequest): string {
+  return redirectWith(checked.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The member denied access to their account',
+    state: checked.state,
+  })
+}
+
+/** The client and redirect URI an authorization code was issued for (the demo callback page). */
+export async function findCodeClient(db: Db, code: string): Promise<{clientId: string; redirectUri: string} | undefined> {
+  const row = await repo.findCode(readerOf(db), sha256(code))
+  return row ? {clientId: row.client_id, redirectUri: row.redirect_uri} : undefined
+}

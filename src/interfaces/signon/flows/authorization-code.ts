@@ -1,0 +1,75 @@
+import {AppError} from '../../../errors.js'
+import * as grants from '../../../grants/repository.js'
+import {iso} from '../../../lib/clock.js'
+import {sha256} from '../../../lib/hashing.js'
+import {getMemberRow, hasGrant} from '../../../registry/service.js'
+import {metricsOf} from '../../../store/context.js'
+import {writeTransaction} from '../../../store/db.js'
+import {issueIdToken, OPENID} from '../oidc.js'
+import {isValidVerifier, verifierMatches} from '../pkce.js'
+import * as repo from '../repository.js'
+import {mintToken} from '../tokens.js'
+import type {GrantFlow} from './grant.js'
+
+const invalidGrant = (why: string) => new AppError('invalid_grant', why)
+
+/**
+ * authorization_code (RFC 6749 §4.1.3), checked in this order: fields → client → code → owner →
+ * expiry → redirect URI → PKCE → consume. The code is consumed before any token exists;
+ * presenting a used code again revokes what it issued (RFC 6749 §4.1.2).
+ */
+export const authorizationCode: GrantFlow = {
+  grantType: 'authorization_code',
+  async exchange({db, form, authenticate, issuer, now}) {
+    if (!form.code) throw new AppError('invalid_request', 'code is required')
+    if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
+    const verifier = form.code_verifier
+    if (verifier !== undefined && !isValidVerifier(verifier)) throw new AppError('invalid_request', 'code_verifier must be 43 to 128 unreserved characters')
+    const client = await authenticate()
+    if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the authorization_code grant')
+    const codeHash = sha256(form.code)
+    const redirectUri = form.redirect_uri
+    const stamp = iso(now)
+    const outcome = await writeTransaction(db, async (trx) => {
+      const code = await repo.findCode(trx, codeHash)
+      if (!code || code.client_id !== client.id) return invalidGrant('authorization code is invalid or was issued to another client')
+      if (code.used_at !== null) {
+        await grants.revokeTokens(trx, {codeHash}, stamp)
+        return invalidGrant('authorization code has already been used; tokens issued from it are now revoked')
+      }
+      if (code.superseded_at !== null) return invalidGrant('authorization code was replaced by a newer one or revoked')
+      if (code.expires_at <= stamp) return invalidGrant('authorization code has expired')
+      if (code.redirect_uri !== redirectUri) return invalidGrant('redirect_uri does not match the one used to obtain the code')
+      if (code.code_challenge !== null) {
+        if (verifier === undefined) return invalidGrant('code_verifier is required for this code')
+        if (!verifierMatches(verifier, code.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge')
+      } else if (verifier !== undefined) {
+        return invalidGrant('code_verifier sent for a code that was issued without a code_challenge')
+      }
+      if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
+      const member = await getMemberRow(trx, code.member_id)
+      if (member.active !== 1) return invalidGrant('the member is no longer active')
+      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now)
+      return {minted, member, nonce: code.nonce, authTime: code.auth_time}
+    })
+    // Errors are returned, not thrown, so the replay revocation above commits.
+    if (outcome instanceof AppError) throw outcome
+    metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
+    const {minted, member} = outcome
+    const scopes = minted.scope.split(' ')
+    if (!scopes.includes(OPENID)) return minted
+    // Signed after the commit: making the first signing key is a write of its own.
+    const idToken = await issueIdToken(db, {
+      issuer,
+      clientId: client.id,
+      alg: client.id_token_alg,
+      member,
+      scopes,
+      nonce: outcome.nonce,
+      authTime: outcome.authTime,
+      accessToken: minted.access_token,
+      now,
+    })
+    return {...minted, id_token: idToken}
+  },
+}

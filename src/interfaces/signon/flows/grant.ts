@@ -1,0 +1,33 @@
+import type {Kysely} from 'kysely'
+import type {z} from 'zod'
+import type {GrantType} from '../../../metrics/metrics.js'
+import type {Client} from '../../../registry/tables.js'
+import type {Database} from '../../../store/database.js'
+import type {tokenForm} from '../schema.js'
+import type {TokenResponse} from '../tokens.js'
+
+/** A token request as the route read it: the form, and the client's proof, checked on demand. */
+export interface TokenRequest {
+  db: Kysely<Database>
+  form: z.infer<typeof tokenForm>
+  /**
+   * Authenticates the calling client (HTTP Basic or the form's fields) and answers it, or throws
+   * invalid_client. A grant calls it once its own fields are known to be there, so a request
+   * missing a field is refused as malformed before any secret is checked.
+   */
+  authenticate: () => Promise<Client>
+  /** The issuer ID tokens name: the service's base URL. */
+  issuer: string
+  now: Date
+}
+
+/**
+ * One grant type of the token endpoint (RFC 6749 §4, §6): the endpoint looks the request's
+ * grant_type up in flows/index.ts and hands the request over. A new grant is one module that
+ * exports a GrantFlow, and one line in that map.
+ */
+export interface GrantFlow {
+  /** The grant_type value, as discovery lists it and the metrics count it. */
+  readonly grantType: GrantType
+  exchange(request: TokenRequest): Promise<TokenResponse>
+}

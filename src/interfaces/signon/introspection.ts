@@ -1,0 +1,46 @@
+import {AppError} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {sha256} from '../../lib/hashing.js'
+import * as grants from '../../grants/repository.js'
+import {resolveToken} from '../../grants/service.js'
+import {writeTransaction} from '../../store/db.js'
+import type {Db} from '../../store/database.js'
+import {type ClientCredentials, requireClient} from './client-auth.js'
+
+/**
+ * RFC 7009 revocation: the authenticated client's token dies at once (token info and member info
+ * refuse it in every process on the store). A token that is unknown, already dead or another
+ * client's changes nothing, and the answer is the same, so nothing is learned from it. The
+ * token_type_hint is advisory (RFC 7009 §2.1) and not read: medpanel issues only access tokens,
+ * so every token is looked up as one, whatever the hint says. An empty `token` names no token
+ * and is answered like an unknown one: simple-oauth2's revokeAll() sends `token=` for the refresh
+ * token medpanel never issued. Only a request with no `token` at all is malformed.
+ */
+export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
+  const client = await requireClient(db, credentials, now)
+  if (token === undefined) throw new AppError('invalid_request', 'token is required')
+  if (token === '' || token.length > 512) return
+  await writeTransaction(db, (trx) => grants.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
+}
+
+export type Introspection = {active: false} | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
+
+/**
+ * RFC 7662 introspection for the authenticated client: what a live token of its own is; for any
+ * other token (unknown, expired, revoked, another client's) exactly `{"active": false}`.
+ */
+export async function introspect(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<Introspection> {
+  const client = await requireClient(db, credentials, now)
+  if (!token) throw new AppError('invalid_request', 'token is required')
+  const live = await resolveToken(db, token, now)
+  if ('dead' in live || live.clientId !== client.id) return {active: false}
+  return {
+    active: true,
+    scope: live.scopes.join(' '),
+    client_id: live.clientId,
+    token_type: 'bearer',
+    iat: live.createdAt,
+    ...(live.expiresAt === null ? {} : {exp: live.expiresAt}),
+    ...(live.memberId === null ? {} : {sub: String(live.memberId)}),
+  }
+}

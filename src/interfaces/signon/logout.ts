@@ -1,0 +1,50 @@
+import {AppError} from '../../errors.js'
+import {findClient} from '../../registry/repository.js'
+import type {Client} from '../../registry/tables.js'
+import type {Db} from '../../store/database.js'
+import {redirectWith} from './authorize.js'
+import {readOwnIdToken} from './signing-keys.js'
+
+export interface LogoutRequest {
+  id_token_hint?: string | undefined
+  post_logout_redirect_uri?: string | undefined
+  state?: string | undefined
+  client_id?: string | undefined
+}
+
+const invalidRequest = (why: string) => new AppError('invalid_request', why)
+
+/**
+ * Checks an RP-initiated logout request (OpenID Connect RP-Initiated Logout 1.0): the client the
+ * hint (or client_id) names, the member the hint names, and where the browser may go afterwards,
+ * only to a URI registered for that client. Anything unproven is invalid_request; nothing ends.
+ */
+export async function checkLogoutRequest(
+  db: Db,
+  params: LogoutRequest,
+  issuer: string,
+  now: Date,
+): Promise<{client: Client | undefined; subject: unknown; destination: string | undefined}> {
+  let client: Client | undefined
+  let subject: unknown
+  if (params.id_token_hint !== undefined) {
+    const claims = await readOwnIdToken(db, params.id_token_hint, issuer, now)
+    if (!claims) throw invalidRequest('id_token_hint is not an ID token this service issued')
+    const audience = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud
+    if (params.client_id !== undefined && params.client_id !== audience) throw invalidRequest("client_id is not the ID token's audience")
+    client = typeof audience === 'string' ? await findClient(db, audience) : undefined
+    subject = claims.sub
+  } else if (params.client_id !== undefined) {
+    client = await findClient(db, params.client_id)
+    if (!client) throw invalidRequest('unknown client_id')
+  }
+  let destination: string | undefined
+  if (params.post_logout_redirect_uri !== undefined) {
+    if (!client) throw invalidRequest('post_logout_redirect_uri needs an id_token_hint or a client_id to say whose it is')
+    if (!client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri)) {
+      throw invalidRequest('post_logout_redirect_uri is not registered for this application')
+    }
+    destination = redirectWith(params.post_logout_redirect_uri, {state: params.state})
+  }
+  return {client, subject, destination}
+}

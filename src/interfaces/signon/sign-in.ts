@@ -1,0 +1,39 @@
+import {AppError, isClientError} from '../../errors.js'
+import type {Clock} from '../../lib/clock.js'
+import {decoyHash, hashPassword, needsRehash, verifyPassword} from '../../lib/hashing.js'
+import {findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
+import {guardPasswordCheck} from '../../registry/throttle.js'
+import type {MemberRow} from '../../registry/tables.js'
+import {metricsOf} from '../../store/context.js'
+import type {Db} from '../../store/database.js'
+
+/**
+ * Checks a member's e-mail and password under the guessing limits (registry/throttle.ts). Every
+ * refusal that is not a lock reads the same, an unknown e-mail, a wrong password and a right
+ * password of an inactive member alike, so the form never tells a guesser which part was right.
+ */
+export async function signIn(db: Db, email: string, password: string, attempt: {clock: Clock; address?: string | undefined}): Promise<MemberRow> {
+  const signins = metricsOf(db)?.signon.signins
+  let member: MemberRow | undefined
+  try {
+    member = await guardPasswordCheck(db, email, attempt.address, attempt.clock, async () => {
+      const found = await findMemberByEmail(db, email)
+      // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
+      const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
+      return found && ok && found.active === 1 ? found : undefined
+    })
+  } catch (error) {
+    // Refused by the guessing limits; a store that failed is no sign-in's outcome.
+    if (isClientError(error)) signins?.failure.inc()
+    throw error
+  }
+  if (!member) {
+    signins?.failure.inc()
+    throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
+  }
+  signins?.success.inc()
+  // A hash made with older parameters is replaced now, while the password is at hand. Not a
+  // password change: tokens and sign-in sessions stay as they are.
+  if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
+  return member
+}
