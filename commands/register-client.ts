@@ -1,17 +1,18 @@
 import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import type {z} from 'zod'
-import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant, httpUrl, redirectUri} from '../src/registry/schema.js'
+import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant, httpUrl, redirectUri, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod} from '../src/registry/schema.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
-  static override description = 'Register a partner company as a client; prints its client_id and client_secret (shown only once)'
+  static override description = 'Register a partner company as a client; prints its client_id and client_secret (shown only once; a public client has none)'
   static override examples = [
     '<%= config.bin %> register-client --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --redirect-uri https://acme.example/callback',
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
     '<%= config.bin %> register-client --name "Acme Portal" --url https://portal.acme.example --logo-url https://portal.acme.example/logo.png --redirect-uri https://portal.acme.example/callback --post-logout-redirect-uri https://portal.acme.example/signed-out --id-token-alg ES256',
+    '<%= config.bin %> register-client --name "Acme SPA" --url https://app.acme.example --logo-url https://app.acme.example/logo.png --redirect-uri https://app.acme.example/callback --token-endpoint-auth-method none',
     '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
     'printf \'%s\\n\' "$SIGNING_SECRET" | MEDPANEL_PARTNER_PASSWORD="$PARTNER_PASSWORD" <%= config.bin %> register-client --name "Acme Research" … --grant partner --partner-url https://api.acme.example --partner-username medpanel --signing-secret-stdin',
   ]
@@ -31,6 +32,11 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       delimiter: ',',
     }),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "algorithm the client's ID tokens are signed with (OpenID Connect)", default: 'RS256'}),
+    'token-endpoint-auth-method': choiceFlag(TOKEN_ENDPOINT_AUTH_METHODS, {
+      description:
+        'how the client proves itself at the token endpoint: client_secret_basic (the secret in the Basic header or the form), client_secret_post, or none for a public client (a browser or native app: no secret is made, PKCE is required)',
+      default: 'client_secret_basic',
+    }),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -94,6 +100,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         redirect_uris: redirectUris,
         post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
         id_token_alg: flags['id-token-alg'],
+        token_endpoint_auth_method: flags['token-endpoint-auth-method'] as TokenEndpointAuthMethod,
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,
@@ -106,13 +113,8 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       this.clock.now(),
     )
     if (client.partner_url && isInsecurePartnerUrl(client.partner_url)) insecurePartnerUrlWarning(client.partner_url)
-    this.say(`${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
-    if (client.token_ttl === null && client.grants.includes('signon')) {
-      // On stderr, so it never disturbs --json; strict libraries mishandle `expires_in: null`.
-      process.stderr.write(
-        'Note: this client\'s tokens never expire, so its token responses carry "expires_in": null. oauth4webapi and openid-client reject that, and simple-oauth2 makes an invalid expiry date of it; give such a partner a lifetime with --token-ttl (update-client ID --token-ttl 3600).\n',
-      )
-    }
+    // A public client has no secret to keep.
+    this.say(client.client_secret === undefined ? clientRecord(client) : `${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
     return client
   }
 }

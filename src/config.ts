@@ -52,6 +52,24 @@ export const config = {
      * meets a token whose key its copy lacks.
      */
     keyPublishLeadSeconds: 600,
+    /**
+     * An access token that comes with a refresh token lives an hour unless the client agreed
+     * another lifetime (--token-ttl): the refresh token is what keeps access, so the access token
+     * can be short, as node-oidc-provider's and Keycloak's are (RFC 9700 §2.2.2 wants them short).
+     */
+    refreshedAccessTokenSeconds: 3600,
+    /**
+     * A refresh token unused for 14 days dies (its successor gets a new 14 days at each refresh):
+     * an application nobody opened for two weeks asks the member again, as Keycloak's default
+     * "SSO session idle" does for offline sessions at 30 days; health data argues for shorter.
+     */
+    refreshTokenIdleSeconds: 14 * 86400,
+    /**
+     * However often it is refreshed, an authorization ends 30 days after the member allowed it
+     * (RFC 9700 §4.14.2 asks for a bound): the member then signs in again, once a month at most,
+     * and the remembered consent sends them straight back.
+     */
+    refreshTokenAbsoluteSeconds: 30 * 86400,
   },
 
   /**

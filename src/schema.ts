@@ -9,6 +9,7 @@ import {migrations as pulse} from './interfaces/pulse/migrations/index.js'
 import type {SignonTables} from './interfaces/signon/tables.js'
 import {migrations as signon} from './interfaces/signon/migrations/index.js'
 import {migrations as grants} from './grants/migrations/index.js'
+import type {GrantTables} from './grants/tables.js'
 import type {RegistryTables} from './registry/tables.js'
 import {migrations as registry} from './registry/migrations/index.js'
 import {openStore as openStoreWith, type Store, type StoreOptions} from './store/db.js'
@@ -24,7 +25,7 @@ import {migrations as store} from './store/migrations/index.js'
  */
 
 declare module './store/database.js' {
-  interface Database extends RegistryTables, SignonTables, ConversationTables, PartnerTables, BalanceTables, PulseTables {}
+  interface Database extends RegistryTables, GrantTables, SignonTables, ConversationTables, PartnerTables, BalanceTables, PulseTables {}
 }
 
 /**

@@ -1,5 +1,6 @@
 import type {InferResult, Insertable} from 'kysely'
 import type {Database, Db} from '../store/database.js'
+import type {ConsentRow, RefreshTokenRow, RefreshTokenTable} from './tables.js'
 import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
@@ -54,6 +55,9 @@ export async function revokeTokens(db: Db, scope: TokenScope, now: string): Prom
   if (scope.memberId !== undefined) query = query.where('member_id', '=', scope.memberId)
   if (scope.codeHash !== undefined) query = query.where('code_hash', '=', scope.codeHash)
   if (scope.tokenHash !== undefined) query = query.where('token_hash', '=', scope.tokenHash)
+  // The refresh tokens of what ends go with it: a code's family, a member's or a client's. A
+  // single access token (revocation of that token) leaves its family's refresh token alone.
+  if (scope.tokenHash === undefined) await revokeRefreshTokens(db, {family: scope.codeHash, memberId: scope.memberId, clientId: scope.clientId}, now)
   const revoked = metricsOf(db)?.signon.tokensRevoked
   if (!revoked) return Number((await query.executeTakeFirst()).numUpdatedRows)
   const rows = await query.returning(['member_id', 'code_hash']).execute()
@@ -106,4 +110,69 @@ export function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWit
 
 export async function markTokenUsed(db: Db, tokenHash: string, now: string): Promise<void> {
   await db.updateTable('access_tokens').set({last_used_at: now}).where('token_hash', '=', tokenHash).execute()
+}
+
+export async function insertRefreshToken(db: Db, row: Insertable<RefreshTokenTable>): Promise<void> {
+  await db.insertInto('refresh_tokens').values(row).execute()
+}
+
+export async function findRefreshToken(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+}
+
+/** Marks a refresh token used; false when another refresh got there first (a replay). */
+export async function useRefreshToken(db: Db, tokenHash: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('refresh_tokens').set({used_at: now}).where('token_hash', '=', tokenHash).where('used_at', 'is', null).executeTakeFirst()
+  return result.numUpdatedRows === 1n
+}
+
+/** Revokes every live refresh token matching all given fields (at least one); answers how many. */
+export async function revokeRefreshTokens(
+  db: Db,
+  scope: {family?: string | undefined; memberId?: number | undefined; clientId?: string | undefined},
+  now: string,
+): Promise<number> {
+  if (scope.family === undefined && scope.memberId === undefined && scope.clientId === undefined) throw new Error('revokeRefreshTokens needs at least one field to match')
+  let query = db.updateTable('refresh_tokens').set({revoked_at: now}).where('revoked_at', 'is', null)
+  if (scope.family !== undefined) query = query.where('family', '=', scope.family)
+  if (scope.memberId !== undefined) query = query.where('member_id', '=', scope.memberId)
+  if (scope.clientId !== undefined) query = query.where('client_id', '=', scope.clientId)
+  return Number((await query.executeTakeFirst()).numUpdatedRows)
+}
+
+/** The clients a member holds a live refresh token for, with its scopes (the applications page). */
+export async function liveRefreshGrants(db: Db, memberId: number, now: string): Promise<{client_id: string; scopes: string; created_at: string}[]> {
+  return db
+    .selectFrom('refresh_tokens')
+    .select(['client_id', 'scopes', 'created_at'])
+    .where('member_id', '=', memberId)
+    .where('revoked_at', 'is', null)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .execute()
+}
+
+export async function findConsent(db: Db, memberId: number, clientId: string): Promise<ConsentRow | undefined> {
+  return db.selectFrom('consents').selectAll().where('member_id', '=', memberId).where('client_id', '=', clientId).executeTakeFirst()
+}
+
+/** Every consent a member gave. */
+export async function memberConsents(db: Db, memberId: number): Promise<ConsentRow[]> {
+  return db.selectFrom('consents').selectAll().where('member_id', '=', memberId).execute()
+}
+
+/** Remembers that the member allowed these scopes, beside what they allowed the client before. */
+export async function rememberConsent(db: Db, memberId: number, clientId: string, scopes: readonly string[], now: string): Promise<void> {
+  const before = await findConsent(db, memberId, clientId)
+  const all = [...new Set([...(before?.scopes.split(' ').filter(Boolean) ?? []), ...scopes])].join(' ')
+  if (before) {
+    await db.updateTable('consents').set({scopes: all, updated_at: now}).where('member_id', '=', memberId).where('client_id', '=', clientId).execute()
+  } else {
+    await db.insertInto('consents').values({member_id: memberId, client_id: clientId, scopes: all, created_at: now, updated_at: now}).execute()
+  }
+}
+
+/** Forgets what a member allowed a client (the member or an operator took it back). */
+export async function forgetConsent(db: Db, memberId: number, clientId: string): Promise<void> {
+  await db.deleteFrom('consents').where('member_id', '=', memberId).where('client_id', '=', clientId).execute()
 }

@@ -1,4 +1,4 @@
-import type {MiddlewareHandler} from 'hono'
+import type {Context, MiddlewareHandler} from 'hono'
 import {AppError, type Challenge} from '../errors.js'
 import type {LiveToken} from '../grants/service.js'
 import type {CredentialCheck} from './credential-check.js'
@@ -24,6 +24,11 @@ export interface BearerTokenOptions extends Pick<CredentialCheck<string, LiveTok
    * and keeps its own challenge either way.
    */
   answerAs?: 'invalid_request' | 'invalid_token'
+  /**
+   * Also take the token from a form-encoded POST body's `access_token` (RFC 6750 §2.2), as OpenID
+   * Connect's UserInfo must. Never from the query; never from both the header and the body.
+   */
+  formBody?: boolean
 }
 
 /**
@@ -32,24 +37,37 @@ export interface BearerTokenOptions extends Pick<CredentialCheck<string, LiveTok
  * throws the refusal (presentToken does both). Sets `token` for the handler. A guard, so a hot
  * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
  */
-export function bearerTokenGuard({verify, answerAs}: BearerTokenOptions): Guard {
+export function bearerTokenGuard({verify, answerAs, formBody = false}: BearerTokenOptions): Guard {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
-    if (header === undefined) {
-      const elsewhere = c.req.query('access_token') !== undefined
-      throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
+    const inBody = formBody ? await bodyToken(c) : undefined
+    if (header !== undefined && inBody !== undefined) throw malformed('Send the access token in the Authorization header or the form body, not both', answerAs)
+    let presented = inBody
+    if (presented === undefined) {
+      if (header === undefined) {
+        const elsewhere = c.req.query('access_token') !== undefined
+        throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
+      }
+      const match = BEARER.exec(header)
+      if (!match?.[1]) throw malformed('The Authorization header must be "Bearer <access token>"', answerAs)
+      presented = match[1]
     }
-    const match = BEARER.exec(header)
-    if (!match?.[1]) throw malformed('The Authorization header must be "Bearer <access token>"', answerAs)
     let token: LiveToken
     try {
-      token = await verify(match[1], c)
+      token = await verify(presented, c)
     } catch (error) {
       // Only a refusal is answered as the route says; a store failure goes on as it is.
       throw answerAs === undefined ? error : answeredAs(error, answerAs)
     }
     c.set('token', token)
   }
+}
+
+/** The `access_token` field of a form-encoded POST body, if it has one (RFC 6750 §2.2). */
+async function bodyToken(c: Context): Promise<string | undefined> {
+  if (c.req.method !== 'POST' || !/^application\/x-www-form-urlencoded\b/i.test(requestHeader(c, 'content-type') ?? '')) return undefined
+  const value = (await c.req.parseBody()).access_token
+  return typeof value === 'string' && value !== '' ? value : undefined
 }
 
 function malformed(reason: string, answerAs: BearerTokenOptions['answerAs']): AppError {

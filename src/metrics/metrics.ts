@@ -18,7 +18,7 @@ import {config} from '../config.js'
 
 export const METRICS_PREFIX = 'medpanel_'
 
-export const GRANT_TYPES = ['authorization_code', 'client_credentials', 'operator'] as const
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'operator'] as const
 export type GrantType = (typeof GRANT_TYPES)[number]
 export const SIGNIN_OUTCOMES = ['success', 'failure'] as const
 export type SigninOutcome = (typeof SIGNIN_OUTCOMES)[number]

@@ -283,6 +283,8 @@ export async function removeClient(db: Db, clientId: string, force: boolean): Pr
       throw new AppError('conflict', `client ${clientId} still has ${text}; remove-client --force removes them with it`)
     }
     await trx.deleteFrom('access_tokens').where('client_id', '=', clientId).execute()
+    await trx.deleteFrom('refresh_tokens').where('client_id', '=', clientId).execute()
+    await trx.deleteFrom('consents').where('client_id', '=', clientId).execute()
     await trx.deleteFrom('authorization_codes').where('client_id', '=', clientId).execute()
     await trx.deleteFrom('conversation_api_keys').where('client_id', '=', clientId).execute()
     await trx.deleteFrom('pulses').where('client_id', '=', clientId).execute()

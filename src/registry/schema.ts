@@ -12,6 +12,24 @@ export {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, GRANTS, type Grant}
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 
+/**
+ * How a client authenticates at the token endpoint, by RFC 7591's names. The two secret methods
+ * both accept the secret either way (RFC 6749 §2.3.1); `none` is a public client (RFC 6749 §2.1):
+ * a browser or native app that cannot keep a secret, so it holds none and must use PKCE.
+ */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number]
+
+/**
+ * A native app's private-use URI scheme (RFC 8252 §7.1): a reverse domain name the app owns, such
+ * as `com.example.app:/callback`. Accepted as a redirect URI for public clients only.
+ */
+export function isPrivateUseRedirect(uri: string): boolean {
+  return URL.canParse(uri) && /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/i.test(new URL(uri).protocol)
+}
+
+const PRIVATE_USE_FOR_PUBLIC = 'a private-use URI scheme (com.example.app:/callback) is for public clients only (token_endpoint_auth_method none)'
+
 function isLoopback(url: URL): boolean {
   return LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname)
 }
@@ -52,7 +70,7 @@ export const redirectUri = z
     // zod runs every check: one that is not a URL at all was named above, and must not throw here.
     if (!URL.canParse(v)) return true
     const url = new URL(v)
-    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url))
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url)) || isPrivateUseRedirect(v)
   }, 'must use https (http is allowed only for loopback hosts)')
 
 /**
@@ -98,6 +116,7 @@ export const newClientSchema = z
     redirect_uris: z.array(redirectUri).max(20, 'at most 20 redirect URIs').default([]),
     post_logout_redirect_uris: postLogoutRedirectUris.default([]),
     id_token_alg: idTokenAlg.default(DEFAULT_ID_TOKEN_ALG),
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default('client_secret_basic'),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -117,6 +136,7 @@ export const newClientSchema = z
     if (c.grants.includes('signon') && c.redirect_uris.length === 0) {
       ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: 'a signon client needs at least one redirect URI'})
     }
+    publicClientIssues(c.token_endpoint_auth_method, c.grants, c.redirect_uris, ctx)
     if (c.grants.includes('partner')) {
       for (const field of ['partner_url', 'partner_username', 'partner_password'] as const) {
         if (!c[field]) ctx.addIssue({code: 'custom', path: [field], message: 'is required for a partner client'})
@@ -124,6 +144,18 @@ export const newClientSchema = z
     }
   })
 export type NewClientInput = z.input<typeof newClientSchema>
+
+/**
+ * What a client's authentication method rules out: a public client holds no secret, so it can use
+ * only sign-on (every other interface takes the client's secret); a private-use redirect scheme is
+ * a native app's, so only a public client may register one.
+ */
+export function publicClientIssues(method: string, grants: readonly string[], redirectUris: readonly string[], ctx: z.RefinementCtx): void {
+  if (method === 'none' && grants.some((grant) => grant !== 'signon')) {
+    ctx.addIssue({code: 'custom', path: ['grants'], message: 'a public client (token_endpoint_auth_method none) holds no secret, so it can have only the signon grant'})
+  }
+  if (method !== 'none' && redirectUris.some(isPrivateUseRedirect)) ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: PRIVATE_USE_FOR_PUBLIC})
+}
 
 export const clientPatchSchema = z
   .object({
@@ -153,6 +185,11 @@ export const clientPatchSchema = z
   // the operator allowed earlier.
   .superRefine(partnerUrlIssue)
 export type ClientPatch = z.input<typeof clientPatchSchema>
+
+/** The public-client rules checked again on an update, against the client's stored method. */
+export const publicClientRules = z
+  .object({method: z.string(), grants: z.array(z.string()), redirect_uris: z.array(z.string())})
+  .superRefine((c, ctx) => publicClientIssues(c.method, c.grants, c.redirect_uris, ctx))
 
 export const newMemberSchema = z
   .object({

@@ -11,13 +11,14 @@ import {countWrongGuess, tooManyAttempts} from './throttle.js'
 import type {Db} from '../store/database.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../store/database.js'
-import {revokeTokens, supersedeCodes, supersedeMemberCodes} from '../grants/repository.js'
+import {forgetConsent, revokeTokens, supersedeCodes, supersedeMemberCodes} from '../grants/repository.js'
 import * as repo from './repository.js'
 import {
   clientPatchSchema,
   memberPatchSchema,
   newClientSchema,
   newMemberSchema,
+  publicClientRules,
   type ClientPatch,
   type Grant,
   type MemberPatch,
@@ -39,23 +40,28 @@ export interface RegisteredClient extends ClientView {
   client_secret: string
 }
 
-export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
+/** A public client (token_endpoint_auth_method none) is registered without a secret: its view alone comes back. */
+export async function registerClient(db: Db, input: NewClientInput & {token_endpoint_auth_method: 'none'}, now: Date): Promise<ClientView>
+export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient>
+export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient | ClientView> {
   const client = parseInput(newClientSchema, input)
   const id = fixed?.id ?? client.client_id ?? newClientId()
   if (client.client_id !== undefined && (await repo.findClient(db, client.client_id))) {
     throw new AppError('conflict', `client_id: "${client.client_id}" is already registered`)
   }
-  const secret = fixed?.secret ?? randomToken(32)
+  // A public client gets no secret: an empty hash, which no presented secret matches.
+  const secret = client.token_endpoint_auth_method === 'none' ? undefined : (fixed?.secret ?? randomToken(32))
   const stamp = iso(now)
   await repo.insertClient(db, {
     id,
-    secret_hash: sha256(secret),
+    secret_hash: secret === undefined ? '' : sha256(secret),
     name: client.name,
     url: client.url,
     logo_url: client.logo_url,
     redirect_uris: toJsonText(client.redirect_uris),
     post_logout_redirect_uris: toJsonText(client.post_logout_redirect_uris),
     id_token_alg: client.id_token_alg,
+    token_endpoint_auth_method: client.token_endpoint_auth_method,
     grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
@@ -68,7 +74,8 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     created_at: stamp,
     updated_at: stamp,
   })
-  return {...clientView(await getClientRow(db, id)), client_secret: secret}
+  const view = clientView(await getClientRow(db, id))
+  return secret === undefined ? view : {...view, client_secret: secret}
 }
 
 /**
@@ -85,6 +92,7 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
     if (grants.includes('signon') && redirectUris.length === 0) {
       throw new AppError('bad_request', 'redirect_uris: a signon client needs at least one redirect URI')
     }
+    parseInput(publicClientRules, {method: row.token_endpoint_auth_method, grants, redirect_uris: redirectUris})
     const next = {
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
@@ -116,7 +124,8 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
 }
 
 export async function rotateClientSecret(db: Db, id: string, now: Date): Promise<{client_id: string; client_secret: string}> {
-  await getClientRow(db, id)
+  const client = await getClientRow(db, id)
+  if (client.token_endpoint_auth_method === 'none') throw new AppError('bad_request', `client ${id} is a public client: it has no secret to rotate`)
   const secret = randomToken(32)
   await repo.updateClientRow(db, id, {secret_hash: sha256(secret), updated_at: iso(now)})
   return {client_id: id, client_secret: secret}
@@ -221,6 +230,8 @@ export async function revokeConsent(db: Kysely<Database>, memberId: number, clie
     await getClientRow(trx, clientId)
     const stamp = iso(now)
     await supersedeCodes(trx, memberId, clientId, stamp)
+    // The remembered consent goes too: the next sign-in asks the member again.
+    await forgetConsent(trx, memberId, clientId)
     const revoked = await revokeTokens(trx, {memberId, clientId}, stamp)
     return {user_id: memberId, client_id: clientId, revoked_tokens: revoked}
   })

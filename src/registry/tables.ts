@@ -24,6 +24,12 @@ export interface ClientTable {
   post_logout_redirect_uris: ColumnType<JsonText<string[]>, JsonText<string[]> | undefined, JsonText<string[]>>
   /** OpenID Connect: the algorithm this client's ID tokens are signed with (RS256 or ES256). */
   id_token_alg: ColumnType<string, string | undefined, string>
+  /**
+   * How the client proves itself at the token endpoint (RFC 7591): client_secret_basic (also
+   * accepts client_secret_post), client_secret_post, or none for a public client, whose
+   * secret_hash is empty and matches no secret.
+   */
+  token_endpoint_auth_method: ColumnType<string, string | undefined, string>
   created_at: string
   updated_at: string
 }

@@ -22,6 +22,8 @@ export interface ClientView {
   grants: Grant[]
   /** OpenID Connect: the algorithm the client's ID tokens are signed with (RS256 or ES256). */
   id_token_alg: string
+  /** How the client authenticates at the token endpoint; none: a public client, with no secret. */
+  token_endpoint_auth_method: string
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -43,6 +45,7 @@ export function clientView(row: Client): ClientView {
     post_logout_redirect_uris: row.post_logout_redirect_uris,
     grants: row.grants,
     id_token_alg: row.id_token_alg,
+    token_endpoint_auth_method: row.token_endpoint_auth_method,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

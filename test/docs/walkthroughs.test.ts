@@ -63,6 +63,15 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
     expect(run.stdout).toMatch(/\{"iss":"http:\/\/127\.0\.0\.1:\d+","sub":"4","aud":"[^"]+","nonce":"n-0S6_WzA2Mj","name":"Ana Ruiz","email":"ana@clinic\.example"\}/)
     expect(run.stdout).toContain('"email":"ana@clinic.example","email_verified":false}')
     expect(run.stdout).toMatch(/^303 http:\/\/127\.0\.0\.1:\d+\/demo\/callback\?state=bye$/m)
+    // A, refresh tokens: offline_access asked on the page, rotation, a replay ends the family.
+    expect(run.stdout).toContain('keep access while you are away')
+    expect(run.stdout).toContain('{"expires_in":3600,"scope":"openid profile email offline_access","refresh":43}')
+    expect(run.stdout).toContain('{"expires_in":3600,"id_token":true,"new_refresh":true}')
+    expect(run.stdout).toMatch(/^invalid_grant\n401$/m)
+    // A, a native app: no secret, PKCE on a loopback port, remembered consent the second time.
+    expect(run.stdout).toMatch(/^false$/m)
+    expect(run.stdout).toContain('{"token_type":"bearer","scope":"openid profile"}')
+    expect(run.stdout).toMatch(/^302$/m)
     // B: the partner holds the project, and the conformance run passed.
     expect(run.stdout).toContain('"name": "Heart failure therapies"')
     expect(run.stdout).toMatch(/"state": "complete"/)

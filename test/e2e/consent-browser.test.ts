@@ -52,7 +52,10 @@ describe.skipIf(!browserAvailable)('the consent page in a real browser (Debian C
     const context = await browser.newContext()
     const page = await context.newPage()
     const redirect = `${server.url}/demo/callback`
-    await page.goto(`${server.url}/oauth/authorize?${new URLSearchParams({client_id: 'demo-client', redirect_uri: redirect, response_type: 'code', state: 's2'})}`)
+    // The member allowed the profile above; a scope not allowed yet brings the consent page back.
+    await page.goto(
+      `${server.url}/oauth/authorize?${new URLSearchParams({client_id: 'demo-client', redirect_uri: redirect, response_type: 'code', state: 's2', scope: 'profile email'})}`,
+    )
     await page.fill('input[name="email"]', 'demo.doctor@medpanel.test')
     await page.fill('input[name="password"]', 'demo-password')
     await page.click('button[type="submit"]')

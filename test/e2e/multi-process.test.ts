@@ -164,6 +164,42 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
     }
   })
 
+  it('a refresh token replayed on one process ends its whole family on the others', async () => {
+    const authorize = new URL(`${servers[0]!.url}/oauth/authorize`)
+    authorize.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: 'http://127.0.0.1/callback',
+      response_type: 'code',
+      scope: 'openid profile offline_access',
+      state: 's',
+    }).toString()
+    const code = (await consentInBrowser(servers[0]!.url, authorize, member)).searchParams.get('code')!
+    type Tokens = {access_token: string; refresh_token: string; error?: string}
+    const token = async (server: RunningCli, fields: Record<string, string>) => {
+      const res = await fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: {authorization: basic(), 'content-type': 'application/x-www-form-urlencoded'},
+        body: new URLSearchParams(fields),
+      })
+      return {status: res.status, body: (await res.json()) as Tokens}
+    }
+    const first = await token(servers[0]!, {grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/callback'})
+    expect(first.status).toBe(200)
+    const second = await token(servers[1]!, {grant_type: 'refresh_token', refresh_token: first.body.refresh_token})
+    expect(second.status).toBe(200)
+    // The spent one, presented again on the third process: the family ends everywhere.
+    const replay = await token(servers[2]!, {grant_type: 'refresh_token', refresh_token: first.body.refresh_token})
+    expect(replay.body.error).toBe('invalid_grant')
+    const after = await token(servers[0]!, {grant_type: 'refresh_token', refresh_token: second.body.refresh_token})
+    expect(after.body.error).toBe('invalid_grant')
+    for (const server of servers) {
+      for (const access of [first.body.access_token, second.body.access_token]) {
+        const info = await fetch(`${server.url}/oauth/token/info`, {headers: {authorization: `Bearer ${access}`}})
+        expect(info.status).toBe(401)
+      }
+    }
+  })
+
   it("pushes queued while all three run reach partner-serve once each, in each project's order", async () => {
     const projects = ['PA', 'PB', 'PC', 'PD']
     for (const project of projects) pushStudy(project, 20, 300000000)

@@ -83,17 +83,22 @@ describe.skipIf(!browserAvailable)('OpenID Connect in Chromium, with a relying p
     await provider?.server.stop()
   })
 
-  /** Signs in on medpanel's page (if it shows) and allows; ends on the relying party's callback page. */
+  /**
+   * Signs in on medpanel's page (if it shows) and allows (unless the member allowed this client
+   * before: remembered consent goes straight back); ends on the relying party's callback page.
+   */
   async function signIn(page: Page) {
+    const ALLOW = 'button[name="decision"][value="allow"]'
     await page.goto(`${rpOrigin}/login`)
-    await page.waitForSelector('input[name="password"], button[name="decision"][value="allow"]')
+    await page.waitForSelector(`input[name="password"], ${ALLOW}, #who`)
     if (await page.$('input[name="password"]')) {
       expect(new URL(page.url()).origin).toBe(provider.server.url)
       await page.fill('input[name="email"]', MEMBER.email)
       await page.fill('input[name="password"]', MEMBER.password)
       await page.click('button[type="submit"]')
+      await page.waitForSelector(`${ALLOW}, #who`)
     }
-    await page.click('button[name="decision"][value="allow"]')
+    if (await page.$(ALLOW)) await page.click(ALLOW)
     await page.waitForSelector('#who')
     expect(page.url().startsWith(rp.redirectUri)).toBe(true)
     expect(await page.textContent('#who')).toBe(`${MEMBER.first_name} ${MEMBER.last_name} (${provider.sub}, ${MEMBER.email})`)
@@ -102,7 +107,7 @@ describe.skipIf(!browserAvailable)('OpenID Connect in Chromium, with a relying p
   /** Whether medpanel asks for the password when the relying party starts a new sign-in. */
   async function asksForPassword(page: Page) {
     await page.goto(`${rpOrigin}/login`)
-    await page.waitForSelector('input[name="password"], button[name="decision"][value="allow"]')
+    await page.waitForSelector('input[name="password"], button[name="decision"][value="allow"], #who')
     return (await page.$('input[name="password"]')) !== null
   }
 

@@ -1,10 +1,10 @@
 import * as client from 'openid-client'
 import {createRemoteJWKSet, jwtVerify} from 'jose'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cli, type Launcher} from '../helpers/cli.js'
+import {cli, cliJson, type Launcher} from '../helpers/cli.js'
 import {freshExecutable} from '../helpers/executable.js'
 import {CookieBrowser, isSignInPage} from '../helpers/oidc-browser.js'
-import {discover, expectedAtHash, memberClaims, signOn, startProvider, type Provider} from '../helpers/oidc.js'
+import {discover, expectedAtHash, MEMBER, memberClaims, signOn, startProvider, type Provider} from '../helpers/oidc.js'
 
 /**
  * The OpenID Provider in the single executable (Node 22's SEA, node:sqlite, keys made and sealed by
@@ -69,4 +69,44 @@ describe('OpenID Connect from the single executable', () => {
       expect(isSignInPage((await browser.open(again)).html)).toBe(true)
     })
   }
+
+  it('a native app: a public client registered with defaults, PKCE on a loopback port of its own, refresh with rotation', async () => {
+    const registered = cliJson<{client_id: string; client_secret?: string}>(
+      [
+        'register-client',
+        '--db',
+        provider.db,
+        '--name',
+        'Executable Native App',
+        '--url',
+        'https://native.example',
+        '--logo-url',
+        'https://native.example/logo.png',
+        '--redirect-uri',
+        'http://127.0.0.1/callback',
+        '--token-endpoint-auth-method',
+        'none',
+      ],
+      {},
+      launcher,
+    )
+    expect(registered.client_secret).toBeUndefined()
+    const config = await client.discovery(new URL(provider.server.url), registered.client_id, undefined, client.None(), {execute: [client.allowInsecureRequests]})
+    const verifier = client.randomPKCECodeVerifier()
+    const redirectUri = 'http://127.0.0.1:49213/callback'
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid profile offline_access',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    const callback = await new CookieBrowser(provider.server.url).authorize(url, MEMBER)
+    const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, idTokenExpected: true})
+    expect(tokens.expires_in).toBe(3600)
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!)
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
+    expect(refreshed.claims()?.sub).toBe(provider.sub)
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({error: 'invalid_grant'})
+    await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({error: 'invalid_grant'})
+  })
 })

@@ -28,7 +28,9 @@ export async function consentInBrowser(baseUrl: string, authorizeUrl: URL, crede
     }),
   )
   expect(signedIn.status).toBe(303)
-  const consentPage = remember(await fetch(new URL(signedIn.headers.get('location')!, baseUrl), {headers: {cookie: cookie()}}))
+  const consentPage = remember(await fetch(new URL(signedIn.headers.get('location')!, baseUrl), {headers: {cookie: cookie()}, redirect: 'manual'}))
+  // A client the member allowed these scopes before gets its code at once (remembered consent).
+  if (consentPage.status === 302) return new URL(consentPage.headers.get('location')!)
   const consentFields = fields(await consentPage.text())
   const decided = await fetch(`${baseUrl}/oauth/authorize`, {
     method: 'POST',

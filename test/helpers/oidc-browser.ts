@@ -84,15 +84,18 @@ export class CookieBrowser {
 
   /**
    * The browser's part of the code flow: open the authorize URL, sign in if the sign-in form shows
-   * (with `credentials`), press Allow on the consent page. Answers the redirect back to the client.
+   * (with `credentials`), press Allow on the consent page. Answers the redirect back to the client:
+   * at once, when the member allowed this client these scopes before (remembered consent).
    */
   async authorize(authorizeUrl: URL, credentials: Credentials): Promise<URL> {
     let page = await this.open(authorizeUrl)
+    if (page.status === 302) return new URL(page.location!)
     expect(page.status, page.html).toBe(200)
     if (isSignInPage(page.html)) {
       const signedIn = await this.post('/oauth/session', {...formFields(page.html, '/oauth/session'), ...credentials})
       expect(signedIn.status, await signedIn.clone().text()).toBe(303)
       page = await this.open(signedIn.headers.get('location')!)
+      if (page.status === 302) return new URL(page.location!)
       expect(page.status, page.html).toBe(200)
     }
     expect(isConsentPage(page.html), page.html).toBe(true)

@@ -24,6 +24,8 @@ const SHIPPED = [
   '2026112802_store_write_lock',
   '2026112901_withdrawal_context',
   '2026113001_conversation_search_lexemes',
+  '2026120101_client_auth_method',
+  '2026120102_refresh_tokens_and_consents',
 ]
 
 describe('the composed schema', () => {

@@ -142,6 +142,23 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(signedIn.status).toBe(303)
   })
 
+  it('remembers the consent its live member tokens stood for, and its clients keep authenticating as before', async () => {
+    const {store, app} = await upgraded()
+    // What the migration saw as live depends on when it ran: the fixture's token lives one year.
+    const tokens = await store.db.selectFrom('access_tokens').select(['client_id', 'expires_at', 'revoked_at']).where('member_id', '=', credentials.member_id).execute()
+    const liveAtMigration = tokens.filter((t) => t.revoked_at === null && (t.expires_at === null || Date.parse(t.expires_at) > Date.now()))
+    const consents = await store.db.selectFrom('consents').selectAll().execute()
+    expect(consents.map((c) => c.client_id)).toEqual([...new Set(liveAtMigration.map((t) => t.client_id))])
+    const client = (await listClients(store.db)).find((c) => c.client_id === credentials.client_id)
+    expect(client?.token_endpoint_auth_method).toBe('client_secret_basic')
+    // The secret still works, in the Basic header as in the form.
+    const basicAuth = await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic(credentials.client_id, credentials.client_secret)}))
+    expect(basicAuth.status).toBe(200)
+    // Without it, a confidential client is refused as before.
+    const bare = await app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: credentials.client_id}))
+    expect(bare.status).toBe(401)
+  })
+
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
     const {app} = await upgraded()
     const auth = {authorization: basic(credentials.client_id, credentials.client_secret)}

@@ -12,9 +12,10 @@ import {metricsOf} from '../../store/context.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
+import {isPublicClient} from './client-auth.js'
 import {isValidChallenge} from './pkce.js'
 import * as repo from './repository.js'
-import {AUTHORIZE_SCOPES, MEMBER_SCOPES, scopeList} from './scopes.js'
+import {AUTHORIZE_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS, scopeList} from './scopes.js'
 
 /** Authorization codes live ten minutes (config.ts says why), and only until first use. */
 export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
@@ -58,9 +59,7 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
   const client = req.client_id ? await findClient(db, req.client_id) : undefined
   if (!client) throw invalidRequest('unknown client_id: this application is not registered')
   if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
-  const registered = client.redirect_uris
-  // Exact, byte-for-byte comparison: no prefix, pattern or normalisation.
-  if (!req.redirect_uri || !registered.includes(req.redirect_uri)) {
+  if (!req.redirect_uri || !redirectMatches(client, req.redirect_uri)) {
     throw invalidRequest('redirect_uri does not match any URI registered for this application')
   }
   const back = (error: ErrorCode, description: string) =>
@@ -68,9 +67,9 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
 
   if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
   if (req.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code')
-  const scopes = req.scope ? scopeList(req.scope) : [...MEMBER_SCOPES]
-  const unknown = scopes.filter((s) => !AUTHORIZE_SCOPES.includes(s))
-  if (unknown.length > 0) throw back('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
+  const asked = req.scope ? scopeList(req.scope) : [...MEMBER_SCOPES]
+  const scopes = grantableScopes(asked)
+  if (scopes === undefined) throw back('invalid_scope', `unknown scope: ${asked.filter((s) => !AUTHORIZE_SCOPES.includes(s)).join(' ')}`)
   const oidc = scopes.includes(OPENID) ? readOidcRequest(req, back) : null
   let codeChallenge: string | null = null
   if (req.code_challenge !== undefined || req.code_challenge_method !== undefined) {
@@ -78,7 +77,38 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
     if (!req.code_challenge || !isValidChallenge(req.code_challenge)) throw back('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)')
     codeChallenge = req.code_challenge
   }
+  // A public client has no secret: PKCE is what stops a stolen code (RFC 9700 §2.1.1).
+  if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
   return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc}
+}
+
+/**
+ * The scopes a request may be granted, or undefined when a plain OAuth request names one medpanel
+ * does not know (invalid_scope, as always). An OpenID request is read as Core §3.1.2.1 says: an
+ * unknown value is ignored and left out of the grant, and offline_access asks for a refresh token.
+ */
+function grantableScopes(asked: string[]): string[] | undefined {
+  if (asked.includes(OPENID)) return asked.filter((scope) => AUTHORIZE_SCOPES.includes(scope) || scope === OFFLINE_ACCESS)
+  return asked.every((scope) => AUTHORIZE_SCOPES.includes(scope)) ? asked : undefined
+}
+
+/**
+ * Whether a redirect URI is one the client registered: byte for byte, with no prefix, pattern or
+ * normalisation. One exception, for public clients (native apps, RFC 8252 §7.3): a registered
+ * loopback IP address (http://127.0.0.1 or http://[::1]) matches on any port, since the app
+ * listens on whatever port the system gives it.
+ */
+export function redirectMatches(client: Client, uri: string): boolean {
+  if (client.redirect_uris.includes(uri)) return true
+  if (!isPublicClient(client) || !URL.canParse(uri)) return false
+  const asked = new URL(uri)
+  if (asked.protocol !== 'http:' || (asked.hostname !== '127.0.0.1' && asked.hostname !== '[::1]')) return false
+  return client.redirect_uris.some((registered) => {
+    const candidate = new URL(registered)
+    if (candidate.protocol !== 'http:' || candidate.hostname !== asked.hostname) return false
+    candidate.port = asked.port
+    return candidate.href === uri
+  })
 }
 
 /** An error sent back to the client on the redirect, once client and redirect URI are proven. */
@@ -98,6 +128,8 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
     const member = await getMemberRow(trx, memberId)
     if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
     await grants.supersedeCodes(trx, memberId, checked.client.id, stamp)
+    // Remembered, so the next sign-in for no more than this skips the consent page.
+    await grants.rememberConsent(trx, memberId, checked.client.id, checked.scopes, stamp)
     await repo.insertCode(trx, {
       code_hash: sha256(code),
       client_id: checked.client.id,

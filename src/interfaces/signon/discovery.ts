@@ -1,6 +1,6 @@
 import {CLAIMS_SUPPORTED, OPENID} from './oidc.js'
 import {GRANT_FLOWS} from './flows/index.js'
-import {CLIENT_SCOPES, MEMBER_SCOPES} from './scopes.js'
+import {CLIENT_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
 
 /**
@@ -14,6 +14,8 @@ import {ID_TOKEN_ALGS} from './signing-keys.js'
  */
 export function authorizationServerMetadata(issuer: string) {
   const auth = ['client_secret_basic', 'client_secret_post']
+  // Public clients (browser and native apps) hold no secret: they name themselves with client_id.
+  const publicToo = [...auth, 'none']
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -27,10 +29,10 @@ export function authorizationServerMetadata(issuer: string) {
     response_modes_supported: ['query'],
     grant_types_supported: [...GRANT_FLOWS.keys()],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: auth,
-    revocation_endpoint_auth_methods_supported: auth,
+    token_endpoint_auth_methods_supported: publicToo,
+    revocation_endpoint_auth_methods_supported: publicToo,
     introspection_endpoint_auth_methods_supported: auth,
-    scopes_supported: [OPENID, ...MEMBER_SCOPES, 'email', ...CLIENT_SCOPES],
+    scopes_supported: [OPENID, ...MEMBER_SCOPES, 'email', OFFLINE_ACCESS, ...CLIENT_SCOPES],
     // OpenID Connect: a public subject (the member id; see oidc.ts for why not pairwise).
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],

@@ -5,22 +5,29 @@ import * as grants from '../../grants/repository.js'
 import {resolveToken} from '../../grants/service.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
-import {type ClientCredentials, requireClient} from './client-auth.js'
+import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
 
 /**
  * RFC 7009 revocation: the authenticated client's token dies at once (token info and member info
- * refuse it in every process on the store). A token that is unknown, already dead or another
- * client's changes nothing, and the answer is the same, so nothing is learned from it. The
- * token_type_hint is advisory (RFC 7009 §2.1) and not read: medpanel issues only access tokens,
- * so every token is looked up as one, whatever the hint says. An empty `token` names no token
- * and is answered like an unknown one: simple-oauth2's revokeAll() sends `token=` for the refresh
- * token medpanel never issued. Only a request with no `token` at all is malformed.
+ * refuse it in every process on the store). A refresh token takes its whole family with it: every
+ * access and refresh token of the same authorization. A token that is unknown (of any length, an
+ * ID token say), already dead or another client's changes nothing, and the answer is the same, so
+ * nothing is learned from it. The token_type_hint is advisory (RFC 7009 §2.1) and not read: the
+ * token is looked up as both kinds. An empty `token` names no token and is answered like an
+ * unknown one (simple-oauth2's revokeAll() sends `token=` for a refresh token it never got). Only
+ * a request with no `token` at all is malformed.
  */
 export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
   const client = await requireClient(db, credentials, now)
   if (token === undefined) throw new AppError('invalid_request', 'token is required')
-  if (token === '' || token.length > 512) return
-  await writeTransaction(db, (trx) => grants.revokeTokens(trx, {tokenHash: sha256(token), clientId: client.id}, iso(now)))
+  if (token === '') return
+  const tokenHash = sha256(token)
+  const stamp = iso(now)
+  await writeTransaction(db, async (trx) => {
+    const refresh = await grants.findRefreshToken(trx, tokenHash)
+    if (refresh?.client_id === client.id) await grants.revokeTokens(trx, {codeHash: refresh.family}, stamp)
+    else await grants.revokeTokens(trx, {tokenHash, clientId: client.id}, stamp)
+  })
 }
 
 export type Introspection = {active: false} | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
@@ -31,6 +38,8 @@ export type Introspection = {active: false} | {active: true; scope: string; clie
  */
 export async function introspect(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<Introspection> {
   const client = await requireClient(db, credentials, now)
+  // Introspection is for a client's servers (RFC 7662 §2.1), which can keep a secret.
+  if (isPublicClient(client)) throw new AppError('invalid_client', 'a public client cannot introspect tokens; introspect from a server with a confidential client')
   if (!token) throw new AppError('invalid_request', 'token is required')
   const live = await resolveToken(db, token, now)
   if ('dead' in live || live.clientId !== client.id) return {active: false}

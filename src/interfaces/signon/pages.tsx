@@ -110,6 +110,11 @@ export const ConsentPage: FC<{
       {memberName}, <strong>{client.name}</strong> asks to confirm your membership
       {scopes.some((scope) => SCOPE_WORDS[scope]) ? ` and read ${scopes.flatMap((scope) => SCOPE_WORDS[scope] ?? []).join(', ')}` : ''}.
     </p>
+    {scopes.includes('offline_access') ? (
+      <p>
+        It also asks to <strong>keep access while you are away</strong>: it may renew its access without you, until you withdraw it.
+      </p>
+    ) : null}
     <form method="post" action="/oauth/authorize">
       <Hidden params={params} />
       <input type="hidden" name="csrf_token" value={csrf} />
@@ -146,7 +151,10 @@ const SCOPE_WORDS: Record<string, string> = {
 }
 const day = (iso: string) => iso.slice(0, 10)
 
-const canRead = (scopes: string[]) => scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join('; ')
+const canRead = (scopes: string[]) => {
+  const read = scopes.filter((scope) => scope !== 'offline_access').map((scope) => SCOPE_WORDS[scope] ?? scope)
+  return `${read.join('; ')}${scopes.includes('offline_access') ? ', and keep access while you are away' : ''}`
+}
 
 /**
  * What Doorkeeper calls authorized applications: every client the member allowed, each with a

@@ -155,3 +155,8 @@ export async function retireSigningKeys(db: Db, switchAt: string, publishUntil: 
 export async function deleteUnpublishedKeys(db: Db, now: string): Promise<void> {
   await db.deleteFrom('signing_keys').where('publish_until', '<=', now).execute()
 }
+
+/** A client as the applications page shows it, unless it expired (its grants are then void). */
+export async function applicationClient(db: Db, clientId: string): Promise<{client_id: string; name: string; url: string; logo_url: string} | undefined> {
+  return db.selectFrom('clients').select(['id as client_id', 'name', 'url', 'logo_url']).where('id', '=', clientId).where('expired_at', 'is', null).executeTakeFirst()
+}

@@ -57,14 +57,17 @@ export const tokenForm = z
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
     code_verifier: param(256),
+    refresh_token: param(512).openapi({description: 'refresh_token grant: the refresh token last issued (each is used once)'}),
     scope: param(256),
   })
   .openapi('TokenRequest')
 
 export const revokeForm = z
   .object({
-    token: param(512).openapi({description: 'The access token to revoke; an empty value names no token and is answered as an unknown one'}),
-    token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as an access token'}),
+    token: param(8192).openapi({
+      description: 'The access or refresh token to revoke (a refresh token ends its whole authorization); an empty or unknown value, of any length, is answered the same',
+    }),
+    token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as both kinds'}),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
   })
@@ -121,10 +124,16 @@ export const tokenResponse = z
   .object({
     access_token: z.string(),
     token_type: z.literal('bearer'),
-    expires_in: z.number().int().nullable().openapi({description: 'Seconds until expiry; null means no expiry'}),
+    expires_in: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .openapi({description: 'Seconds until expiry; null means no expiry. Absent on an OpenID request (scope openid) for a token that never expires'}),
     scope: z.string(),
     created_at: z.number().int(),
     id_token: z.string().optional().openapi({description: 'OpenID Connect: a signed JWT, only when the authorization request had the openid scope'}),
+    refresh_token: z.string().optional().openapi({description: 'Only when the member allowed offline_access (an OpenID request); each one is used once'}),
   })
   .openapi('AccessTokenResponse')
 

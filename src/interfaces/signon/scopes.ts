@@ -4,6 +4,12 @@ import {OIDC_SCOPES} from './oidc.js'
 export const MEMBER_SCOPES = ['profile'] as const
 /** What a client may ask a member for: the profile, and with OpenID Connect, who they are and their e-mail. */
 export const AUTHORIZE_SCOPES: readonly string[] = [...MEMBER_SCOPES, ...OIDC_SCOPES]
+/**
+ * OpenID Connect's request for a refresh token (Core §11): only on a request with `openid`, shown
+ * on the consent page as keeping access while the member is away.
+ */
+export const OFFLINE_ACCESS = 'offline_access'
+
 /** What a client's own token (client_credentials) may hold. */
 export const CLIENT_SCOPES = ['pulses'] as const
 

@@ -9,17 +9,34 @@ import type {Db} from '../../store/database.js'
 export interface TokenResponse {
   access_token: string
   token_type: 'bearer'
-  expires_in: number | null
+  /**
+   * Null: never expires (the seed's wire format). Left out on an OpenID request for a token that
+   * never expires: RFC 6749 §5.1 makes it optional, and strict libraries refuse null.
+   */
+  expires_in?: number | null
   scope: string
   created_at: number
   /** OpenID Connect: only for a code whose request had the openid scope. */
   id_token?: string
+  /** Only with the offline_access scope (OpenID Connect Core §11); rotated at every refresh. */
+  refresh_token?: string
 }
 
-/** Makes and stores an access token for the client (and the member, when it acts for one). */
-export async function mintToken(db: Db, client: Client, memberId: number | null, scopes: string, codeHash: string | null, now: Date): Promise<TokenResponse> {
+/**
+ * Makes and stores an access token for the client (and the member, when it acts for one). It lives
+ * the client's agreed lifetime unless `ttlSeconds` says otherwise (null: never expires).
+ */
+export async function mintToken(
+  db: Db,
+  client: Client,
+  memberId: number | null,
+  scopes: string,
+  codeHash: string | null,
+  now: Date,
+  ttlSeconds: number | null = client.token_ttl,
+): Promise<TokenResponse> {
   const token = randomToken(32)
-  const expiresAt = client.token_ttl === null ? null : iso(new Date(now.getTime() + client.token_ttl * 1000))
+  const expiresAt = ttlSeconds === null ? null : iso(new Date(now.getTime() + ttlSeconds * 1000))
   await grants.insertToken(db, {
     token_hash: sha256(token),
     client_id: client.id,
@@ -29,5 +46,16 @@ export async function mintToken(db: Db, client: Client, memberId: number | null,
     expires_at: expiresAt,
     created_at: iso(now),
   })
-  return {access_token: token, token_type: 'bearer', expires_in: client.token_ttl, scope: scopes, created_at: Math.floor(now.getTime() / 1000)}
+  return {access_token: token, token_type: 'bearer', expires_in: ttlSeconds, scope: scopes, created_at: Math.floor(now.getTime() / 1000)}
+}
+
+/**
+ * The answer to an OpenID request (scope openid): a token that never expires is told by leaving
+ * expires_in out, which RFC 6749 §5.1 allows and every OpenID library accepts, where null fails
+ * openid-client, oauth4webapi and Auth.js. A plain OAuth request keeps the seed's null.
+ */
+export function openidAnswer(response: TokenResponse): TokenResponse {
+  if (response.expires_in !== null) return response
+  const {expires_in: _never, ...rest} = response
+  return rest
 }

@@ -54,7 +54,7 @@ describe('OpenID Connect', () => {
       end_session_endpoint: `${ISSUER}/oauth/end_session`,
       id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       subject_types_supported: ['public'],
-      scopes_supported: ['openid', 'profile', 'email', 'pulses'],
+      scopes_supported: ['openid', 'profile', 'email', 'offline_access', 'pulses'],
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
     })

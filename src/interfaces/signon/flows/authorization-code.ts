@@ -8,7 +8,8 @@ import {writeTransaction} from '../../../store/db.js'
 import {issueIdToken, OPENID} from '../oidc.js'
 import {isValidVerifier, verifierMatches} from '../pkce.js'
 import * as repo from '../repository.js'
-import {mintToken} from '../tokens.js'
+import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
+import {mintToken, openidAnswer} from '../tokens.js'
 import type {GrantFlow} from './grant.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
@@ -49,8 +50,12 @@ export const authorizationCode: GrantFlow = {
       if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
       const member = await getMemberRow(trx, code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
-      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now)
-      return {minted, member, nonce: code.nonce, authTime: code.auth_time}
+      const scopes = code.scopes.split(' ')
+      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now), member, nonce: code.nonce, authTime: code.auth_time}
+      // offline_access: a short-lived access token, and the first refresh token of the family.
+      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, refreshedAccessTtl(client))
+      const grant = {family: codeHash, clientId: client.id, memberId: code.member_id, scopes: code.scopes, authTime: code.auth_time}
+      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, nonce: code.nonce, authTime: code.auth_time}
     })
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
@@ -70,6 +75,6 @@ export const authorizationCode: GrantFlow = {
       accessToken: minted.access_token,
       now,
     })
-    return {...minted, id_token: idToken}
+    return openidAnswer({...minted, id_token: idToken})
   },
 }

@@ -1,4 +1,5 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
+import type {Context} from 'hono'
 import {bodyLimit} from 'hono/body-limit'
 import {cors} from 'hono/cors'
 import {config} from '../../../config.js'
@@ -14,9 +15,10 @@ import {schemaHook} from '../../../http/validation.js'
 import {signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
 import {INFO_METHODS, infoRoutes} from './info.js'
-import {END_SESSION_PATH, OIDC_JSON_PATHS, OIDC_METHODS, oidcRoutes} from './oidc.js'
-import {APPLICATIONS_PATH, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
-import {METADATA_PATH, TOKEN_METHODS, tokenRoutes} from './token.js'
+import {clientCors} from './cors.js'
+import {END_SESSION_PATH, JWKS_PATH, OIDC_JSON_PATHS, OIDC_METHODS, OPENID_CONFIGURATION_PATH, oidcRoutes, USERINFO_PATH} from './oidc.js'
+import {APPLICATIONS_PATH, AUTHORIZE_PATH, isAuthorizeRequestPost, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
+import {METADATA_PATH, REVOKE_PATH, TOKEN_METHODS, TOKEN_PATH, tokenRoutes} from './token.js'
 
 /**
  * Interface A, by flow: the browser's pages and forms (pages.tsx), the endpoints clients call
@@ -60,8 +62,10 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const formOrigin = originCheck((c) => [...new Set([ctx.issuerOf(c), new URL(c.req.url).origin])])
   for (const path of Object.keys(PAGE_METHODS)) {
     app.use(path, errorShape(renderPage), bodyCap('form'))
-    // Forms only ever POST; a cross-site POST is refused before it reaches a handler.
-    if (path !== APPLICATIONS_PATH) app.on('POST', path, formOrigin)
+    // Forms only ever POST; a cross-site POST is refused before it reaches a handler. The one
+    // exception is an authorization request sent by POST, which any site may send, as by GET.
+    if (path === AUTHORIZE_PATH) app.on('POST', path, async (c, next) => ((await authorizeRequestPost(c)) ? next() : formOrigin(c, next)))
+    else if (path !== APPLICATIONS_PATH) app.on('POST', path, formOrigin)
   }
   // The logout endpoint is a page; relying parties may send it a form from their own site.
   app.use(END_SESSION_PATH, errorShape(renderPage), bodyCap('form'))
@@ -75,9 +79,11 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
   for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
 
-  // Relying parties that run in a browser read these from their own origin. None of them reads a
-  // cookie, so any origin may (UserInfo takes its Bearer token from the header alone).
-  for (const path of [...OIDC_JSON_PATHS, METADATA_PATH]) app.use(path, cors({origin: '*', allowHeaders: ['Authorization'], maxAge: 600}))
+  // Relying parties that run in a browser read these from their own origin: the public documents
+  // from any origin, the endpoints that answer a client's tokens from that client's origins only.
+  for (const path of [OPENID_CONFIGURATION_PATH, JWKS_PATH, METADATA_PATH]) app.use(path, cors({origin: '*', maxAge: 600}))
+  const browserApps = clientCors(deps.db)
+  for (const path of [TOKEN_PATH, REVOKE_PATH, USERINFO_PATH]) app.use(path, browserApps)
 
   registerSecuritySchemes(app)
   pageRoutes(app, ctx)
@@ -89,6 +95,12 @@ export function signonRoutes(deps: AppDeps): OpenAPIHono {
   const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, ...OIDC_METHODS, [METADATA_PATH]: ['GET']}
   for (const [path, methods] of Object.entries(served)) app.all(path, methodNotAllowed(...methods))
   return app
+}
+
+/** Whether a POST to the authorize endpoint is a relying party's authorization request (a form without the consent page's fields). */
+async function authorizeRequestPost(c: Context): Promise<boolean> {
+  if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) return false
+  return isAuthorizeRequestPost(await c.req.parseBody())
 }
 
 function registerSecuritySchemes(app: OpenAPIHono): void {

@@ -16,11 +16,12 @@ import {closeSession} from '../sessions.js'
 import {endSession, readSession} from '../session-cookie.js'
 import {publishedKeys} from '../signing-keys.js'
 import type {SignonContext} from './context.js'
+import {corsClient} from './cors.js'
 
 export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration'
 export const USERINFO_PATH = '/oauth/userinfo'
 export const END_SESSION_PATH = '/oauth/end_session'
-const JWKS_PATH = '/oauth/jwks'
+export const JWKS_PATH = '/oauth/jwks'
 
 /** The OpenID Connect routes and the methods each serves. */
 export const OIDC_METHODS: Record<string, string[]> = {
@@ -103,10 +104,11 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
-  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), answerAs: 'invalid_token'}))
+  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), answerAs: 'invalid_token', formBody: true}))
   for (const method of ['get', 'post'] as const) {
     app.openapi(userInfoRoute(method), async (c) => {
       await guard(c)
+      corsClient(c, c.get('token').clientId)
       return c.json(userInfo(c.get('token')), 200, {'Cache-Control': 'no-store'})
     })
   }

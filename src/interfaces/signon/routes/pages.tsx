@@ -11,7 +11,7 @@ import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
 import {allow, type AuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
-import {alreadyAllowed, authorizedApplications} from '../consent.js'
+import {authorizedApplications, scopesNotYetAllowed} from '../consent.js'
 import {closeSession, openSession} from '../sessions.js'
 import {signIn} from '../sign-in.js'
 import {endSession, readSession, startSession} from '../session-cookie.js'
@@ -29,7 +29,7 @@ export const AUTHORIZE_EXAMPLE = {
 }
 
 export const APPLICATIONS_PATH = '/oauth/authorized_applications'
-const AUTHORIZE_PATH = '/oauth/authorize'
+export const AUTHORIZE_PATH = '/oauth/authorize'
 const SESSION_PATH = '/oauth/session'
 const SIGN_OUT_PATH = '/oauth/sign_out'
 const REVOKE_APPLICATION_PATH = `${APPLICATIONS_PATH}/revoke`
@@ -186,6 +186,24 @@ function afterSignIn(params: Record<string, string | undefined>): Record<string,
   return {...params, prompt: prompt === '' ? undefined : prompt, max_age: undefined}
 }
 
+/**
+ * A redirect URI as a CSP source: its origin, or for a native app's private-use scheme (whose
+ * origin is opaque) the scheme itself.
+ */
+function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri)
+  return url.origin === 'null' ? url.protocol : url.origin
+}
+
+/**
+ * Whether a POST to the authorize endpoint is an authorization request (the relying party's form,
+ * Core §3.1.2.1) rather than the consent page's answer, which always carries its CSRF token and a
+ * decision.
+ */
+export function isAuthorizeRequestPost(form: {csrf_token?: string | undefined; decision?: string | undefined}): boolean {
+  return form.csrf_token === undefined && form.decision === undefined
+}
+
 function authorizeRequest(form: Record<string, string | undefined>): AuthorizeRequest {
   // request and request_uri are read only to be refused: no form carries them on.
   return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? '', request: form.request, request_uri: form.request_uri}
@@ -196,30 +214,43 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
   const {issuerOf, signedIn, sessionMember, formToken, requireFormToken} = ctx
 
-  app.openapi(authorizePage, async (c) => {
-    const query = c.req.valid('query')
+  /**
+   * The authorization request, by GET or by a form POST (OpenID Connect Core §3.1.2.1: both must
+   * work): the sign-in page, the consent page, or straight back to the client with a code when
+   * the member is signed in and already allowed everything asked (remembered consent), unless the
+   * client asked for the page (prompt=consent).
+   */
+  async function authorizeFlow(c: Context, query: Record<string, string | undefined>) {
     const checked = await checkAuthorizeRequest(db, authorizeRequest(query))
     const now = clock.now()
     const signed = await signedIn(c)
     // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
     const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
+    const notYet = current ? await scopesNotYetAllowed(db, current.member.id, checked, now) : checked.scopes
     if (checked.oidc?.prompt.has('none')) {
       // No page may be shown: a code if nothing needs the member, else the reason, to the client.
       if (!current) throw redirectError(checked, 'login_required', 'the member must sign in')
-      if (!(await alreadyAllowed(db, current.member.id, checked, now))) throw redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+      if (notYet.length > 0) throw redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+    }
+    if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
       return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
     }
     const csrf = await formToken(c)
     const params = formParams(query)
     c.header('Cache-Control', 'no-store')
     c.header('X-Frame-Options', 'DENY')
+    // Allow and Deny answer with a redirect to the client, and so may signing in, when the member
+    // allowed this before: the page's policy must let its form lead there.
+    c.header('Content-Security-Policy', pagePolicy([formTarget(checked.redirectUri)]))
     if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
-    // Allow and Deny answer with a redirect to the client: the page's policy must let the form lead there.
-    c.header('Content-Security-Policy', pagePolicy([new URL(checked.redirectUri).origin]))
     // Sign out comes back to this same request, now at its sign-in form.
     const returnTo = `${AUTHORIZE_PATH}?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))}`
-    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={checked.scopes} params={params} csrf={csrf} returnTo={returnTo} />)
-  })
+    // The page asks for what is new; with prompt=consent, for everything again.
+    const asked = notYet.length > 0 ? notYet : checked.scopes
+    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={asked} params={params} csrf={csrf} returnTo={returnTo} />)
+  }
+
+  app.openapi(authorizePage, async (c) => authorizeFlow(c, c.req.valid('query')))
 
   app.openapi(createSession, async (c) => {
     const form = c.req.valid('form')
@@ -247,6 +278,8 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(decide, async (c) => {
     const form = c.req.valid('form')
+    // A form with no decision is an authorization request sent by POST, from any site.
+    if (isAuthorizeRequestPost(form)) return authorizeFlow(c, form)
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     const checked = await checkAuthorizeRequest(db, authorizeRequest(form))
     const signed = await signedIn(c)

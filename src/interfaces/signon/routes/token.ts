@@ -11,11 +11,14 @@ import {type ClientCredentials, requireClient} from '../client-auth.js'
 import {GRANT_FLOWS} from '../flows/index.js'
 import {introspect, revoke} from '../introspection.js'
 import type {SignonContext} from './context.js'
+import {corsClient} from './cors.js'
 
 /** The endpoints a client calls with its own credentials, and the methods each serves. */
+export const TOKEN_PATH = '/oauth/token'
+export const REVOKE_PATH = '/oauth/revoke'
 export const TOKEN_METHODS: Record<string, string[]> = {
-  '/oauth/token': ['POST'],
-  '/oauth/revoke': ['POST'],
+  [TOKEN_PATH]: ['POST'],
+  [REVOKE_PATH]: ['POST'],
   '/oauth/introspect': ['POST'],
 }
 export const METADATA_PATH = '/.well-known/oauth-authorization-server'
@@ -115,6 +118,13 @@ const tokenRoute = createRoute({
  * header gets its Basic challenge from the OAuth error renderer (http/oauth-error.ts).
  */
 function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): ClientCredentials {
+  const credentials = presentedCredentials(c, form)
+  // A browser app's origin may read the answer only if it is one of this client's.
+  corsClient(c, credentials.clientId)
+  return credentials
+}
+
+function presentedCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): ClientCredentials {
   if (requestHeader(c, 'authorization') !== undefined) {
     const basic = readBasicCredentials(c, {formEncoded: true})
     if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
@@ -123,7 +133,7 @@ function clientCredentials(c: Context, form: {client_id?: string | undefined; cl
     return {clientId: basic.username, clientSecret: basic.password, address: clientAddress(c)}
   }
   if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret')
-  if (form.client_secret === undefined) throw new AppError('invalid_client', 'client_secret is required')
+  // Without a secret only a public client is proven (requireClient decides).
   return {clientId: form.client_id, clientSecret: form.client_secret, address: clientAddress(c)}
 }
 

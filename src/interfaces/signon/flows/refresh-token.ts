@@ -1,0 +1,70 @@
+import {AppError} from '../../../errors.js'
+import * as grants from '../../../grants/repository.js'
+import {iso} from '../../../lib/clock.js'
+import {sha256} from '../../../lib/hashing.js'
+import {getMemberRow, hasGrant} from '../../../registry/service.js'
+import {metricsOf} from '../../../store/context.js'
+import {writeTransaction} from '../../../store/db.js'
+import {issueIdToken, OPENID} from '../oidc.js'
+import {issueRefreshToken, refreshedAccessTtl} from '../refresh-tokens.js'
+import {scopeList} from '../scopes.js'
+import {mintToken} from '../tokens.js'
+import type {GrantFlow} from './grant.js'
+
+const invalidGrant = (why: string) => new AppError('invalid_grant', why)
+
+/**
+ * refresh_token (RFC 6749 §6), with rotation (RFC 9700 §4.14.2): every refresh spends the token
+ * and answers a new one of the same family, with a new access token. A spent token presented
+ * again means two parties hold the family (a thief and the client), so the whole family ends:
+ * every access and refresh token descended from the same authorization. A refresh may ask for
+ * fewer scopes than were granted, never more; the new refresh token keeps the whole grant.
+ */
+export const refreshToken: GrantFlow = {
+  grantType: 'refresh_token',
+  async exchange({db, form, authenticate, issuer, now}) {
+    if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')
+    const client = await authenticate()
+    if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the refresh_token grant')
+    const hash = sha256(form.refresh_token)
+    const stamp = iso(now)
+    const outcome = await writeTransaction(db, async (trx) => {
+      const row = await grants.findRefreshToken(trx, hash)
+      if (!row || row.client_id !== client.id) return invalidGrant('refresh token is invalid or was issued to another client')
+      if (row.revoked_at !== null) return invalidGrant('refresh token was revoked')
+      if (row.used_at !== null || !(await grants.useRefreshToken(trx, hash, stamp))) {
+        await grants.revokeTokens(trx, {codeHash: row.family}, stamp)
+        return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
+      }
+      if (row.expires_at <= stamp) return invalidGrant('refresh token has expired')
+      const granted = row.scopes.split(' ')
+      const asked = form.scope === undefined ? granted : scopeList(form.scope)
+      const beyond = asked.filter((scope) => !granted.includes(scope))
+      if (beyond.length > 0) return new AppError('invalid_scope', `scope goes beyond what the member allowed: ${beyond.join(' ')}`)
+      const member = await getMemberRow(trx, row.member_id)
+      if (member.active !== 1) return invalidGrant('the member is no longer active')
+      const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, refreshedAccessTtl(client))
+      const grant = {family: row.family, clientId: client.id, memberId: row.member_id, scopes: row.scopes, authTime: row.auth_time, familyExpiresAt: row.family_expires_at}
+      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, authTime: row.auth_time}
+    })
+    // Returned, not thrown, so the family's revocation above commits.
+    if (outcome instanceof AppError) throw outcome
+    metricsOf(db)?.signon.tokensIssued.refresh_token.inc()
+    const {minted, member} = outcome
+    const scopes = minted.scope.split(' ')
+    if (!scopes.includes(OPENID)) return minted
+    // Core §12.2: a new ID token for the same member and sign-in, without a nonce.
+    const idToken = await issueIdToken(db, {
+      issuer,
+      clientId: client.id,
+      alg: client.id_token_alg,
+      member,
+      scopes,
+      nonce: null,
+      authTime: outcome.authTime,
+      accessToken: minted.access_token,
+      now,
+    })
+    return {...minted, id_token: idToken}
+  },
+}

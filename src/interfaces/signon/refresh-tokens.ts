@@ -1,0 +1,51 @@
+import {config} from '../../config.js'
+import * as grants from '../../grants/repository.js'
+import {iso} from '../../lib/clock.js'
+import {sha256} from '../../lib/hashing.js'
+import {randomToken} from '../../lib/ids.js'
+import type {Client} from '../../registry/tables.js'
+import type {Db} from '../../store/database.js'
+import {OFFLINE_ACCESS} from './scopes.js'
+
+/** Whether a grant's scopes ask for a refresh token (offline_access, only ever on an OpenID request). */
+export function wantsRefreshToken(scopes: readonly string[]): boolean {
+  return scopes.includes(OFFLINE_ACCESS)
+}
+
+/** How long the access tokens of an authorization with a refresh token live: short unless the client agreed otherwise. */
+export function refreshedAccessTtl(client: Client): number {
+  return client.token_ttl ?? config.signon.refreshedAccessTokenSeconds
+}
+
+export interface RefreshGrant {
+  /** The hash of the authorization code the family began with. */
+  family: string
+  clientId: string
+  memberId: number
+  scopes: string
+  authTime: string | null
+  /** The family's absolute end; a new family's is its start plus the absolute lifetime. */
+  familyExpiresAt?: string
+}
+
+/**
+ * Makes and stores a refresh token of the family and answers it; only its hash is kept. It dies
+ * unused after the idle lifetime, and never outlives the family's absolute end.
+ */
+export async function issueRefreshToken(db: Db, grant: RefreshGrant, now: Date): Promise<string> {
+  const token = randomToken(32)
+  const familyEnd = grant.familyExpiresAt ?? iso(new Date(now.getTime() + config.signon.refreshTokenAbsoluteSeconds * 1000))
+  const idleEnd = Math.min(now.getTime() + config.signon.refreshTokenIdleSeconds * 1000, Date.parse(familyEnd))
+  await grants.insertRefreshToken(db, {
+    token_hash: sha256(token),
+    family: grant.family,
+    client_id: grant.clientId,
+    member_id: grant.memberId,
+    scopes: grant.scopes,
+    auth_time: grant.authTime,
+    created_at: iso(now),
+    expires_at: iso(new Date(idleEnd)),
+    family_expires_at: familyEnd,
+  })
+  return token
+}

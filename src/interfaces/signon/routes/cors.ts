@@ -1,0 +1,65 @@
+import type {Context, MiddlewareHandler} from 'hono'
+import {hasGrant} from '../../../registry/service.js'
+import {listClients} from '../../../registry/repository.js'
+import {readerOf} from '../../../store/db.js'
+import type {Db} from '../../../store/database.js'
+import {versionCache} from '../../../store/version-cache.js'
+
+/**
+ * Cross-origin access for the endpoints a browser app calls itself (the token endpoint,
+ * revocation and UserInfo): allowed to the origins of a client's registered http(s) redirect
+ * URIs, and no others, never `*` (these answers carry a client's tokens and a member's claims).
+ * A preflight names no client, so it is answered for an origin some live sign-on client
+ * registered; the answer itself carries Access-Control-Allow-Origin only when the origin is one
+ * of the client the request named (its client_id, or the client of the presented token). No
+ * cookie is read on these paths, so no credentials mode is offered.
+ */
+
+/** Each origin of a live sign-on client's http(s) redirect URIs, with the clients that registered it. */
+const originOwners = versionCache<string, Map<string, Set<string>>>(1)
+
+async function ownersOf(db: Db): Promise<Map<string, Set<string>>> {
+  return originOwners(db, '', async () => {
+    const owners = new Map<string, Set<string>>()
+    for (const client of await listClients(readerOf(db))) {
+      if (client.expired_at !== null || !hasGrant(client, 'signon')) continue
+      for (const uri of client.redirect_uris) {
+        const url = new URL(uri)
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') continue
+        const clients = owners.get(url.origin) ?? new Set<string>()
+        clients.add(client.id)
+        owners.set(url.origin, clients)
+      }
+    }
+    return owners
+  })
+}
+
+/** The client a request named, as the handler found it (set with `corsClient`). */
+const namedClients = new WeakMap<Context, string>()
+
+/** Records which client a request to a CORS endpoint speaks for: only its origins may read the answer. */
+export function corsClient(c: Context, clientId: string): void {
+  namedClients.set(c, clientId)
+}
+
+export function clientCors(db: Db): MiddlewareHandler {
+  return async function crossOrigin(c, next) {
+    const origin = c.req.header('origin')
+    const owners = origin === undefined ? undefined : (await ownersOf(db)).get(origin)
+    if (origin === undefined || owners === undefined) return next()
+    if (c.req.method === 'OPTIONS') {
+      return c.body(null, 204, {
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'GET, POST',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+        'Access-Control-Max-Age': '600',
+        Vary: 'Origin',
+      })
+    }
+    await next()
+    c.res.headers.append('Vary', 'Origin')
+    const named = namedClients.get(c)
+    if (named === undefined || owners.has(named)) c.res.headers.set('Access-Control-Allow-Origin', origin)
+  }
+}
