@@ -41,6 +41,8 @@ interface Credentials {
   balance: {available_funds: number}
   transactions: {transactions: {id: string; amount: number; status: string}[]}
   row_counts: Record<string, number>
+  /** From 0.6.0 on: a public client (no secret). */
+  public_client_id?: string
 }
 
 /** Every store an earlier release wrote, kept with its credentials (test/fixtures/make-store.sh). */
@@ -50,7 +52,7 @@ const releases = readdirSync(FIXTURES)
 
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
-  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0']))
+  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0']))
 })
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -144,11 +146,13 @@ describe.each(releases)('a store written by %s opens under this release with eve
 
   it('remembers the consent its live member tokens stood for, and its clients keep authenticating as before', async () => {
     const {store, app} = await upgraded()
+    // Releases before 0.6.0 knew consent only by live tokens; the migration filled it from them.
+    const beforeConsents = release.localeCompare('store-0.6.0', undefined, {numeric: true}) < 0
     // What the migration saw as live depends on when it ran: the fixture's token lives one year.
     const tokens = await store.db.selectFrom('access_tokens').select(['client_id', 'expires_at', 'revoked_at']).where('member_id', '=', credentials.member_id).execute()
     const liveAtMigration = tokens.filter((t) => t.revoked_at === null && (t.expires_at === null || Date.parse(t.expires_at) > Date.now()))
     const consents = await store.db.selectFrom('consents').selectAll().execute()
-    expect(consents.map((c) => c.client_id)).toEqual([...new Set(liveAtMigration.map((t) => t.client_id))])
+    if (beforeConsents) expect(consents.map((c) => c.client_id)).toEqual([...new Set(liveAtMigration.map((t) => t.client_id))])
     const client = (await listClients(store.db)).find((c) => c.client_id === credentials.client_id)
     expect(client?.token_endpoint_auth_method).toBe('client_secret_basic')
     // The secret still works, in the Basic header as in the form.
@@ -157,6 +161,19 @@ describe.each(releases)('a store written by %s opens under this release with eve
     // Without it, a confidential client is refused as before.
     const bare = await app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: credentials.client_id}))
     expect(bare.status).toBe(401)
+  })
+
+  it.runIf(credentials.public_client_id !== undefined)('its public client is still public: no secret, PKCE required, its native redirects kept', async () => {
+    const {store, app} = await upgraded()
+    const client = (await listClients(store.db)).find((c) => c.client_id === credentials.public_client_id)
+    expect(client).toMatchObject({token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1/callback', 'com.fixture.app:/callback']})
+    const params = {client_id: credentials.public_client_id!, redirect_uri: 'http://127.0.0.1:40123/callback', response_type: 'code', state: 's'}
+    const withoutPkce = await app.request(`/oauth/authorize?${new URLSearchParams(params)}`)
+    expect(new URL(withoutPkce.headers.get('location')!).searchParams.get('error')).toBe('invalid_request')
+    const withPkce = await app.request(
+      `/oauth/authorize?${new URLSearchParams({...params, code_challenge: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8', code_challenge_method: 'S256'})}`,
+    )
+    expect(withPkce.status).toBe(200)
   })
 
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
