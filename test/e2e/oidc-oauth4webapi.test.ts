@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cliJson} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
 import {expectedAtHash, jwtHeader, MEMBER, memberClaims, startProvider, type Provider, type RelyingParty} from '../helpers/oidc.js'
 
@@ -110,8 +111,12 @@ describe('OpenID Connect with oauth4webapi', () => {
   })
 
   it('without openid: no ID token (the library, told to require one, refuses), and UserInfo answers insufficient_scope', async () => {
-    const client = {client_id: rs.client_id}
-    const response = await codeFlow(rs, 'profile', undefined, client)
+    // A plain OAuth request keeps the seed's "expires_in": null for a token that never expires,
+    // which oauth4webapi refuses before it looks for an ID token: this client has a lifetime.
+    const plain = provider.register('Plain OAuth RP')
+    cliJson(['update-client', '--db', provider.db, plain.client_id, '--token-ttl', '900'], {}, provider.launcher)
+    const client = {client_id: plain.client_id}
+    const response = await codeFlow(plain, 'profile', undefined, client)
     const body = await response.clone().json()
     expect(body).not.toHaveProperty('id_token')
     await expect(oauth.processAuthorizationCodeResponse(as, client, response, {requireIdToken: true})).rejects.toMatchObject({

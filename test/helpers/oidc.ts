@@ -90,9 +90,8 @@ export async function startProvider(options: {launcher?: Launcher; db?: string} 
         redirectUri,
         '--post-logout-redirect-uri',
         postLogoutRedirectUri,
-        // openid-client wants a number in expires_in (RFC 6749 §5.1).
-        '--token-ttl',
-        '900',
+        // No --token-ttl: registered with defaults, as an integrator would; OpenID requests then
+        // answer without expires_in, which every library accepts.
         ...(alg === undefined ? [] : ['--id-token-alg', alg]),
       ],
       {},
