@@ -1,3 +1,5 @@
+import {ipv4Bytes, ipv6Groups} from './ip-address.js'
+
 /**
  * Where medpanel may send a partner's Basic credentials and pushed data. A partner URL is set by an
  * operator, but whoever controls the partner's DNS (or a typo) can point it at this host's own
@@ -6,40 +8,6 @@
  * targets are refused when a URL is registered and again, after DNS, before every request.
  * Loopback stays allowed: tests and `partner-serve` run the partner on this machine.
  */
-
-/** The four bytes of a dotted IPv4 address, or undefined when it is not one. */
-function ipv4Bytes(text: string): number[] | undefined {
-  const parts = text.split('.')
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p))) return undefined
-  const bytes = parts.map(Number)
-  return bytes.every((b) => b <= 255) ? bytes : undefined
-}
-
-/** The eight 16-bit groups of an IPv6 address (zone and brackets removed), or undefined. */
-function ipv6Groups(text: string): number[] | undefined {
-  let rest = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
-  if (!rest.includes(':')) return undefined
-  // A dotted IPv4 tail (::ffff:169.254.169.254) is two groups.
-  const tail: number[] = []
-  const dotted = /(?:^|:)(\d+\.\d+\.\d+\.\d+)$/.exec(rest)
-  if (dotted) {
-    const v4 = ipv4Bytes(dotted[1]!)
-    if (!v4) return undefined
-    tail.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!)
-    rest = rest.slice(0, rest.length - dotted[1]!.length)
-    if (rest.endsWith(':') && !rest.endsWith('::')) rest = rest.slice(0, -1)
-  }
-  const halves = rest.split('::')
-  if (halves.length > 2) return undefined
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? Number.parseInt(g, 16) : Number.NaN)))
-  const head = parse(halves[0]!)
-  const back = halves.length === 2 ? parse(halves[1]!) : []
-  const known = head.length + back.length + tail.length
-  if ([...head, ...back].some(Number.isNaN)) return undefined
-  if (halves.length === 1 && known !== 8) return undefined
-  if (halves.length === 2 && known > 7) return undefined
-  return [...head, ...Array<number>(8 - known).fill(0), ...back, ...tail]
-}
 
 function refusedIpv4(bytes: number[]): string | undefined {
   if (bytes[0] === 0) return 'the unspecified address (0.0.0.0/8 reaches this host itself)'
@@ -59,16 +27,37 @@ export function refusedAddress(address: string): string | undefined {
   if (g.every((x) => x === 0)) return 'the unspecified address (:: reaches this host itself)'
   if ((g[0]! & 0xffc0) === 0xfe80) return 'a link-local address (fe80::/10)'
   if (g.join(':') === [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254].join(':')) return 'the AWS instance metadata service (fd00:ec2::254)'
-  // IPv4 inside IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d)
-  // reach the same IPv4 host, so they answer for it.
-  const embedsV4 =
-    (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || (g[5] === 0 && (g[6] !== 0 || g[7]! > 1)))) ||
-    (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0))
-  if (embedsV4) {
-    const reason = refusedIpv4([g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff])
-    return reason && `${reason}, written as IPv6`
+  // IPv4 inside IPv6 reaches the same IPv4 host, so each embedded form answers for it.
+  for (const embedded of embeddedIpv4(g)) {
+    const reason = refusedIpv4(embedded)
+    if (reason) return `${reason}, written as IPv6`
   }
   return undefined
+}
+
+const bytesOf = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff]
+
+/**
+ * Every IPv4 address an IPv6 address may stand for: mapped or compatible with any run of zeros
+ * and one ffff before it (::ffff:a.b.c.d, ::ffff:0:a.b.c.d as SIIT writes it, ::a.b.c.d); 6to4
+ * (2002:AABB:CCDD::/16); Teredo (2001:0::/32: its server, and its client with the bits inverted);
+ * NAT64 (64:ff9b::/96, and the local-use 64:ff9b:1::/48 with the address after the prefix or at
+ * the end).
+ */
+function embeddedIpv4(g: number[]): number[][] {
+  const found: number[][] = []
+  const prefix = g.slice(0, 6)
+  const mapped = prefix.every((x) => x === 0 || x === 0xffff) && prefix.filter((x) => x === 0xffff).length <= 1
+  // :: and ::1 are IPv6's own unspecified and loopback addresses, not IPv4 ones.
+  const ownV6 = prefix.every((x) => x === 0) && g[6] === 0 && g[7]! <= 1
+  if (mapped && !ownV6) found.push(bytesOf(g[6]!, g[7]!))
+  if (g[0] === 0x2002) found.push(bytesOf(g[1]!, g[2]!))
+  if (g[0] === 0x2001 && g[1] === 0) found.push(bytesOf(g[2]!, g[3]!), bytesOf(g[6]! ^ 0xffff, g[7]! ^ 0xffff))
+  if (g[0] === 0x64 && g[1] === 0xff9b) {
+    found.push(bytesOf(g[6]!, g[7]!))
+    if (g[2] === 1) found.push(bytesOf(g[3]!, ((g[4]! & 0xff) << 8) | (g[5]! >> 8)))
+  }
+  return found
 }
 
 /** Whether a URL's host is this machine's loopback (where plain http never leaves the host). */

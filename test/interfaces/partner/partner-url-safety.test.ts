@@ -82,10 +82,33 @@ describe('which addresses a partner URL may name', () => {
       '[::ffff:0.0.0.0]',
       '64:ff9b::a9fe:a9fe',
       'fd00:ec2::254',
+      // SIIT, mapped with zeros after ffff, 6to4, Teredo (server; client inverted), local NAT64.
+      '::ffff:0:a9fe:a9fe',
+      '[::ffff:0:0:a9fe:a9fe]',
+      '::ffff:0:169.254.169.254',
+      '2002:a9fe:a9fe::',
+      '2001:0:a9fe:a9fe::1',
+      '2001:0:4136:e378:8000:63bf:5601:5601',
+      '64:ff9b:1:a9fe:a9:fe00::',
+      '64:ff9b:1::a9fe:a9fe',
     ]) {
       expect(refusedAddress(bad), bad).toBeDefined()
     }
-    for (const good of ['127.0.0.1', '::1', '[::1]', '10.0.0.7', '192.168.1.2', '203.0.113.9', '2001:db8::1', '::ffff:127.0.0.1', 'fec0::1', 'partner.example']) {
+    for (const good of [
+      '127.0.0.1',
+      '::1',
+      '[::1]',
+      '10.0.0.7',
+      '192.168.1.2',
+      '203.0.113.9',
+      '2001:db8::1',
+      '::ffff:127.0.0.1',
+      'fec0::1',
+      'partner.example',
+      '2002:c633:6401::1',
+      '2001:0:c633:6401::1',
+      '64:ff9b::c633:6401',
+    ]) {
       expect(refusedAddress(good), good).toBeUndefined()
     }
   })
@@ -107,6 +130,9 @@ describe('registering a partner URL', () => {
       ['http://0xa9.0xfe.0xa9.0xfe/', /link-local/],
       ['http://[fe80::1]:8080', /link-local/],
       ['http://[::ffff:169.254.169.254]', /link-local.*IPv6/],
+      ['https://[::ffff:0:a9fe:a9fe]/', /link-local.*IPv6/],
+      ['https://[::ffff:0:0:a9fe:a9fe]/', /link-local.*IPv6/],
+      ['https://[2002:a9fe:a9fe::]/', /link-local.*IPv6/],
       ['http://0.0.0.0:8080', /unspecified/],
       ['http://[::]:8080', /unspecified/],
       ['https://user:hunter2pw@partner.example', /must not carry credentials/],
