@@ -1,6 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import proxyaddr from 'proxy-addr'
 import {AppError} from '../errors.js'
+import {normalizeAddress} from '../lib/ip-address.js'
 import {nodeIncoming} from './hono-node.js'
 
 declare module 'hono' {
@@ -10,9 +11,13 @@ declare module 'hono' {
   }
 }
 
-/** The peer of the TCP connection; undefined where the runtime does not tell (in-process requests). */
+/**
+ * The peer of the TCP connection, normalised (lib/ip-address.ts: an IPv4-mapped IPv6 peer is its
+ * IPv4 address); undefined where the runtime does not tell (in-process requests).
+ */
 export function peerAddress(c: Context): string | undefined {
-  return nodeIncoming(c)?.socket?.remoteAddress
+  const peer = nodeIncoming(c)?.socket?.remoteAddress
+  return peer === undefined ? undefined : (normalizeAddress(peer) ?? peer)
 }
 
 /**
@@ -40,16 +45,25 @@ export function parseTrustedProxies(given: readonly string[]): string[] {
 
 /**
  * Middleware that takes the caller's address from X-Forwarded-For when the peer is one of
- * `trusted` (see clientAddress). Mounted only when there are trusted proxies.
+ * `trusted` (see clientAddress). Mounted only when there are trusted proxies. Every forwarded
+ * value is normalised like the socket's (a port or a zone id dropped, IPv4-mapped made IPv4), so
+ * one caller has one address; a value that is not an address at all names nobody, and the caller
+ * is then the proxy itself: nothing a client writes in the header reaches a limit's key or the log
+ * as it was written.
  */
 export function forwardedFor(trusted: readonly string[]): MiddlewareHandler {
   const trust = proxyaddr.compile([...trusted])
+  const trusts = (address: string, hop: number) => {
+    const normal = normalizeAddress(address)
+    return normal !== undefined && trust(normal, hop)
+  }
   return function takeForwardedAddress(c, next) {
     const peer = peerAddress(c)
     if (peer !== undefined && trust(peer, 0)) {
       const header = c.req.header('x-forwarded-for')
       const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header}}
-      c.set('forwardedFor', proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trust))
+      const caller = proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trusts)
+      c.set('forwardedFor', normalizeAddress(caller) ?? peer)
     }
     return next()
   }

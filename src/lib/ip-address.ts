@@ -60,9 +60,13 @@ function formatIpv6(groups: number[]): string {
  */
 export function normalizeAddress(raw: string): string | undefined {
   let text = raw.trim()
-  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text)
+  const port = /^(\[[^\]]+\]|[\d.]+):(\d{1,5})$/.exec(text)
+  if (port) {
+    if (Number(port[2]) > 65535) return undefined
+    text = port[1]!
+  }
+  const bracketed = /^\[([^\]]+)\]$/.exec(text)
   if (bracketed) text = bracketed[1]!
-  else if (/^[\d.]+:\d{1,5}$/.test(text)) text = text.slice(0, text.lastIndexOf(':'))
   if (ipv4Bytes(text)) return ipv4Bytes(text)!.join('.')
   const groups = ipv6Groups(text)
   if (!groups) return undefined

@@ -1,5 +1,6 @@
 import {AppError} from '../errors.js'
 import {normalEmail} from '../lib/email.js'
+import {limitKey} from '../lib/ip-address.js'
 import {type Clock, iso} from '../lib/clock.js'
 import type {Db} from '../store/database.js'
 import {writeTransaction} from '../store/db.js'
@@ -42,9 +43,12 @@ const GUESSER: Rule = {free: THROTTLE.guesserFreeFailures, maxLockSeconds: THROT
 /** The kinds of high-entropy credential; each is counted apart, so one never locks another. */
 export type CredentialKind = 'client-secret' | 'api-key'
 
-/** Where an attempt came from; in-process requests (tests) have no address and share one. */
+/**
+ * Where an attempt came from, as the limits key it: an IPv6 caller by its /64 (a host given a /64
+ * picks any of its addresses); in-process requests (tests) have no address and share one.
+ */
 function addressPart(address: string | undefined): string {
-  return address ?? '-'
+  return address === undefined ? '-' : limitKey(address)
 }
 
 function memberSubject(email: string): string {
@@ -149,7 +153,7 @@ export async function guardPasswordCheck<T>(db: Db, email: string, address: stri
   try {
     // In-process requests carry no address: only the member-wide bound applies to them.
     for (const [key, limit] of [
-      [`address:${address}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
+      [`address:${addressPart(address)}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
       [member, THROTTLE.passwordChecksInFlightPerMember],
     ] as const) {
       if (!enter(key, limit)) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))

@@ -253,6 +253,34 @@ describe('serve --trust-proxy', () => {
     expect(proxied.stderr()).toMatch(/POST \/oauth\/session 303 .* addr=198\.51\.100\.2/)
   })
 
+  /** Waits until the server's log shows a line matching `pattern` (lines are written as answers go out). */
+  async function logged(server: RunningCli, pattern: RegExp): Promise<string> {
+    for (;;) {
+      const line = server.stderr().split('\n').find((l) => pattern.test(l))
+      if (line !== undefined) return line
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  it('a forwarded caller is one address whatever port it is written with', async () => {
+    const statuses: number[] = []
+    for (let port = 40001; port <= 40006; port++) statuses.push(...(await attempts(proxied, '127.0.0.1', `10.77.7.7:${port}`, 'wrong', 1)))
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  it('an IPv4-mapped IPv6 caller is the same caller as its IPv4 address', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push(...(await attempts(proxied, '127.0.0.1', i % 2 === 0 ? '::ffff:10.79.7.7' : '10.79.7.7', 'wrong', 1)))
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  it('a forwarded value that is not an address names nobody: the proxy is the caller, and the log never shows it as written', async () => {
+    expect(await attempts(proxied, '127.0.0.1', 'garbage addr=6.6.6.6', 'wrong', 1)).toEqual([401])
+    const line = await logged(proxied, /POST \/oauth\/session 401 .*addr=127\.0\.0\.1$/)
+    expect(line).not.toContain('garbage')
+    expect(proxied.stderr()).not.toContain('addr=garbage')
+  })
+
   it('from a peer that is not a listed proxy, X-Forwarded-For is ignored', async () => {
     const statuses = [...(await attempts(proxied, '127.0.0.30', '192.0.2.1', 'wrong', 3)), ...(await attempts(proxied, '127.0.0.30', '192.0.2.2', 'wrong', 3))]
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
