@@ -256,7 +256,10 @@ describe('serve --trust-proxy', () => {
   /** Waits until the server's log shows a line matching `pattern` (lines are written as answers go out). */
   async function logged(server: RunningCli, pattern: RegExp): Promise<string> {
     for (;;) {
-      const line = server.stderr().split('\n').find((l) => pattern.test(l))
+      const line = server
+        .stderr()
+        .split('\n')
+        .find((l) => pattern.test(l))
       if (line !== undefined) return line
       await new Promise((resolve) => setImmediate(resolve))
     }
