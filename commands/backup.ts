@@ -1,4 +1,5 @@
 import * as Flags from '@oclif/core/flags'
+import {AppError} from '../src/errors.js'
 import {backupStore, type BackupResult} from '../src/store/backup.js'
 import {BaseCommand} from './base-command.js'
 
@@ -11,6 +12,13 @@ export default class Backup extends BaseCommand<typeof Backup> {
   }
 
   async run(): Promise<BackupResult> {
+    // VACUUM INTO is SQLite's: a PostgreSQL database is copied with its own tools.
+    if ((this.flags as {'database-url'?: string})['database-url']) {
+      throw new AppError(
+        'bad_request',
+        'backup copies a SQLite store file; back up a PostgreSQL store with pg_dump (docs/operations.md, "Backups")',
+      )
+    }
     const result = await backupStore((await this.openStore()).db, this.flags.to)
     this.say(`Backed up to ${result.file} (${result.bytes} bytes) with its key in ${result.key_file}. Keep both.`)
     return result

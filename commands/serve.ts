@@ -3,7 +3,7 @@ import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
 import {startServer, untilSignal} from '../src/server.js'
-import {isPostgresUrl, printableUrl, writeStats} from '../src/store/db.js'
+import {isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/interfaces/partner/transport.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
@@ -118,6 +118,9 @@ export default class Serve extends BaseCommand<typeof Serve> {
     // ready line (or during start-up) still gets the graceful path below, never the default kill.
     const signalled = untilSignal()
     const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})})
+    // The store's keys are read now, not at the first sign-in: a process that could not sign
+    // anyone in (PostgreSQL without MEDPANEL_SECRET_KEY) must not start and report itself healthy.
+    keyringOf(db)
     const flags = this.flags
     const logFormat = this.logFormat()
     // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
