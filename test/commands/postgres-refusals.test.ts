@@ -3,9 +3,10 @@ import {cli, cliJson, startCli} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
 /*
- * A PostgreSQL store keeps its sealing keys in MEDPANEL_SECRET_KEY only. A `serve` started without
- * it could not sign anyone in (the consent page, sign-in and the key set need the keys), so it
- * must not start at all, let alone answer /healthz with 200.
+ * What commands refuse on PostgreSQL, each in one line. A PostgreSQL store keeps its sealing keys
+ * in MEDPANEL_SECRET_KEY only: a `serve` started without it could not sign anyone in (the consent
+ * page, sign-in and the key set need the keys), so it must not start at all, let alone answer
+ * /healthz with 200. backup and restore are for SQLite store files.
  */
 describe.skipIf(!onPostgres)('serve on PostgreSQL without MEDPANEL_SECRET_KEY', () => {
   it('refuses to start, with the one line the other commands print, and serves nothing', async () => {
