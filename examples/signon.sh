@@ -19,11 +19,18 @@ signed_in=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" -b "$jar" -H "Origi
   "$MEDPANEL_URL/oauth/session")
 check "sign-in answers with a redirect to the consent page" "$signed_in" 303
 
-consent=$(curl -sf -c "$jar" -b "$jar" "$authorize")
-csrf=$(sed -n 's/.*name="csrf_token" value="\([^"]*\)".*/\1/p' <<<"$consent" | head -1)
-location=$(curl -s -o /dev/null -w '%{redirect_url}' -c "$jar" -b "$jar" -H "Origin: $MEDPANEL_URL" \
-  --data-urlencode client_id=demo-client --data-urlencode "redirect_uri=$redirect" -d response_type=code -d state=example-state \
-  --data-urlencode "csrf_token=$csrf" -d decision=allow "$MEDPANEL_URL/oauth/authorize")
+# The consent page, with a new form token (a sign-in rotates it). A member who allowed the demo
+# client before is sent straight back with a code instead: consent is remembered.
+consent=$(curl -s -c "$jar" -b "$jar" -w '\n%{http_code} %{redirect_url}' "$authorize")
+answer=$(tail -1 <<<"$consent")
+if [ "${answer%% *}" = 302 ]; then
+  location=${answer#* }
+else
+  csrf=$(sed -n 's/.*name="csrf_token" value="\([^"]*\)".*/\1/p' <<<"$consent" | head -1)
+  location=$(curl -s -o /dev/null -w '%{redirect_url}' -c "$jar" -b "$jar" -H "Origin: $MEDPANEL_URL" \
+    --data-urlencode client_id=demo-client --data-urlencode "redirect_uri=$redirect" -d response_type=code -d state=example-state \
+    --data-urlencode "csrf_token=$csrf" -d decision=allow "$MEDPANEL_URL/oauth/authorize")
+fi
 code=$(sed -n 's/.*[?&]code=\([^&]*\).*/\1/p' <<<"$location")
 check "Allow redirects back with the state" "$(sed -n 's/.*[?&]state=\([^&]*\).*/\1/p' <<<"$location")" example-state
 [ -n "$code" ] || { echo "FAILED: no code in $location" >&2; exit 1; }

@@ -35,9 +35,13 @@ export async function readSession(c: Context, secret: string): Promise<string | 
   return typeof raw === 'string' && SESSION_ID.test(raw) ? raw : undefined
 }
 
-/** Hands the browser a new session's id (signon.openSession), for SESSION_SECONDS at most. */
+/**
+ * Hands the browser a new session's id (signon.openSession), for SESSION_SECONDS at most, and a
+ * new form token: a token someone saw or planted before the sign-in is worth nothing after it.
+ */
 export async function startSession(c: Context, secret: string, sessionId: string, publicHttps = false): Promise<void> {
   await setSignedCookie(c, SESSION, sessionId, secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
+  await setSignedCookie(c, CSRF, randomToken(24), secret, cookieOptions(c, SESSION_SECONDS, publicHttps))
 }
 
 /** Drops the cookie; the session itself is ended on the server first (signon.closeSession). */

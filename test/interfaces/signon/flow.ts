@@ -21,6 +21,10 @@ export class CookieJar {
     }
     return res
   }
+  /** A cookie's value as the browser keeps it. */
+  get(name: string): string | undefined {
+    return this.cookies.get(name)
+  }
   header(): Record<string, string> {
     return this.cookies.size ? {cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')} : {}
   }
@@ -66,7 +70,11 @@ export async function signIn(
   const page = jar.take(await ctx.app.request(authorizeUrl(params)))
   const csrf = csrfOf(await page.text())
   const res = jar.take(await ctx.app.request('/oauth/session', form({...params, csrf_token: csrf, email, password}, {...jar.header(), origin: ORIGIN})))
-  return {jar, csrf, res}
+  // A sign-in rotates the form token: the next page carries the new one, which is the cookie's
+  // signed value (value.signature).
+  const rotated = jar.get('mp_csrf')
+  const next = rotated === undefined ? csrf : decodeURIComponent(rotated).slice(0, decodeURIComponent(rotated).lastIndexOf('.'))
+  return {jar, csrf: res.status === 303 ? next : csrf, res}
 }
 
 /** The whole browser part: sign in and press a button. Returns the redirect Location. */
