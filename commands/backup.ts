@@ -14,10 +14,7 @@ export default class Backup extends BaseCommand<typeof Backup> {
   async run(): Promise<BackupResult> {
     // VACUUM INTO is SQLite's: a PostgreSQL database is copied with its own tools.
     if ((this.flags as {'database-url'?: string})['database-url']) {
-      throw new AppError(
-        'bad_request',
-        'backup copies a SQLite store file; back up a PostgreSQL store with pg_dump (docs/operations.md, "Backups")',
-      )
+      throw new AppError('bad_request', 'backup copies a SQLite store file; back up a PostgreSQL store with pg_dump (docs/operations.md, "Backups")')
     }
     const result = await backupStore((await this.openStore()).db, this.flags.to)
     this.say(`Backed up to ${result.file} (${result.bytes} bytes) with its key in ${result.key_file}. Keep both.`)

@@ -12,7 +12,11 @@ export default class Restore extends BaseCommand<typeof Restore> {
 
   async run(): Promise<RestoreResult> {
     const flags = this.flags as {db?: string; 'database-url'?: string; from: string}
-    if (flags['database-url']) throw new AppError('bad_request', 'restore puts a backup in place of a SQLite store file, given with --db; for a PostgreSQL store use pg_restore or psql with the dump pg_dump made')
+    if (flags['database-url'])
+      throw new AppError(
+        'bad_request',
+        'restore puts a backup in place of a SQLite store file, given with --db; for a PostgreSQL store use pg_restore or psql with the dump pg_dump made',
+      )
     // Not this.openStore(): opening would create or migrate the very file being replaced.
     const result = await restoreStore(flags.from, flags.db ?? DEFAULT_STORE)
     this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.`)
