@@ -1,3 +1,4 @@
+import {ILL_FORMED_TEXT, isWellFormedText} from '../lib/unicode.js'
 import {z} from 'zod'
 import {canonical} from '../lib/enums.js'
 import {isEmailAddress, normalEmail} from '../lib/email.js'
@@ -101,6 +102,7 @@ const name = z
   .min(1, 'is required')
   .max(200, 'must be at most 200 characters')
   .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters (escape sequences, line breaks)')
+  .refine(isWellFormedText, ILL_FORMED_TEXT)
 
 /** A client id chosen by the operator (register-client --client-id): readable, URL-safe, not too short. */
 export const clientIdSchema = z
@@ -193,7 +195,7 @@ export const publicClientRules = z
 
 export const newMemberSchema = z
   .object({
-    email: z.string().max(1024).transform(normalEmail).pipe(z.string().max(254).refine(isEmailAddress, 'must be an e-mail address')),
+    email: z.string().max(1024).refine(isWellFormedText, ILL_FORMED_TEXT).transform(normalEmail).pipe(z.string().max(254).refine(isEmailAddress, 'must be an e-mail address')),
     password: z.string().min(8, 'must be at least 8 characters').max(1024),
     first_name: name,
     last_name: name,

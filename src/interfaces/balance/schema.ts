@@ -1,3 +1,4 @@
+import {ILL_FORMED_TEXT, isWellFormedText} from '../../lib/unicode.js'
 import {z} from 'zod'
 import {useOpenApi} from '../../lib/zod.js'
 
@@ -62,6 +63,7 @@ function fieldProblem(field: MemberDetailField, value: string, details: MemberDe
   // Details go to payout tooling and operators' screens: an escape sequence or a line break
   // inside a name would be acted on there, not shown.
   if (CONTROL.test(value)) return 'must not contain control characters (escape sequences, line breaks, tabs)'
+  if (!isWellFormedText(value)) return ILL_FORMED_TEXT
   switch (field) {
     case 'email':
       return isEmailAddress(value) ? undefined : 'must be a valid e-mail address'

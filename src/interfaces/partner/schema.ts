@@ -1,3 +1,4 @@
+import {ILL_FORMED_TEXT, isWellFormedText} from '../../lib/unicode.js'
 import {Decimal} from 'decimal.js'
 import {z} from 'zod'
 import {type JsonText, toJsonText} from '../../store/json.js'
@@ -93,6 +94,7 @@ export const id = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters')
+  .refine(isWellFormedText, ILL_FORMED_TEXT)
   .refine((v) => !isDotSegment(v), 'must not be "." or ".." (they would change the partner path)')
 
 /** "." and ".." in any spelling a URL parser folds into a path step (%2e is a dot to it too). */
