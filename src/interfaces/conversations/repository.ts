@@ -19,6 +19,8 @@ type Kind = keyof typeof KINDS
 const ID_BITS = 31n
 const LAST_SECOND = 2n ** 32n - 1n
 const ID_MASK = (2n ** ID_BITS - 1n).toString()
+/** The largest search key: (LAST_SECOND << ID_BITS) | ID_MASK, the largest signed 64-bit integer. */
+const MAX_KEY = 2n ** 63n - 1n
 
 function second(isoTime: string): bigint {
   const s = BigInt(Math.floor(new Date(isoTime).getTime() / 1000))
@@ -36,7 +38,9 @@ export function windowKeys(start: string, end: string): {lo: bigint; hi: bigint;
   return {
     lo: first << ID_BITS,
     hi: (last << ID_BITS) | (2n ** ID_BITS - 1n),
-    loInner: (first + 1n) << ID_BITS,
+    // A window starting in the key's last second (2106 and after, clamped) has no inner range;
+    // the bound must still fit the 64-bit integer the store binds.
+    loInner: first === LAST_SECOND ? MAX_KEY : (first + 1n) << ID_BITS,
     hiInner: (last << ID_BITS) - 1n,
   }
 }

@@ -13,7 +13,8 @@ export function isIsoDateTime(value: string): boolean {
   if (!match) return false
   const [year, month, day, hour, minute, secondOfMinute] = value.slice(0, 19).split(/[-T:]/).map(Number) as [number, number, number, number, number, number]
   // Date.parse rolls 2025-02-30 over into March; refuse it instead of moving the instant.
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  // setUTCFullYear, not Date.UTC, which reads years 0 to 99 as 1900 to 1999 (0000 is a leap year, 1900 is not).
+  const daysInMonth = new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate()
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || secondOfMinute > 59) return false
   const offset = /([+-])(\d{2}):(\d{2})$/.exec(value)
   if (offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false

@@ -80,6 +80,11 @@ type Cover = {query: string; lexemes: number}[]
 const or = (cover: Cover) => cover.map((part) => part.query).join(' | ')
 const size = (cover: Cover) => cover.reduce((sum, part) => sum + part.lexemes, 0)
 const dayOf = (ms: number) => ms / DAY_MS
+/**
+ * Midnight UTC of a date, for every year the window allows: Date.UTC reads years 0 to 99 as
+ * 1900 to 1999, which once made the cover of a window in those years empty (an invalid tsquery).
+ */
+const utcMidnight = (year: number, month: number, day: number) => new Date(0).setUTCFullYear(year, month, day)
 const label = (day: number, length: number) => `'@${new Date(day * DAY_MS).toISOString().slice(0, length)}'`
 
 /**
@@ -98,7 +103,7 @@ function years(from: number, to: number): Cover {
   const cover: Cover = []
   for (let day = from; day < to; ) {
     const year = new Date(day * DAY_MS).getUTCFullYear()
-    const [yearFrom, yearTo] = [dayOf(Date.UTC(year, 0, 1)), dayOf(Date.UTC(year + 1, 0, 1))]
+    const [yearFrom, yearTo] = [dayOf(utcMidnight(year, 0, 1)), dayOf(utcMidnight(year + 1, 0, 1))]
     const end = Math.min(to, yearTo)
     cover.push(...within(label(day, 4), yearFrom, yearTo, day, end, months))
     day = end
@@ -110,7 +115,7 @@ function months(from: number, to: number): Cover {
   const cover: Cover = []
   for (let day = from; day < to; ) {
     const date = new Date(day * DAY_MS)
-    const [monthFrom, monthTo] = [dayOf(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)), dayOf(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1))]
+    const [monthFrom, monthTo] = [dayOf(utcMidnight(date.getUTCFullYear(), date.getUTCMonth(), 1)), dayOf(utcMidnight(date.getUTCFullYear(), date.getUTCMonth() + 1, 1))]
     const end = Math.min(to, monthTo)
     cover.push(...within(label(day, 7), monthFrom, monthTo, day, end, days))
     day = end

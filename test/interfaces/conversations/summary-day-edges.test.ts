@@ -59,7 +59,7 @@ describe('a summary at the edges of its days', () => {
 
   async function summary(start: string, end: string, terms = TERMS) {
     const res = await ctx.app.request(`/conversations/summary?${query(terms, start, end)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
-    expect(res.status).toBe(200)
+    expect(res.status, `${start}..${end}: ${ctx.logs.slice(-3).join('\n')}`).toBe(200)
     return (await res.json()).summary as {terms: {term: string; matches: number; posts: number; comments: number}[]; uniques: {posts: number; comments: number}}
   }
 
@@ -230,4 +230,17 @@ describe('a summary at the edges of its days', () => {
       })
     })
   }
+  it('answers windows in the years 0000 to 0099 and 9999 like any other: nothing found, no error, on either store', async () => {
+    for (const [start, end] of [
+      ['0000-01-01T00:00:00Z', '0000-12-31T23:59:59.999Z'],
+      ['0050-02-27T00:00:00Z', '0050-03-02T12:00:00Z'],
+      ['0099-12-30T00:00:00Z', '0100-01-02T00:00:00Z'],
+      ['9999-06-01T00:00:00Z', '9999-12-31T23:59:59.999Z'],
+    ]) {
+      const answer = await summary(start!, end!)
+      expect(answer.uniques, `${start}..${end}`).toEqual({posts: 0, comments: 0})
+      const data = await ctx.app.request(`/conversations/data?${query(TERMS, start!, end!)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
+      expect(data.status, `data ${start}..${end}`).toBe(200)
+    }
+  })
 })

@@ -28,6 +28,71 @@ describe("PostgreSQL's date lexemes for a window's whole days", () => {
   })
 })
 
+/** Whether a day (its three date lexemes) matches a date query of | & ! ( ) and quoted lexemes. */
+function matches(query: string, day: number): boolean {
+  const iso = new Date(day * DAY_MS).toISOString().slice(0, 10)
+  const has = new Set([`@${iso.slice(0, 4)}`, `@${iso.slice(0, 7)}`, `@${iso}`])
+  const tokens = query.match(/'[^']*'|[|&!()]/g) ?? []
+  let at = 0
+  const or = (): boolean => {
+    let value = and()
+    while (tokens[at] === '|') {
+      at++
+      value = and() || value
+    }
+    return value
+  }
+  const and = (): boolean => {
+    let value = not()
+    while (tokens[at] === '&') {
+      at++
+      value = not() && value
+    }
+    return value
+  }
+  const not = (): boolean => {
+    const token = tokens[at++]
+    if (token === '!') return !not()
+    if (token === '(') {
+      const value = or()
+      if (tokens[at++] !== ')') throw new Error(`unbalanced: ${query}`)
+      return value
+    }
+    if (!token?.startsWith("'")) throw new Error(`not a lexeme at ${at - 1}: ${query}`)
+    return has.has(token.slice(1, -1))
+  }
+  const value = or()
+  if (at !== tokens.length) throw new Error(`left over: ${query}`)
+  return value
+}
+
+describe('the date lexemes of any window the interface allows, years 0000 to 9999', () => {
+  const days = (text: string) => Date.parse(`${text}T00:00:00Z`) / DAY_MS
+  const year = (y: number) => String(y).padStart(4, '0')
+
+  it('cover exactly the days of the window, no more and no less', () => {
+    const years = [...Array.from({length: 121}, (_, i) => i), ...Array.from({length: 270}, (_, i) => 121 + i * 37), 9998]
+    for (const y of years) {
+      for (const [from, to] of [
+        [`${year(y)}-01-01`, `${year(y)}-12-31`],
+        [`${year(y)}-02-27`, `${year(y)}-03-02`],
+        [`${year(y)}-03-02`, `${year(y + 1)}-11-28`],
+      ] as const) {
+        const [first, last] = [days(from), days(to)]
+        const query = dateLexemes(first, last)
+        for (let day = first - 40; day <= last + 40; day += day < first + 3 || day > last - 3 ? 1 : 17) {
+          expect(matches(query, day), `${from}..${to} on ${new Date(day * DAY_MS).toISOString().slice(0, 10)}: ${query}`).toBe(day >= first && day <= last)
+        }
+      }
+    }
+  })
+
+  it('name the years before 100 by their own four digits', () => {
+    expect(dates('0050-01-01', '0050-12-31')).toBe("'@0050'")
+    expect(dates('0000-02-01', '0000-02-29')).toBe("'@0000-02'")
+  })
+})
+
 describe("a term's lexemes", () => {
   it('are its token, or its pairs of adjacent tokens, exact up to two tokens', () => {
     expect(termLexemes(['pain'])).toEqual({query: "'pain'", exact: true})
