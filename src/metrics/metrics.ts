@@ -346,6 +346,7 @@ export class Metrics {
       commitDuration: histogram('store_commit_duration_seconds', 'Time of one COMMIT with its sync to disk', config.metrics.commitSecondsBuckets),
     }
     const {sqliteWalBytes, pgPool, pgCachesListening} = sources
+    this.pgPool = pgPool
     if (sqliteWalBytes) {
       scraped({name: name('store_sqlite_wal_bytes'), help: "Size of the SQLite store's write-ahead log file", registers}, (gauge) => gauge.set(sqliteWalBytes()))
     }
@@ -353,7 +354,9 @@ export class Metrics {
       scraped(
         {name: name('store_pg_pool_connections'), help: "This process's PostgreSQL connections: total, idle, and requests waiting for one", labelNames: ['state'], registers},
         (gauge) => {
-          const counts = pgPool()
+          // As the scrape began: the scrape's own queries (outbox depth, sessions) would otherwise
+          // wait for connections and count themselves as waiting.
+          const counts = this.poolAtScrape ?? pgPool()
           gauge.set({state: 'total'}, counts.total)
           gauge.set({state: 'idle'}, counts.idle)
           gauge.set({state: 'waiting'}, counts.waiting)
@@ -385,8 +388,13 @@ export class Metrics {
     return series
   }
 
+  private readonly pgPool: MetricSources['pgPool']
+  /** The PostgreSQL pool's counts taken as the current scrape began (render). */
+  private poolAtScrape: {total: number; idle: number; waiting: number} | undefined
+
   /** The exposition text of every metric, as /metrics answers it. */
   render(): Promise<string> {
+    this.poolAtScrape = this.pgPool?.()
     return this.registry.metrics()
   }
 }

@@ -65,6 +65,8 @@ describe('/metrics of a real serve', () => {
     expect(res.body).toMatch(/^medpanel_process_cpu_seconds_total \d/m)
     expect(res.body).toMatch(/^medpanel_nodejs_heap_size_used_bytes \d/m)
     expect(res.body).toMatch(onPostgres ? /^medpanel_store_pg_pool_connections\{state="total"\} [1-9]/m : /^medpanel_store_sqlite_wal_bytes [1-9]/m)
+    // An idle process has nothing waiting for a connection: the scrape's own queries are not counted.
+    if (onPostgres) expect((await get(open.url, '127.0.0.1', '/metrics')).body).toMatch(/^medpanel_store_pg_pool_connections\{state="waiting"\} 0$/m)
     // Any loopback address is this machine.
     expect((await get(open.url, '127.0.0.3', '/metrics')).status).toBe(200)
   })
