@@ -9,7 +9,7 @@ import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
-import {parseTrustedProxies} from '../src/http/client-address.js'
+import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
 import {parseMetricsToken} from '../src/http/metrics-endpoint.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
@@ -37,6 +37,13 @@ export default class Serve extends BaseCommand<typeof Serve> {
       multiple: true,
       delimiter: ',',
       env: 'MEDPANEL_ALLOWED_HOSTS',
+    }),
+    'guessing-allow': Flags.string({
+      description:
+        "address or CIDR exempt from the limit on wrong passwords from one address across members (a hospital's or office's shared exit); repeat or separate with commas. The per-member limits still apply",
+      multiple: true,
+      delimiter: ',',
+      env: 'MEDPANEL_GUESSING_ALLOW',
     }),
     'trust-proxy': Flags.string({
       description:
@@ -105,6 +112,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const extraHosts = allowedHostEntries(this.flags['allowed-host'])
     const trustProxy = parseTrustedProxies(this.flags['trust-proxy'] ?? [])
+    const guessingAllow = parseAddressList(this.flags['guessing-allow'] ?? [], '--guessing-allow')
     const metricsToken = parseMetricsToken(this.flags['metrics-token'])
     if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
@@ -146,6 +154,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       clock: this.clock,
       baseUrl,
       trustProxy,
+      guessingAllow,
       allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts),
       demo: flags.demo,
       readiness,

@@ -150,6 +150,22 @@ export const config = {
     guesserMaxLockSeconds: 900,
     /** A failure older than this no longer counts. */
     forgetAfterSeconds: 3600,
+    /**
+     * Wrong passwords from one address across every member (IPv6: its /64) within the window
+     * below, before that address's further sign-ins, right passwords included, wait a doubling
+     * time: password spraying tries one common password on many members, which no per-member
+     * count sees. 30 in 15 minutes is far above what the people behind one address mistype (an
+     * office or a hospital's shared exit is better exempted with serve --guessing-allow).
+     */
+    addressFreeFailures: 30,
+    addressWindowSeconds: 900,
+    addressMaxLockSeconds: 300,
+    /**
+     * A browser a member signed in from keeps a device cookie this long (OWASP's device cookies):
+     * its failures count against that cookie only, never the member-wide or the address limit,
+     * so guesses from elsewhere never lock a member out of their own browser.
+     */
+    deviceCookieSeconds: 180 * 86400,
   },
 
   partner: {

@@ -32,6 +32,11 @@ export interface AppDeps {
    * of them is counted as coming from the address it forwarded (X-Forwarded-For).
    */
   trustProxy?: readonly string[]
+  /**
+   * Addresses and CIDRs exempt from the limit on one address across members (serve
+   * --guessing-allow): a hospital's or an office's shared exit, where many members sign in.
+   */
+  guessingAllow?: readonly string[]
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
   /**

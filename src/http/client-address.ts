@@ -32,15 +32,27 @@ export function clientAddress(c: Context): string | undefined {
 
 /** Normalises the list given to --trust-proxy (addresses and CIDRs, commas or spaces), refusing what is not one. */
 export function parseTrustedProxies(given: readonly string[]): string[] {
+  return parseAddressList(given, '--trust-proxy')
+}
+
+/** A list of addresses and CIDRs given to `flag`, refusing what is not one. */
+export function parseAddressList(given: readonly string[], flag: string): string[] {
   const entries = given.flatMap((item) => item.split(/[\s,]+/)).filter(Boolean)
   for (const entry of entries) {
     try {
       proxyaddr.compile(entry)
     } catch {
-      throw new AppError('bad_request', `--trust-proxy: "${entry}" is not an IP address or CIDR range (for example 10.0.0.5, 10.0.0.0/8 or fd00::/8)`)
+      throw new AppError('bad_request', `${flag}: "${entry}" is not an IP address or CIDR range (for example 10.0.0.5, 10.0.0.0/8 or fd00::/8)`)
     }
   }
   return entries
+}
+
+/** Whether an address is in a list of addresses and CIDRs (parseAddressList's); false for none. */
+export function addressListMatcher(list: readonly string[]): (address: string | undefined) => boolean {
+  if (list.length === 0) return () => false
+  const inList = proxyaddr.compile([...list])
+  return (address) => address !== undefined && inList(address, 0)
 }
 
 /**

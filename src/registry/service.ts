@@ -236,3 +236,12 @@ export async function revokeConsent(db: Kysely<Database>, memberId: number, clie
     return {user_id: memberId, client_id: clientId, revoked_tokens: revoked}
   })
 }
+
+/**
+ * Signs the member out everywhere (the applications page's "sign out of every browser"): every
+ * sign-in session and every device cookie given before now is void, as after a password change,
+ * but the password, tokens and consents stay.
+ */
+export async function endMemberSessions(db: Db, memberId: number, now: Date): Promise<void> {
+  await repo.updateMemberRow(db, memberId, {sessions_ended_at: iso(now)})
+}

@@ -39,6 +39,7 @@ interface Rule {
 const PAIR: Rule = {free: THROTTLE.memberAddressFreeFailures, maxLockSeconds: THROTTLE.memberAddressMaxLockSeconds}
 const MEMBER: Rule = {free: THROTTLE.memberFreeFailures, maxLockSeconds: THROTTLE.memberMaxLockSeconds}
 const GUESSER: Rule = {free: THROTTLE.guesserFreeFailures, maxLockSeconds: THROTTLE.guesserMaxLockSeconds}
+const SPRAYER: Rule = {free: THROTTLE.addressFreeFailures, maxLockSeconds: THROTTLE.addressMaxLockSeconds}
 
 /** The kinds of high-entropy credential; each is counted apart, so one never locks another. */
 export type CredentialKind = 'client-secret' | 'api-key'
@@ -85,10 +86,10 @@ async function writeRow(trx: Trx, subject: string, failures: number, lockedUntil
     .execute()
 }
 
-/** A failure older than the forget window no longer counts. */
-function liveFailures(row: {failures: number; last_failure_at: string} | undefined, now: Date): number {
+/** A failure older than the forget window (seconds) no longer counts. */
+function liveFailures(row: {failures: number; last_failure_at: string} | undefined, now: Date, window: number = THROTTLE.forgetAfterSeconds): number {
   if (!row) return 0
-  return row.last_failure_at >= iso(new Date(now.getTime() - THROTTLE.forgetAfterSeconds * 1000)) ? row.failures : 0
+  return row.last_failure_at >= iso(new Date(now.getTime() - window * 1000)) ? row.failures : 0
 }
 
 /** Guesses at made-up e-mails and addresses leave rows behind; now and then the forgotten ones go. */
@@ -140,15 +141,61 @@ function leave(key: string): void {
   else inFlight.set(key, running)
 }
 
+/** How an attempt is counted beyond the member and its address. */
+export interface PasswordAttempt {
+  /**
+   * The browser holds a device cookie of this member (signed in from it before, since its
+   * sessions last ended): its id. Its failures then count against the cookie alone.
+   */
+  device?: string | undefined
+  /** The address is on the operator's allow list (serve --guessing-allow): no spraying limit. */
+  exempt?: boolean
+}
+
+/** One count an attempt is reserved against. */
+interface Counted {
+  subject: string
+  rule: Rule
+  /** Failures older than this (seconds) no longer count. */
+  window: number
+  /** A right password clears the count (the member is here); otherwise only its reservation goes. */
+  clearedBySuccess: boolean
+}
+
+/**
+ * What one attempt counts against: a browser with the member's device cookie, that cookie only;
+ * any other, the member from this address, the member from anywhere, and (unless exempt) this
+ * address across every member.
+ */
+function countedAgainst(member: string, address: string | undefined, attempt: PasswordAttempt): Counted[] {
+  const forget = THROTTLE.forgetAfterSeconds
+  if (attempt.device !== undefined) return [{subject: `${member}@device:${attempt.device}`, rule: PAIR, window: forget, clearedBySuccess: true}]
+  const counted: Counted[] = [
+    {subject: `${member}@${addressPart(address)}`, rule: PAIR, window: forget, clearedBySuccess: true},
+    {subject: member, rule: MEMBER, window: forget, clearedBySuccess: false},
+  ]
+  if (address !== undefined && attempt.exempt !== true) {
+    counted.push({subject: `sprayer@${addressPart(address)}`, rule: SPRAYER, window: THROTTLE.addressWindowSeconds, clearedBySuccess: false})
+  }
+  return counted
+}
+
 /**
  * Runs one password check for `email` from `address` under the limits above. `check` hashes and
  * answers whether the password was right (and the member may sign in); a wrong one is thrown by
- * the caller afterwards. Refused with 429, before `check` runs, while the pair or the member is
- * locked or too many checks for either are already running.
+ * the caller afterwards. Refused with 429, before `check` runs, while any count the attempt goes
+ * to is locked or too many checks for the address or the member are already running.
  */
-export async function guardPasswordCheck<T>(db: Db, email: string, address: string | undefined, clock: Clock, check: () => Promise<T | undefined>): Promise<T | undefined> {
+export async function guardPasswordCheck<T>(
+  db: Db,
+  email: string,
+  address: string | undefined,
+  clock: Clock,
+  check: () => Promise<T | undefined>,
+  attempt: PasswordAttempt = {},
+): Promise<T | undefined> {
   const member = memberSubject(email)
-  const pair = `${member}@${addressPart(address)}`
+  const counted = countedAgainst(member, address, attempt)
   const gates: string[] = []
   try {
     // In-process requests carry no address: only the member-wide bound applies to them.
@@ -159,10 +206,10 @@ export async function guardPasswordCheck<T>(db: Db, email: string, address: stri
       if (!enter(key, limit)) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
       gates.push(key)
     }
-    await reserve(db, pair, member, clock.now())
+    await reserve(db, counted, clock.now())
     const result = await check()
-    if (result === undefined) await confirmFailure(db, pair, member, clock.now())
-    else await giveBack(db, pair, member)
+    if (result === undefined) await confirmFailure(db, counted, clock.now())
+    else await giveBack(db, counted)
     return result
   } finally {
     for (const key of gates) leave(key)
@@ -175,18 +222,16 @@ function refused(db: Db, error: AppError): AppError {
   return error
 }
 
-/** Counts the attempt before it is checked; refuses while the pair or the member is locked. */
-async function reserve(db: Db, pair: string, member: string, now: Date): Promise<void> {
+/** Counts the attempt before it is checked; refuses while any of its counts is locked. */
+async function reserve(db: Db, counted: Counted[], now: Date): Promise<void> {
   await writeTransaction(db, async (trx) => {
     await sweepNowAndThen(trx, now)
-    const rows = [
-      {subject: pair, rule: PAIR, row: await readRow(trx, pair)},
-      {subject: member, rule: MEMBER, row: await readRow(trx, member)},
-    ]
+    const rows = []
+    for (const count of counted) rows.push({...count, row: await readRow(trx, count.subject)})
     const wait = Math.max(...rows.map(({row}) => secondsUntil(row?.locked_until ?? null, now)))
     if (wait > 0) throw refused(db, tooManyAttempts(wait))
-    for (const {subject, rule, row} of rows) {
-      const failures = liveFailures(row, now) + 1
+    for (const {subject, rule, window, row} of rows) {
+      const failures = liveFailures(row, now, window) + 1
       const seconds = lockSeconds(rule, failures)
       // A reservation past the allowance locks at once: a parallel guess waits for this one.
       await writeRow(trx, subject, failures, seconds > 0 ? iso(new Date(now.getTime() + seconds * 1000)) : null, iso(now))
@@ -195,12 +240,9 @@ async function reserve(db: Db, pair: string, member: string, now: Date): Promise
 }
 
 /** The check failed: the lock its count earns runs from now, when the failure is known. */
-async function confirmFailure(db: Db, pair: string, member: string, now: Date): Promise<void> {
+async function confirmFailure(db: Db, counted: Counted[], now: Date): Promise<void> {
   await writeTransaction(db, async (trx) => {
-    for (const [subject, rule] of [
-      [pair, PAIR],
-      [member, MEMBER],
-    ] as const) {
+    for (const {subject, rule} of counted) {
       const row = await readRow(trx, subject)
       if (!row) continue
       const seconds = lockSeconds(rule, row.failures)
@@ -212,21 +254,26 @@ async function confirmFailure(db: Db, pair: string, member: string, now: Date): 
 }
 
 /**
- * The password was right: the pair's count is cleared (the member is at this address), and the
- * member-wide count loses only this attempt's reservation, so a success never launders the
- * failures of guessers elsewhere.
+ * The password was right: the count of this browser or member-and-address is cleared (the member
+ * is here), and the member-wide and address-wide counts lose only this attempt's reservation, so
+ * a success never launders the failures of guessers elsewhere.
  */
-async function giveBack(db: Db, pair: string, member: string): Promise<void> {
+async function giveBack(db: Db, counted: Counted[]): Promise<void> {
   await writeTransaction(db, async (trx) => {
-    await trx.deleteFrom('auth_failures').where('subject', '=', pair).execute()
-    const row = await readRow(trx, member)
-    if (!row) return
-    const failures = row.failures - 1
-    if (failures <= 0) {
-      await trx.deleteFrom('auth_failures').where('subject', '=', member).execute()
-      return
+    for (const {subject, rule, clearedBySuccess} of counted) {
+      if (clearedBySuccess) {
+        await trx.deleteFrom('auth_failures').where('subject', '=', subject).execute()
+        continue
+      }
+      const row = await readRow(trx, subject)
+      if (!row) continue
+      const failures = row.failures - 1
+      if (failures <= 0) {
+        await trx.deleteFrom('auth_failures').where('subject', '=', subject).execute()
+        continue
+      }
+      const lockedUntil = lockSeconds(rule, failures) > 0 ? row.locked_until : null
+      await trx.updateTable('auth_failures').set({failures, locked_until: lockedUntil}).where('subject', '=', subject).execute()
     }
-    const lockedUntil = lockSeconds(MEMBER, failures) > 0 ? row.locked_until : null
-    await trx.updateTable('auth_failures').set({failures, locked_until: lockedUntil}).where('subject', '=', member).execute()
   })
 }

@@ -116,11 +116,48 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     expect((await real(member.email, member.password)).status).toBe(303)
   })
 
-  it('a burst of made-up e-mails from one address leaves that address its clients, keys and members', async () => {
+  /**
+   * A browser at `from` that keeps its cookies, as a real one does: the session, the rotated form
+   * token and the device cookie a sign-in gives.
+   */
+  function browserAt(from: string) {
+    const jar = new Map<string, string>()
+    const keep = (answer: Answer) => {
+      for (const line of [answer.headers['set-cookie'] ?? []].flat()) {
+        const pair = line.split(';')[0]!
+        const eq = pair.indexOf('=')
+        if (pair.slice(eq + 1) === '' || /max-age=0/i.test(line)) jar.delete(pair.slice(0, eq))
+        else jar.set(pair.slice(0, eq), pair.slice(eq + 1))
+      }
+      return answer
+    }
+    const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+    const form = async (fields: Record<string, string>, path: string) => {
+      const page = keep(await send(base, from, 'GET', '/oauth/authorized_applications', {cookie: cookie()}))
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)![1]!
+      const headers = {'content-type': 'application/x-www-form-urlencoded', cookie: cookie(), origin: base}
+      return keep(await send(base, from, 'POST', path, headers, new URLSearchParams({...fields, csrf_token: csrf}).toString()))
+    }
+    return {
+      signIn: (email: string, password: string) => form({return_to: '/oauth/authorized_applications', email, password}, '/oauth/session'),
+      signOut: (everywhere = false) => form(everywhere ? {everywhere: 'yes'} : {}, '/oauth/sign_out'),
+      hasDevice: () => jar.has('mp_device'),
+    }
+  }
+
+  it('a burst of made-up e-mails from one address leaves it its clients and keys, and slows its sign-ins (spraying), except a browser the member signed in from', async () => {
     const member = newMember()
+    const own = browserAt('127.0.0.6')
+    expect((await own.signIn(member.email, member.password)).status).toBe(303)
+    expect(own.hasDevice()).toBe(true)
+    expect((await own.signOut()).status).toBe(303)
     const signIn = await signInForm('127.0.0.6')
     for (let i = 0; i < 31; i++) expect([401, 429]).toContain((await signIn(`nobody${i}@clinic.example`, 'guess')).status)
-    expect((await signIn(member.email, member.password)).status).toBe(303)
+    // Thirty failures across members: this address's sign-ins wait, right passwords included.
+    const fresh = await signInForm('127.0.0.6')
+    expect((await fresh(member.email, member.password)).status).toBe(429)
+    // The member's own browser, which signed in here before, is not held back.
+    expect((await own.signIn(member.email, member.password)).status).toBe(303)
     expect((await send(base, '127.0.0.6', 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
     const token = await send(
       base,
@@ -131,6 +168,41 @@ describe('guessing limits through a real serve, from distinct loopback addresses
       'grant_type=client_credentials',
     )
     expect(token.status, token.body).toBe(200)
+  })
+
+  it("twelve addresses guessing a member's password never lock the member out of their own browser", async () => {
+    const member = newMember()
+    const own = browserAt('127.0.0.60')
+    expect((await own.signIn(member.email, member.password)).status).toBe(303)
+    await own.signOut()
+    // Twelve addresses, five wrong passwords each: the member-wide count passes its fifty.
+    for (let a = 61; a <= 72; a++) {
+      const attacker = await signInForm(`127.0.0.${a}`)
+      // Past the fiftieth failure the guesses themselves wait (429) too.
+      for (let i = 0; i < 5; i++) expect([401, 429]).toContain((await attacker(member.email, 'a wrong guess')).status)
+    }
+    // A new browser, at an address nobody guessed from, waits for the member-wide lock ...
+    expect((await (await signInForm('127.0.0.73'))(member.email, member.password)).status).toBe(429)
+    // ... the member's own browser does not.
+    expect((await own.signIn(member.email, member.password)).status).toBe(303)
+    // Its own failures count against its device cookie alone: five, then it waits, like any pair.
+    await own.signOut()
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await own.signIn(member.email, 'mistyped')).status)
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  it('"sign out of every browser" voids the device cookies given before it', async () => {
+    const member = newMember()
+    const own = browserAt('127.0.0.74')
+    expect((await own.signIn(member.email, member.password)).status).toBe(303)
+    expect((await own.signOut(true)).status).toBe(303)
+    for (let a = 75; a <= 86; a++) {
+      const attacker = await signInForm(`127.0.0.${a}`)
+      for (let i = 0; i < 5; i++) await attacker(member.email, 'a wrong guess')
+    }
+    // The old device cookie no longer counts: this browser meets the member-wide lock too.
+    expect((await own.signIn(member.email, member.password)).status).toBe(429)
   })
 
   it('made-up API keys slow only their own further guesses: the valid key, secret and grant still work from that address', async () => {
@@ -299,6 +371,51 @@ describe('serve --trust-proxy', () => {
   it('refuses a --trust-proxy entry that is not an address or range, with one Error: line', async () => {
     await expect(startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', 'proxy.internal'])).rejects.toThrow(
       /Error: --trust-proxy: "proxy\.internal" is not an IP address or CIDR range/,
+    )
+  })
+})
+
+describe('serve --guessing-allow', () => {
+  const dir = tempDir('medpanel-allow-')
+  let store: string[]
+  let server: RunningCli
+  const member = {email: 'allowed@clinic.example', password: 'right password'}
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'allow.db')]
+    cliJson(memberRegistration(store, member))
+    server = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--guessing-allow', '127.0.0.90/31'])
+  }, 120_000)
+  afterAll(async () => server?.stop())
+
+  async function signIns(from: string, attempts: [email: string, password: string][]): Promise<number[]> {
+    const page = await send(server.url, from, 'GET', '/oauth/authorized_applications')
+    const cookies = [page.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!)
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)![1]!
+    const statuses: number[] = []
+    for (const [email, password] of attempts) {
+      const body = new URLSearchParams({return_to: '/oauth/authorized_applications', csrf_token: csrf, email, password}).toString()
+      const headers = {'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), origin: server.url}
+      statuses.push((await send(server.url, from, 'POST', '/oauth/session', headers, body)).status)
+    }
+    return statuses
+  }
+
+  const spray = Array.from({length: 31}, (_, i): [string, string] => [`nobody${i}@clinic.example`, 'guess'])
+
+  it('exempts the listed network from the limit across members: its members sign in after 31 failures', async () => {
+    expect(await signIns('127.0.0.91', spray)).toEqual(Array(31).fill(401))
+    expect(await signIns('127.0.0.91', [[member.email, member.password]])).toEqual([303])
+  })
+
+  it('and nothing else: an address outside it waits', async () => {
+    const statuses = await signIns('127.0.0.92', [...spray, [member.email, member.password]])
+    expect(statuses.at(-1)).toBe(429)
+  })
+
+  it('refuses an entry that is not an address or range, with one Error: line', async () => {
+    await expect(startCli(['serve', ...store, '--port', '0', '--no-worker', '--guessing-allow', 'hospital.internal'])).rejects.toThrow(
+      /Error: --guessing-allow: "hospital\.internal" is not an IP address or CIDR range/,
     )
   })
 })

@@ -1,7 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {ManualClock} from '../../src/lib/clock.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
-import {countWrongGuess, guardPasswordCheck, tooManyAttempts} from '../../src/registry/throttle.js'
+import {countWrongGuess, guardPasswordCheck, type PasswordAttempt, tooManyAttempts} from '../../src/registry/throttle.js'
 import {bindMetrics} from '../../src/store/context.js'
 import type {Store} from '../../src/store/db.js'
 import {openTestStore} from '../helpers/store.js'
@@ -31,9 +31,9 @@ afterEach(async () => {
 })
 
 /** One password check: 'ok', 'wrong', or the Retry-After of a refusal. */
-async function attempt(address: string | undefined, check: () => Promise<string | undefined> = WRONG, email = EMAIL): Promise<'ok' | 'wrong' | number> {
+async function attempt(address: string | undefined, check: () => Promise<string | undefined> = WRONG, email = EMAIL, how: PasswordAttempt = {}): Promise<'ok' | 'wrong' | number> {
   try {
-    return (await guardPasswordCheck(store.db, email, address, clock, check)) === undefined ? 'wrong' : 'ok'
+    return (await guardPasswordCheck(store.db, email, address, clock, check, how)) === undefined ? 'wrong' : 'ok'
   } catch (error) {
     const e = error as {code?: string; headers?: Record<string, string>}
     if (e.code !== 'too_many_requests') throw error
@@ -151,8 +151,62 @@ describe('wrong passwords', () => {
     // After one failure the member-wide count keeps that failure only.
     expect(await attempt('203.0.113.1')).toBe('wrong')
     expect(await attempt('203.0.113.1', RIGHT)).toBe('ok')
-    const left = await store.db.selectFrom('auth_failures').select(['subject', 'failures', 'locked_until']).execute()
-    expect(left).toEqual([{subject: 'password:ana@clinic.example', failures: 1, locked_until: null}])
+    const left = await store.db.selectFrom('auth_failures').select(['subject', 'failures', 'locked_until']).orderBy('subject').execute()
+    // And so does the address's count across members (password spraying).
+    expect(left).toEqual([
+      {subject: 'password:ana@clinic.example', failures: 1, locked_until: null},
+      {subject: 'sprayer@203.0.113.1', failures: 1, locked_until: null},
+    ])
+  })
+})
+
+describe('one address across members (password spraying)', () => {
+  const member = (i: number) => `member${i}@clinic.example`
+
+  it('after 30 wrong passwords for 30 members in 15 minutes, that address waits, its right passwords too, doubling to 5 minutes', async () => {
+    for (let i = 0; i < 30; i++) expect(await attempt('198.51.100.9', WRONG, member(i))).toBe('wrong')
+    expect(await attempt('198.51.100.9', RIGHT, member(99))).toBe(1)
+    clock.advance(1)
+    expect(await attempt('198.51.100.9', WRONG, member(98))).toBe('wrong')
+    expect(await attempt('198.51.100.9', RIGHT, member(99))).toBe(2)
+    // Another address, and the same members from it, are not held back.
+    expect(await attempt('198.51.100.10', RIGHT, member(99))).toBe('ok')
+  })
+
+  it('forgets failures older than 15 minutes', async () => {
+    for (let i = 0; i < 29; i++) expect(await attempt('198.51.100.9', WRONG, member(i))).toBe('wrong')
+    clock.advance(901)
+    expect(await attempt('198.51.100.9', WRONG, member(30))).toBe('wrong')
+    expect(await attempt('198.51.100.9', RIGHT, member(99))).toBe('ok')
+  })
+
+  it('counts an IPv6 caller by its /64', async () => {
+    for (let i = 0; i < 30; i++) expect(await attempt(`2001:db8:7:7::${(i + 1).toString(16)}`, WRONG, member(i))).toBe('wrong')
+    expect(await attempt('2001:db8:7:7:ffff::1', RIGHT, member(99))).toBe(1)
+    expect(await attempt('2001:db8:7:8::1', RIGHT, member(99))).toBe('ok')
+  })
+
+  it('never holds back an address on the allow list', async () => {
+    for (let i = 0; i < 40; i++) expect(await attempt('10.20.0.1', WRONG, member(i), {exempt: true})).toBe('wrong')
+    expect(await attempt('10.20.0.1', RIGHT, member(99), {exempt: true})).toBe('ok')
+  })
+})
+
+describe("a browser holding the member's device cookie", () => {
+  it('is never locked out by failures from elsewhere: they reach the member-wide lock, not the device', async () => {
+    // Twelve addresses, five wrong passwords each: the member-wide count passes its 50.
+    for (let a = 1; a <= 12; a++) for (let i = 0; i < 5; i++) await attempt(`203.0.113.${a}`)
+    expect(await attempt('192.0.2.77', RIGHT)).toEqual(expect.any(Number))
+    expect(await attempt('192.0.2.77', RIGHT, EMAIL, {device: 'dev-1'})).toBe('ok')
+  })
+
+  it("counts the device's own failures against the device only, five before it waits", async () => {
+    for (let i = 0; i < 5; i++) expect(await attempt('192.0.2.77', WRONG, EMAIL, {device: 'dev-1'})).toBe('wrong')
+    expect(await attempt('192.0.2.77', RIGHT, EMAIL, {device: 'dev-1'})).toBe(1)
+    // The member from another browser, at the same address, is not held back by it.
+    expect(await attempt('192.0.2.77', RIGHT)).toBe('ok')
+    const subjects = (await store.db.selectFrom('auth_failures').select('subject').execute()).map((row) => row.subject)
+    expect(subjects).toEqual(['password:ana@clinic.example@device:dev-1'])
   })
 })
 

@@ -202,6 +202,16 @@ export const ApplicationsPage: FC<{memberName: string; applications: AuthorizedA
         Sign out
       </button>
     </form>
+    <form method="post" action="/oauth/sign_out">
+      <input type="hidden" name="csrf_token" value={csrf} />
+      <input type="hidden" name="everywhere" value="yes" />
+      <p class="muted">
+        Used a shared computer?{' '}
+        <button class="link" type="submit">
+          Sign out of every browser and device
+        </button>
+      </p>
+    </form>
   </Layout>
 )
 

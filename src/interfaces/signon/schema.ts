@@ -43,6 +43,9 @@ export const applicationForm = z.object({
 
 export const signOutForm = z.object({
   csrf_token: param(256),
+  everywhere: param(8).openapi({
+    description: 'yes: end every sign-in session of the member and void the device cookies of every browser they signed in from, not only this one',
+  }),
   return_to: param(8192).openapi({
     description:
       "Where to go once signed out: only this service's authorize page as a relative address (/oauth/authorize?…), which the consent page's Sign out sends so the member can sign in again; any other value is refused. Without it: /oauth/authorized_applications",

@@ -5,6 +5,7 @@ import {safeEqual} from '../../lib/hashing.js'
 import {SESSION_SECONDS} from './sessions.js'
 
 const SESSION = 'mp_session'
+const DEVICE = 'mp_device'
 const CSRF = 'mp_csrf'
 
 /**
@@ -64,4 +65,30 @@ export async function csrfToken(c: Context, secret: string, publicHttps = false)
 export async function checkCsrf(c: Context, secret: string, presented: string | undefined): Promise<boolean> {
   const expected = await getSignedCookie(c, secret, CSRF)
   return typeof expected === 'string' && typeof presented === 'string' && safeEqual(expected, presented)
+}
+
+/**
+ * A browser's device cookie (OWASP's device cookies): given at every successful sign-in, it says
+ * the member signed in from this browser before. Signed with the cookie key; whether it still
+ * counts (issued after the member's sessions last ended) is sign-in.ts's decision.
+ */
+export interface DeviceCookie {
+  memberId: number
+  /** When it was given, in milliseconds since the epoch. */
+  issuedAt: number
+  /** Its own random id: its failures are counted under it. */
+  id: string
+}
+
+const DEVICE_VALUE = /^(\d{1,15}):(\d{1,15}):([A-Za-z0-9_-]{22})$/
+
+export async function readDevice(c: Context, secret: string): Promise<DeviceCookie | undefined> {
+  const raw = await getSignedCookie(c, secret, DEVICE)
+  const match = typeof raw === 'string' ? DEVICE_VALUE.exec(raw) : null
+  return match ? {memberId: Number(match[1]), issuedAt: Number(match[2]), id: match[3]!} : undefined
+}
+
+/** Gives this browser a new device cookie for the member, for DEVICE_SECONDS. */
+export async function giveDevice(c: Context, secret: string, memberId: number, now: Date, seconds: number, publicHttps = false): Promise<void> {
+  await setSignedCookie(c, DEVICE, `${memberId}:${now.getTime()}:${randomToken(16)}`, secret, cookieOptions(c, seconds, publicHttps))
 }

@@ -6,22 +6,53 @@ import {guardPasswordCheck} from '../../registry/throttle.js'
 import type {MemberRow} from '../../registry/tables.js'
 import {metricsOf} from '../../store/context.js'
 import type {Db} from '../../store/database.js'
+import type {DeviceCookie} from './session-cookie.js'
+
+export interface SignInAttempt {
+  clock: Clock
+  /** Where the request came from (the guessing limits' address). */
+  address?: string | undefined
+  /** The browser's device cookie, if it presented one. */
+  device?: DeviceCookie | undefined
+  /** The address is on the allow list (serve --guessing-allow). */
+  exempt?: boolean
+}
+
+/**
+ * The device cookie's id when it is this member's (the one the e-mail names) and was given after
+ * the member's sessions last ended (a password change, a deactivation, "sign out everywhere"):
+ * then this browser's failures count against it alone.
+ */
+async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<string | undefined> {
+  const member = await findMemberByEmail(db, email)
+  if (member?.id !== device.memberId || device.issuedAt <= Date.parse(member.password_changed_at)) return undefined
+  if (member.sessions_ended_at !== null && device.issuedAt <= Date.parse(member.sessions_ended_at)) return undefined
+  return device.id
+}
 
 /**
  * Checks a member's e-mail and password under the guessing limits (registry/throttle.ts). Every
  * refusal that is not a lock reads the same, an unknown e-mail, a wrong password and a right
  * password of an inactive member alike, so the form never tells a guesser which part was right.
  */
-export async function signIn(db: Db, email: string, password: string, attempt: {clock: Clock; address?: string | undefined}): Promise<MemberRow> {
+export async function signIn(db: Db, email: string, password: string, attempt: SignInAttempt): Promise<MemberRow> {
   const signins = metricsOf(db)?.signon.signins
   let member: MemberRow | undefined
+  const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true}
   try {
-    member = await guardPasswordCheck(db, email, attempt.address, attempt.clock, async () => {
-      const found = await findMemberByEmail(db, email)
-      // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
-      const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
-      return found && ok && found.active === 1 ? found : undefined
-    })
+    member = await guardPasswordCheck(
+      db,
+      email,
+      attempt.address,
+      attempt.clock,
+      async () => {
+        const found = await findMemberByEmail(db, email)
+        // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
+        const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
+        return found && ok && found.active === 1 ? found : undefined
+      },
+      how,
+    )
   } catch (error) {
     // Refused by the guessing limits; a store that failed is no sign-in's outcome.
     if (isClientError(error)) signins?.failure.inc()

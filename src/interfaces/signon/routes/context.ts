@@ -2,6 +2,7 @@ import type {Context} from 'hono'
 import type {AppDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {serviceOrigin} from '../../../http/allowed-hosts.js'
+import {addressListMatcher} from '../../../http/client-address.js'
 import {keyringOf} from '../../../store/db.js'
 import {derivedKey} from '../../../store/secrets.js'
 import type {MemberRow} from '../../../registry/tables.js'
@@ -23,6 +24,8 @@ export interface SignonContext {
   sessionMember: (c: Context) => Promise<MemberRow | undefined>
   /** A fresh or existing CSRF token for a form on this page. */
   formToken: (c: Context) => Promise<string>
+  /** Whether an address is exempt from the limit on one address across members (serve --guessing-allow). */
+  guessingExempt: (address: string | undefined) => boolean
   /** Refuses a form whose CSRF token does not match this browser's, with `message` on the page. */
   requireFormToken: (c: Context, presented: string | undefined, message?: string) => Promise<void>
 }
@@ -48,6 +51,7 @@ export function signonContext(deps: AppDeps): SignonContext {
     signedIn,
     sessionMember: async (c) => (await signedIn(c))?.member,
     formToken: async (c) => csrfToken(c, await cookieSecret(), publicHttps),
+    guessingExempt: addressListMatcher(deps.guessingAllow ?? []),
     async requireFormToken(c, presented, message = EXPIRED_FORM) {
       if (!(await checkCsrf(c, await cookieSecret(), presented))) throw new AppError('forbidden', message)
     },

@@ -5,7 +5,7 @@ import {AppError} from '../../../errors.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {errorHeaders, type ErrorRenderer} from '../../../http/error-shape.js'
 import {pagePolicy} from '../../../http/page-headers.js'
-import {revokeConsent} from '../../../registry/service.js'
+import {endMemberSessions, revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
 import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
@@ -14,7 +14,8 @@ import {allow, type AuthorizeRequest, checkAuthorizeRequest, deny, redirectError
 import {authorizedApplications, scopesNotYetAllowed} from '../consent.js'
 import {closeSession, openSession} from '../sessions.js'
 import {signIn} from '../sign-in.js'
-import {endSession, readSession, startSession} from '../session-cookie.js'
+import {endSession, giveDevice, readDevice, readSession, startSession} from '../session-cookie.js'
+import {config} from '../../../config.js'
 import type {SignonContext} from './context.js'
 
 /** The demo's client on the demo's default address: the examples work against `serve --demo`. */
@@ -261,10 +262,14 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
     const secret = await ctx.cookieSecret()
     try {
-      const member = await signIn(db, form.email ?? '', form.password ?? '', {clock, address: clientAddress(c)})
+      const address = clientAddress(c)
+      const device = await readDevice(c, secret)
+      const member = await signIn(db, form.email ?? '', form.password ?? '', {clock, address, device, exempt: ctx.guessingExempt(address)})
       // A new session id at every sign-in; the one this browser had before, if any, ends.
       const sessionId = await openSession(db, member.id, await readSession(c, secret), clock.now())
       await startSession(c, secret, sessionId, ctx.publicHttps)
+      // This browser is now one the member signed in from: guesses elsewhere never lock it out.
+      await giveDevice(c, secret, member.id, clock.now(), config.throttle.deviceCookieSeconds, ctx.publicHttps)
     } catch (error) {
       // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
       if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
@@ -323,6 +328,11 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const back = form.return_to === undefined ? APPLICATIONS_PATH : authorizeReturn(form.return_to)
     if (!back) throw new AppError('bad_request', 'return_to must be an address of the authorize page of this service.')
     // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
+    if (form.everywhere === 'yes') {
+      const member = await sessionMember(c)
+      // Every session and every device cookie of the member, in every browser.
+      if (member) await endMemberSessions(db, member.id, clock.now())
+    }
     await closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
     endSession(c)
     return c.redirect(back, 303)
