@@ -1,7 +1,9 @@
 /**
  * IP addresses as medpanel reads them: one parser for every address the service sees (the
  * socket's peer, `--trust-proxy` entries' matches, forwarded values) and for the literals of
- * partner URLs, so two spellings of one host are never two callers, or two verdicts.
+ * partner URLs, so two spellings of one host are never two callers, or two verdicts. Not
+ * ipaddr.js (proxy-addr's, 1.9): it reads `010.0.0.1` as octal 8.0.0.1, a second host for one
+ * spelling; node:net's isIP does not normalise, nor say which IPv4 an IPv6 address embeds.
  */
 
 /** The four bytes of a dotted IPv4 address, or undefined when it is not one. */

@@ -6,7 +6,7 @@ import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
-import {MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
+import {clientRegistration, MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
 
 /**
  * Auth.js (@auth/core, the framework-agnostic core every Auth.js adapter wraps) as a relying party
@@ -64,19 +64,7 @@ describe('Auth.js (@auth/core) with a generic OIDC provider, its defaults', () =
     origin = `http://127.0.0.1:${(rp.address() as AddressInfo).port}`
     // No --token-ttl: the default, a token that never expires. The redirect URI is exactly the
     // callback URL Auth.js derives from its base path and the provider id.
-    registered = cliJson([
-      'register-client',
-      '--db',
-      provider.db,
-      '--name',
-      'Auth.js RP',
-      '--url',
-      'https://authjs-rp.example',
-      '--logo-url',
-      'https://authjs-rp.example/logo.png',
-      '--redirect-uri',
-      `${origin}/auth/callback/medpanel`,
-    ])
+    registered = cliJson(clientRegistration(provider.db, 'Auth.js RP', `${origin}/auth/callback/medpanel`))
     const recording: typeof fetch = async (input, init) => {
       const url = input instanceof Request ? input.url : String(input)
       fetched.push(url)

@@ -4,7 +4,7 @@ import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
-import {MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
+import {clientRegistration, MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
 
 interface Registered {
   client_id: string
@@ -37,21 +37,7 @@ describe('a native app with openid-client, a public client on a loopback redirec
 
   /** Registers a client the CLI's way; `extra` adds flags (--token-endpoint-auth-method none). */
   function register(name: string, redirectUri: string, extra: string[] = []): Registered {
-    const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-')
-    return cliJson([
-      'register-client',
-      '--db',
-      provider.db,
-      '--name',
-      name,
-      '--url',
-      `https://${slug}.example`,
-      '--logo-url',
-      `https://${slug}.example/logo.png`,
-      '--redirect-uri',
-      redirectUri,
-      ...extra,
-    ])
+    return cliJson(clientRegistration(provider.db, name, redirectUri, extra))
   }
 
   /** openid-client's configuration for a public client: discovery, then client.None(). */
@@ -249,19 +235,7 @@ describe('a native app with openid-client, a public client on a loopback redirec
   })
 
   it('a private-use URI scheme is refused for a confidential client: exit 1 and one Error: line', () => {
-    const refused = cli([
-      'register-client',
-      '--db',
-      provider.db,
-      '--name',
-      'Confidential App',
-      '--url',
-      'https://confidential-app.example',
-      '--logo-url',
-      'https://confidential-app.example/logo.png',
-      '--redirect-uri',
-      'com.example.confidential:/callback',
-    ])
+    const refused = cli(clientRegistration(provider.db, 'Confidential App', 'com.example.confidential:/callback'))
     expect(refused.status).toBe(1)
     expect(refused.stdout).toBe('')
     const lines = refused.stderr.trim().split('\n')

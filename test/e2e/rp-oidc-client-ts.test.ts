@@ -7,7 +7,7 @@ import type {Browser, BrowserContext, Page, Request} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {browserAvailable, launchBrowser} from '../helpers/browser.js'
 import {cliJson} from '../helpers/cli.js'
-import {MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
+import {clientRegistration, MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
 
 interface Registered {
   client_id: string
@@ -139,23 +139,9 @@ window.summary = (user) => user && {access_token: user.access_token, refresh_tok
     // Another port is another origin: medpanel on one loopback port, the app on another.
     appOrigin = await listen(appServer)
     strangerOrigin = await listen(strangerServer)
-    registered = cliJson([
-      'register-client',
-      '--db',
-      provider.db,
-      '--name',
-      'Clinic SPA',
-      '--url',
-      'https://clinic-spa.example',
-      '--logo-url',
-      'https://clinic-spa.example/logo.png',
-      '--redirect-uri',
-      `${appOrigin}/callback`,
-      '--post-logout-redirect-uri',
-      `${appOrigin}/signed-out`,
-      '--token-endpoint-auth-method',
-      'none',
-    ])
+    registered = cliJson(
+      clientRegistration(provider.db, 'Clinic SPA', `${appOrigin}/callback`, ['--post-logout-redirect-uri', `${appOrigin}/signed-out`, '--token-endpoint-auth-method', 'none']),
+    )
     settings = {
       authority: provider.server.url,
       client_id: registered.client_id,

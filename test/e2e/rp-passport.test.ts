@@ -8,7 +8,7 @@ import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
-import {MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
+import {clientRegistration, MEMBER, memberClaims, startProvider, type Provider} from '../helpers/oidc.js'
 
 interface Registered {
   client_id: string
@@ -73,22 +73,8 @@ describe('passport-openidconnect with its defaults', () => {
     origin = `http://127.0.0.1:${(rp.address() as AddressInfo).port}`
 
     // No --token-ttl: the default, a token that never expires.
-    const register = (name: string, slug: string, redirectUri: string): Registered =>
-      cliJson([
-        'register-client',
-        '--db',
-        provider.db,
-        '--name',
-        name,
-        '--url',
-        `https://${slug}.example`,
-        '--logo-url',
-        `https://${slug}.example/logo.png`,
-        '--redirect-uri',
-        redirectUri,
-      ])
-    readmeClient = register('Passport RP', 'passport-rp', `${origin}/oauth2/redirect`)
-    userInfoClient = register('Passport UserInfo RP', 'passport-userinfo-rp', `${origin}/oauth2/redirect-userinfo`)
+    readmeClient = cliJson(clientRegistration(provider.db, 'Passport RP', `${origin}/oauth2/redirect`))
+    userInfoClient = cliJson(clientRegistration(provider.db, 'Passport UserInfo RP', `${origin}/oauth2/redirect-userinfo`))
 
     const options = (client: Registered, callbackURL: string): OpenIDConnectStrategy.StrategyOptions => ({
       issuer: discovery.issuer,

@@ -45,6 +45,29 @@ export interface Provider {
   register: (name: string, alg?: IdTokenAlg, origin?: string) => RelyingParty
 }
 
+/**
+ * register-client's arguments for a relying party called `name` with defaults (no --token-ttl,
+ * client_secret_basic unless `extra` says otherwise), as an integrator registers one: its URL and
+ * logo under `https://<name as a slug>.example`, and `redirectUri`.
+ */
+export function clientRegistration(db: string, name: string, redirectUri: string, extra: string[] = []): string[] {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-')
+  return [
+    'register-client',
+    '--db',
+    db,
+    '--name',
+    name,
+    '--url',
+    `https://${slug}.example`,
+    '--logo-url',
+    `https://${slug}.example/logo.png`,
+    '--redirect-uri',
+    redirectUri,
+    ...extra,
+  ]
+}
+
 /** Starts `serve` on a loopback port with a new store, adds MEMBER. */
 export async function startProvider(options: {launcher?: Launcher; db?: string} = {}): Promise<Provider> {
   const launcher = options.launcher ?? cliCommand()
@@ -75,25 +98,10 @@ export async function startProvider(options: {launcher?: Launcher; db?: string} 
     const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-')
     const redirectUri = `${origin}/rp/${slug}/callback`
     const postLogoutRedirectUri = `${origin}/rp/${slug}/signed-out`
+    // No --token-ttl: registered with defaults, as an integrator would; OpenID requests then
+    // answer without expires_in, which every library accepts.
     const registered = cliJson<{client_id: string; client_secret: string; id_token_alg: string; post_logout_redirect_uris: string[]}>(
-      [
-        'register-client',
-        '--db',
-        db,
-        '--name',
-        name,
-        '--url',
-        `https://${slug}.example`,
-        '--logo-url',
-        `https://${slug}.example/logo.png`,
-        '--redirect-uri',
-        redirectUri,
-        '--post-logout-redirect-uri',
-        postLogoutRedirectUri,
-        // No --token-ttl: registered with defaults, as an integrator would; OpenID requests then
-        // answer without expires_in, which every library accepts.
-        ...(alg === undefined ? [] : ['--id-token-alg', alg]),
-      ],
+      clientRegistration(db, name, redirectUri, ['--post-logout-redirect-uri', postLogoutRedirectUri, ...(alg === undefined ? [] : ['--id-token-alg', alg])]),
       {},
       launcher,
     )

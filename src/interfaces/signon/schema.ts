@@ -1,6 +1,7 @@
 import {z} from 'zod'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID} from '../../demo-data.js'
 import {useOpenApi} from '../../lib/zod.js'
+import {config} from '../../config.js'
 
 useOpenApi()
 
@@ -67,7 +68,8 @@ export const tokenForm = z
 
 export const revokeForm = z
   .object({
-    token: param(8192).openapi({
+    // As long as the body may be: revocation answers any token it does not know, whatever its length.
+    token: param(config.http.requestBodyLimitBytes).openapi({
       description: 'The access or refresh token to revoke (a refresh token ends its whole authorization); an empty or unknown value, of any length, is answered the same',
     }),
     token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as both kinds'}),

@@ -5,11 +5,11 @@ import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
 import {metricsOf} from '../../../store/context.js'
 import {writeTransaction} from '../../../store/db.js'
-import {issueIdToken, OPENID} from '../oidc.js'
 import {isValidVerifier, verifierMatches} from '../pkce.js'
 import * as repo from '../repository.js'
 import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
-import {mintToken, openidAnswer} from '../tokens.js'
+import {mintToken} from '../tokens.js'
+import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
@@ -60,21 +60,7 @@ export const authorizationCode: GrantFlow = {
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
     metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
-    const {minted, member} = outcome
-    const scopes = minted.scope.split(' ')
-    if (!scopes.includes(OPENID)) return minted
-    // Signed after the commit: making the first signing key is a write of its own.
-    const idToken = await issueIdToken(db, {
-      issuer,
-      clientId: client.id,
-      alg: client.id_token_alg,
-      member,
-      scopes,
-      nonce: outcome.nonce,
-      authTime: outcome.authTime,
-      accessToken: minted.access_token,
-      now,
-    })
-    return openidAnswer({...minted, id_token: idToken})
+    // Core §3.1.3.3: the nonce of the authorization request, echoed.
+    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: outcome.nonce, authTime: outcome.authTime, now})
   },
 }

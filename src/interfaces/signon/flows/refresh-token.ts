@@ -5,10 +5,10 @@ import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
 import {metricsOf} from '../../../store/context.js'
 import {writeTransaction} from '../../../store/db.js'
-import {issueIdToken, OPENID} from '../oidc.js'
 import {issueRefreshToken, refreshedAccessTtl} from '../refresh-tokens.js'
 import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
+import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
@@ -50,21 +50,7 @@ export const refreshToken: GrantFlow = {
     // Returned, not thrown, so the family's revocation above commits.
     if (outcome instanceof AppError) throw outcome
     metricsOf(db)?.signon.tokensIssued.refresh_token.inc()
-    const {minted, member} = outcome
-    const scopes = minted.scope.split(' ')
-    if (!scopes.includes(OPENID)) return minted
     // Core §12.2: a new ID token for the same member and sign-in, without a nonce.
-    const idToken = await issueIdToken(db, {
-      issuer,
-      clientId: client.id,
-      alg: client.id_token_alg,
-      member,
-      scopes,
-      nonce: null,
-      authTime: outcome.authTime,
-      accessToken: minted.access_token,
-      now,
-    })
-    return {...minted, id_token: idToken}
+    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, now})
   },
 }
