@@ -21,8 +21,8 @@ export const MODULES = {
     ],
   },
   throttle: {
-    mutate: ['src/registry/throttle.ts'],
-    tests: ['test/interfaces/throttle.test.ts', 'test/interfaces/throttle-limits.test.ts'],
+    mutate: ['src/registry/throttle.ts', 'src/registry/hash-queue.ts'],
+    tests: ['test/interfaces/throttle.test.ts', 'test/interfaces/throttle-limits.test.ts', 'test/registry/hash-queue.test.ts'],
   },
   signon: {
     // Sign-on's service, one module per concern (the grants under flows/), as it was one file.

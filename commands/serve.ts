@@ -10,6 +10,7 @@ import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
+import {mostHashSlots, setPasswordHashSlots, threadPoolSize} from '../src/registry/throttle.js'
 import {parseMetricsToken} from '../src/http/metrics-endpoint.js'
 import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
@@ -44,6 +45,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
       multiple: true,
       delimiter: ',',
       env: 'MEDPANEL_GUESSING_ALLOW',
+    }),
+    'password-hashes': Flags.integer({
+      description:
+        'password hashes (sign-in checks) run at once; the others wait in a queue shared fairly among addresses and members, and a full queue answers 429. Default: one per core, at most UV_THREADPOOL_SIZE - 1 (Node runs hashes in that pool, beside file and DNS work)',
+      min: 1,
+      env: 'MEDPANEL_PASSWORD_HASHES',
     }),
     'trust-proxy': Flags.string({
       description:
@@ -113,6 +120,14 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const extraHosts = allowedHostEntries(this.flags['allowed-host'])
     const trustProxy = parseTrustedProxies(this.flags['trust-proxy'] ?? [])
     const guessingAllow = parseAddressList(this.flags['guessing-allow'] ?? [], '--guessing-allow')
+    const hashSlots = this.flags['password-hashes']
+    if (hashSlots !== undefined && hashSlots > mostHashSlots()) {
+      const pool = threadPoolSize()
+      throw new AppError(
+        'bad_request',
+        `--password-hashes ${hashSlots} is more than Node's thread pool leaves for hashes (${mostHashSlots()}: UV_THREADPOOL_SIZE is ${pool}, one thread kept for files and DNS); set UV_THREADPOOL_SIZE=${hashSlots + 1} too`,
+      )
+    }
     const metricsToken = parseMetricsToken(this.flags['metrics-token'])
     if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
@@ -129,6 +144,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     // The store's keys are read now, not at the first sign-in: a process that could not sign
     // anyone in (PostgreSQL without MEDPANEL_SECRET_KEY) must not start and report itself healthy.
     keyringOf(db)
+    if (hashSlots !== undefined) setPasswordHashSlots(hashSlots)
     const flags = this.flags
     const logFormat = this.logFormat()
     // Lines of their own (start, stop, warnings) go straight out, as they always did; the access

@@ -136,12 +136,25 @@ export const config = {
     memberFreeFailures: 50,
     memberMaxLockSeconds: 300,
     /**
-     * Password hashes one address, and one member, may have running at once in a process. A hash
-     * takes ~0.1 s of a libuv thread (4 by default): two per address keeps one caller from queueing
-     * everyone else's sign-in behind its guesses.
+     * Sign-ins one address, and one member, may have hashing or waiting for a hash at once in a
+     * process; what is beyond is refused before it joins the hash queue. Two per address keeps
+     * one caller from filling the queue alone (a person at a form sends one at a time).
      */
     passwordChecksInFlightPerAddress: 2,
     passwordChecksInFlightPerMember: 4,
+    /**
+     * Sign-ins that may wait for a hash slot (serve --password-hashes; registry/hash-queue.ts), per
+     * slot: eight hashes' wait (at the shipped cost, 2 to 6 seconds on today's cores) is as long
+     * as a person at the form should wait; beyond it a 429 at once says to try again.
+     */
+    passwordHashesWaitingPerSlot: 8,
+    /**
+     * How fast the hash queue forgets whom it served: a caller's count of recent hashes halves
+     * every minute. Long enough to tell a flood's addresses (dozens of hashes a minute each) from
+     * a member at the form (one), short enough that an office whose sign-ins came in a burst is
+     * an ordinary caller again a few minutes later.
+     */
+    passwordHashUseHalfLifeSeconds: 60,
     /**
      * Wrong client secrets or API keys (per kind) from one address before its further wrong ones
      * get 429 instead of 401. A right one is always accepted: 256 random bits are not guessed.

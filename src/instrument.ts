@@ -6,6 +6,7 @@ import {type Clock, iso} from './lib/clock.js'
 import {Metrics, type OutboxBacklog} from './metrics/metrics.js'
 import {listClients} from './registry/repository.js'
 import {hasGrant} from './registry/service.js'
+import {passwordHashCounts} from './registry/throttle.js'
 import {bindMetrics, metricsOf} from './store/context.js'
 import type {Db} from './store/database.js'
 import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
@@ -27,6 +28,7 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
     activeSessions: () => countLiveSessions(readerOf(db), iso(clock.now())),
     outbox: () => outboxBacklog(db, clock),
     searchThreadsBusy: () => searchThreadsBusy(db),
+    passwordHashes: passwordHashCounts,
     migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
     ...(postgres
       ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}

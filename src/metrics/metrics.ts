@@ -77,6 +77,8 @@ export interface MetricSources {
   /** Every partner client, those with nothing pending at 0. */
   outbox(): Promise<OutboxBacklog[]>
   searchThreadsBusy(): number
+  /** This process's password hashes: running, and waiting for a slot (registry/hash-queue.ts). */
+  passwordHashes(): {running: number; waiting: number}
   migrationsApplied(): Promise<number>
   /** SQLite stores: the size of the write-ahead log beside the store file (0 for an in-memory store). */
   sqliteWalBytes?: () => number
@@ -334,6 +336,20 @@ export class Metrics {
     scraped(
       {name: name('search_threads_busy'), help: 'Search threads holding a search, stopped ones still finishing included (0 on stores searched without threads)', registers},
       (gauge) => gauge.set(sources.searchThreadsBusy()),
+    )
+
+    scraped(
+      {
+        name: name('signon_password_hashes'),
+        help: "This process's password hashes (sign-in checks): running, and waiting for one of serve --password-hashes' slots",
+        labelNames: ['state'],
+        registers,
+      },
+      (gauge) => {
+        const {running, waiting} = sources.passwordHashes()
+        gauge.set({state: 'running'}, running)
+        gauge.set({state: 'waiting'}, waiting)
+      },
     )
 
     this.guessing = children(

@@ -6,6 +6,8 @@ import type {Db} from '../store/database.js'
 import {writeTransaction} from '../store/db.js'
 import {metricsOf} from '../store/context.js'
 import {config} from '../config.js'
+import {availableParallelism} from 'node:os'
+import {type HashCaller, HashQueue, HashQueueFull} from './hash-queue.js'
 
 /**
  * Guessing limits that hold under parallel attack and cannot be turned against the innocent.
@@ -18,8 +20,9 @@ import {config} from '../config.js'
  *   member-wide count allows many more, so failures from a handful of addresses never lock the
  *   member out from another, yet a guesser spread over many addresses is still slowed. A lock is
  *   timed from when the failure is recorded (after the hash), not from when the request began.
- *   Hashes in flight are bounded per address and per member in this process, and what is beyond
- *   is refused (429) before it costs a hash.
+ *   Checks in flight are bounded per address and per member in this process, and the hashes
+ *   themselves by one queue for the whole process (registry/hash-queue.ts), shared fairly among
+ *   addresses and members; what is beyond either is refused (429) before it costs a hash.
  * - High-entropy credentials (client secrets, API keys: 256 random bits). Guessing one is
  *   hopeless, so a right one is always accepted, whoever failed before. A wrong one is counted
  *   against the caller's address and that kind of credential only; past the allowance the caller's
@@ -125,6 +128,45 @@ export async function countWrongGuess(db: Db, kind: CredentialKind, address: str
   return wait
 }
 
+/**
+ * Node's thread pool, where scrypt runs beside file and DNS work (the delivery worker's lookups):
+ * UV_THREADPOOL_SIZE threads, 4 unless set.
+ */
+export function threadPoolSize(): number {
+  const size = Number(process.env.UV_THREADPOOL_SIZE)
+  return Number.isInteger(size) && size >= 1 ? Math.min(size, 1024) : 4
+}
+
+/**
+ * The most hashes that may run at once: one thread of the pool is always left for files and DNS,
+ * and a hash beyond the pool's threads would wait in its first-come queue, where no fairness holds.
+ */
+export function mostHashSlots(): number {
+  return Math.max(1, threadPoolSize() - 1)
+}
+
+/** Hashes running at once unless serve --password-hashes says: one per core, within the pool. */
+export function defaultHashSlots(): number {
+  return Math.min(availableParallelism(), mostHashSlots())
+}
+
+function hashQueue(slots: number): HashQueue {
+  return new HashQueue({slots, queueLength: slots * THROTTLE.passwordHashesWaitingPerSlot, halfLifeSeconds: THROTTLE.passwordHashUseHalfLifeSeconds})
+}
+
+/** The process's password hashes: every sign-in's check runs in one of its slots. */
+let hashes = hashQueue(defaultHashSlots())
+
+/** serve --password-hashes: how many hashes run at once in this process (1 to mostHashSlots()). */
+export function setPasswordHashSlots(slots: number): void {
+  hashes = hashQueue(slots)
+}
+
+/** Hashes running and waiting in this process now, for the metrics. */
+export function passwordHashCounts(): {running: number; waiting: number} {
+  return hashes.counts()
+}
+
 /** Password checks running now in this process, per address and per member. */
 const inFlight = new Map<string, number>()
 
@@ -184,7 +226,8 @@ function countedAgainst(member: string, address: string | undefined, attempt: Pa
  * Runs one password check for `email` from `address` under the limits above. `check` hashes and
  * answers whether the password was right (and the member may sign in); a wrong one is thrown by
  * the caller afterwards. Refused with 429, before `check` runs, while any count the attempt goes
- * to is locked or too many checks for the address or the member are already running.
+ * to is locked, too many checks for the address or the member are already running, or the
+ * process's hash queue is full of callers with a better claim.
  */
 export async function guardPasswordCheck<T>(
   db: Db,
@@ -206,8 +249,18 @@ export async function guardPasswordCheck<T>(
       if (!enter(key, limit)) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
       gates.push(key)
     }
-    await reserve(db, counted, clock.now())
-    const result = await check()
+    const caller: HashCaller = {address: addressPart(address), member, trusted: attempt.device !== undefined}
+    let result: T | undefined
+    try {
+      // The attempt is counted once its hash is about to run: one refused here was not made.
+      result = await hashes.run(caller, async () => {
+        await reserve(db, counted, clock.now())
+        return check()
+      })
+    } catch (error) {
+      if (error instanceof HashQueueFull) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
+      throw error
+    }
     if (result === undefined) await confirmFailure(db, counted, clock.now())
     else await giveBack(db, counted)
     return result

@@ -41,6 +41,23 @@ function send(base: string, from: string, method: string, path: string, headers:
   })
 }
 
+/** The sign-in form's CSRF cookie and token, fetched once per address; answers a function that posts it. */
+async function signInFormAt(base: string, from: string): Promise<(email: string, password: string) => Promise<Answer>> {
+  const page = await send(base, from, 'GET', '/oauth/authorized_applications')
+  const cookies = [page.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!)
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1]
+  if (!csrf) throw new Error(`no sign-in form: ${page.status} ${page.body.slice(0, 200)}`)
+  return (email, password) =>
+    send(
+      base,
+      from,
+      'POST',
+      '/oauth/session',
+      {'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), origin: base},
+      new URLSearchParams({return_to: '/oauth/authorized_applications', csrf_token: csrf, email, password}).toString(),
+    )
+}
+
 const DEMO = {client: 'demo-client', secret: 'demo-client-secret', key: 'mpk_demo_conversations_key'}
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const messageOf = (html: string) => /class="error"[^>]*>([^<]*)</.exec(html)?.[1] ?? html.slice(0, 200)
@@ -70,22 +87,7 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     return {email, password, id: view.user_id}
   }
 
-  /** The sign-in form's CSRF cookie and token, fetched once per address. */
-  async function signInForm(from: string): Promise<(email: string, password: string) => Promise<Answer>> {
-    const page = await send(base, from, 'GET', '/oauth/authorized_applications')
-    const cookies = [page.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]!)
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1]
-    if (!csrf) throw new Error(`no sign-in form: ${page.status} ${page.body.slice(0, 200)}`)
-    return (email, password) =>
-      send(
-        base,
-        from,
-        'POST',
-        '/oauth/session',
-        {'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), origin: base},
-        new URLSearchParams({return_to: '/oauth/authorized_applications', csrf_token: csrf, email, password}).toString(),
-      )
-  }
+  const signInForm = (from: string) => signInFormAt(base, from)
 
   it('30 wrong passwords sent at once from one address: at most the free five are checked, the rest are 429', async () => {
     const member = newMember()
@@ -419,3 +421,71 @@ describe('serve --guessing-allow', () => {
     )
   })
 })
+
+describe('serve --password-hashes: a hash flood from many addresses', () => {
+  const dir = tempDir('medpanel-flood-')
+  let store: string[]
+  let server: RunningCli
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'flood.db')]
+    // One hash at a time makes the order exact. The flood's network is exempt from the limit
+    // across members, so its made-up e-mails keep costing hashes and nothing but the queue holds
+    // them back (a shared exit, or a botnet with more addresses than its failures lock).
+    server = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--password-hashes', '1', '--guessing-allow', '127.0.1.0/24'])
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it('twelve addresses with two sign-ins each in flight: a member elsewhere waits for one hash in flight, not for the flood', async () => {
+    const member = {email: 'flooded@clinic.example', password: 'right password'}
+    cliJson(memberRegistration(store, member))
+    let stop = false
+    let hashed = 0
+    const statuses = new Map<number, number>()
+    const messages = new Set<string>()
+    const floods = Array.from({length: 12}, async (_, a) => {
+      const signIn = await signInFormAt(server.url, `127.0.1.${a + 1}`)
+      const loop = async (lane: number) => {
+        for (let i = 0; !stop; i++) {
+          const answer = await signIn(`nobody-${a}-${lane}-${i}@clinic.example`, 'guess')
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
+          if (answer.status === 401) hashed += 1
+          // A full queue turns newcomers away at once; the flood sends again at once, as attackers do.
+          else messages.add(messageOf(answer.body))
+        }
+      }
+      await Promise.all([loop(0), loop(1)])
+    })
+    const real = await signInFormAt(server.url, '127.0.2.1')
+    // The flood is under way: every address has had hashes, and the queue is full.
+    await until(() => hashed >= 36)
+    const before = hashed
+    const mine = await real(member.email, member.password)
+    const during = hashed - before
+    stop = true
+    await Promise.all(floods)
+    const seen = `flood answers by status: ${JSON.stringify(Object.fromEntries(statuses))}; ${during} flood hashes finished while the member signed in`
+    expect(mine.status, seen).toBe(303)
+    // Fairly shared, the member's hash goes next: the one running finishes, then the member's runs
+    // (2 flood hashes finished meanwhile on the 2-core build machine). First come, first served it
+    // would wait behind the queue's eight (8 finished meanwhile), and with no queue at all behind
+    // every hash the flood has in flight.
+    expect(during, seen).toBeLessThanOrEqual(4)
+    // Twenty-four in flight for one slot and eight places in the queue: the rest are refused at once.
+    expect(statuses.get(429) ?? 0, seen).toBeGreaterThan(0)
+    expect([...messages], seen).toEqual(['Too many sign-ins at once. Try again in 1 second.'])
+  })
+
+  it("refuses more slots than Node's thread pool leaves for hashes, naming what to set", async () => {
+    await expect(startCli(['serve', ...store, '--port', '0', '--no-worker', '--password-hashes', '4'], {UV_THREADPOOL_SIZE: ''})).rejects.toThrow(
+      /Error: --password-hashes 4 is more than Node's thread pool leaves for hashes \(3: UV_THREADPOOL_SIZE is 4, one thread kept for files and DNS\); set UV_THREADPOOL_SIZE=5 too/,
+    )
+  })
+})
+
+/** Resolves once `ready()` holds, checking after each turn of the event loop's I/O. */
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 20))
+}

@@ -1,7 +1,7 @@
-import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
+import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 import {ManualClock} from '../../src/lib/clock.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
-import {countWrongGuess, guardPasswordCheck, type PasswordAttempt, tooManyAttempts} from '../../src/registry/throttle.js'
+import {countWrongGuess, defaultHashSlots, guardPasswordCheck, type PasswordAttempt, setPasswordHashSlots, tooManyAttempts} from '../../src/registry/throttle.js'
 import {bindMetrics} from '../../src/store/context.js'
 import type {Store} from '../../src/store/db.js'
 import {openTestStore} from '../helpers/store.js'
@@ -211,6 +211,11 @@ describe("a browser holding the member's device cookie", () => {
 })
 
 describe('password checks in flight', () => {
+  // These tests hold checks running to see the bounds per address and per member; the process's
+  // hash slots (registry/hash-queue.ts, tested on its own) would hold the others in line.
+  beforeAll(() => setPasswordHashSlots(16))
+  afterAll(() => setPasswordHashSlots(defaultHashSlots()))
+
   /** Starts a check that waits for `gate`; resolves `started` once it runs. */
   function held(address: string | undefined, email: string, gate: Promise<void>) {
     let started: () => void = () => undefined

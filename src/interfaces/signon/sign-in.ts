@@ -37,10 +37,10 @@ async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<
  */
 export async function signIn(db: Db, email: string, password: string, attempt: SignInAttempt): Promise<MemberRow> {
   const signins = metricsOf(db)?.signon.signins
-  let member: MemberRow | undefined
+  let checked: {member: MemberRow; rehashed: string | undefined} | undefined
   const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true}
   try {
-    member = await guardPasswordCheck(
+    checked = await guardPasswordCheck(
       db,
       email,
       attempt.address,
@@ -49,7 +49,10 @@ export async function signIn(db: Db, email: string, password: string, attempt: S
         const found = await findMemberByEmail(db, email)
         // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
         const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
-        return found && ok && found.active === 1 ? found : undefined
+        if (!found || !ok || found.active !== 1) return undefined
+        // A hash made with older parameters is replaced while the password is at hand, in the
+        // same hash slot. Not a password change: tokens and sign-in sessions stay as they are.
+        return {member: found, rehashed: needsRehash(found.password_hash) ? await hashPassword(password) : undefined}
       },
       how,
     )
@@ -58,13 +61,11 @@ export async function signIn(db: Db, email: string, password: string, attempt: S
     if (isClientError(error)) signins?.failure.inc()
     throw error
   }
-  if (!member) {
+  if (!checked) {
     signins?.failure.inc()
     throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
   }
   signins?.success.inc()
-  // A hash made with older parameters is replaced now, while the password is at hand. Not a
-  // password change: tokens and sign-in sessions stay as they are.
-  if (needsRehash(member.password_hash)) await updateMemberRow(db, member.id, {password_hash: await hashPassword(password)})
-  return member
+  if (checked.rehashed !== undefined) await updateMemberRow(db, checked.member.id, {password_hash: checked.rehashed})
+  return checked.member
 }
