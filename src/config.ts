@@ -112,7 +112,8 @@ export const config = {
   /** Member passwords (lib/hashing.ts): scrypt with r = 8, p = 1 and a cost of N = 2^cost. */
   passwords: {
     /**
-     * 17 (128 MiB and about 0.28 s per hash on the 2-core build machine) is OWASP's floor for
+     * 17 (128 MiB; 0.7 s per hash on the 2-core EPYC build machine, bench:signin-flood's quiet
+     * sign-in, 0.28 s on an earlier machine) is OWASP's floor for
      * scrypt. MEDPANEL_PASSWORD_COST changes it, which only sets how new hashes are made: every
      * stored hash carries its own parameters.
      */
