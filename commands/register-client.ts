@@ -1,7 +1,17 @@
 import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import type {z} from 'zod'
-import {CLIENT_ID_TOKEN_ALGS, GRANTS, type Grant, httpUrl, redirectUri, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod} from '../src/registry/schema.js'
+import {
+  CLIENT_ID_TOKEN_ALGS,
+  GRANTS,
+  type Grant,
+  httpUrl,
+  type NewClientInput,
+  redirectUri,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+  type TokenEndpointAuthMethod,
+} from '../src/registry/schema.js'
+import {readJwksFile} from '../src/registry/client-keys.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
@@ -13,6 +23,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     '<%= config.bin %> register-client --name Pulses --url https://p.example --logo-url https://p.example/l.png --grant pulses --admin --json',
     '<%= config.bin %> register-client --name "Acme Portal" --url https://portal.acme.example --logo-url https://portal.acme.example/logo.png --redirect-uri https://portal.acme.example/callback --post-logout-redirect-uri https://portal.acme.example/signed-out --id-token-alg ES256',
     '<%= config.bin %> register-client --name "Acme SPA" --url https://app.acme.example --logo-url https://app.acme.example/logo.png --redirect-uri https://app.acme.example/callback --token-endpoint-auth-method none',
+    '<%= config.bin %> register-client --name "Acme Health" --url https://health.acme.example --logo-url https://health.acme.example/logo.png --redirect-uri https://health.acme.example/callback --token-endpoint-auth-method private_key_jwt --jwks-uri https://health.acme.example/jwks.json',
     '<%= config.bin %> register-client --client-id acme-research --name "Acme Research" --url https://acme.example --logo-url https://acme.example/logo.png --grant pulses,conversations',
     'printf \'%s\\n\' "$SIGNING_SECRET" | MEDPANEL_PARTNER_PASSWORD="$PARTNER_PASSWORD" <%= config.bin %> register-client --name "Acme Research" … --grant partner --partner-url https://api.acme.example --partner-username medpanel --signing-secret-stdin',
   ]
@@ -34,9 +45,14 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "algorithm the client's ID tokens are signed with (OpenID Connect)", default: 'RS256'}),
     'token-endpoint-auth-method': choiceFlag(TOKEN_ENDPOINT_AUTH_METHODS, {
       description:
-        'how the client proves itself at the token endpoint: client_secret_basic (the secret in the Basic header or the form), client_secret_post, or none for a public client (a browser or native app: no secret is made, PKCE is required)',
+        "how the client proves itself at the token endpoint: client_secret_basic (the secret in the Basic header or the form), client_secret_post, none for a public client (a browser or native app: no secret is made, PKCE is required), or private_key_jwt (a JWT signed with the client's own key; give --jwks-file or --jwks-uri; no secret is made)",
       default: 'client_secret_basic',
     }),
+    'jwks-file': Flags.string({
+      description: 'private_key_jwt: a file holding the client\'s public keys as a JWK Set ({"keys": [...]}; public halves only)',
+      exclusive: ['jwks-uri'],
+    }),
+    'jwks-uri': Flags.string({description: 'private_key_jwt: where the client publishes its JWK Set (https, or http on loopback); fetched when needed, cached ten minutes'}),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -101,6 +117,8 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
         id_token_alg: flags['id-token-alg'],
         token_endpoint_auth_method: flags['token-endpoint-auth-method'] as TokenEndpointAuthMethod,
+        jwks: flags['jwks-file'] === undefined ? null : (readJwksFile(flags['jwks-file']) as NewClientInput['jwks']),
+        jwks_uri: flags['jwks-uri'] ?? null,
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,

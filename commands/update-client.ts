@@ -3,6 +3,7 @@ import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import {CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
+import {readJwksFile} from '../src/registry/client-keys.js'
 import {BaseCommand, changedSecretFlag, choiceFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
 import {clientRecord} from './output/registry.js'
 
@@ -35,6 +36,11 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     'no-post-logout-redirect-uri': Flags.boolean({description: 'remove every post-logout redirect URI: logouts this client starts no longer send the browser back to it'}),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "sign the client's ID tokens with this algorithm from now on"}),
     grant: choicesFlag(GRANTS, {description: 'replace the grants'}),
+    'jwks-file': Flags.string({
+      description: "private_key_jwt: replace the client's keys with the JWK Set in this file (rotation: list the new key beside the old until the client signs with it)",
+      exclusive: ['jwks-uri'],
+    }),
+    'jwks-uri': Flags.string({description: "private_key_jwt: take the client's keys from this URL from now on, instead of a registered set"}),
     admin: Flags.boolean({description: 'admin client (sees every pulse)', allowNo: true}),
     'token-ttl': Flags.integer({description: 'new access-token lifetime in seconds; revokes current tokens', min: 1, exclusive: ['no-token-ttl']}),
     'no-token-ttl': Flags.boolean({description: 'tokens no longer expire; revokes current tokens'}),
@@ -65,6 +71,8 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       redirect_uris: f['redirect-uri'],
       post_logout_redirect_uris: f['no-post-logout-redirect-uri'] ? [] : f['post-logout-redirect-uri'],
       id_token_alg: f['id-token-alg'],
+      jwks: f['jwks-file'] === undefined ? undefined : (readJwksFile(f['jwks-file']) as ClientPatch['jwks']),
+      jwks_uri: f['jwks-uri'],
       grants: f.grant as Grant[] | undefined,
       admin: f.admin,
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],

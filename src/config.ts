@@ -70,6 +70,23 @@ export const config = {
      * and the remembered consent sends them straight back.
      */
     refreshTokenAbsoluteSeconds: 30 * 86400,
+    /**
+     * A private_key_jwt client assertion may be valid at most this long (its exp at most this far
+     * ahead): each one's jti is kept until it expires, so a short life keeps that list short, and
+     * a stolen assertion is worth little. Five minutes is node-oidc-provider's and Keycloak's
+     * order; libraries sign theirs for one to five.
+     */
+    clientAssertionMaxSeconds: 300,
+    /**
+     * A client's JWK Set fetched from its jwks_uri is used this long before it is fetched again;
+     * an assertion naming a key the copy lacks fetches it at once (a rotation), but at most once
+     * per cooldown, so unknown kids cannot make medpanel hammer the client's server.
+     */
+    clientJwksCacheSeconds: 600,
+    clientJwksCooldownSeconds: 30,
+    /** A jwks_uri must answer within this, with at most this many bytes. */
+    clientJwksFetchTimeoutMs: 5_000,
+    clientJwksMaxBytes: 64 * 1024,
   },
 
   /**

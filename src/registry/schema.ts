@@ -8,6 +8,7 @@ import {partnerUrlProblem} from '../lib/partner-address.js'
 
 import {GRANTS, type Grant} from '../grants/names.js'
 import {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, DEFAULT_ID_TOKEN_ALG} from './id-token-algs.js'
+import {jwksSchema, jwksUri} from './client-keys.js'
 
 export {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, GRANTS, type Grant}
 
@@ -16,9 +17,11 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 /**
  * How a client authenticates at the token endpoint, by RFC 7591's names. The two secret methods
  * both accept the secret either way (RFC 6749 §2.3.1); `none` is a public client (RFC 6749 §2.1):
- * a browser or native app that cannot keep a secret, so it holds none and must use PKCE.
+ * a browser or native app that cannot keep a secret, so it holds none and must use PKCE;
+ * `private_key_jwt` (RFC 7523 §2.2) signs an assertion with a key only it holds, and medpanel
+ * keeps only the public half.
  */
-export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const
 export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number]
 
 /**
@@ -119,6 +122,8 @@ export const newClientSchema = z
     post_logout_redirect_uris: postLogoutRedirectUris.default([]),
     id_token_alg: idTokenAlg.default(DEFAULT_ID_TOKEN_ALG),
     token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default('client_secret_basic'),
+    jwks: jwksSchema.nullable().default(null),
+    jwks_uri: jwksUri.nullable().default(null),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -139,6 +144,7 @@ export const newClientSchema = z
       ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: 'a signon client needs at least one redirect URI'})
     }
     publicClientIssues(c.token_endpoint_auth_method, c.grants, c.redirect_uris, ctx)
+    clientKeyIssues(c.token_endpoint_auth_method, c.jwks !== null, c.jwks_uri !== null, c.grants, ctx)
     if (c.grants.includes('partner')) {
       for (const field of ['partner_url', 'partner_username', 'partner_password'] as const) {
         if (!c[field]) ctx.addIssue({code: 'custom', path: [field], message: 'is required for a partner client'})
@@ -159,6 +165,29 @@ export function publicClientIssues(method: string, grants: readonly string[], re
   if (method !== 'none' && redirectUris.some(isPrivateUseRedirect)) ctx.addIssue({code: 'custom', path: ['redirect_uris'], message: PRIVATE_USE_FOR_PUBLIC})
 }
 
+/**
+ * A private_key_jwt client names its keys one way, a JWK Set or a jwks_uri; no other client has
+ * keys. It holds no secret, so it can hold only the grants whose interfaces it reaches through the
+ * token endpoint: sign-on, and pulses (client_credentials); balances, searches and partner pushes
+ * take the client's secret itself.
+ */
+export function clientKeyIssues(method: string, hasJwks: boolean, hasJwksUri: boolean, grants: readonly string[], ctx: z.RefinementCtx): void {
+  if (method === 'private_key_jwt') {
+    if (hasJwks === hasJwksUri)
+      ctx.addIssue({code: 'custom', path: ['jwks'], message: 'a private_key_jwt client needs its public keys: a JWK Set (jwks) or a jwks_uri, one of the two'})
+    const secretOnly = grants.filter((grant) => grant !== 'signon' && grant !== 'pulses')
+    if (secretOnly.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['grants'],
+        message: `a private_key_jwt client holds no secret, so it can have only the signon and pulses grants (not ${secretOnly.join(', ')})`,
+      })
+    }
+  } else if (hasJwks || hasJwksUri) {
+    ctx.addIssue({code: 'custom', path: ['jwks'], message: 'public keys (jwks, jwks_uri) are for private_key_jwt clients only'})
+  }
+}
+
 export const clientPatchSchema = z
   .object({
     name: name.optional(),
@@ -168,6 +197,9 @@ export const clientPatchSchema = z
     /** Replaces the list; an empty one removes every post-logout redirect URI. */
     post_logout_redirect_uris: postLogoutRedirectUris.optional(),
     id_token_alg: idTokenAlg.optional(),
+    /** private_key_jwt: replaces the client's keys (a set, or where it publishes one). */
+    jwks: jwksSchema.optional(),
+    jwks_uri: jwksUri.optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -188,10 +220,13 @@ export const clientPatchSchema = z
   .superRefine(partnerUrlIssue)
 export type ClientPatch = z.input<typeof clientPatchSchema>
 
-/** The public-client rules checked again on an update, against the client's stored method. */
+/** The authentication method's rules checked again on an update, against the client's stored method. */
 export const publicClientRules = z
-  .object({method: z.string(), grants: z.array(z.string()), redirect_uris: z.array(z.string())})
-  .superRefine((c, ctx) => publicClientIssues(c.method, c.grants, c.redirect_uris, ctx))
+  .object({method: z.string(), grants: z.array(z.string()), redirect_uris: z.array(z.string()), has_jwks: z.boolean(), has_jwks_uri: z.boolean()})
+  .superRefine((c, ctx) => {
+    publicClientIssues(c.method, c.grants, c.redirect_uris, ctx)
+    clientKeyIssues(c.method, c.has_jwks, c.has_jwks_uri, c.grants, ctx)
+  })
 
 export const newMemberSchema = z
   .object({

@@ -26,9 +26,27 @@ import {
   type NewMemberInput,
 } from './schema.js'
 import type {Client} from './tables.js'
+import {importJWK, type JWK} from 'jose'
+import type {ClientJwks} from './client-keys.js'
 import {clientView, getClientRow, getMember, getMemberRow, type ClientView, type MemberView} from './views.js'
 
 export {clientView, getClient, getClientRow, getMember, getMemberRow, listClients, listMembers, memberView, parseMemberId, type ClientView, type MemberView} from './views.js'
+
+/** Whether clients of this authentication method are given a secret: all but public and private_key_jwt ones. */
+function holdsSecret(method: string): boolean {
+  return method !== 'none' && method !== 'private_key_jwt'
+}
+
+/** Each registered key must be one a client could sign with: a malformed modulus is refused now, not at its first use. */
+async function checkKeysImport(set: ClientJwks): Promise<void> {
+  for (const [i, key] of set.keys.entries()) {
+    try {
+      await importJWK(key as JWK, key.alg ?? (key.kty === 'EC' ? 'ES256' : 'RS256'))
+    } catch (error) {
+      throw new AppError('bad_request', `jwks: key ${key.kid ?? i + 1} cannot be used: ${(error as Error).message}`)
+    }
+  }
+}
 
 /** Whether a client (its grants decoded once, when it was read) holds a grant. */
 export function hasGrant(client: Pick<Client, 'grants'>, grant: Grant): boolean {
@@ -40,8 +58,11 @@ export interface RegisteredClient extends ClientView {
   client_secret: string
 }
 
-/** A public client (token_endpoint_auth_method none) is registered without a secret: its view alone comes back. */
-export async function registerClient(db: Db, input: NewClientInput & {token_endpoint_auth_method: 'none'}, now: Date): Promise<ClientView>
+/**
+ * A client without a secret (token_endpoint_auth_method none, a public client, or private_key_jwt,
+ * which proves itself with its keys) is registered without one: its view alone comes back.
+ */
+export async function registerClient(db: Db, input: NewClientInput & {token_endpoint_auth_method: 'none' | 'private_key_jwt'}, now: Date): Promise<ClientView>
 export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient>
 export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient | ClientView> {
   const client = parseInput(newClientSchema, input)
@@ -49,8 +70,9 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
   if (client.client_id !== undefined && (await repo.findClient(db, client.client_id))) {
     throw new AppError('conflict', `client_id: "${client.client_id}" is already registered`)
   }
-  // A public client gets no secret: an empty hash, which no presented secret matches.
-  const secret = client.token_endpoint_auth_method === 'none' ? undefined : (fixed?.secret ?? randomToken(32))
+  if (client.jwks !== null) await checkKeysImport(client.jwks)
+  // A client without a secret gets an empty hash, which no presented secret matches.
+  const secret = holdsSecret(client.token_endpoint_auth_method) ? (fixed?.secret ?? randomToken(32)) : undefined
   const stamp = iso(now)
   await repo.insertClient(db, {
     id,
@@ -62,6 +84,8 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     post_logout_redirect_uris: toJsonText(client.post_logout_redirect_uris),
     id_token_alg: client.id_token_alg,
     token_endpoint_auth_method: client.token_endpoint_auth_method,
+    jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
+    jwks_uri: client.jwks_uri,
     grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
@@ -92,8 +116,15 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
     if (grants.includes('signon') && redirectUris.length === 0) {
       throw new AppError('bad_request', 'redirect_uris: a signon client needs at least one redirect URI')
     }
-    parseInput(publicClientRules, {method: row.token_endpoint_auth_method, grants, redirect_uris: redirectUris})
+    if (patch.jwks !== undefined && patch.jwks_uri !== undefined) throw new AppError('bad_request', 'jwks: give a JWK Set or a jwks_uri, not both')
+    if (patch.jwks !== undefined) await checkKeysImport(patch.jwks)
+    // New keys, one way or the other, replace the old ones whole.
+    const jwks = patch.jwks !== undefined ? JSON.stringify(patch.jwks) : patch.jwks_uri !== undefined ? null : row.jwks
+    const jwksUri = patch.jwks_uri !== undefined ? patch.jwks_uri : patch.jwks !== undefined ? null : row.jwks_uri
+    parseInput(publicClientRules, {method: row.token_endpoint_auth_method, grants, redirect_uris: redirectUris, has_jwks: jwks !== null, has_jwks_uri: jwksUri !== null})
     const next = {
+      jwks,
+      jwks_uri: jwksUri,
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
       logo_url: patch.logo_url ?? row.logo_url,
@@ -126,6 +157,12 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
 export async function rotateClientSecret(db: Db, id: string, now: Date): Promise<{client_id: string; client_secret: string}> {
   const client = await getClientRow(db, id)
   if (client.token_endpoint_auth_method === 'none') throw new AppError('bad_request', `client ${id} is a public client: it has no secret to rotate`)
+  if (client.token_endpoint_auth_method === 'private_key_jwt') {
+    throw new AppError(
+      'bad_request',
+      `client ${id} authenticates with its keys (private_key_jwt): it has no secret to rotate; give it new keys with update-client --jwks-file or --jwks-uri`,
+    )
+  }
   const secret = randomToken(32)
   await repo.updateClientRow(db, id, {secret_hash: sha256(secret), updated_at: iso(now)})
   return {client_id: id, client_secret: secret}

@@ -30,6 +30,10 @@ export interface ClientTable {
    * secret_hash is empty and matches no secret.
    */
   token_endpoint_auth_method: ColumnType<string, string | undefined, string>
+  /** private_key_jwt: the client's public keys, a JWK Set as JSON text (or null, see jwks_uri). */
+  jwks: ColumnType<string | null, string | null | undefined, string | null>
+  /** private_key_jwt: where the client publishes its JWK Set, fetched and cached (or null, see jwks). */
+  jwks_uri: ColumnType<string | null, string | null | undefined, string | null>
   created_at: string
   updated_at: string
 }

@@ -24,6 +24,10 @@ export interface ClientView {
   id_token_alg: string
   /** How the client authenticates at the token endpoint; none: a public client, with no secret. */
   token_endpoint_auth_method: string
+  /** private_key_jwt clients only: the kids of their registered JWK Set (empty with a jwks_uri). */
+  jwks_key_ids?: string[]
+  /** private_key_jwt clients only: where they publish their keys, or null with a registered set. */
+  jwks_uri?: string | null
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -46,6 +50,7 @@ export function clientView(row: Client): ClientView {
     grants: row.grants,
     id_token_alg: row.id_token_alg,
     token_endpoint_auth_method: row.token_endpoint_auth_method,
+    ...(row.token_endpoint_auth_method === 'private_key_jwt' ? {jwks_key_ids: keyIds(row.jwks), jwks_uri: row.jwks_uri} : {}),
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,
@@ -55,6 +60,17 @@ export function clientView(row: Client): ClientView {
     signs_deliveries: row.signing_secret !== null,
     created_at: row.created_at,
     updated_at: row.updated_at,
+  }
+}
+
+/** The kids of a stored JWK Set (JSON text), `(no kid)` for a key without one. */
+export function keyIds(jwksText: string | null): string[] {
+  if (jwksText === null) return []
+  try {
+    const set = JSON.parse(jwksText) as {keys?: {kid?: string}[]}
+    return (set.keys ?? []).map((key) => key.kid ?? '(no kid)')
+  } catch {
+    return []
   }
 }
 

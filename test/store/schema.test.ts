@@ -26,6 +26,8 @@ const SHIPPED = [
   '2026113001_conversation_search_lexemes',
   '2026120101_client_auth_method',
   '2026120102_refresh_tokens_and_consents',
+  '2026120201_client_keys',
+  '2026120202_used_jtis',
 ]
 
 describe('the composed schema', () => {

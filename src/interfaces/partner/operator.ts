@@ -3,7 +3,7 @@ import type {Clock} from '../../lib/clock.js'
 import type {Db} from '../../store/database.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {partnerTransport, type Transport} from './transport.js'
+import {partnerTransport, type Transport} from '../../http/outbound.js'
 import {DeliveryWorker} from './worker.js'
 
 /** What the B commands share besides output: reading member lists, and sending now for `--wait`. */

@@ -4,7 +4,8 @@ import {AppError} from '../../errors.js'
 import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {encodeId} from './outbox.js'
-import {basicAuthorization, networkFailure, partnerTransport, type Transport} from './transport.js'
+import {basicAuthorization} from './transport.js'
+import {networkFailure, partnerTransport, type Transport} from '../../http/outbound.js'
 
 /** Bytes of one answer verify-partner reads; a longer answer fails its check (config.ts says why). */
 const ANSWER_LIMIT_BYTES = config.partner.verifyResponseBodyLimitBytes

@@ -13,7 +13,8 @@ import type {Db} from '../../store/database.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {basicAuthorization, networkFailure, RefusedTarget, signature, type Transport} from './transport.js'
+import {basicAuthorization, signature} from './transport.js'
+import {networkFailure, RefusedTarget, type Transport} from '../../http/outbound.js'
 import {config} from '../../config.js'
 
 export const REQUEST_TIMEOUT_MS = config.partner.requestTimeoutMs

@@ -1,4 +1,5 @@
 import {AppError} from '../../errors.js'
+import {type PresentedAssertion, verifyClientAssertion} from './client-assertion.js'
 import {findClient} from '../../registry/repository.js'
 import {authenticateClient} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
@@ -12,6 +13,8 @@ export interface ClientCredentials {
   clientSecret: string | undefined
   /** Where the request came from, for the failed-attempt throttle. */
   address?: string | undefined
+  /** private_key_jwt: the signed assertion presented instead of a secret (clientId is its iss). */
+  assertion?: PresentedAssertion
 }
 
 /** Whether a client is public (RFC 6749 §2.1): it holds no secret and authenticates with none. */
@@ -27,12 +30,27 @@ export function isPublicClient(client: Pick<Client, 'token_endpoint_auth_method'
  * which confidential clients exist.
  */
 export async function requireClient(db: Db, credentials: ClientCredentials, now: Date): Promise<Client> {
-  const client =
-    credentials.clientSecret === undefined
+  const client = credentials.assertion
+    ? await assertedClient(db, credentials.clientId, credentials.assertion, now)
+    : credentials.clientSecret === undefined
       ? await publicClient(db, credentials.clientId)
       : await authenticateClient(db, credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
+  return client
+}
+
+/**
+ * A client that signed an assertion: only one registered for private_key_jwt, with the assertion
+ * checked against its keys. A client registered for a secret cannot switch to assertions, nor the
+ * other way round (OpenID Connect Core §9: the method is the registered one).
+ */
+async function assertedClient(db: Db, clientId: string, assertion: PresentedAssertion, now: Date): Promise<Client> {
+  const client = await findClient(readerOf(db), clientId)
+  if (client?.token_endpoint_auth_method !== 'private_key_jwt') {
+    throw new AppError('invalid_client', 'client authentication failed: unknown client, or one that does not authenticate with private_key_jwt')
+  }
+  await verifyClientAssertion(db, client, assertion, now)
   return client
 }
 

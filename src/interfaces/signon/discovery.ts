@@ -2,6 +2,7 @@ import {CLAIMS_SUPPORTED, OPENID} from './oidc.js'
 import {GRANT_FLOWS} from './flows/index.js'
 import {CLIENT_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
+import {CLIENT_ASSERTION_ALGS} from '../../registry/client-keys.js'
 
 /**
  * The authorization server metadata (RFC 8414) for an issuer, the service's base URL, which is
@@ -13,9 +14,10 @@ import {ID_TOKEN_ALGS} from './signing-keys.js'
  * request and shared caches may keep it (`public, max-age=3600`, no `Vary: Host`).
  */
 export function authorizationServerMetadata(issuer: string) {
-  const auth = ['client_secret_basic', 'client_secret_post']
+  const auth = ['client_secret_basic', 'client_secret_post', 'private_key_jwt']
   // Public clients (browser and native apps) hold no secret: they name themselves with client_id.
   const publicToo = [...auth, 'none']
+  const assertionAlgs = [...CLIENT_ASSERTION_ALGS]
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -30,8 +32,11 @@ export function authorizationServerMetadata(issuer: string) {
     grant_types_supported: [...GRANT_FLOWS.keys()],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: publicToo,
+    token_endpoint_auth_signing_alg_values_supported: assertionAlgs,
     revocation_endpoint_auth_methods_supported: publicToo,
+    revocation_endpoint_auth_signing_alg_values_supported: assertionAlgs,
     introspection_endpoint_auth_methods_supported: auth,
+    introspection_endpoint_auth_signing_alg_values_supported: assertionAlgs,
     scopes_supported: [OPENID, ...MEMBER_SCOPES, 'email', OFFLINE_ACCESS, ...CLIENT_SCOPES],
     // OpenID Connect: a public subject (the member id; see oidc.ts for why not pairwise).
     subject_types_supported: ['public'],

@@ -60,6 +60,8 @@ export const tokenForm = z
     redirect_uri: param(),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
+    client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
+    client_assertion: param(8192).openapi({description: "private_key_jwt: a JWT signed with one of the client's registered keys (RFC 7523 §2.2), used once"}),
     code_verifier: param(256),
     refresh_token: param(512).openapi({description: 'refresh_token grant: the refresh token last issued (each is used once)'}),
     scope: param(256),
@@ -75,6 +77,8 @@ export const revokeForm = z
     token_type_hint: param(64).openapi({description: 'Advisory only (RFC 7009): any value is accepted, and the token is looked up as both kinds'}),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
+    client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
+    client_assertion: param(8192).openapi({description: "private_key_jwt: a JWT signed with one of the client's registered keys (RFC 7523 §2.2), used once"}),
   })
   .openapi('RevocationRequest')
 
@@ -86,6 +90,8 @@ export const introspectForm = z
     token_type_hint: param(64),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
+    client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
+    client_assertion: param(8192).openapi({description: "private_key_jwt: a JWT signed with one of the client's registered keys (RFC 7523 §2.2), used once"}),
   })
   .openapi('IntrospectionRequest')
 

@@ -62,14 +62,25 @@ export interface SigningKeyTable {
   publish_until: string | null
 }
 
+/** A signed proof's id, kept until the proof expires so it is never accepted twice (client assertions). */
+export interface UsedJtiTable {
+  /** What kind of proof: `client_assertion`. */
+  purpose: string
+  client_id: string
+  jti: string
+  expires_at: string
+}
+
 export interface SignonTables {
   authorization_codes: AuthorizationCodeTable
   access_tokens: AccessTokenTable
   signin_sessions: SigninSessionTable
   signing_keys: SigningKeyTable
+  used_jtis: UsedJtiTable
 }
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
 export type AccessTokenRow = Selectable<AccessTokenTable>
 export type SigninSessionRow = Selectable<SigninSessionTable>
 export type SigningKeyRow = Selectable<SigningKeyTable>
+export type UsedJtiRow = Selectable<UsedJtiTable>

@@ -4,6 +4,7 @@ import * as sealedSecrets from './2026112401_sealed_secrets.js'
 import * as authFailures from './2026112402_auth_failures.js'
 import * as memberSessions from './2026112403_member_sessions.js'
 import * as clientAuthMethod from './2026120101_client_auth_method.js'
+import * as clientKeys from './2026120201_client_keys.js'
 
 /** The registry's migrations: clients, members, settings and the guessing limits (the first one also made the tables of the grants, which sign-on issues). Names sort in the order they run; append new ones, never edit one that has shipped. */
 export const migrations: Record<string, AnyMigration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026112402_auth_failures': authFailures,
   '2026112403_member_sessions': memberSessions,
   '2026120101_client_auth_method': clientAuthMethod,
+  '2026120201_client_keys': clientKeys,
 }

@@ -1,7 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {listDeliveries, nextAttemptDelay} from '../../../src/interfaces/partner/outbox.js'
 import {pushMembers, pushProject, pushQuota, removeMember} from '../../../src/interfaces/partner/service.js'
-import {type PartnerRequest, type PartnerResponse, RefusedTarget} from '../../../src/interfaces/partner/transport.js'
+import {type PartnerRequest, type PartnerResponse, RefusedTarget} from '../../../src/http/outbound.js'
 import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import type {Metrics} from '../../../src/metrics/metrics.js'

@@ -8,6 +8,7 @@ import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
 import {type ClientCredentials, requireClient} from '../client-auth.js'
+import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {GRANT_FLOWS} from '../flows/index.js'
 import {introspect, revoke} from '../introspection.js'
 import type {SignonContext} from './context.js'
@@ -16,10 +17,11 @@ import {corsClient} from './cors.js'
 /** The endpoints a client calls with its own credentials, and the methods each serves. */
 export const TOKEN_PATH = '/oauth/token'
 export const REVOKE_PATH = '/oauth/revoke'
+export const INTROSPECT_PATH = '/oauth/introspect'
 export const TOKEN_METHODS: Record<string, string[]> = {
   [TOKEN_PATH]: ['POST'],
   [REVOKE_PATH]: ['POST'],
-  '/oauth/introspect': ['POST'],
+  [INTROSPECT_PATH]: ['POST'],
 }
 export const METADATA_PATH = '/.well-known/oauth-authorization-server'
 
@@ -117,14 +119,23 @@ const tokenRoute = createRoute({
  * Client authentication: HTTP Basic or form fields, not both (RFC 6749 §2.3.1). A refusal of the
  * header gets its Basic challenge from the OAuth error renderer (http/oauth-error.ts).
  */
-function clientCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): ClientCredentials {
-  const credentials = presentedCredentials(c, form)
+/** Who a client assertion may be addressed to: this issuer, or the endpoint called. */
+interface Audience {
+  issuer: string
+  path: string
+}
+
+function clientCredentials(c: Context, form: PresentedForm, audience: Audience): ClientCredentials {
+  const credentials = presentedCredentials(c, form, audience)
   // A browser app's origin may read the answer only if it is one of this client's.
   corsClient(c, credentials.clientId)
   return credentials
 }
 
-function presentedCredentials(c: Context, form: {client_id?: string | undefined; client_secret?: string | undefined}): ClientCredentials {
+type PresentedForm = {client_id?: string | undefined; client_secret?: string | undefined; client_assertion_type?: string | undefined; client_assertion?: string | undefined}
+
+function presentedCredentials(c: Context, form: PresentedForm, audience: Audience): ClientCredentials {
+  if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) return presentedAssertion(c, form, audience)
   if (requestHeader(c, 'authorization') !== undefined) {
     const basic = readBasicCredentials(c, {formEncoded: true})
     if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
@@ -132,9 +143,26 @@ function presentedCredentials(c: Context, form: {client_id?: string | undefined;
     if (form.client_id !== undefined && form.client_id !== basic.username) throw new AppError('invalid_request', 'client_id in the body differs from the Authorization header')
     return {clientId: basic.username, clientSecret: basic.password, address: clientAddress(c)}
   }
-  if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret')
+  if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret, or a client_assertion')
   // Without a secret only a public client is proven (requireClient decides).
   return {clientId: form.client_id, clientSecret: form.client_secret, address: clientAddress(c)}
+}
+
+/** private_key_jwt: the client is the assertion's iss, and nothing else may authenticate the request too. */
+function presentedAssertion(c: Context, form: PresentedForm, audience: Audience): ClientCredentials {
+  if (requestHeader(c, 'authorization') !== undefined || form.client_secret !== undefined) {
+    throw new AppError('invalid_request', 'authenticate the client one way: a client_assertion, or a secret, not both')
+  }
+  if (form.client_assertion_type !== CLIENT_ASSERTION_TYPE) throw new AppError('invalid_request', `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`)
+  if (!form.client_assertion) throw new AppError('invalid_request', 'client_assertion is required with client_assertion_type')
+  const clientId = assertionIssuer(form.client_assertion)
+  if (form.client_id !== undefined && form.client_id !== clientId) throw new AppError('invalid_client', "client_id differs from the client_assertion's iss")
+  return {
+    clientId,
+    clientSecret: undefined,
+    assertion: {value: form.client_assertion, audiences: [audience.issuer, `${audience.issuer}${audience.path}`]},
+    address: clientAddress(c),
+  }
 }
 
 /** The token endpoint, revocation (RFC 7009), introspection (RFC 7662) and the metadata document (RFC 8414). */
@@ -157,13 +185,13 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const flow = GRANT_FLOWS.get(form.grant_type)
     if (!flow) throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     const now = clock.now()
-    const authenticate = () => requireClient(db, clientCredentials(c, form), now)
+    const authenticate = () => requireClient(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: TOKEN_PATH}), now)
     return flow.exchange({db, form, authenticate, issuer: ctx.issuerOf(c), now})
   }
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
-    await revoke(db, clientCredentials(c, form), form.token, clock.now())
+    await revoke(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}), form.token, clock.now())
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
     return jsonResponse(c, {}, 200, NO_STORE)
   })
@@ -177,6 +205,6 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return introspection(c, form)
   })
   const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await introspect(db, clientCredentials(c, form), form.token, clock.now()), 200, NO_STORE)
+    jsonResponse(c, await introspect(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}), form.token, clock.now()), 200, NO_STORE)
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }

@@ -1,0 +1,181 @@
+import {createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTVerifyGetKey, jwtVerify} from 'jose'
+import {config} from '../../config.js'
+import {AppError} from '../../errors.js'
+import {iso} from '../../lib/clock.js'
+import {CLIENT_ASSERTION_ALGS, jwksSchema} from '../../registry/client-keys.js'
+import type {Client} from '../../registry/tables.js'
+import type {Db} from '../../store/database.js'
+import {partnerTransport, type Transport} from '../../http/outbound.js'
+import {spendJti} from './repository.js'
+
+/**
+ * private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): the client proves itself with a JWT it
+ * signed with a private key only it holds, checked against the public keys it registered (a JWK
+ * Set, or its jwks_uri). Nothing secret is stored here, so a stolen database authenticates nobody.
+ *
+ * The checks, in order: signed by one of the client's keys with ES256, PS256 or RS256 (never
+ * `none`, never HMAC, whatever the header says); `iss` and `sub` the client id; `aud` this
+ * issuer or the endpoint called; `exp` passed by none and at most five minutes ahead; a `jti` never
+ * presented before (kept in the store until the assertion expires, so it holds across every
+ * `serve` on the store).
+ */
+
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+
+/** A client assertion as a request presented it, with the audiences it may name. */
+export interface PresentedAssertion {
+  value: string
+  /** The issuer and the endpoint's URL: an assertion for another server or endpoint proves nothing here. */
+  audiences: string[]
+}
+
+const invalid = (why: string) => new AppError('invalid_client', `client_assertion: ${why}`)
+
+/** The client an assertion says it comes from (iss), read before its signature is checked, only to find the keys that check it. */
+export function assertionIssuer(assertion: string): string {
+  let claims: ReturnType<typeof decodeJwt>
+  try {
+    claims = decodeJwt(assertion)
+  } catch {
+    throw invalid('not a signed JWT')
+  }
+  if (typeof claims.iss !== 'string' || claims.iss === '') throw invalid('has no iss (the client id)')
+  return claims.iss
+}
+
+/** Checks `assertion` for `client` (whose method is private_key_jwt); throws invalid_client with the reason. */
+export async function verifyClientAssertion(db: Db, client: Client, assertion: PresentedAssertion, now: Date): Promise<void> {
+  const skew = config.signon.clockSkewSeconds
+  let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
+  try {
+    ;({payload} = await jwtVerify(assertion.value, keysOf(client, now.getTime()), {
+      algorithms: [...CLIENT_ASSERTION_ALGS],
+      issuer: client.id,
+      subject: client.id,
+      audience: assertion.audiences,
+      currentDate: now,
+      clockTolerance: skew,
+      requiredClaims: ['exp', 'jti'],
+    }))
+  } catch (error) {
+    // Refusals of ours (a jwks_uri that could not be read) say their own reason.
+    if (error instanceof AppError) throw error
+    throw invalid(failure(error))
+  }
+  const seconds = now.getTime() / 1000
+  const max = config.signon.clientAssertionMaxSeconds
+  if (payload.exp! > seconds + max + skew) throw invalid(`expires too far ahead: at most ${max} seconds from now`)
+  const jti = payload.jti!
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalid('jti must be a string of 1 to 256 characters')
+  const fresh = await spendJti(db, {purpose: 'client_assertion', client_id: client.id, jti, expires_at: iso(new Date((payload.exp! + skew) * 1000))}, iso(now))
+  if (!fresh) throw invalid('this jti was presented before: an assertion is used once')
+}
+
+/** Why jose refused an assertion, in words a client's developer can act on. */
+function failure(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'has expired (exp)'
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return `claim ${error.claim} is not right: ${error.reason === 'check_failed' ? `it must be ${expected(error.claim)}` : error.message}`
+  if (error instanceof errors.JOSEAlgNotAllowed) return `alg must be one of ${CLIENT_ASSERTION_ALGS.join(', ')}`
+  if (error instanceof errors.JWKSNoMatchingKey) return "no key of the client's matches its kid and alg"
+  if (error instanceof errors.JWKSMultipleMatchingKeys) return 'several keys of the client match: give a kid'
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "the signature is not by any of the client's keys"
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'not a well-formed signed JWT'
+  return (error as Error).message
+}
+
+function expected(claim: string): string {
+  if (claim === 'iss' || claim === 'sub') return 'the client id'
+  if (claim === 'aud') return "this server's issuer or the endpoint's URL"
+  return 'present'
+}
+
+/** Key sets of registered JWK Sets, by their text, so a busy client's set is parsed once. */
+const localSets = new Map<string, JWTVerifyGetKey>()
+
+/** The keys that may have signed a client's assertion: its registered set, or what its jwks_uri serves. */
+function keysOf(client: Client, now: number): JWTVerifyGetKey {
+  if (client.jwks !== null) {
+    let set = localSets.get(client.jwks)
+    if (!set) {
+      if (localSets.size >= config.caches.clients) localSets.clear()
+      set = createLocalJWKSet(JSON.parse(client.jwks) as JSONWebKeySet)
+      localSets.set(client.jwks, set)
+    }
+    return set
+  }
+  if (client.jwks_uri === null) throw invalid('the client has no registered keys')
+  const uri = client.jwks_uri
+  return async (header, token) => {
+    let fetched = await remoteSet(uri, false, now)
+    try {
+      return await fetched.keys(header, token)
+    } catch (error) {
+      // A kid the copy lacks: the client may have rotated its keys since. Fetch again, once per cooldown.
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error
+      fetched = await remoteSet(uri, true, now)
+      return fetched.keys(header, token)
+    }
+  }
+}
+
+interface RemoteSet {
+  keys: JWTVerifyGetKey
+  fetchedAt: number
+}
+
+/** Sets fetched from jwks_uris, by URL; the fetch in progress is shared by whoever asks meanwhile. */
+const remoteSets = new Map<string, Promise<RemoteSet>>()
+
+/** How jwks_uris are fetched (tests pass their own). */
+let transport: Transport = partnerTransport
+
+/** Tests: fetch jwks_uris with `other`, and forget every fetched set. */
+export function useJwksTransport(other: Transport): void {
+  transport = other
+  remoteSets.clear()
+}
+
+/** `now`: the request's clock, in milliseconds. */
+async function remoteSet(uri: string, unknownKid: boolean, now: number): Promise<RemoteSet> {
+  const cached = remoteSets.get(uri)
+  if (cached) {
+    const set = await cached.catch(() => undefined)
+    const age = set === undefined ? Number.POSITIVE_INFINITY : now - set.fetchedAt
+    const stale = age > config.signon.clientJwksCacheSeconds * 1000 || (unknownKid && age > config.signon.clientJwksCooldownSeconds * 1000)
+    if (set && !stale) return set
+    // A failed fetch is tried again only after the cooldown, so a client's broken server is not hammered.
+    if (!set && now - (failedAt.get(uri) ?? 0) < config.signon.clientJwksCooldownSeconds * 1000) return cached
+  }
+  if (remoteSets.size >= config.caches.clients) remoteSets.clear()
+  const fetching = fetchSet(uri, now).catch((error: unknown) => {
+    failedAt.set(uri, now)
+    throw error
+  })
+  remoteSets.set(uri, fetching)
+  return fetching
+}
+
+const failedAt = new Map<string, number>()
+
+async function fetchSet(uri: string, now: number): Promise<RemoteSet> {
+  let answer: Awaited<ReturnType<Transport['send']>>
+  try {
+    answer = await transport.send({method: 'GET', url: uri, headers: {accept: 'application/json, application/jwk-set+json'}}, config.signon.clientJwksFetchTimeoutMs, {
+      maxBodyBytes: config.signon.clientJwksMaxBytes,
+    })
+  } catch (error) {
+    throw invalid(`the client's jwks_uri could not be read: ${(error as Error).message}`)
+  }
+  if (answer.status !== 200) throw invalid(`the client's jwks_uri answered ${answer.status}`)
+  if (answer.truncated) throw invalid(`the client's jwks_uri answered more than ${config.signon.clientJwksMaxBytes} bytes`)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(answer.body)
+  } catch {
+    throw invalid("the client's jwks_uri did not answer JSON")
+  }
+  const checked = jwksSchema.safeParse(parsed)
+  if (!checked.success) throw invalid(`the client's jwks_uri did not answer a JWK Set of public signing keys: ${checked.error.issues[0]?.message ?? 'invalid'}`)
+  return {keys: createLocalJWKSet(checked.data as JSONWebKeySet), fetchedAt: now}
+}

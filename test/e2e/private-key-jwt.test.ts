@@ -1,0 +1,130 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {exportJWK, generateKeyPair, SignJWT} from 'jose'
+import * as client from 'openid-client'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {CookieBrowser} from '../helpers/oidc-browser.js'
+import {MEMBER} from '../helpers/oidc.js'
+import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+
+/**
+ * private_key_jwt as a relying party meets it: openid-client v6's own PrivateKeyJwt against a real
+ * `serve`, for the code flow, client credentials, introspection and revocation; and a used
+ * assertion refused by a second `serve` on the same store.
+ */
+describe('private_key_jwt with openid-client, against two serve processes on one store', () => {
+  const dir = tempDir('medpanel-pkjwt-')
+  let store: string[]
+  let first: RunningCli
+  let second: RunningCli
+  let clientId: string
+  let privateKey: CryptoKey
+  const redirectUri = 'https://health.example/callback'
+  const insecure = {execute: [client.allowInsecureRequests]}
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'pkjwt.db')]
+    const pair = await generateKeyPair('ES256', {extractable: true})
+    privateKey = pair.privateKey
+    const jwksFile = join(dir, 'client-jwks.json')
+    writeFileSync(jwksFile, JSON.stringify({keys: [{...(await exportJWK(pair.publicKey)), kid: 'health-2026', use: 'sig', alg: 'ES256'}]}))
+    cliJson([
+      'add-member',
+      ...store,
+      '--email',
+      MEMBER.email,
+      '--password',
+      MEMBER.password,
+      '--first-name',
+      MEMBER.first_name,
+      '--last-name',
+      MEMBER.last_name,
+      '--country',
+      MEMBER.country,
+      '--specialty',
+      MEMBER.specialty,
+    ])
+    const registered = cliJson<{client_id: string; jwks_key_ids: string[]; client_secret?: string}>([
+      'register-client',
+      ...store,
+      '--name',
+      'Health Partner',
+      '--url',
+      'https://health.example',
+      '--logo-url',
+      'https://health.example/logo.png',
+      '--redirect-uri',
+      redirectUri,
+      '--grant',
+      'signon,pulses',
+      // A lifetime, so client tokens carry expires_in as a number (without one the spec's answer
+      // is null, which openid-client refuses: docs/signon.md, "expires_in").
+      '--token-ttl',
+      '3600',
+      '--token-endpoint-auth-method',
+      'private_key_jwt',
+      '--jwks-file',
+      jwksFile,
+    ])
+    expect(registered.jwks_key_ids).toEqual(['health-2026'])
+    expect(registered.client_secret).toBeUndefined()
+    clientId = registered.client_id
+    first = await startCli(['serve', ...store, '--port', '0', '--no-worker'])
+    // Two processes behind one name, as a load balancer would have them: one issuer for both.
+    second = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--base-url', first.url])
+  }, 120_000)
+  afterAll(async () => {
+    await first?.stop()
+    await second?.stop()
+  })
+
+  const configFor = (server: RunningCli) => client.discovery(new URL(server.url), clientId, undefined, client.PrivateKeyJwt({key: privateKey, kid: 'health-2026'}), insecure)
+
+  it('signs a member in with the code flow, the client proving itself with its key', async () => {
+    const config = await configFor(first)
+    expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('private_key_jwt')
+    const verifier = client.randomPKCECodeVerifier()
+    const state = client.randomState()
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid profile',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    const callback = await new CookieBrowser(first.url).authorize(url, MEMBER)
+    const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})
+    expect(tokens.access_token).toBeTruthy()
+    expect(tokens.claims()?.aud).toBe(clientId)
+  })
+
+  it('gets a client token, introspects and revokes it, each request with a fresh assertion', async () => {
+    const config = await configFor(first)
+    const tokens = await client.clientCredentialsGrant(config, {scope: 'pulses'})
+    expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+    await client.tokenRevocation(config, tokens.access_token)
+    expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(false)
+  })
+
+  it('refuses an assertion one serve took when it reaches the other', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const assertion = await new SignJWT({iss: clientId, sub: clientId, aud: `${first.url}/oauth/token`, jti: `replay-${now}`, iat: now, exp: now + 60})
+      .setProtectedHeader({alg: 'ES256', kid: 'health-2026'})
+      .sign(privateKey)
+    const post = (server: RunningCli) =>
+      fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: {'content-type': 'application/x-www-form-urlencoded'},
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
+        }),
+      })
+    expect((await post(first)).status).toBe(200)
+    const again = await post(second)
+    expect(again.status).toBe(401)
+    expect(await again.json()).toMatchObject({error: 'invalid_client', error_description: expect.stringMatching(/jti was presented before/)})
+  })
+})
