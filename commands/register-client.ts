@@ -53,6 +53,10 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       exclusive: ['jwks-uri'],
     }),
     'jwks-uri': Flags.string({description: 'private_key_jwt: where the client publishes its JWK Set (https, or http on loopback); fetched when needed, cached ten minutes'}),
+    'require-pushed-authorization-requests': Flags.boolean({
+      description: 'the client gets codes only for authorization requests it pushed first to /oauth/par (RFC 9126), never for one sent through the browser alone',
+      default: false,
+    }),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -119,6 +123,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         token_endpoint_auth_method: flags['token-endpoint-auth-method'] as TokenEndpointAuthMethod,
         jwks: flags['jwks-file'] === undefined ? null : (readJwksFile(flags['jwks-file']) as NewClientInput['jwks']),
         jwks_uri: flags['jwks-uri'] ?? null,
+        require_pushed_authorization_requests: flags['require-pushed-authorization-requests'],
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,

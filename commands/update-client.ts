@@ -42,6 +42,10 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     }),
     'jwks-uri': Flags.string({description: "private_key_jwt: take the client's keys from this URL from now on, instead of a registered set"}),
     admin: Flags.boolean({description: 'admin client (sees every pulse)', allowNo: true}),
+    'require-pushed-authorization-requests': Flags.boolean({
+      description: 'codes only for authorization requests the client pushed first (RFC 9126); --no-require-pushed-authorization-requests lifts it',
+      allowNo: true,
+    }),
     'token-ttl': Flags.integer({description: 'new access-token lifetime in seconds; revokes current tokens', min: 1, exclusive: ['no-token-ttl']}),
     'no-token-ttl': Flags.boolean({description: 'tokens no longer expire; revokes current tokens'}),
     expire: Flags.boolean({description: 'expire the client account: its tokens stop working at once', exclusive: ['unexpire']}),
@@ -75,6 +79,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       jwks_uri: f['jwks-uri'],
       grants: f.grant as Grant[] | undefined,
       admin: f.admin,
+      require_pushed_authorization_requests: f['require-pushed-authorization-requests'],
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],
       expire: f.expire ? true : f.unexpire ? false : undefined,
       partner_url: f['partner-url'],

@@ -78,6 +78,13 @@ export const config = {
      */
     clientAssertionMaxSeconds: 300,
     /**
+     * A pushed authorization request (RFC 9126) must be opened in the browser within a minute
+     * (the RFC's example, node-oidc-provider's default): the client redirects at once. Once opened
+     * it lives as long as a sign-in on the consent page may take, then is spent by its answer.
+     */
+    pushedRequestSeconds: 60,
+    pushedRequestPageSeconds: 3600,
+    /**
      * A client's JWK Set fetched from its jwks_uri is used this long before it is fetched again;
      * an assertion naming a key the copy lacks fetches it at once (a rotation), but at most once
      * per cooldown, so unknown kids cannot make medpanel hammer the client's server.

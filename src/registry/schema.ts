@@ -124,6 +124,7 @@ export const newClientSchema = z
     token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default('client_secret_basic'),
     jwks: jwksSchema.nullable().default(null),
     jwks_uri: jwksUri.nullable().default(null),
+    require_pushed_authorization_requests: z.boolean().default(false),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -200,6 +201,7 @@ export const clientPatchSchema = z
     /** private_key_jwt: replaces the client's keys (a set, or where it publishes one). */
     jwks: jwksSchema.optional(),
     jwks_uri: jwksUri.optional(),
+    require_pushed_authorization_requests: z.boolean().optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')

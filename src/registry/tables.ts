@@ -34,6 +34,8 @@ export interface ClientTable {
   jwks: ColumnType<string | null, string | null | undefined, string | null>
   /** private_key_jwt: where the client publishes its JWK Set, fetched and cached (or null, see jwks). */
   jwks_uri: ColumnType<string | null, string | null | undefined, string | null>
+  /** 1: the client gets codes only for authorization requests it pushed (RFC 9126 §6). */
+  require_pushed_authorization_requests: ColumnType<number, number | undefined, number>
   created_at: string
   updated_at: string
 }

@@ -28,6 +28,8 @@ export interface ClientView {
   jwks_key_ids?: string[]
   /** private_key_jwt clients only: where they publish their keys, or null with a registered set. */
   jwks_uri?: string | null
+  /** The client gets codes only for authorization requests it pushed first (RFC 9126, PAR). */
+  require_pushed_authorization_requests: boolean
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -51,6 +53,7 @@ export function clientView(row: Client): ClientView {
     id_token_alg: row.id_token_alg,
     token_endpoint_auth_method: row.token_endpoint_auth_method,
     ...(row.token_endpoint_auth_method === 'private_key_jwt' ? {jwks_key_ids: keyIds(row.jwks), jwks_uri: row.jwks_uri} : {}),
+    require_pushed_authorization_requests: row.require_pushed_authorization_requests === 1,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

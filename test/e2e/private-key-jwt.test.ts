@@ -10,7 +10,7 @@ import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
 /**
  * private_key_jwt as a relying party meets it: openid-client v6's own PrivateKeyJwt against a real
- * `serve`, for the code flow, client credentials, introspection and revocation; and a used
+ * `serve`, for the code flow (also pushed first, PAR), client credentials, introspection and revocation; and a used
  * assertion refused by a second `serve` on the same store.
  */
 describe('private_key_jwt with openid-client, against two serve processes on one store', () => {
@@ -97,6 +97,27 @@ describe('private_key_jwt with openid-client, against two serve processes on one
     const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})
     expect(tokens.access_token).toBeTruthy()
     expect(tokens.claims()?.aud).toBe(clientId)
+  })
+
+  it('pushes its authorization request first (PAR), the browser carrying only the request_uri', async () => {
+    const config = await configFor(first)
+    expect(config.serverMetadata().pushed_authorization_request_endpoint).toBe(`${first.url}/oauth/par`)
+    const verifier = client.randomPKCECodeVerifier()
+    const state = client.randomState()
+    const url = await client.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid profile',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    expect([...url.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri'])
+    const callback = await new CookieBrowser(first.url).authorize(url, MEMBER)
+    const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state})
+    expect(tokens.claims()?.aud).toBe(clientId)
+    // The request_uri was answered: the same address leads nowhere now.
+    const again = await fetch(url)
+    expect(again.status).toBe(400)
   })
 
   it('gets a client token, introspects and revokes it, each request with a fresh assertion', async () => {

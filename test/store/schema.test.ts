@@ -28,6 +28,8 @@ const SHIPPED = [
   '2026120102_refresh_tokens_and_consents',
   '2026120201_client_keys',
   '2026120202_used_jtis',
+  '2026120203_require_par',
+  '2026120204_pushed_requests',
 ]
 
 describe('the composed schema', () => {

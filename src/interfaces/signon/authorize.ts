@@ -14,6 +14,7 @@ import type {Database, Db} from '../../store/database.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
 import {isPublicClient} from './client-auth.js'
 import {isValidChallenge} from './pkce.js'
+import {REQUEST_URI_PREFIX, resolvePushedRequest} from './pushed-requests.js'
 import * as repo from './repository.js'
 import {AUTHORIZE_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS, scopeList} from './scopes.js'
 
@@ -39,6 +40,8 @@ export interface CheckedAuthorizeRequest {
   codeChallenge: string | null
   /** The OpenID Connect part, when the scopes include `openid`; null for a plain OAuth request. */
   oidc: OidcRequest | null
+  /** A pushed request (RFC 9126) the browser named by its request_uri: its key, to spend it by. */
+  pushed?: string
 }
 
 /** Appends OAuth parameters to a redirect URI, keeping its own query intact. */
@@ -55,7 +58,17 @@ const invalidRequest = (why: string) => new AppError('invalid_request', why)
  * the user's eyes (never a redirect: RFC 6749 §4.1.2.1); after that, failures go back to the
  * client as a redirect carrying `error`, `error_description` and `state`.
  */
-export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Promise<CheckedAuthorizeRequest> {
+export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now: Date, options: {pushing?: boolean} = {}): Promise<CheckedAuthorizeRequest> {
+  let req = given
+  let pushed: string | undefined
+  if (options.pushing && given.request_uri !== undefined) throw invalidRequest('request_uri cannot be pushed: push the parameters themselves')
+  if (!options.pushing && given.request_uri?.startsWith(REQUEST_URI_PREFIX) && given.request === undefined) {
+    // A pushed request: its stored parameters are the request; only client_id must agree.
+    if (!given.client_id) throw invalidRequest('client_id is required with request_uri')
+    const resolved = await resolvePushedRequest(db, given.client_id, given.request_uri, now)
+    req = resolved.request
+    pushed = resolved.idHash
+  }
   const client = req.client_id ? await findClient(db, req.client_id) : undefined
   if (!client) throw invalidRequest('unknown client_id: this application is not registered')
   if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
@@ -66,6 +79,12 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
     new AppError(error, description, {location: redirectWith(req.redirect_uri, {error, error_description: description, state: req.state})})
 
   if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
+  // A request object by reference (OpenID Connect's request_uri) is not taken; a pushed request's is (above).
+  if (req.request_uri !== undefined)
+    throw back('request_uri_not_supported', 'request_uri is only for pushed authorization requests (PAR); send the parameters in the query, or push them')
+  if (client.require_pushed_authorization_requests === 1 && pushed === undefined && !options.pushing) {
+    throw back('invalid_request', 'this application must push its authorization requests first (PAR, RFC 9126): its request cannot come through the browser')
+  }
   if (req.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code')
   const asked = req.scope ? scopeList(req.scope) : [...MEMBER_SCOPES]
   const scopes = grantableScopes(asked)
@@ -79,7 +98,7 @@ export async function checkAuthorizeRequest(db: Db, req: AuthorizeRequest): Prom
   }
   // A public client has no secret: PKCE is what stops a stolen code (RFC 9700 §2.1.1).
   if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
-  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc}
+  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc, ...(pushed === undefined ? {} : {pushed})}
 }
 
 /**
@@ -127,6 +146,10 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
   await writeTransaction(db, async (trx) => {
     const member = await getMemberRow(trx, memberId)
     if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
+    // A pushed request is answered once: its code and its spending stand or fall together.
+    if (checked.pushed !== undefined && !(await repo.spendPushedRequest(trx, checked.pushed, stamp))) {
+      throw new AppError('invalid_request', 'this authorization request was answered already: a request_uri is used once')
+    }
     await grants.supersedeCodes(trx, memberId, checked.client.id, stamp)
     // Remembered, so the next sign-in for no more than this skips the consent page.
     await grants.rememberConsent(trx, memberId, checked.client.id, checked.scopes, stamp)

@@ -27,6 +27,10 @@ export function authorizationServerMetadata(issuer: string) {
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     jwks_uri: `${issuer}/oauth/jwks`,
     end_session_endpoint: `${issuer}/oauth/end_session`,
+    // RFC 9126: clients may push their authorization requests; those registered with
+    // --require-pushed-authorization-requests must (each client's own rule, so false here).
+    pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+    require_pushed_authorization_requests: false,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [...GRANT_FLOWS.keys()],

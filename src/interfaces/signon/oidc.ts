@@ -136,7 +136,8 @@ export interface OidcParams {
  */
 export function readOidcRequest(params: OidcParams, back: (error: ErrorCode, description: string) => AppError): OidcRequest {
   if (params.request !== undefined) throw back('request_not_supported', 'request objects are not supported; send the parameters in the query')
-  if (params.request_uri !== undefined) throw back('request_uri_not_supported', 'request_uri is not supported; send the parameters in the query')
+  if (params.request_uri !== undefined)
+    throw back('request_uri_not_supported', 'request_uri is only for pushed authorization requests (PAR); send the parameters in the query, or push them')
   const prompt = new Set<Prompt>()
   for (const value of (params.prompt ?? '').split(' ').filter(Boolean)) {
     if (value === 'none' || value === 'login' || value === 'consent') prompt.add(value)

@@ -1,7 +1,8 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
 import {type Insertable, sql} from 'kysely'
-import type {AuthorizationCodeRow, AuthorizationCodeTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
+import type {AuthorizationCodeRow, AuthorizationCodeTable, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
+import {iso} from '../../lib/clock.js'
 import {writeTransaction} from '../../store/db.js'
 
 export async function insertCode(db: Db, row: Insertable<AuthorizationCodeTable>): Promise<void> {
@@ -176,4 +177,30 @@ export async function spendJti(db: Db, row: UsedJtiRow, now: string): Promise<bo
       .executeTakeFirst()
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   })
+}
+
+export async function insertPushedRequest(db: Db, row: Insertable<PushedRequestTable>, now: string): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    // Spent and forgotten requests go now and then: a day after they were made.
+    if (Math.random() < 0.02)
+      await trx
+        .deleteFrom('pushed_requests')
+        .where('created_at', '<', iso(new Date(Date.parse(now) - 86_400_000)))
+        .execute()
+    await trx.insertInto('pushed_requests').values(row).execute()
+  })
+}
+
+export async function findPushedRequest(db: Db, idHash: string): Promise<PushedRequestRow | undefined> {
+  return db.selectFrom('pushed_requests').selectAll().where('id_hash', '=', idHash).executeTakeFirst()
+}
+
+export async function markPushedRequest(db: Db, idHash: string, changes: {opened_at?: string; signed_in_at?: string}): Promise<void> {
+  await db.updateTable('pushed_requests').set(changes).where('id_hash', '=', idHash).execute()
+}
+
+/** Spends a pushed request; false when its answer already went back (it was used). */
+export async function spendPushedRequest(db: Db, idHash: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('pushed_requests').set({used_at: now}).where('id_hash', '=', idHash).where('used_at', 'is', null).executeTakeFirst()
+  return (result.numUpdatedRows ?? 0n) > 0n
 }

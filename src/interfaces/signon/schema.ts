@@ -21,7 +21,10 @@ export const authorizeQuery = z.object({
   max_age: param(10).openapi({description: 'OpenID Connect: seconds; an older sign-in is made again'}),
   login_hint: param(254).openapi({description: "OpenID Connect: the member's e-mail, filled in on the sign-in form"}),
   request: param(8192).openapi({description: 'Not supported: refused with request_not_supported'}),
-  request_uri: param().openapi({description: 'Not supported: refused with request_uri_not_supported'}),
+  request_uri: param().openapi({
+    description:
+      'A pushed authorization request (RFC 9126): the request_uri /oauth/par answered; with it only client_id counts, every other parameter comes from the pushed request',
+  }),
 })
 
 export const consentForm = authorizeQuery.extend({
@@ -67,6 +70,22 @@ export const tokenForm = z
     scope: param(256),
   })
   .openapi('TokenRequest')
+
+/** A pushed authorization request: the authorize parameters, and the client's credentials. */
+export const parForm = authorizeQuery
+  .extend({
+    client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header'}),
+    client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
+    client_assertion: param(8192).openapi({description: "private_key_jwt: a JWT signed with one of the client's registered keys, used once"}),
+  })
+  .openapi('PushedAuthorizationRequest')
+
+export const parResponse = z
+  .object({
+    request_uri: z.string().openapi({example: 'urn:ietf:params:oauth:request_uri:6esc_11ACC5bwc014ltc14eY22c'}),
+    expires_in: z.number().int().openapi({description: 'Seconds within which the browser must open the authorize page with it', example: 60}),
+  })
+  .openapi('PushedAuthorizationResponse')
 
 export const revokeForm = z
   .object({

@@ -71,12 +71,30 @@ export interface UsedJtiTable {
   expires_at: string
 }
 
+/** An authorization request a client pushed (RFC 9126), until it is spent or forgotten. */
+export interface PushedRequestTable {
+  /** SHA-256 of the random part of its request_uri. */
+  id_hash: string
+  client_id: string
+  /** The authorization parameters as pushed, a JSON object of strings. */
+  params: string
+  /** It must be opened in the browser by then. */
+  expires_at: string
+  opened_at: string | null
+  /** When the member signed in for it: a prompt=login or max_age it carries is then met. */
+  signed_in_at: string | null
+  /** When its answer went back to the client: it is never used again. */
+  used_at: string | null
+  created_at: string
+}
+
 export interface SignonTables {
   authorization_codes: AuthorizationCodeTable
   access_tokens: AccessTokenTable
   signin_sessions: SigninSessionTable
   signing_keys: SigningKeyTable
   used_jtis: UsedJtiTable
+  pushed_requests: PushedRequestTable
 }
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
@@ -84,3 +102,4 @@ export type AccessTokenRow = Selectable<AccessTokenTable>
 export type SigninSessionRow = Selectable<SigninSessionTable>
 export type SigningKeyRow = Selectable<SigningKeyTable>
 export type UsedJtiRow = Selectable<UsedJtiTable>
+export type PushedRequestRow = Selectable<PushedRequestTable>

@@ -105,7 +105,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('allow refuses a member deactivated after the consent page was shown, and issues no code', async () => {
-    const checked = await checkAuthorizeRequest(ctx.db, {client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code'})
+    const checked = await checkAuthorizeRequest(ctx.db, {client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code'}, ctx.clock.now())
     await updateMember(ctx.db, memberId, {active: false}, ctx.clock.now())
     await expect(allow(ctx.db, checked, memberId, ctx.clock.now())).rejects.toMatchObject({code: 'access_denied', status: 403, message: 'this membership is not active'})
     expect(await ctx.db.selectFrom('authorization_codes').select('code_hash').execute()).toEqual([])

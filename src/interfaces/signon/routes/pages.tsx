@@ -10,7 +10,8 @@ import {withIssuer} from '../discovery.js'
 import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
-import {allow, type AuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
+import {allow, type AuthorizeRequest, type CheckedAuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
+import {noteSignInFor, spendPushedRequest} from '../pushed-requests.js'
 import {authorizedApplications, scopesNotYetAllowed} from '../consent.js'
 import {closeSession, openSession} from '../sessions.js'
 import {signIn} from '../sign-in.js'
@@ -206,8 +207,17 @@ export function isAuthorizeRequestPost(form: {csrf_token?: string | undefined; d
 }
 
 function authorizeRequest(form: Record<string, string | undefined>): AuthorizeRequest {
-  // request and request_uri are read only to be refused: no form carries them on.
+  // request is read only to be refused; request_uri names a pushed request (RFC 9126).
   return {...formParams(form), client_id: form.client_id ?? '', redirect_uri: form.redirect_uri ?? '', request: form.request, request_uri: form.request_uri}
+}
+
+/**
+ * What the pages carry on to the next step: for a pushed request only its client_id and
+ * request_uri (the parameters stay on the server, out of the browser's reach); else the request's
+ * own parameters.
+ */
+function carried(form: Record<string, string | undefined>, checked: CheckedAuthorizeRequest): Record<string, string | undefined> {
+  return checked.pushed === undefined ? formParams(form) : {client_id: checked.client.id, request_uri: form.request_uri}
 }
 
 /** The authorization endpoint and the forms around it: sign-in, consent, the applications page, sign-out. */
@@ -222,22 +232,29 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
    * client asked for the page (prompt=consent).
    */
   async function authorizeFlow(c: Context, query: Record<string, string | undefined>) {
-    const checked = await checkAuthorizeRequest(db, authorizeRequest(query))
     const now = clock.now()
+    const checked = await checkAuthorizeRequest(db, authorizeRequest(query), now)
     const signed = await signedIn(c)
     // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
     const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
     const notYet = current ? await scopesNotYetAllowed(db, current.member.id, checked, now) : checked.scopes
     if (checked.oidc?.prompt.has('none')) {
       // No page may be shown: a code if nothing needs the member, else the reason, to the client.
-      if (!current) throw redirectError(checked, 'login_required', 'the member must sign in')
-      if (notYet.length > 0) throw redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+      const refusal = !current
+        ? redirectError(checked, 'login_required', 'the member must sign in')
+        : notYet.length > 0
+          ? redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+          : undefined
+      if (refusal) {
+        if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, now)
+        throw refusal
+      }
     }
     if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
       return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
     }
     const csrf = await formToken(c)
-    const params = formParams(query)
+    const params = carried(query, checked)
     c.header('Cache-Control', 'no-store')
     c.header('X-Frame-Options', 'DENY')
     // Allow and Deny answer with a redirect to the client, and so may signing in, when the member
@@ -258,8 +275,8 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     // Signing in to manage one's applications needs no authorize request; anything else does.
     const toApplications = form.return_to === APPLICATIONS_PATH
-    const checked = toApplications ? undefined : await checkAuthorizeRequest(db, authorizeRequest(form))
-    const params = toApplications ? {return_to: APPLICATIONS_PATH} : formParams(form)
+    const checked = toApplications ? undefined : await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
+    const params = checked === undefined ? {return_to: APPLICATIONS_PATH} : carried(form, checked)
     const secret = await ctx.cookieSecret()
     try {
       const address = clientAddress(c)
@@ -277,7 +294,9 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       return c.html(<SignInPage client={checked?.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
     }
     if (toApplications) return c.redirect(APPLICATIONS_PATH, 303)
-    const query = new URLSearchParams(Object.entries(afterSignIn(params)).filter((e): e is [string, string] => e[1] !== undefined))
+    // A pushed request keeps its parameters on the server: it is told the sign-in happened.
+    if (checked?.pushed !== undefined) await noteSignInFor(db, checked.pushed, clock.now())
+    const query = new URLSearchParams(Object.entries(checked?.pushed === undefined ? afterSignIn(params) : params).filter((e): e is [string, string] => e[1] !== undefined))
     return c.redirect(`${AUTHORIZE_PATH}?${query}`, 303)
   })
 
@@ -286,11 +305,14 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     // A form with no decision is an authorization request sent by POST, from any site.
     if (isAuthorizeRequestPost(form)) return authorizeFlow(c, form)
     await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
-    const checked = await checkAuthorizeRequest(db, authorizeRequest(form))
+    const checked = await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
     const signed = await signedIn(c)
-    if (!signed) return c.html(<SignInPage client={checked.client} params={formParams(form)} csrf={await formToken(c)} error="Please sign in again." />, 401)
+    if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await formToken(c)} error="Please sign in again." />, 401)
     if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed.signedInAt), issuerOf(c)), 302)
-    if (form.decision === 'deny') return c.redirect(withIssuer(deny(checked), issuerOf(c)), 302)
+    if (form.decision === 'deny') {
+      if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, clock.now())
+      return c.redirect(withIssuer(deny(checked), issuerOf(c)), 302)
+    }
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })
 

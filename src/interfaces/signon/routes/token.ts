@@ -1,12 +1,14 @@
 import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
-import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
+import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {readBasicCredentials} from '../../../http/basic-auth.js'
 import {checkedForm, jsonResponse, requestHeader} from '../../../http/fast.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
-import {introspectForm, introspectionResponse, oauthError, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
+import {introspectForm, introspectionResponse, oauthError, parForm, parResponse, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
+import {checkAuthorizeRequest} from '../authorize.js'
+import {PUSHABLE, type PushedParams, storePushedRequest} from '../pushed-requests.js'
 import {type ClientCredentials, requireClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {GRANT_FLOWS} from '../flows/index.js'
@@ -18,10 +20,12 @@ import {corsClient} from './cors.js'
 export const TOKEN_PATH = '/oauth/token'
 export const REVOKE_PATH = '/oauth/revoke'
 export const INTROSPECT_PATH = '/oauth/introspect'
+export const PAR_PATH = '/oauth/par'
 export const TOKEN_METHODS: Record<string, string[]> = {
   [TOKEN_PATH]: ['POST'],
   [REVOKE_PATH]: ['POST'],
   [INTROSPECT_PATH]: ['POST'],
+  [PAR_PATH]: ['POST'],
 }
 export const METADATA_PATH = '/.well-known/oauth-authorization-server'
 
@@ -87,6 +91,40 @@ const introspectRoute = createRoute({
   responses: {
     200: {description: "The token's state", content: {'application/json': {schema: introspectionResponse}}},
     400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
+    401: INVALID_CLIENT,
+  },
+})
+
+const parRoute = createRoute({
+  method: 'post',
+  operationId: 'pushAuthorizationRequest',
+  path: PAR_PATH,
+  summary: 'Push an authorization request (RFC 9126): its parameters over the back channel, a one-time request_uri back',
+  tags: ['A. Sign-on'],
+  security: CLIENT_AUTH,
+  request: {
+    body: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: parForm,
+          example: {
+            response_type: 'code',
+            client_id: DEMO_CLIENT_ID,
+            client_secret: DEMO_CLIENT_SECRET,
+            redirect_uri: `${DEMO_BASE_URL}/demo/callback`,
+            scope: 'openid profile',
+            state: 'af0ifjsldkj',
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    201: {description: 'The request_uri for /oauth/authorize?client_id=…&request_uri=…', content: {'application/json': {schema: parResponse}}},
+    400: {
+      description: 'invalid_request, invalid_scope, unauthorized_client, unsupported_response_type: what the authorize page would refuse',
+      content: {'application/json': {schema: oauthError}},
+    },
     401: INVALID_CLIENT,
   },
 })
@@ -171,7 +209,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(metadataRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
-  app.on('POST', '/oauth/token', async (c, next) => {
+  app.on('POST', [TOKEN_PATH, PAR_PATH], async (c, next) => {
     if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) {
       throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
     }
@@ -188,6 +226,23 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const authenticate = () => requireClient(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: TOKEN_PATH}), now)
     return flow.exchange({db, form, authenticate, issuer: ctx.issuerOf(c), now})
   }
+
+  app.openapi(parRoute, async (c) => {
+    const form = c.req.valid('form')
+    const now = clock.now()
+    const client = await requireClient(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: PAR_PATH}), now)
+    if (form.request !== undefined) throw new AppError('invalid_request', 'request objects are not supported: push the parameters themselves')
+    const params = Object.fromEntries(PUSHABLE.flatMap((name) => (form[name] === undefined ? [] : [[name, form[name]]]))) as PushedParams
+    try {
+      // Checked as the authorize page will check it, so a request that would be refused there is refused now.
+      await checkAuthorizeRequest(db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
+    } catch (error) {
+      // The answer goes to the client itself: an error meant for a redirect is its JSON here.
+      if (error instanceof AppError && error.location !== undefined) throw new AppError(error.code, error.message)
+      throw error
+    }
+    return jsonResponse(c, await storePushedRequest(db, client, params, now), 201, NO_STORE)
+  })
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
