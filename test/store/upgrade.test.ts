@@ -3,6 +3,7 @@ import {randomBytes, scryptSync} from 'node:crypto'
 import {chmodSync, copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {importJWK, type JWK, SignJWT} from 'jose'
 import {afterEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
 import {DeliveryWorker} from '../../src/interfaces/partner/worker.js'
@@ -43,6 +44,9 @@ interface Credentials {
   row_counts: Record<string, number>
   /** From 0.6.0 on: a public client (no secret). */
   public_client_id?: string
+  /** From 0.7.0 on: a private_key_jwt client that must push its requests, and its private key. */
+  assertion_client_id?: string
+  assertion_private_jwk?: JWK
 }
 
 /** Every store an earlier release wrote, kept with its credentials (test/fixtures/make-store.sh). */
@@ -52,7 +56,7 @@ const releases = readdirSync(FIXTURES)
 
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
-  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0']))
+  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0']))
 })
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -174,6 +178,23 @@ describe.each(releases)('a store written by %s opens under this release with eve
       `/oauth/authorize?${new URLSearchParams({...params, code_challenge: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8', code_challenge_method: 'S256'})}`,
     )
     expect(withPkce.status).toBe(200)
+  })
+
+  it.runIf(credentials.assertion_client_id !== undefined)('its private_key_jwt client still proves itself with its key, and still must push its requests', async () => {
+    const {app, clock} = await upgraded()
+    const clientId = credentials.assertion_client_id!
+    const key = await importJWK(credentials.assertion_private_jwk!, 'ES256')
+    const now = Math.floor(clock.now().getTime() / 1000)
+    const assertion = await new SignJWT({iss: clientId, sub: clientId, aud: 'http://localhost/oauth/par', jti: 'upgrade-1', iat: now, exp: now + 60})
+      .setProtectedHeader({alg: 'ES256', kid: 'fixture-key'})
+      .sign(key)
+    const params = {client_id: clientId, redirect_uri: 'https://health.fixture.example/callback', response_type: 'code', state: 's'}
+    const pushed = await app.request('/oauth/par', form({...params, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion}))
+    expect(pushed.status, await pushed.clone().text()).toBe(201)
+    const {request_uri} = (await pushed.json()) as {request_uri: string}
+    expect((await app.request(`/oauth/authorize?${new URLSearchParams({client_id: clientId, request_uri})}`)).status).toBe(200)
+    const plain = await app.request(`/oauth/authorize?${new URLSearchParams(params)}`)
+    expect(new URL(plain.headers.get('location')!).searchParams.get('error')).toBe('invalid_request')
   })
 
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
