@@ -44,13 +44,26 @@ export class MedpanelHelp extends Help {
     this.log(this.formatRoot())
     this.log('')
     const listed = new Map<string, Command.Loadable>(this.sortedCommands.filter((c) => c.id).map((c) => [c.id, c]))
-    const sections: {header: string; commands: Command.Loadable[]}[] = []
+    const sections: Section[] = []
     for (const topic of this.topics) {
       const commands = topic.commands.map((id) => listed.get(id)).filter((c): c is Command.Loadable => c !== undefined)
       for (const command of commands) listed.delete(command.id)
       if (commands.length > 0) sections.push({header: `${topic.name.toUpperCase()}: ${topic.summary}`, commands})
     }
     if (listed.size > 0) sections.push({header: 'OTHER COMMANDS', commands: [...listed.values()]})
+    this.logSections(sections)
+    this.log(`Run ${this.config.bin} COMMAND --help (or ${this.config.bin} help COMMAND) for a command's flags and examples.`)
+  }
+
+  /** One heading of the root help alone: `medpanel clients`, `medpanel help clients`. */
+  showTopic(topic: HelpTopic): void {
+    const byId = new Map<string, Command.Loadable>(this.sortedCommands.filter((c) => c.id).map((c) => [c.id, c]))
+    const commands = topic.commands.map((id) => byId.get(id)).filter((c): c is Command.Loadable => c !== undefined)
+    this.logSections([{header: `${topic.name.toUpperCase()}: ${topic.summary}`, commands}])
+    this.log(`Run ${this.config.bin} COMMAND --help for a command's flags and examples; ${this.config.bin} --help lists every heading.`)
+  }
+
+  private logSections(sections: Section[]): void {
     // One column width for every section, so the summaries line up down the whole listing.
     const width = Math.max(...sections.flatMap((s) => s.commands.map((c) => c.id.length)))
     for (const {header, commands} of sections) {
@@ -65,8 +78,12 @@ export class MedpanelHelp extends Help {
       this.log(`${header}\n${rows.join('\n')}`)
       this.log('')
     }
-    this.log(`Run ${this.config.bin} COMMAND --help (or ${this.config.bin} help COMMAND) for a command's flags and examples.`)
   }
+}
+
+interface Section {
+  header: string
+  commands: Command.Loadable[]
 }
 
 /** The root listing keeps to a command's first sentence; its own --help has the rest. */

@@ -102,8 +102,10 @@ async function load(options: CliOptions): Promise<Config> {
  * `--version` and every other command start as fast as without it.
  */
 function withoutPluginsUnlessAsked(pjson: Interfaces.PJSON): Interfaces.PJSON {
-  // Help is the other exception: the root listing shows `autocomplete`, and `help autocomplete` works.
-  if (process.argv[2] === 'autocomplete' || isHelpRequest(pjson, process.argv.slice(2)) || !pjson.oclif?.plugins) return pjson
+  // Help is the other exception (a topic's listing too): the root listing shows `autocomplete`, and `help autocomplete` works.
+  const first = process.argv[2]?.toLowerCase()
+  const topic = COMMAND_TOPICS.some((t) => t.name === first)
+  if (first === 'autocomplete' || topic || isHelpRequest(pjson, process.argv.slice(2)) || !pjson.oclif?.plugins) return pjson
   const {plugins: _plugins, ...oclif} = pjson.oclif
   return {...pjson, oclif}
 }
@@ -159,7 +161,22 @@ function conventions(config: Config, argv: string[]): string[] | undefined {
     process.stdout.write(version)
     return undefined
   }
-  if (first !== undefined && !first.startsWith('-') && !config.findCommand(first)) {
+  const command = first === undefined || first.startsWith('-') ? undefined : config.findCommand(first)
+  const stray = rest.find((arg) => !arg.startsWith('-'))
+  if (command && stray !== undefined && Object.keys(command.args ?? {}).length === 0 && rest[0] === stray) {
+    // oclif would read `list-clients foo` as a command named "list-clients foo" and fail in its
+    // own way (exit 2); a command that takes no argument says so like any other mistake.
+    process.stderr.write(`Error: ${first} takes no arguments (got "${stray.slice(0, 60)}"); see ${config.bin} ${first} --help\n`)
+    process.exitCode = 1
+    return undefined
+  }
+  const topic = first === undefined || command ? undefined : COMMAND_TOPICS.find((t) => t.name === first.toLowerCase())
+  if (topic) {
+    // `medpanel clients` (and `help clients`): the commands of that heading of the root help, as gh lists a group's.
+    new MedpanelHelp(config, COMMAND_TOPICS, config.pjson.oclif.helpOptions).showTopic(topic)
+    return undefined
+  }
+  if (first !== undefined && !first.startsWith('-') && !command) {
     const near = config.commandIDs
       .map((id) => ({id, d: distance(first, id)}))
       .filter(({id, d}) => d <= Math.max(2, Math.floor(first.length / 3)) || id.startsWith(first) || first.startsWith(id))

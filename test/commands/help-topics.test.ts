@@ -74,6 +74,32 @@ describe('medpanel --help', () => {
     }
   })
 
+  it("lists one topic's commands for TOPIC and help TOPIC, as gh lists a group", () => {
+    for (const topic of COMMAND_TOPICS) {
+      for (const args of [[topic.name], ['help', topic.name], [topic.name.toUpperCase()]]) {
+        const result = cli(args)
+        expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(0)
+        expect(result.stderr).toBe('')
+        const found = sections(result.stdout)
+        expect([...found.keys()].filter((heading) => heading !== 'USAGE')).toEqual([topic.name.toUpperCase()])
+        expect(found.get(topic.name.toUpperCase())).toEqual(topic.commands.filter((id) => every.includes(id)))
+      }
+    }
+  })
+
+  it('answers a stray argument to a command that takes none with one Error: line and exit 1', () => {
+    for (const args of [
+      ['list-clients', 'foo'],
+      ['list-members', 'extra', '--json'],
+      ['list-signing-keys', 'x'],
+    ]) {
+      const result = cli(args)
+      expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(1)
+      expect(result.stderr).toMatch(new RegExp(`^Error: ${args[0]} takes no arguments \\(got "${args[1]}"\\); see medpanel ${args[0]} --help\\n$`))
+      expect(result.stdout).toBe('')
+    }
+  })
+
   it('answers help for an unknown command with one Error: line', () => {
     const result = cli(['help', 'no-such-command'])
     expect(result.status).toBe(1)
