@@ -54,6 +54,7 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'restrict-withdrawal-type': () => import('./restrict-withdrawal-type.js').then((m) => m.default),
   'list-api-keys': () => import('./list-api-keys.js').then((m) => m.default),
   'revoke-api-key': () => import('./revoke-api-key.js').then((m) => m.default),
+  'show-api-key': () => import('./show-api-key.js').then((m) => m.default),
   'show-transaction': () => import('./show-transaction.js').then((m) => m.default),
   'list-projects': () => import('./list-projects.js').then((m) => m.default),
   'show-project': () => import('./show-project.js').then((m) => m.default),

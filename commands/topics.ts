@@ -31,7 +31,7 @@ export const COMMAND_TOPICS: CommandTopic[] = [
   {
     name: 'keys',
     summary: 'API keys, ID-token signing keys and the key that seals stored secrets',
-    commands: ['issue-api-key', 'list-api-keys', 'update-api-key', 'revoke-api-key', 'list-signing-keys', 'rotate-signing-key', 'rotate-secret-key'],
+    commands: ['issue-api-key', 'list-api-keys', 'show-api-key', 'update-api-key', 'revoke-api-key', 'list-signing-keys', 'rotate-signing-key', 'rotate-secret-key'],
   },
   {
     name: 'balances',

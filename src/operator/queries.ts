@@ -33,19 +33,23 @@ export async function pageApiKeys(db: Db, ask: PageAsk & {clientId?: string}, no
     query.selectAll().orderBy('created_at').orderBy('id').limit(ask.limit).offset(ask.offset).execute(),
     query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
   ])
+  return {rows: rows.map((row) => apiKeyListItem(row, now)), total: Number(count.n)}
+}
+
+function apiKeyListItem(row: Awaited<ReturnType<typeof findApiKeyRow>>, now: Date): ApiKeyListItem {
+  const period = currentPeriod(row, now)
+  const lapsed = row.subscription_ends_at !== null && now.getTime() >= new Date(row.subscription_ends_at).getTime()
   return {
-    rows: rows.map((row) => {
-      const period = currentPeriod(row, now)
-      const lapsed = row.subscription_ends_at !== null && now.getTime() >= new Date(row.subscription_ends_at).getTime()
-      return {
-        ...apiKeyView(row, now),
-        data_calls_used: period.used,
-        period_started_at: iso(period.started),
-        status: row.revoked_at !== null ? 'revoked' : lapsed ? 'lapsed' : 'active',
-      }
-    }),
-    total: Number(count.n),
+    ...apiKeyView(row, now),
+    data_calls_used: period.used,
+    period_started_at: iso(period.started),
+    status: row.revoked_at !== null ? 'revoked' : lapsed ? 'lapsed' : 'active',
   }
+}
+
+/** One API key as list-api-keys shows it, by its id or by the key itself. */
+export async function showApiKey(db: Db, keyOrId: string, now: Date): Promise<ApiKeyListItem> {
+  return apiKeyListItem(await findApiKeyRow(db, keyOrId), now)
 }
 
 /** Revokes one key; says whether it already was, so a second run changes nothing and says so. */

@@ -128,6 +128,13 @@ export function parseMemberId(value: string | number): number {
   return id
 }
 
+/** A member by e-mail (any case) or NPI, as the operator names one; not found is one line saying by what. */
+export async function getMemberBy(db: Db, key: 'email' | 'npi', value: string): Promise<MemberView> {
+  const row = key === 'email' ? await repo.findMemberByEmail(db, value) : await repo.findMemberBy(db, 'npi', value.trim())
+  if (!row) throw notFound(`no member with ${key === 'email' ? 'e-mail' : 'NPI'} ${JSON.stringify(value.slice(0, 254))}`)
+  return memberView(row)
+}
+
 export async function getMemberRow(db: Db, id: number): Promise<MemberRow> {
   const row = await repo.findMember(db, id)
   if (!row) throw notFound(`no member with user_id ${id}`)

@@ -190,6 +190,54 @@ describe('client and member commands', () => {
     }
   })
 
+  it("show-member by e-mail or NPI, list-members filtered by e-mail, NPI or a name's beginning, show-api-key", () => {
+    const add = (email: string, first: string, last: string, npi: string) =>
+      cliJson([
+        'add-member',
+        ...base,
+        '--email',
+        email,
+        '--password',
+        'long-enough-1',
+        '--first-name',
+        first,
+        '--last-name',
+        last,
+        '--country',
+        'US',
+        '--specialty',
+        'Oncology',
+        '--npi',
+        npi,
+      ])
+    const ana = add('ana.ruiz@clinic.example', 'Ana', 'Ruiz', '1234567893')
+    const anabel = add('anabel@clinic.example', 'Anabel', 'Ortiz', '1987654328')
+    add('ben@clinic.example', 'Ben', 'Anand', '1245319599')
+    expect(cliJson(['show-member', ...base, '--email', 'ANA.RUIZ@clinic.example']).user_id).toBe(ana.user_id)
+    expect(cliJson(['show-member', ...base, '--npi', '1987654328']).user_id).toBe(anabel.user_id)
+    expectUserError(cli(['show-member', ...base, '--email', 'nobody@clinic.example']), /no member with e-mail "nobody@clinic.example"/)
+    expectUserError(cli(['show-member', ...base]), /name the member one way: a user_id, --email or --npi/)
+    expectUserError(cli(['show-member', String(ana.user_id), ...base, '--npi', '1234567893']), /name the member one way/)
+    const ids = (args: string[]) => cliJson<{user_id: number}[]>(['list-members', ...base, ...args]).map((m) => m.user_id)
+    expect(ids(['--email', 'Anabel@Clinic.Example'])).toEqual([anabel.user_id])
+    expect(ids(['--npi', '1234567893'])).toEqual([ana.user_id])
+    // First name, last name ("Anand") or full name: any case, the beginning only.
+    expect(ids(['--name', 'ana'])).toHaveLength(3)
+    expect(ids(['--name', 'ANA R'])).toEqual([ana.user_id])
+    expect(ids(['--name', 'nab'])).toEqual([])
+    // Wildcards are letters here: nobody's name begins with "%".
+    expect(ids(['--name', '%'])).toEqual([])
+    expect(cliJson<unknown>(['list-members', ...base, '--email', 'nobody@clinic.example'])).toEqual([])
+    const client = registerAcme()
+    cli(['update-client', client, ...base, '--grant', 'signon,balance,conversations'])
+    const key = cliJson(['issue-api-key', client, ...base, '--methods', 'summary'])
+    const byId = cliJson(['show-api-key', key.id, ...base])
+    expect(byId).toMatchObject({id: key.id, client_id: client, status: 'active', data_calls_used: 0})
+    expect(byId).not.toHaveProperty('api_key')
+    expect(cliJson(['show-api-key', key.api_key, ...base]).id).toBe(key.id)
+    expectUserError(cli(['show-api-key', 'key_nothing', ...base]), /API key/)
+  })
+
   it('add-member, list-members, show-member, update-member', () => {
     const member = cliJson([
       'add-member',
