@@ -1,13 +1,22 @@
 import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
-import {restoreStore, type RestoreResult} from '../src/store/backup.js'
+import {existsSync, statSync} from 'node:fs'
+import {beforeRestoreName, restoreStore, type RestoreResult} from '../src/store/backup.js'
 import {BaseCommand, DEFAULT_STORE} from './base-command.js'
 
 export default class Restore extends BaseCommand<typeof Restore> {
   static override description = 'Put a backup in place of the store; refused while any process (a running serve) has the store open'
-  static override examples = ['<%= config.bin %> restore --db ./restored.db --from ./medpanel-$(date +%F).db']
+  static override examples = [
+    '<%= config.bin %> restore --db ./medpanel.db --from ./medpanel-2026-11-27.db   # asks first at a terminal',
+    '<%= config.bin %> restore --db ./medpanel.db --from ./medpanel-2026-11-27.db --force   # in a script',
+  ]
   static override flags = {
     from: Flags.string({description: 'a file written by `medpanel backup` (its FILE.key is restored too)', required: true}),
+    force: Flags.boolean({
+      description:
+        'replace an existing store without asking (needed where nobody can be asked: a script, --json); it is saved first either way, as NAME.before-restore-TIMESTAMP.db',
+      default: false,
+    }),
   }
 
   async run(): Promise<RestoreResult> {
@@ -17,9 +26,18 @@ export default class Restore extends BaseCommand<typeof Restore> {
         'bad_request',
         'restore puts a backup in place of a SQLite store file, given with --db; for a PostgreSQL store use pg_restore or psql with the dump pg_dump made',
       )
+    const target = flags.db ?? DEFAULT_STORE
+    if (existsSync(target) && !this.flags.force) {
+      if (!this.canPrompt())
+        throw new AppError('bad_request', `restore replaces the store ${target}: give --force to go ahead (it is saved first as ${beforeRestoreName(target, this.clock.now())})`)
+      const {confirm} = await import('@inquirer/prompts')
+      const yes = await confirm({message: `Replace ${target} (${statSync(target).size} bytes) with ${flags.from}? It is saved first, beside it.`, default: false})
+      if (!yes) throw new AppError('bad_request', 'nothing was restored')
+    }
     // Not this.openStore(): opening would create or migrate the very file being replaced.
-    const result = await restoreStore(flags.from, flags.db ?? DEFAULT_STORE)
-    this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.`)
+    const result = await restoreStore(flags.from, target, this.clock.now())
+    const saved = result.replaced_saved_as === null ? '' : ` The store it replaced is saved as ${result.replaced_saved_as}, with its key file beside it.`
+    this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.${saved}`)
     return result
   }
 }

@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {keyringOf, openSqlite} from './db.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 
@@ -39,6 +39,17 @@ export interface RestoreResult {
   file: string
   from: string
   bytes: number
+  /** Where the store that was replaced was saved first (null: there was none), with its key file beside it. */
+  replaced_saved_as: string | null
+}
+
+/** Where restore saves the store it replaces: `NAME.before-restore-20261128T124500Z.db` beside it. */
+export function beforeRestoreName(store: string, now: Date): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+  return store.endsWith('.db') ? `${store.slice(0, -3)}.before-restore-${stamp}.db` : `${store}.before-restore-${stamp}.db`
 }
 
 /**
@@ -47,7 +58,7 @@ export interface RestoreResult {
  * makes the check fail with "busy" and nothing is touched. The backup is copied under a
  * temporary name and renamed over the store, with its key file beside it.
  */
-export async function restoreStore(from: string, to: string): Promise<RestoreResult> {
+export async function restoreStore(from: string, to: string, now: Date = new Date()): Promise<RestoreResult> {
   if (!existsSync(from)) throw new Error(`no backup at ${from}`)
   const backup = await openSqlite(from, {readonly: true})
   try {
@@ -68,6 +79,18 @@ export async function restoreStore(from: string, to: string): Promise<RestoreRes
       current.close()
     }
   }
+  // What is replaced is kept first, with its own key (its sealed secrets open with no other): a
+  // restore of the wrong backup, or one older than a credit made since, loses nothing.
+  let saved: string | null = null
+  if (existsSync(to)) {
+    saved = beforeRestoreName(to, now)
+    copyFileSync(to, saved, constants.COPYFILE_EXCL)
+    chmodSync(saved, 0o600)
+    if (existsSync(keyFileOf(to))) {
+      copyFileSync(keyFileOf(to), keyFileOf(saved), constants.COPYFILE_EXCL)
+      chmodSync(keyFileOf(saved), 0o600)
+    }
+  }
   const partial = `${to}.restore-${process.pid}`
   copyFileSync(from, partial)
   // copyFile carries the backup's mode over: the store and its key are the owner's only (0600)
@@ -79,5 +102,5 @@ export async function restoreStore(from: string, to: string): Promise<RestoreRes
     copyFileSync(keyFileOf(from), keyFileOf(to))
     chmodSync(keyFileOf(to), 0o600)
   }
-  return {file: to, from, bytes: statSync(to).size}
+  return {file: to, from, bytes: statSync(to).size, replaced_saved_as: saved}
 }

@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {cli, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
@@ -16,6 +16,45 @@ describe('no silent data loss from the CLI', () => {
     oneLineError(cli([...client, '--db', '']), /^Error: --db \(or MEDPANEL_DB\) is empty/)
     oneLineError(cli(client, {MEDPANEL_DB: ''}), /^Error: MEDPANEL_DB is set but empty/)
     oneLineError(cli([...client, '--database-url', '']), /^Error: --database-url \(or MEDPANEL_DATABASE_URL\) is empty/)
+  })
+
+  it('restore asks (or needs --force) before replacing a store, and keeps the store it replaced, with its key', () => {
+    const dir = tempDir()
+    const store = join(dir, 'medpanel.db')
+    const db = ['--db', store]
+    cliJson([
+      'add-member',
+      ...db,
+      '--email',
+      'kept@clinic.example',
+      '--password',
+      'long-enough-1',
+      '--first-name',
+      'K',
+      '--last-name',
+      'Ept',
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+    ])
+    cliJson(['backup', ...db, '--to', join(dir, 'backup.db')])
+    // A credit made after the backup: the restore would lose it, but for the copy kept.
+    cliJson(['credit', 'user_id', '1', ...db, '--amount', '12.5', '--type', 'INCENTIVE'])
+    oneLineError(
+      cli(['restore', ...db, '--from', join(dir, 'backup.db')]),
+      /^Error: restore replaces the store .*medpanel\.db: give --force to go ahead \(it is saved first as .*medpanel\.before-restore-\d{8}T\d{6}Z\.db\)/,
+    )
+    expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(12.5)
+    const restored = cliJson(['restore', ...db, '--from', join(dir, 'backup.db'), '--force'], {MEDPANEL_NOW: '2026-11-28T12:45:00Z'})
+    expect(restored.replaced_saved_as).toBe(join(dir, 'medpanel.before-restore-20261128T124500Z.db'))
+    expect(statSync(restored.replaced_saved_as).mode & 0o777).toBe(0o600)
+    expect(statSync(`${restored.replaced_saved_as}.key`).mode & 0o777).toBe(0o600)
+    expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(0)
+    // The saved store opens with its own key and still holds the credit.
+    expect(cliJson(['show-balance', 'user_id', '1', '--db', restored.replaced_saved_as]).available_funds).toBe(12.5)
+    // A restore into a place where no store is asks nothing and saves nothing.
+    expect(cliJson(['restore', '--db', join(dir, 'fresh.db'), '--from', join(dir, 'backup.db')]).replaced_saved_as).toBeNull()
   })
 
   it('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {

@@ -147,7 +147,7 @@ describe('crashes, repeated', () => {
     expect(statSync(join(dir, 'b.db')).mode & 0o777).toBe(0o600)
     const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
     try {
-      const refused = await cliAsync(['restore', ...db, '--from', join(dir, 'b.db')])
+      const refused = await cliAsync(['restore', ...db, '--from', join(dir, 'b.db'), '--force'])
       expect(refused.status).toBe(1)
       expect(refused.stderr).toMatch(/^Error: .*live\.db is in use by another process \(a running serve\?\); stop it before restoring\n$/)
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
