@@ -7,8 +7,8 @@ import {BaseCommand, DEFAULT_STORE} from './base-command.js'
 export default class Restore extends BaseCommand<typeof Restore> {
   static override description = 'Put a backup in place of the store; refused while any process (a running serve) has the store open'
   static override examples = [
-    '<%= config.bin %> restore --db ./medpanel.db --from ./medpanel-2026-11-27.db   # asks first at a terminal',
-    '<%= config.bin %> restore --db ./medpanel.db --from ./medpanel-2026-11-27.db --force   # in a script',
+    '<%= config.bin %> restore --db ./restored.db --from ./medpanel-$(date +%F).db',
+    '<%= config.bin %> restore --db ./restored.db --from ./medpanel-$(date +%F).db --force   # replace it without asking: where nobody can be asked',
   ]
   static override flags = {
     from: Flags.string({description: 'a file written by `medpanel backup` (its FILE.key is restored too)', required: true}),
