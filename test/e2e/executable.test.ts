@@ -75,6 +75,12 @@ describe('the single executable, alone in an empty root', () => {
     expect(help.status).toBe(0)
     expect(help.stdout).toContain('serve')
     expect(help.stdout).toContain('register-client')
+    // No plugin (shell completion) complains on the way, on any form of help.
+    for (const args of [['--help'], ['help', 'serve'], ['serve', '--help'], ['help', 'autocomplete'], ['clients'], ['help', 'keys']]) {
+      const answer = cli(args, {}, launcher)
+      expect(answer.status, `${args.join(' ')}: ${answer.stderr}`).toBe(0)
+      expect(answer.stderr, args.join(' ')).toBe('')
+    }
   })
 
   it('runs every interface from the one file: sign-on, a withdrawal, a pulse export, XML search, a push to partner-serve', async () => {

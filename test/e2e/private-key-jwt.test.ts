@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import {exportJWK, generateKeyPair, SignJWT} from 'jose'
 import * as client from 'openid-client'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
 import {MEMBER} from '../helpers/oidc.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
@@ -29,22 +29,7 @@ describe('private_key_jwt with openid-client, against two serve processes on one
     privateKey = pair.privateKey
     const jwksFile = join(dir, 'client-jwks.json')
     writeFileSync(jwksFile, JSON.stringify({keys: [{...(await exportJWK(pair.publicKey)), kid: 'health-2026', use: 'sig', alg: 'ES256'}]}))
-    cliJson([
-      'add-member',
-      ...store,
-      '--email',
-      MEMBER.email,
-      '--password',
-      MEMBER.password,
-      '--first-name',
-      MEMBER.first_name,
-      '--last-name',
-      MEMBER.last_name,
-      '--country',
-      MEMBER.country,
-      '--specialty',
-      MEMBER.specialty,
-    ])
+    cliJson(memberRegistration(store, {email: MEMBER.email, password: MEMBER.password}))
     const registered = cliJson<{client_id: string; jwks_key_ids: string[]; client_secret?: string}>([
       'register-client',
       ...store,
