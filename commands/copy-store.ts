@@ -5,6 +5,7 @@ import {tokenizeMissing} from '../src/interfaces/conversations/repository.js'
 import {openStore} from '../src/schema.js'
 import {isPostgresUrl} from '../src/store/db.js'
 import {BaseCommand} from './base-command.js'
+import {INTERRUPTED_EXIT} from './output/interrupt.js'
 
 export default class CopyStore extends BaseCommand<typeof CopyStore> {
   static override readsOnly = true
@@ -21,6 +22,13 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
     const source = await this.openStore()
     if (source.kind !== 'sqlite') throw new AppError('bad_request', 'copy-store reads a SQLite store: give it with --db FILE')
     const target = await openStore({url: to})
+    // Ctrl-C mid-copy: the copy is one transaction on the target, which PostgreSQL rolls back when
+    // this process goes; say so, rather than leave the operator to guess what the target holds.
+    const interrupted = () => {
+      process.stderr.write(`\nInterrupted: nothing was copied (the copy is one transaction, rolled back); the target keeps its empty tables. Run the same command again to copy.\n`)
+      process.exit(INTERRUPTED_EXIT)
+    }
+    process.once('SIGINT', interrupted)
     try {
       const result = await copyStore(source.db, target.db, (table) => {
         if (!this.jsonEnabled()) process.stderr.write(`  ${table.table}: ${table.rows} row${table.rows === 1 ? '' : 's'}\n`)
@@ -34,6 +42,7 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
       if (error instanceof TargetNotEmptyError) throw new AppError('conflict', error.message)
       throw error
     } finally {
+      process.off('SIGINT', interrupted)
       await target.close()
     }
   }

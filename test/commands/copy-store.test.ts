@@ -1,10 +1,11 @@
+import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 import {sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
 import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces/signon/signing-keys.js'
 import {openStore} from '../../src/schema.js'
 import {openSecret} from '../../src/store/db.js'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliArgv, cliCwd, cliJson, tempDir} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
 // Moving an operator's SQLite store to PostgreSQL. Needs a cluster, so it runs in the suites'
@@ -107,4 +108,48 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     expect(notPostgres.stderr).toMatch(/^Error: --to must be a postgres:\/\/ URL/)
     // A dozen CLI runs, each starting Node and opening a store: a minute or more on a loaded machine.
   }, 240_000)
+
+  it('says, on Ctrl-C mid-copy, that nothing was copied, exits 130, and leaves the target empty', async () => {
+    const file = join(tempDir(), 'big.db')
+    const sqlite = {MEDPANEL_DB: file}
+    cliJson(['demo'], sqlite)
+    const url = await freshDatabaseUrl()
+    // Migrate the target, then hold its posts table so the copy stops there, mid-transaction.
+    const target = await openStore({url})
+    await target.close()
+    const holder = await openStore({url})
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const locking = holder.db.transaction().execute(async (trx) => {
+      await sql`lock table conversation_posts in share mode`.execute(trx)
+      await held
+    })
+    try {
+      const [command, ...argv] = cliArgv(['copy-store', '--to', url])
+      const child = spawn(command, argv, {cwd: cliCwd(), env: {...process.env, ...sqlite}, stdio: ['ignore', 'pipe', 'pipe']})
+      let stderr = ''
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (chunk) => {
+          stderr += chunk
+          // A table copied: the copy is under way, and waits at the held one.
+          if (/^ {2}members: 3 rows$/m.test(stderr)) resolve()
+        })
+      })
+      child.kill('SIGINT')
+      expect(await exited).toBe(130)
+      expect(stderr).toMatch(/\nInterrupted: nothing was copied \(the copy is one transaction, rolled back\)/)
+    } finally {
+      release()
+      await locking
+      await holder.close()
+    }
+    const after = await openStore({url})
+    try {
+      const members = await sql<{n: string}>`select count(*) as n from members`.execute(after.db)
+      expect(Number(members.rows[0]!.n)).toBe(0)
+    } finally {
+      await after.close()
+    }
+  })
 })
