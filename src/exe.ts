@@ -12,6 +12,13 @@ import {versionAnswer} from './cli/version.js'
 
 declare const MEDPANEL_MANIFEST: Interfaces.Manifest
 
+/**
+ * The executable carries no plugins (shell completion needs the npm install): package.json's
+ * list of them is left out, or oclif would look for each on disk and warn on every help.
+ */
+const {plugins: _plugins, ...oclif} = pjson.oclif
+const bundled = {...pjson, oclif} as unknown as Interfaces.PJSON
+
 const version = versionAnswer(pjson, process.argv.slice(2))
 if (version !== undefined) process.stdout.write(version)
-else void import('./cli/main.js').then(({runCli}) => runCli({root: dirname(process.execPath), pjson: pjson as unknown as Interfaces.PJSON, manifest: MEDPANEL_MANIFEST}))
+else void import('./cli/main.js').then(({runCli}) => runCli({root: dirname(process.execPath), pjson: bundled, manifest: MEDPANEL_MANIFEST}))
