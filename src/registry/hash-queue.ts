@@ -14,11 +14,11 @@
  * - Then the waiter whose address (an IPv6 caller by its /64) has had the fewest hashes lately,
  *   a count that halves every `halfLifeSeconds`; among waiters from one address, the member with
  *   the fewest hashes lately; then (counts within half a hash of each other being equal) the
- *   earliest. Callers that keep hashing are thus served in
- *   turn, a round robin, and a caller that hashes now and then goes before all of them: a member
- *   signing in during a flood waits for one hash in flight, not for the flood.
+ *   earliest. Callers that keep hashing are thus served in turn, a round robin, and a caller
+ *   that hashes now and then goes before all of them: a member signing in during a flood waits
+ *   for one hash in flight, not for the flood.
  * - When the queue is full, a newcomer whose address has had fewer hashes lately (by at least one)
- *   than the busiest waiter's pushes that waiter out; else the newcomer is refused. Whoever is
+ *   than the last waiter in line's pushes that waiter out; else the newcomer is refused. Whoever is
  *   refused, at once or pushed out, has had nothing hashed: the caller answers 429.
  */
 
