@@ -12,9 +12,9 @@ import {metricsOf} from '../../store/context.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
-import {isPublicClient} from './client-auth.js'
 import {isValidChallenge} from './pkce.js'
-import {REQUEST_URI_PREFIX, resolvePushedRequest} from './pushed-requests.js'
+import {PUSHABLE, type PushedParams, REQUEST_URI_PREFIX, resolvePushedRequest, storePushedRequest} from './pushed-requests.js'
+import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
 import * as repo from './repository.js'
 import {AUTHORIZE_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS, scopeList} from './scopes.js'
 
@@ -99,6 +99,30 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
   // A public client has no secret: PKCE is what stops a stolen code (RFC 9700 §2.1.1).
   if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
   return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc, ...(pushed === undefined ? {} : {pushed})}
+}
+
+/**
+ * A pushed authorization request (RFC 9126): the client proves itself as at the token endpoint,
+ * and its parameters are checked as the authorize page will check them, so a request refused
+ * there is refused now, as JSON to the client (an error meant for a redirect loses its
+ * location). Answers the one-time request_uri.
+ */
+export async function pushAuthorizationRequest(
+  db: Db,
+  credentials: ClientCredentials,
+  form: Partial<Record<(typeof PUSHABLE)[number] | 'request' | 'request_uri', string | undefined>>,
+  now: Date,
+): Promise<{request_uri: string; expires_in: number}> {
+  const client = await requireClient(db, credentials, now)
+  if (form.request !== undefined) throw invalidRequest('request objects are not supported: push the parameters themselves')
+  const params = Object.fromEntries(PUSHABLE.flatMap((name) => (form[name] === undefined ? [] : [[name, form[name]]]))) as PushedParams
+  try {
+    await checkAuthorizeRequest(db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
+  } catch (error) {
+    if (error instanceof AppError && error.location !== undefined) throw new AppError(error.code, error.message)
+    throw error
+  }
+  return storePushedRequest(db, client, params, now)
 }
 
 /**

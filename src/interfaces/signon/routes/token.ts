@@ -7,8 +7,7 @@ import {checkedForm, jsonResponse, requestHeader} from '../../../http/fast.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, parForm, parResponse, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
-import {checkAuthorizeRequest} from '../authorize.js'
-import {PUSHABLE, type PushedParams, storePushedRequest} from '../pushed-requests.js'
+import {pushAuthorizationRequest} from '../authorize.js'
 import {type ClientCredentials, requireClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {GRANT_FLOWS} from '../flows/index.js'
@@ -229,19 +228,8 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(parRoute, async (c) => {
     const form = c.req.valid('form')
-    const now = clock.now()
-    const client = await requireClient(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: PAR_PATH}), now)
-    if (form.request !== undefined) throw new AppError('invalid_request', 'request objects are not supported: push the parameters themselves')
-    const params = Object.fromEntries(PUSHABLE.flatMap((name) => (form[name] === undefined ? [] : [[name, form[name]]]))) as PushedParams
-    try {
-      // Checked as the authorize page will check it, so a request that would be refused there is refused now.
-      await checkAuthorizeRequest(db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
-    } catch (error) {
-      // The answer goes to the client itself: an error meant for a redirect is its JSON here.
-      if (error instanceof AppError && error.location !== undefined) throw new AppError(error.code, error.message)
-      throw error
-    }
-    return jsonResponse(c, await storePushedRequest(db, client, params, now), 201, NO_STORE)
+    const credentials = clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: PAR_PATH})
+    return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, clock.now()), 201, NO_STORE)
   })
 
   app.openapi(revokeRoute, async (c) => {
