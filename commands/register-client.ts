@@ -57,6 +57,10 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       description: 'the client gets codes only for authorization requests it pushed first to /oauth/par (RFC 9126), never for one sent through the browser alone',
       default: false,
     }),
+    'require-dpop': Flags.boolean({
+      description: 'every token the client gets is bound to a DPoP key it proves at each use (RFC 9449); it gets no bearer token',
+      default: false,
+    }),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -124,6 +128,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         jwks: flags['jwks-file'] === undefined ? null : (readJwksFile(flags['jwks-file']) as NewClientInput['jwks']),
         jwks_uri: flags['jwks-uri'] ?? null,
         require_pushed_authorization_requests: flags['require-pushed-authorization-requests'],
+        dpop_bound_access_tokens: flags['require-dpop'],
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,

@@ -46,6 +46,10 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       description: 'codes only for authorization requests the client pushed first (RFC 9126); --no-require-pushed-authorization-requests lifts it',
       allowNo: true,
     }),
+    'require-dpop': Flags.boolean({
+      description: 'only DPoP-bound tokens for the client from now on (RFC 9449); --no-require-dpop lets it have bearer tokens again',
+      allowNo: true,
+    }),
     'token-ttl': Flags.integer({description: 'new access-token lifetime in seconds; revokes current tokens', min: 1, exclusive: ['no-token-ttl']}),
     'no-token-ttl': Flags.boolean({description: 'tokens no longer expire; revokes current tokens'}),
     expire: Flags.boolean({description: 'expire the client account: its tokens stop working at once', exclusive: ['unexpire']}),
@@ -80,6 +84,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       grants: f.grant as Grant[] | undefined,
       admin: f.admin,
       require_pushed_authorization_requests: f['require-pushed-authorization-requests'],
+      dpop_bound_access_tokens: f['require-dpop'],
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],
       expire: f.expire ? true : f.unexpire ? false : undefined,
       partner_url: f['partner-url'],

@@ -94,6 +94,21 @@ export const config = {
     /** A jwks_uri must answer within this, with at most this many bytes. */
     clientJwksFetchTimeoutMs: 5_000,
     clientJwksMaxBytes: 64 * 1024,
+    /**
+     * A DPoP proof (RFC 9449) is accepted for a minute after its iat, and its jti is kept that
+     * long: a proof is made for one request and sent at once, and the nonce it must carry already
+     * stops one made ahead of time. The skew forgives a client's clock this far either way.
+     */
+    dpopProofSeconds: 60,
+    dpopClockSkewSeconds: 10,
+    /**
+     * A DPoP nonce is good for the period it was made in and the next: five minutes each, so a
+     * busy client fetches a new one at most every five minutes (one extra round trip), and a proof
+     * made more than ten minutes ahead is worthless.
+     */
+    dpopNonceSeconds: 300,
+    /** Spent proofs past their age are deleted at most this often per process, not at every proof. */
+    dpopSweepEveryMs: 10_000,
   },
 
   /**
@@ -131,6 +146,8 @@ export const config = {
     apiKeyClients: 1_000,
     /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */
     rateLimitBuckets: 10_000,
+    /** Public keys of DPoP proofs, imported, with their thumbprints: a client signs every proof with one key. */
+    dpopKeys: 10_000,
   },
 
   /** Member passwords (lib/hashing.ts): scrypt with r = 8, p = 1 and a cost of N = 2^cost. */

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   consent_required: {status: 400, oauth: true},
   request_not_supported: {status: 400, oauth: true},
   request_uri_not_supported: {status: 400, oauth: true},
+  // RFC 9449 §5, §7.1, §8: a DPoP proof that does not hold, or one without the nonce asked for
+  // (401 at a resource, which says so in its DPoP challenge)
+  invalid_dpop_proof: {status: 400, oauth: true},
+  use_dpop_nonce: {status: 400, oauth: true},
   // generic codes for the other interfaces, one per status: a bare status (an HTTPException from
   // a Hono middleware) is read back through them
   bad_request: {status: 400, oauth: false},
@@ -72,6 +76,8 @@ export function codeOfStatus(status: number): ErrorCode | undefined {
 export type Challenge =
   | {readonly scheme: 'Basic'; readonly realm: string}
   | {readonly scheme: 'Bearer'; readonly error: 'invalid_request' | 'invalid_token' | 'insufficient_scope'; readonly scope?: string}
+  /** RFC 9449 §7.1: a resource refusing a DPoP-bound token or its proof, with the algorithms it takes. */
+  | {readonly scheme: 'DPoP'; readonly error: 'invalid_request' | 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce'; readonly algs: string}
 
 export interface AppErrorOptions {
   /** Overrides the table, for the few places a spec pins another status to a code. */

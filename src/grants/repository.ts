@@ -78,6 +78,7 @@ function tokenWithOwnersQuery(db: Db, tokenHash: string) {
       't.expires_at',
       't.revoked_at',
       't.created_at',
+      't.dpop_jkt',
       'c.expired_at as client_expired_at',
       'c.grants as client_grants',
       'c.admin as client_admin',

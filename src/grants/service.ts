@@ -7,6 +7,7 @@ import {grantsSchema} from './names.js'
 import {fromJsonText} from '../store/json.js'
 import * as repo from './repository.js'
 import {config} from '../config.js'
+import {checkProof, dpopRefusal} from './dpop.js'
 
 export interface LiveToken {
   clientId: string
@@ -19,6 +20,8 @@ export interface LiveToken {
   /** When it expires, in seconds since the epoch (the stored instant, rounded down); null: never. */
   expiresAt: number | null
   createdAt: number
+  /** The thumbprint of the DPoP key the token is bound to (RFC 9449 `cnf.jkt`); null: a bearer token. */
+  dpopJkt: string | null
   member: {first_name: string; last_name: string; country: string; specialty: string; email: string} | null
 }
 
@@ -74,6 +77,7 @@ function grantOf(row: TokenRow) {
         memberId: row.member_id,
         scopes: row.scopes.split(' ').filter(Boolean),
         createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+        dpopJkt: row.dpop_jkt,
         expiresAt: row.expires_at === null ? null : Math.floor(Date.parse(row.expires_at) / 1000),
         member:
           row.member_id === null
@@ -107,14 +111,41 @@ export function noteTokenUse(db: Db, token: string, now: Date): void {
 /** RFC 6750 §3.1: a token that is expired, revoked or otherwise not live. */
 const DEAD_TOKEN: Challenge = {scheme: 'Bearer', error: 'invalid_token'}
 
+/** An access token as a request presented it, with what a DPoP proof must match (RFC 9449 §7). */
+export interface PresentedToken {
+  token: string
+  /** The Authorization header's scheme: Bearer (RFC 6750) or DPoP (RFC 9449 §7.1). */
+  scheme: 'Bearer' | 'DPoP'
+  /** The request's DPoP header, if it has one. */
+  proof: string | undefined
+  /** The request's method and URL without its query, as the service's public address names it. */
+  htm: string
+  htu: string
+}
+
 /**
- * A bearer token as every interface that accepts one checks it (the verify of bearerTokenGuard):
- * resolved to its live grant and, when it acts for a member, noted as used; a dead one is refused
- * with invalid_token (401), the reason it is dead as the message.
+ * An access token as every interface that accepts one checks it (the verify of bearerTokenGuard):
+ * resolved to its live grant, its proof checked if it is DPoP-bound, and, when it acts for a
+ * member, noted as used. A dead one is refused with invalid_token (401), the reason it is dead as
+ * the message.
  */
-export async function presentToken(db: Db, token: string, now: Date): Promise<LiveToken> {
-  const live = await resolveToken(db, token, now)
-  if ('dead' in live) throw new AppError('invalid_token', live.dead, {challenge: DEAD_TOKEN})
-  if (live.memberId !== null) noteTokenUse(db, token, now)
+export async function presentToken(db: Db, presented: PresentedToken, now: Date): Promise<LiveToken> {
+  const live = await resolveToken(db, presented.token, now)
+  if ('dead' in live) throw presented.scheme === 'DPoP' ? dpopRefusal('resource', 'invalid_token', live.dead) : new AppError('invalid_token', live.dead, {challenge: DEAD_TOKEN})
+  if (live.dpopJkt !== null || presented.scheme === 'DPoP') await checkPossession(db, live, presented, now)
+  if (live.memberId !== null) noteTokenUse(db, presented.token, now)
   return live
+}
+
+/**
+ * A DPoP-bound token is good only with the DPoP scheme and a proof signed by its key; a bearer
+ * token only with the Bearer scheme (RFC 9449 §7.1), so nobody mistakes what they hold.
+ */
+async function checkPossession(db: Db, live: LiveToken, presented: PresentedToken, now: Date): Promise<void> {
+  if (live.dpopJkt === null) throw dpopRefusal('resource', 'invalid_token', 'This access token is not bound to a DPoP key: send it with the Bearer scheme')
+  if (presented.scheme !== 'DPoP') throw dpopRefusal('resource', 'invalid_token', 'This access token is bound to a DPoP key: send it as "DPoP <token>" with a DPoP proof')
+  if (presented.proof === undefined) throw dpopRefusal('resource', 'invalid_dpop_proof', 'A DPoP proof is required with a DPoP-bound access token')
+  const target = {htm: presented.htm, htu: presented.htu, accessToken: presented.token}
+  const jkt = await checkProof(db, presented.proof, target, 'resource', now)
+  if (jkt !== live.dpopJkt) throw dpopRefusal('resource', 'invalid_token', 'The DPoP proof is signed with another key than the one this access token is bound to')
 }

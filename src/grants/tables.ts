@@ -1,4 +1,4 @@
-import type {Selectable} from 'kysely'
+import type {ColumnType, Selectable} from 'kysely'
 
 /**
  * A refresh token (RFC 6749 §6), stored as its SHA-256 only. The tokens of one authorization
@@ -22,6 +22,15 @@ export interface RefreshTokenTable {
   /** Set when the token was exchanged for its successor; a second use ends the family. */
   used_at: string | null
   revoked_at: string | null
+  /** A public client's family is bound to the DPoP key of its first proof (RFC 9449 §5): null: unbound. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/** The jti of a DPoP proof accepted (RFC 9449 §11.1), kept until the proof is too old to be presented. */
+export interface DpopProofTable {
+  jkt: string
+  jti: string
+  expires_at: string
 }
 
 /** What a member allowed a client, remembered so the consent page is not shown again for it. */
@@ -36,6 +45,7 @@ export interface ConsentTable {
 export interface GrantTables {
   refresh_tokens: RefreshTokenTable
   consents: ConsentTable
+  dpop_proofs: DpopProofTable
 }
 
 export type RefreshTokenRow = Selectable<RefreshTokenTable>

@@ -1,6 +1,6 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {AppError, type Challenge} from '../errors.js'
-import type {LiveToken} from '../grants/service.js'
+import type {LiveToken, PresentedToken} from '../grants/service.js'
 import type {CredentialCheck} from './credential-check.js'
 import {requestHeader} from './fast.js'
 import {guarded, type Guard} from './guards.js'
@@ -11,12 +11,15 @@ declare module 'hono' {
   }
 }
 
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+/** RFC 6750 §2.1's header, or RFC 9449 §7.1's: the scheme (either case), then the token68. */
+const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 /** RFC 6750 §3.1: a request without a usable Authorization header is an invalid_request. */
 const MALFORMED: Challenge = {scheme: 'Bearer', error: 'invalid_request'}
 
-export interface BearerTokenOptions extends Pick<CredentialCheck<string, LiveToken>, 'verify'> {
+export interface BearerTokenOptions extends Pick<CredentialCheck<PresentedToken, LiveToken>, 'verify'> {
+  /** The service's public origin for this request: a DPoP proof names the URL as the client called it. */
+  origin: (c: Context) => string
   /**
    * The `error` every refusal's body names, for a route that has always answered with one code
    * (token info: invalid_request; member info and UserInfo: invalid_token). Without it the body
@@ -37,24 +40,27 @@ export interface BearerTokenOptions extends Pick<CredentialCheck<string, LiveTok
  * throws the refusal (presentToken does both). Sets `token` for the handler. A guard, so a hot
  * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
  */
-export function bearerTokenGuard({verify, answerAs, formBody = false}: BearerTokenOptions): Guard {
+export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: BearerTokenOptions): Guard {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
     const inBody = formBody ? await bodyToken(c) : undefined
     if (header !== undefined && inBody !== undefined) throw malformed('Send the access token in the Authorization header or the form body, not both', answerAs)
     let presented = inBody
+    let scheme: PresentedToken['scheme'] = 'Bearer'
     if (presented === undefined) {
       if (header === undefined) {
         const elsewhere = c.req.query('access_token') !== undefined
         throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
       }
-      const match = BEARER.exec(header)
-      if (!match?.[1]) throw malformed('The Authorization header must be "Bearer <access token>"', answerAs)
-      presented = match[1]
+      const match = AUTHORIZATION.exec(header)
+      if (!match?.[2]) throw malformed('The Authorization header must be "Bearer <access token>" (or "DPoP <access token>" with a DPoP proof)', answerAs)
+      if (match[1]!.length === 4) scheme = 'DPoP'
+      presented = match[2]
     }
     let token: LiveToken
     try {
-      token = await verify(presented, c)
+      const proof = requestHeader(c, 'dpop')
+      token = await verify({token: presented, scheme, proof, htm: c.req.method, htu: `${origin(c)}${c.req.path}`}, c)
     } catch (error) {
       // Only a refusal is answered as the route says; a store failure goes on as it is.
       throw answerAs === undefined ? error : answeredAs(error, answerAs)

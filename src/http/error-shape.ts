@@ -68,10 +68,15 @@ export function errorHeaders(error: AppError, fallback?: Challenge): Record<stri
   return challenge === undefined ? error.headers : {...error.headers, 'WWW-Authenticate': wwwAuthenticate(challenge, error.message)}
 }
 
-/** RFC 7617 §2 (the realm, and that credentials are UTF-8) and RFC 6750 §3 (the error, and why). */
+/**
+ * RFC 7617 §2 (the realm, and that credentials are UTF-8), RFC 6750 §3 (the error, and why) and
+ * RFC 9449 §7.1 (DPoP's, with the algorithms a proof may use).
+ */
 export function wwwAuthenticate(challenge: Challenge, message: string): string {
   if (challenge.scheme === 'Basic') return `Basic realm="${challenge.realm}", charset="UTF-8"`
-  const scope = challenge.scope === undefined ? '' : `, scope="${challenge.scope}"`
   // The description is a quoted-string: quotes and backslashes are dropped rather than escaped.
-  return `Bearer realm="medpanel", error="${challenge.error}"${scope}, error_description="${message.replace(/["\\]/g, '')}"`
+  const description = `error_description="${message.replace(/["\\]/g, '')}"`
+  if (challenge.scheme === 'DPoP') return `DPoP algs="${challenge.algs}", error="${challenge.error}", ${description}`
+  const scope = challenge.scope === undefined ? '' : `, scope="${challenge.scope}"`
+  return `Bearer realm="medpanel", error="${challenge.error}"${scope}, ${description}`
 }

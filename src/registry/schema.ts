@@ -125,6 +125,7 @@ export const newClientSchema = z
     jwks: jwksSchema.nullable().default(null),
     jwks_uri: jwksUri.nullable().default(null),
     require_pushed_authorization_requests: z.boolean().default(false),
+    dpop_bound_access_tokens: z.boolean().default(false),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -202,6 +203,7 @@ export const clientPatchSchema = z
     jwks: jwksSchema.optional(),
     jwks_uri: jwksUri.optional(),
     require_pushed_authorization_requests: z.boolean().optional(),
+    dpop_bound_access_tokens: z.boolean().optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')

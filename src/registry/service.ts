@@ -87,6 +87,7 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
     jwks_uri: client.jwks_uri,
     require_pushed_authorization_requests: client.require_pushed_authorization_requests ? 1 : 0,
+    dpop_bound_access_tokens: client.dpop_bound_access_tokens ? 1 : 0,
     grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
@@ -128,6 +129,7 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
       jwks_uri: jwksUri,
       require_pushed_authorization_requests:
         patch.require_pushed_authorization_requests === undefined ? row.require_pushed_authorization_requests : patch.require_pushed_authorization_requests ? 1 : 0,
+      dpop_bound_access_tokens: patch.dpop_bound_access_tokens === undefined ? row.dpop_bound_access_tokens : patch.dpop_bound_access_tokens ? 1 : 0,
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
       logo_url: patch.logo_url ?? row.logo_url,

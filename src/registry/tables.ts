@@ -36,6 +36,8 @@ export interface ClientTable {
   jwks_uri: ColumnType<string | null, string | null | undefined, string | null>
   /** 1: the client gets codes only for authorization requests it pushed (RFC 9126 §6). */
   require_pushed_authorization_requests: ColumnType<number, number | undefined, number>
+  /** 1: every token the client gets is bound to a DPoP key; it gets no bearer token (RFC 9449 §5.2). */
+  dpop_bound_access_tokens: ColumnType<number, number | undefined, number>
   created_at: string
   updated_at: string
 }

@@ -30,6 +30,8 @@ export interface ClientView {
   jwks_uri?: string | null
   /** The client gets codes only for authorization requests it pushed first (RFC 9126, PAR). */
   require_pushed_authorization_requests: boolean
+  /** Every token the client gets is bound to a DPoP key (RFC 9449); it gets no bearer token. */
+  dpop_bound_access_tokens: boolean
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -54,6 +56,7 @@ export function clientView(row: Client): ClientView {
     token_endpoint_auth_method: row.token_endpoint_auth_method,
     ...(row.token_endpoint_auth_method === 'private_key_jwt' ? {jwks_key_ids: keyIds(row.jwks), jwks_uri: row.jwks_uri} : {}),
     require_pushed_authorization_requests: row.require_pushed_authorization_requests === 1,
+    dpop_bound_access_tokens: row.dpop_bound_access_tokens === 1,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

@@ -15,7 +15,7 @@ import {renderOAuthError} from '../../src/http/oauth-error.js'
  * written out here, from the specs, never read back from the code under test.
  */
 
-/** Each code's status as RFC 6749 §5.2, RFC 6750 §3.1, OpenID Connect Core §3.1.2.6 and RFC 9110 say. */
+/** Each code's status as RFC 6749 §5.2, RFC 6750 §3.1, OpenID Connect Core §3.1.2.6, RFC 9449 and RFC 9110 say. */
 const SPEC_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_client: 401,
@@ -32,6 +32,9 @@ const SPEC_STATUS: Record<ErrorCode, number> = {
   consent_required: 400,
   request_not_supported: 400,
   request_uri_not_supported: 400,
+  // RFC 9449 §5 and §8: at the token endpoint; a resource answers them 401 (§7.1, §9)
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   bad_request: 400,
   unauthorized: 401,
   payment_required: 402,
@@ -64,6 +67,8 @@ const OAUTH = [
   'consent_required',
   'request_not_supported',
   'request_uri_not_supported',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ]
 
 describe('the one code table', () => {
@@ -198,17 +203,21 @@ describe('apiKey', () => {
 
 describe('bearerToken', () => {
   const live = {clientId: 'c', memberId: null, scopes: [], clientGrants: []} as unknown as LiveToken
-  const verify: BearerTokenOptions['verify'] = async (token) => {
+  const presentations: unknown[] = []
+  const verify: BearerTokenOptions['verify'] = async (presented) => {
+    presentations.push(presented)
+    const {token} = presented
     if (token === 'good') return live
     if (token === 'broken') throw new Error('the store went away')
     throw new AppError('invalid_token', 'The access token expired', {challenge: {scheme: 'Bearer', error: 'invalid_token'}})
   }
   const seen = recording()
   const app = appWith((app) => {
-    app.use('/own', errorShape(renderOAuthError), bearerToken({verify}))
-    app.use('/as-request', errorShape(renderOAuthError), bearerToken({verify, answerAs: 'invalid_request'}))
-    app.use('/as-token', errorShape(renderOAuthError), bearerToken({verify, answerAs: 'invalid_token'}))
-    app.use('/message', errorShape(seen.render), bearerToken({verify}))
+    const origin = () => 'https://panel.example'
+    app.use('/own', errorShape(renderOAuthError), bearerToken({verify, origin}))
+    app.use('/as-request', errorShape(renderOAuthError), bearerToken({verify, origin, answerAs: 'invalid_request'}))
+    app.use('/as-token', errorShape(renderOAuthError), bearerToken({verify, origin, answerAs: 'invalid_token'}))
+    app.use('/message', errorShape(seen.render), bearerToken({verify, origin}))
     for (const path of ['/own', '/as-request', '/as-token', '/message']) app.get(path, (c) => c.json({client: c.get('token').clientId}))
   })
   const auth = (token: string) => ({authorization: `Bearer ${token}`})
@@ -223,11 +232,22 @@ describe('bearerToken', () => {
     expect(await answer(app, '/as-token', auth('old'))).toMatchObject({status: 401, challenge: dead, body: {error: 'invalid_token'}})
   })
 
+  it('hands verify the scheme, the DPoP proof and the URL a proof must name (the service origin, no query)', async () => {
+    presentations.length = 0
+    await app.request('/own?x=1', {headers: {authorization: 'Bearer good'}})
+    await app.request('/own?x=1', {headers: {authorization: 'dpop good', dpop: 'a.proof.jwt'}})
+    expect(presentations).toEqual([
+      {token: 'good', scheme: 'Bearer', proof: undefined, htm: 'GET', htu: 'https://panel.example/own'},
+      {token: 'good', scheme: 'DPoP', proof: 'a.proof.jwt', htm: 'GET', htu: 'https://panel.example/own'},
+    ])
+  })
+
   it('refuses a token in the query or a malformed header, and passes a store failure on as a 500', async () => {
     expect(await answer(app, '/own?access_token=good')).toMatchObject({status: 401, body: {error_description: 'The access token must be sent in the Authorization header'}})
     expect(await answer(app, '/own', {authorization: 'Token good'})).toMatchObject({
       status: 401,
-      challenge: 'Bearer realm="medpanel", error="invalid_request", error_description="The Authorization header must be Bearer <access token>"',
+      challenge:
+        'Bearer realm="medpanel", error="invalid_request", error_description="The Authorization header must be Bearer <access token> (or DPoP <access token> with a DPoP proof)"',
     })
     expect(await answer(app, '/as-request', auth('broken'))).toEqual({status: 500, challenge: null, body: {error: 'server_error', error_description: 'internal server error'}})
     expect(await answer(app, '/own', auth('good'))).toEqual({status: 200, challenge: null, body: {client: 'c'}})

@@ -30,6 +30,8 @@ const SHIPPED = [
   '2026120202_used_jtis',
   '2026120203_require_par',
   '2026120204_pushed_requests',
+  '2026120301_dpop',
+  '2026120302_dpop_bound_access_tokens',
 ]
 
 describe('the composed schema', () => {

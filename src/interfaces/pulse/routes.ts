@@ -5,6 +5,7 @@ import {AppError} from '../../errors.js'
 import {bearerToken} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {presentToken} from '../../grants/service.js'
+import {serviceOrigin} from '../../http/allowed-hosts.js'
 import {errorShape} from '../../http/error-shape.js'
 import {renderOAuthError} from '../../http/oauth-error.js'
 import {schemaHook} from '../../http/validation.js'
@@ -125,7 +126,12 @@ export function pulseRoutes(deps: AppDeps): OpenAPIHono {
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {
     // No answerAs: a refusal's body names the code its challenge names (RFC 6750 §3.1).
-    app.use(path, errorShape(renderOAuthError), bearerToken({verify: (token) => presentToken(db, token, deps.clock.now())}), requirePulsesToken)
+    app.use(
+      path,
+      errorShape(renderOAuthError),
+      bearerToken({verify: (token) => presentToken(db, token, deps.clock.now()), origin: (c) => serviceOrigin(deps.baseUrl, c)}),
+      requirePulsesToken,
+    )
   }
 
   app.openapi(exportRoute, async (c) => {

@@ -3,6 +3,7 @@ import {GRANT_FLOWS} from './flows/index.js'
 import {CLIENT_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
 import {CLIENT_ASSERTION_ALGS} from '../../registry/client-keys.js'
+import {DPOP_ALGS} from '../../grants/dpop.js'
 
 /**
  * The authorization server metadata (RFC 8414) for an issuer, the service's base URL, which is
@@ -53,6 +54,8 @@ export function authorizationServerMetadata(issuer: string) {
     request_uri_parameter_supported: false,
     // RFC 9207: every redirect back to the client names this issuer, code or error alike.
     authorization_response_iss_parameter_supported: true,
+    // RFC 9449: tokens bound to the key of a DPoP proof, at the token endpoint and every resource.
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
     service_documentation: `${issuer}/docs`,
   }
 }

@@ -30,7 +30,9 @@ export async function revoke(db: Db, credentials: ClientCredentials, token: stri
   })
 }
 
-export type Introspection = {active: false} | {active: true; scope: string; client_id: string; token_type: 'bearer'; iat: number; exp?: number; sub?: string}
+export type Introspection =
+  | {active: false}
+  | {active: true; scope: string; client_id: string; token_type: 'bearer' | 'DPoP'; iat: number; exp?: number; sub?: string; cnf?: {jkt: string}}
 
 /**
  * RFC 7662 introspection for the authenticated client: what a live token of its own is; for any
@@ -47,9 +49,11 @@ export async function introspect(db: Db, credentials: ClientCredentials, token: 
     active: true,
     scope: live.scopes.join(' '),
     client_id: live.clientId,
-    token_type: 'bearer',
+    token_type: live.dpopJkt === null ? 'bearer' : 'DPoP',
     iat: live.createdAt,
     ...(live.expiresAt === null ? {} : {exp: live.expiresAt}),
     ...(live.memberId === null ? {} : {sub: String(live.memberId)}),
+    // RFC 9449 §6.2: the resource server checks the proof against this key.
+    ...(live.dpopJkt === null ? {} : {cnf: {jkt: live.dpopJkt}}),
   }
 }

@@ -11,6 +11,11 @@ export async function issueToken(db: Db, memberId: number, clientId: string, now
   if (client.expired_at !== null) throw new AppError('bad_request', `client ${clientId} has expired`)
   if (!hasGrant(client, 'signon'))
     throw new AppError('bad_request', `client ${clientId} does not have the signon grant, so it cannot hold members' tokens (update-client --grant to add it)`)
+  if (client.dpop_bound_access_tokens === 1)
+    throw new AppError(
+      'bad_request',
+      `client ${clientId} takes only DPoP-bound tokens, which it must ask for itself with a proof of its key (update-client --no-require-dpop to allow bearer tokens)`,
+    )
   const member = await getMemberRow(db, memberId)
   if (member.active !== 1) throw new AppError('bad_request', `member ${memberId} is not active`)
   const unknown = scopes.filter((scope) => !AUTHORIZE_SCOPES.includes(scope))

@@ -26,6 +26,8 @@ export interface RefreshGrant {
   authTime: string | null
   /** The family's absolute end; a new family's is its start plus the absolute lifetime. */
   familyExpiresAt?: string
+  /** The DPoP key the family is bound to (a public client's), or null. */
+  dpopJkt: string | null
 }
 
 /**
@@ -46,6 +48,7 @@ export async function issueRefreshToken(db: Db, grant: RefreshGrant, now: Date):
     created_at: iso(now),
     expires_at: iso(new Date(idleEnd)),
     family_expires_at: familyEnd,
+    dpop_jkt: grant.dpopJkt,
   })
   return token
 }

@@ -119,7 +119,8 @@ export const introspectionResponse = z
     active: z.boolean(),
     scope: z.string().optional(),
     client_id: z.string().optional(),
-    token_type: z.literal('bearer').optional(),
+    token_type: z.enum(['bearer', 'DPoP']).optional(),
+    cnf: z.object({jkt: z.string()}).optional().openapi({description: 'A DPoP-bound token: the thumbprint of its key (RFC 9449 §6.2)'}),
     iat: z.number().int().optional(),
     exp: z.number().int().optional().openapi({description: 'Absent for a token that never expires'}),
     sub: z.string().optional().openapi({description: 'The member id, for a token that acts for a member'}),
@@ -145,6 +146,7 @@ export const serverMetadata = z
     id_token_signing_alg_values_supported: z.array(z.string()),
     claims_supported: z.array(z.string()),
     authorization_response_iss_parameter_supported: z.boolean(),
+    dpop_signing_alg_values_supported: z.array(z.string()),
     service_documentation: z.string(),
   })
   .passthrough()
@@ -153,7 +155,7 @@ export const serverMetadata = z
 export const tokenResponse = z
   .object({
     access_token: z.string(),
-    token_type: z.literal('bearer'),
+    token_type: z.enum(['bearer', 'DPoP']).openapi({description: 'DPoP for a token bound to the key of the DPoP proof sent with the request (RFC 9449)'}),
     expires_in: z
       .number()
       .int()

@@ -33,6 +33,8 @@ export interface AccessTokenTable {
   created_at: string
   /** Last presented, to the nearest ten minutes; null until first used. */
   last_used_at: ColumnType<string | null, string | null | undefined, string | null>
+  /** The JWK thumbprint of the DPoP key it is bound to (RFC 9449 `cnf.jkt`); null: a bearer token. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** A member's sign-in on the consent and applications pages (one per browser sign-in). */

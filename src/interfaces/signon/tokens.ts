@@ -8,7 +8,8 @@ import type {Db} from '../../store/database.js'
 /** The token endpoint's answer (and issue-token's). */
 export interface TokenResponse {
   access_token: string
-  token_type: 'bearer'
+  /** DPoP when the token is bound to the key of the request's DPoP proof (RFC 9449 §5). */
+  token_type: 'bearer' | 'DPoP'
   /**
    * Null: never expires (the seed's wire format). Left out on an OpenID request for a token that
    * never expires: RFC 6749 §5.1 makes it optional, and strict libraries refuse null.
@@ -22,9 +23,16 @@ export interface TokenResponse {
   refresh_token?: string
 }
 
+export interface MintOptions {
+  /** Overrides the client's agreed lifetime (null: never expires). */
+  ttlSeconds?: number | null
+  /** Binds the token to this DPoP key (its JWK thumbprint): it then works only with a proof signed by the key. */
+  dpopJkt?: string | null
+}
+
 /**
  * Makes and stores an access token for the client (and the member, when it acts for one). It lives
- * the client's agreed lifetime unless `ttlSeconds` says otherwise (null: never expires).
+ * the client's agreed lifetime unless `options.ttlSeconds` says otherwise.
  */
 export async function mintToken(
   db: Db,
@@ -33,8 +41,10 @@ export async function mintToken(
   scopes: string,
   codeHash: string | null,
   now: Date,
-  ttlSeconds: number | null = client.token_ttl,
+  options: MintOptions = {},
 ): Promise<TokenResponse> {
+  const ttlSeconds = options.ttlSeconds === undefined ? client.token_ttl : options.ttlSeconds
+  const dpopJkt = options.dpopJkt ?? null
   const token = randomToken(32)
   const expiresAt = ttlSeconds === null ? null : iso(new Date(now.getTime() + ttlSeconds * 1000))
   await grants.insertToken(db, {
@@ -45,8 +55,9 @@ export async function mintToken(
     scopes,
     expires_at: expiresAt,
     created_at: iso(now),
+    dpop_jkt: dpopJkt,
   })
-  return {access_token: token, token_type: 'bearer', expires_in: ttlSeconds, scope: scopes, created_at: Math.floor(now.getTime() / 1000)}
+  return {access_token: token, token_type: dpopJkt === null ? 'bearer' : 'DPoP', expires_in: ttlSeconds, scope: scopes, created_at: Math.floor(now.getTime() / 1000)}
 }
 
 /**

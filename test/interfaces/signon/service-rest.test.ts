@@ -49,6 +49,7 @@ const exchangeClientCredentials = (creds: ClientCredentials, scope: string | und
     db: ctx.db,
     form: {grant_type: 'client_credentials', scope},
     authenticate: () => requireClient(ctx.db, creds, at),
+    dpopJkt: null,
     issuer: 'http://localhost',
     now: at,
   })

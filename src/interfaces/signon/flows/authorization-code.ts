@@ -8,6 +8,7 @@ import {writeTransaction} from '../../../store/db.js'
 import {isValidVerifier, verifierMatches} from '../pkce.js'
 import * as repo from '../repository.js'
 import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
+import {isPublicClient} from '../client-auth.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
@@ -21,7 +22,7 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const authorizationCode: GrantFlow = {
   grantType: 'authorization_code',
-  async exchange({db, form, authenticate, issuer, now}) {
+  async exchange({db, form, authenticate, dpopJkt, issuer, now}) {
     if (!form.code) throw new AppError('invalid_request', 'code is required')
     if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
     const verifier = form.code_verifier
@@ -51,10 +52,19 @@ export const authorizationCode: GrantFlow = {
       const member = await getMemberRow(trx, code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const scopes = code.scopes.split(' ')
-      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now), member, nonce: code.nonce, authTime: code.auth_time}
+      if (!wantsRefreshToken(scopes))
+        return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {dpopJkt}), member, nonce: code.nonce, authTime: code.auth_time}
       // offline_access: a short-lived access token, and the first refresh token of the family.
-      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, refreshedAccessTtl(client))
-      const grant = {family: codeHash, clientId: client.id, memberId: code.member_id, scopes: code.scopes, authTime: code.auth_time}
+      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
+      // A public client's refresh tokens are bound to its DPoP key (RFC 9449 §5): it has no other proof of itself.
+      const grant = {
+        family: codeHash,
+        clientId: client.id,
+        memberId: code.member_id,
+        scopes: code.scopes,
+        authTime: code.auth_time,
+        dpopJkt: isPublicClient(client) ? dpopJkt : null,
+      }
       return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, nonce: code.nonce, authTime: code.auth_time}
     })
     // Errors are returned, not thrown, so the replay revocation above commits.

@@ -8,13 +8,13 @@ import type {GrantFlow} from './grant.js'
 /** client_credentials (RFC 6749 §4.4): a token acting for the client itself, for clients that own pulses. */
 export const clientCredentials: GrantFlow = {
   grantType: 'client_credentials',
-  async exchange({db, form, authenticate, now}) {
+  async exchange({db, form, authenticate, dpopJkt, now}) {
     const client = await authenticate()
     if (!hasGrant(client, 'pulses')) throw new AppError('unauthorized_client', 'client_credentials is only for clients with the pulses grant')
     const scopes = form.scope ? scopeList(form.scope) : [...CLIENT_SCOPES]
     const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))
     if (unknown.length > 0) throw new AppError('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
-    const minted = await mintToken(db, client, null, scopes.join(' '), null, now)
+    const minted = await mintToken(db, client, null, scopes.join(' '), null, now, {dpopJkt})
     metricsOf(db)?.signon.tokensIssued.client_credentials.inc()
     return minted
   },

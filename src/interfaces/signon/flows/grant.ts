@@ -16,6 +16,11 @@ export interface TokenRequest {
    * missing a field is refused as malformed before any secret is checked.
    */
   authenticate: () => Promise<Client>
+  /**
+   * The JWK thumbprint of the request's DPoP proof, already checked (RFC 9449 §5): the access
+   * token is bound to that key; null without a proof (a bearer token).
+   */
+  dpopJkt: string | null
   /** The issuer ID tokens name: the service's base URL. */
   issuer: string
   now: Date

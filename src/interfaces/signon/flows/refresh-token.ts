@@ -22,7 +22,7 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const refreshToken: GrantFlow = {
   grantType: 'refresh_token',
-  async exchange({db, form, authenticate, issuer, now}) {
+  async exchange({db, form, authenticate, dpopJkt, issuer, now}) {
     if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')
     const client = await authenticate()
     if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the refresh_token grant')
@@ -32,6 +32,8 @@ export const refreshToken: GrantFlow = {
       const row = await grants.findRefreshToken(trx, hash)
       if (!row || row.client_id !== client.id) return invalidGrant('refresh token is invalid or was issued to another client')
       if (row.revoked_at !== null) return invalidGrant('refresh token was revoked')
+      // Before it is spent: whoever holds a copy without the key cannot use it, nor burn it for its owner.
+      if (row.dpop_jkt !== null && row.dpop_jkt !== dpopJkt) return invalidGrant('refresh token is bound to a DPoP key: send a DPoP proof signed with that key')
       if (row.used_at !== null || !(await grants.useRefreshToken(trx, hash, stamp))) {
         await grants.revokeTokens(trx, {codeHash: row.family}, stamp)
         return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
@@ -43,8 +45,16 @@ export const refreshToken: GrantFlow = {
       if (beyond.length > 0) return new AppError('invalid_scope', `scope goes beyond what the member allowed: ${beyond.join(' ')}`)
       const member = await getMemberRow(trx, row.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
-      const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, refreshedAccessTtl(client))
-      const grant = {family: row.family, clientId: client.id, memberId: row.member_id, scopes: row.scopes, authTime: row.auth_time, familyExpiresAt: row.family_expires_at}
+      const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
+      const grant = {
+        family: row.family,
+        clientId: client.id,
+        memberId: row.member_id,
+        scopes: row.scopes,
+        authTime: row.auth_time,
+        familyExpiresAt: row.family_expires_at,
+        dpopJkt: row.dpop_jkt,
+      }
       return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, authTime: row.auth_time}
     })
     // Returned, not thrown, so the family's revocation above commits.

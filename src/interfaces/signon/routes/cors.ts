@@ -52,7 +52,8 @@ export function clientCors(db: Db): MiddlewareHandler {
       return c.body(null, 204, {
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Methods': 'GET, POST',
-        'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+        // DPoP: a browser app sends its proof in the DPoP header (RFC 9449 §4.1).
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, DPoP',
         'Access-Control-Max-Age': '600',
         Vary: 'Origin',
       })
@@ -60,6 +61,10 @@ export function clientCors(db: Db): MiddlewareHandler {
     await next()
     c.res.headers.append('Vary', 'Origin')
     const named = namedClients.get(c)
-    if (named === undefined || owners.has(named)) c.res.headers.set('Access-Control-Allow-Origin', origin)
+    if (named === undefined || owners.has(named)) {
+      c.res.headers.set('Access-Control-Allow-Origin', origin)
+      // The nonce for the next DPoP proof, and a resource's DPoP challenge, are for the app to read.
+      c.res.headers.set('Access-Control-Expose-Headers', 'DPoP-Nonce, WWW-Authenticate')
+    }
   }
 }

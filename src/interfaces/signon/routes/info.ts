@@ -4,7 +4,7 @@ import {useErrorShape} from '../../../http/error-shape.js'
 import {jsonResponse} from '../../../http/fast.js'
 import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
-import {presentToken} from '../../../grants/service.js'
+import {type PresentedToken, presentToken} from '../../../grants/service.js'
 import {memberInfoResponse, oauthError, tokenInfoResponse} from '../schema.js'
 import {memberInfo, tokenInfo} from '../resources.js'
 import type {SignonContext} from './context.js'
@@ -49,10 +49,10 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
  */
 export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
-  const verify = (token: string) => presentToken(db, token, clock.now())
+  const verify = (token: PresentedToken) => presentToken(db, token, clock.now())
   // Token info answers a dead token with invalid_request and 401, as the interface always has.
-  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, answerAs: 'invalid_request'}))
-  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, answerAs: 'invalid_token'}))
+  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_request'}))
+  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_token'}))
   for (const path of TOKEN_INFO_PATHS) {
     app.openapi(infoRoute(path, 'token'), async (c) => {
       await tokenGuard(c)

@@ -104,7 +104,10 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
-  const guard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), answerAs: 'invalid_token', formBody: true}))
+  const guard = guardChain(
+    useErrorShape(renderOAuthError),
+    bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true}),
+  )
   for (const method of ['get', 'post'] as const) {
     app.openapi(userInfoRoute(method), async (c) => {
       await guard(c)

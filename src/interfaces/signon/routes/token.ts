@@ -12,6 +12,7 @@ import {type ClientCredentials, requireClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {GRANT_FLOWS} from '../flows/index.js'
 import {introspect, revoke} from '../introspection.js'
+import {checkProof, currentNonce} from '../../../grants/dpop.js'
 import type {SignonContext} from './context.js'
 import {corsClient} from './cors.js'
 
@@ -215,15 +216,29 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     await next()
   })
 
-  app.openapi(tokenRoute, async (c) => jsonResponse(c, await grant(c, c.req.valid('form')), 200, NO_STORE))
+  app.openapi(tokenRoute, async (c) => {
+    const {answer, headers} = await grant(c, c.req.valid('form'))
+    return jsonResponse(c, answer, 200, headers)
+  })
 
   const grant = async (c: Context, form: z.infer<typeof tokenForm>) => {
     if (!form.grant_type) throw new AppError('invalid_request', 'grant_type is required')
     const flow = GRANT_FLOWS.get(form.grant_type)
     if (!flow) throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     const now = clock.now()
-    const authenticate = () => requireClient(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: TOKEN_PATH}), now)
-    return flow.exchange({db, form, authenticate, issuer: ctx.issuerOf(c), now})
+    const issuer = ctx.issuerOf(c)
+    const proof = requestHeader(c, 'dpop')
+    const dpopJkt = proof === undefined ? null : await checkProof(db, proof, {htm: 'POST', htu: `${issuer}${TOKEN_PATH}`}, 'token endpoint', now)
+    const authenticate = async () => {
+      const client = await requireClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}), now)
+      if (client.dpop_bound_access_tokens === 1 && dpopJkt === null) {
+        throw new AppError('invalid_request', 'this client takes only DPoP-bound tokens: send a DPoP proof with the request (RFC 9449)')
+      }
+      return client
+    }
+    const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now})
+    // The nonce for the client's next proof, so it need not be refused once to learn it.
+    return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(db, now)}}
   }
 
   app.openapi(parRoute, async (c) => {
