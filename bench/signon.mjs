@@ -8,7 +8,12 @@
 // framework's own floor between the ceiling and token info.
 // The p99 of those rounds is bound by Little's law (mean latency = connections / throughput), so
 // the latency goal is read at a fixed offered load too (--paced-rate, open loop: bench/lib.mjs).
+// DPoP (RFC 9449): the same token info for a DPoP-bound token (a client_credentials token of the
+// demo client, asked for with a proof), each request with a fresh proof, in the same rounds: what
+// checking a proof costs (goal: at least half the bearer rate). Proofs are signed here before each
+// round (one per request, as a client would), so the rounds measure serve, not the signing.
 // Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres]
+import {createHash, generateKeyPairSync, randomUUID, sign} from 'node:crypto'
 import {tmpdir} from 'node:os'
 import {parseArgs} from 'node:util'
 import {
@@ -76,11 +81,50 @@ const answer = '{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds"
 const bare = await startBareServer(answer)
 // The framework alone (Hono on @hono/node-server, one route, the same answer): its floor.
 const floor = await startFrameworkFloor(answer)
+// A DPoP key, and proofs signed with it by node:crypto (one per request, made before each round).
+const dpopKey = generateKeyPairSync('ec', {namedCurve: 'P-256'})
+const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url')
+const dpopHeader = b64({typ: 'dpop+jwt', alg: 'ES256', jwk: dpopKey.publicKey.export({format: 'jwk'})})
+const proof = (htm, htu, extra = {}) => {
+  const input = `${dpopHeader}.${b64({htm, htu, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...extra})}`
+  return `${input}.${sign('sha256', Buffer.from(input), {key: dpopKey.privateKey, dsaEncoding: 'ieee-p1363'}).toString('base64url')}`
+}
+/** A fresh nonce, as a client learns one: a proof without it is refused with the nonce to use. */
+const nonceFrom = async (base) => {
+  const res = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: {'content-type': 'application/x-www-form-urlencoded', dpop: proof('POST', `${base}/oauth/token`)},
+    body: 'grant_type=client_credentials',
+  })
+  const nonce = res.headers.get('dpop-nonce')
+  if (!nonce) throw new Error(`no DPoP nonce (${res.status})`)
+  return nonce
+}
+const dpopToken = async (base) => {
+  const res = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: {'content-type': 'application/x-www-form-urlencoded', dpop: proof('POST', `${base}/oauth/token`, {nonce: await nonceFrom(base)})},
+    body: new URLSearchParams({grant_type: 'client_credentials', client_id: 'demo-client', client_secret: 'demo-client-secret'}),
+  })
+  const body = await res.json()
+  if (body.token_type !== 'DPoP') throw new Error(`no DPoP-bound token: ${JSON.stringify(body)}`)
+  return body.access_token
+}
+
 try {
   const path = '/user/oauth/token/info'
   const headers = {authorization: `Bearer ${token}`}
+  const boundToken = await dpopToken(service.url)
+  const dpopSide = {
+    url: `${service.url}${path}`,
+    headers: {authorization: `DPoP ${boundToken}`},
+    htu: `${service.url}${path}`,
+    ath: createHash('sha256').update(boundToken).digest('base64url'),
+    pool: 20_000,
+  }
   const sides = {
     service: {url: `${service.url}${path}`, headers},
+    dpop: dpopSide,
     off: {url: `${unmetered.url}${path}`, headers},
     bare: {url: bare.url, headers: {}},
     floor: {url: floor.url, headers: {}},
@@ -88,13 +132,28 @@ try {
   if (sqliteService) sides.sqlite = {url: `${sqliteService.url}${path}`, headers: {authorization: `Bearer ${besideToken}`}}
   for (const [name, side] of Object.entries(sides)) {
     Object.assign(side, {requests: 0, p99: [], errors: 0, rps: []})
-    if (name === 'bare' || name === 'floor') continue
+    if (name === 'bare' || name === 'floor' || name === 'dpop') continue
     const check = await fetch(side.url, {headers: side.headers})
     if (check.status !== 200) throw new Error(`token info (${name}) answered ${check.status}`)
   }
   if ((await fetch(`${service.url}/metrics`)).status !== 200 || (await fetch(`${unmetered.url}/metrics`)).status !== 404) throw new Error('/metrics is not on and off as asked')
 
-  for (const side of Object.values(sides)) await cannon({url: side.url, connections, duration: 2, headers: side.headers})
+  // Each request of the DPoP side takes the next of the proofs made for its round, with a nonce
+  // learned just before; the pool grows with the rate seen, so no proof is ever sent twice.
+  const run = async (side, seconds) => {
+    if (side !== dpopSide) return cannon({url: side.url, connections, duration: seconds, headers: side.headers})
+    const extra = {nonce: await nonceFrom(service.url), ath: side.ath}
+    const proofs = Array.from({length: side.pool}, () => proof('GET', side.htu, extra))
+    let next = 0
+    const setupRequest = (req) => (next < proofs.length ? {...req, headers: {...req.headers, dpop: proofs[next++]}} : null)
+    const r = await cannon({url: side.url, connections, duration: seconds, headers: side.headers, requests: [{setupRequest}]})
+    if (next >= proofs.length) throw new Error(`the DPoP side used all ${proofs.length} proofs made for its round: make more`)
+    side.pool = Math.max(side.pool, Math.ceil(next * 1.5))
+    return r
+  }
+  const check = await fetch(dpopSide.url, {headers: {...dpopSide.headers, dpop: proof('GET', dpopSide.htu, {nonce: await nonceFrom(service.url), ath: dpopSide.ath})}})
+  if (check.status !== 200) throw new Error(`token info (DPoP) answered ${check.status}: ${await check.text()}`)
+  for (const side of Object.values(sides)) await run(side, 2)
 
   // Each round in another order (rotated, and reversed every other round), so no side always
   // follows the same neighbour; metrics on and off, and the two stores, meet in every round.
@@ -113,7 +172,7 @@ try {
       const side = sides[name]
       const done = model[name] ? cpuRound(pids[name], name === 'service' ? probe : undefined, model[name]) : undefined
       const wal0 = name === 'service' ? await probe?.wal() : undefined
-      const r = await cannon({url: side.url, connections, duration: round, headers: side.headers})
+      const r = await run(side, round)
       done?.(r.requests.total)
       if (wal0?.ms !== undefined) {
         flushes.ms += (await probe.wal()).ms - wal0.ms
@@ -130,7 +189,7 @@ try {
     const what = name === 'floor' ? 'the framework floor' : `token info (${name})`
     if (name !== 'bare' && sides[name].errors) throw new Error(`${what} had ${sides[name].errors} failed answers`)
   }
-  const {service: a, off, bare: b, floor: f, sqlite: s} = sides
+  const {service: a, dpop: d, off, bare: b, floor: f, sqlite: s} = sides
   const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
   const ratioOf = (x, y) => median(x.rps.flatMap((r, i) => (y.rps[i] > 0 ? [r / y.rps[i]] : []))) ?? 0
@@ -144,6 +203,10 @@ try {
   console.log(`bare node:http (ceiling):                  ${fmt(rate(b))} req/s  p99 ${median(b.p99)} ms  (same rounds, alternating)`)
   console.log(
     `framework floor (Hono, one route, same answer): ${fmt(rate(f))} req/s  p99 ${median(f.p99)} ms; floor / ceiling ${fmt(ratioOf(f, b), 2)}, token info / floor ${fmt(ratioOf(a, f), 2)}`,
+  )
+  const bound = ratioOf(d, a)
+  console.log(
+    `token info, DPoP-bound token, a fresh proof each request: ${fmt(rate(d))} req/s  p99 ${median(d.p99)} ms; DPoP / bearer ${fmt(bound, 2)} (goal >= 0.50)  ${met(bound >= 0.5)}`,
   )
   console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  ${met(ratio >= 0.5)}; p99 at ${connections} connections ${p99} ms (the ceiling's ${median(b.p99)} ms)`)
   console.log(

@@ -60,6 +60,8 @@ const RUNTIME_TESTS = [
   'test/e2e/oidc-rotation.test.ts',
   // Client assertions: the runtime's WebCrypto verifies them, its fetch reads a jwks_uri.
   'test/e2e/private-key-jwt.test.ts',
+  // DPoP proofs: the runtime's WebCrypto verifies them and imports the key each one carries.
+  'test/e2e/dpop.test.ts',
   'test/e2e/rp-authjs.test.ts',
   'test/e2e/rp-native.test.ts',
   'test/e2e/rp-passport.test.ts',

@@ -133,19 +133,27 @@ async function proofKey(proof: string, refuse: (why: string) => AppError): Promi
 /** When expired proofs were last swept, per store: at most once a sweep interval, not at every proof. */
 const lastSweep = new WeakMap<object, number>()
 
-/** Records a proof's jti for its key; false when it was recorded before, by this process or another on the store. */
+/**
+ * Records a proof's jti for its key; false when it was recorded before, by this process or another
+ * on the store. A relaxed write: a request's proof is not worth a sync to disk, and a power cut
+ * that took the last records would leave their proofs a minute of life at most, nonce-bound.
+ */
 async function spendProof(db: Db, jkt: string, jti: string, expiresAt: string, now: Date): Promise<boolean> {
   const sweep = now.getTime() - (lastSweep.get(db) ?? 0) >= config.signon.dpopSweepEveryMs
   if (sweep) lastSweep.set(db, now.getTime())
-  return writeTransaction(db, async (trx) => {
-    if (sweep) await trx.deleteFrom('dpop_proofs').where('expires_at', '<', iso(now)).execute()
-    const result = await trx
-      .insertInto('dpop_proofs')
-      .values({jkt, jti, expires_at: expiresAt})
-      .onConflict((oc) => oc.doNothing())
-      .executeTakeFirst()
-    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
-  })
+  return writeTransaction(
+    db,
+    async (trx) => {
+      if (sweep) await trx.deleteFrom('dpop_proofs').where('expires_at', '<', iso(now)).execute()
+      const result = await trx
+        .insertInto('dpop_proofs')
+        .values({jkt, jti, expires_at: expiresAt})
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst()
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+    },
+    {durability: 'relaxed'},
+  )
 }
 
 /**

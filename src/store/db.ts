@@ -342,6 +342,13 @@ export interface WriteOptions {
    * concurrent batches take their row locks in one order and never deadlock.
    */
   lockOrder?: number
+  /**
+   * `relaxed`: the write need not be synced to disk before it is acknowledged (SQLite: a batch of
+   * such writes alone commits with synchronous NORMAL; PostgreSQL commits it as any other). It
+   * survives a crash of the process, not a power cut. Only for records whose loss in a power cut
+   * costs nothing that matters: the spent DPoP proofs, which expire a minute later anyway.
+   */
+  durability?: 'durable' | 'relaxed'
 }
 
 /**
@@ -357,7 +364,7 @@ export interface WriteOptions {
 export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
-  return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>)
+  return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
 }
 
 /** Write transactions asked for and commits made through this process's writer(s) of `db`. */

@@ -21,6 +21,8 @@ const MAX_BATCH = config.store.maxWriteBatch
 /** A write transaction waiting for its batch: its function and how to answer its caller. */
 export interface Job {
   fn: (trx: Kysely<any>) => Promise<unknown>
+  /** The write may skip the sync to disk at commit (WriteOptions.durability): it still survives a crash of the process. */
+  relaxed?: boolean
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
 }
@@ -62,6 +64,9 @@ function savepointOf(index: number) {
   return savepoints[index]!
 }
 
+const SYNC_FULL = CompiledQuery.raw('pragma synchronous = FULL')
+const SYNC_NORMAL = CompiledQuery.raw('pragma synchronous = NORMAL')
+
 /** Connections handed to a batch: a write transaction asked for on one runs nested, in place. */
 const batchConnections = new WeakSet<object>()
 
@@ -72,10 +77,13 @@ export class GroupWriter {
 
   constructor(private readonly db: Kysely<any>) {}
 
-  run<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+  /** Whether the connection's commits sync now: FULL unless a batch of relaxed writes turned it to NORMAL. */
+  private syncing: 'FULL' | 'NORMAL' = 'FULL'
+
+  run<T>(fn: (trx: Kysely<any>) => Promise<T>, relaxed = false): Promise<T> {
     this.stats.writes++
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({fn, resolve: resolve as (value: unknown) => void, reject})
+      this.queue.push({fn, relaxed, resolve: resolve as (value: unknown) => void, reject})
       if (!this.running) {
         this.running = true
         // The rest of this turn's requests join the batch before it starts.
@@ -101,6 +109,14 @@ export class GroupWriter {
         // SQLite: the savepoints go straight to the connection the batch holds (prepared.ts).
         const direct = contextOf(conn)?.direct
         const run = direct ? async (query: CompiledQuery) => void direct(query.sql, query.parameters) : async (query: CompiledQuery) => void (await conn.executeQuery(query))
+        // A batch of relaxed writes alone commits without the sync (WAL, synchronous NORMAL: the
+        // commit reaches the OS, so a crash of the process keeps it; a power cut may take the
+        // last ones). One durable write in the batch makes the whole commit sync.
+        const syncing = batch.every((job) => job.relaxed) ? 'NORMAL' : 'FULL'
+        if (syncing !== this.syncing) {
+          await run(syncing === 'FULL' ? SYNC_FULL : SYNC_NORMAL)
+          this.syncing = syncing
+        }
         await sql`begin immediate`.execute(conn)
         try {
           for (const [index, job] of batch.entries()) {

@@ -1,4 +1,6 @@
 import * as oauth from 'oauth4webapi'
+import {exportJWK, generateKeyPair} from 'jose'
+import * as openid from 'openid-client'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
@@ -274,5 +276,50 @@ describe('the single executable, alone in an empty root', () => {
     // Everything it wrote is inside its own root.
     expect(existsSync(outside('/tmp/exe.db'))).toBe(true)
     writeFileSync(outside('/tmp/done'), 'ok')
+  })
+
+  it('proves clients and tokens with keys: private_key_jwt, a pushed request and DPoP, verified by its own WebCrypto', async () => {
+    const db = ['--db', '/tmp/keys.db']
+    const server = await startCli(['serve', '--port', '0', '--host', '127.0.0.1', ...db], {}, launcher)
+    servers.push(server)
+    const signing = await generateKeyPair('ES256', {extractable: true})
+    writeFileSync(outside('/tmp/client-jwks.json'), JSON.stringify({keys: [{...(await exportJWK(signing.publicKey)), kid: 'exe-1'}]}))
+    const registered = cliJson<{client_id: string}>(
+      [
+        'register-client',
+        ...db,
+        '--name',
+        'Exe Keys',
+        '--url',
+        'https://keys.example',
+        '--logo-url',
+        'https://keys.example/l.png',
+        '--redirect-uri',
+        'https://keys.example/cb',
+        '--grant',
+        'signon,pulses',
+        '--token-ttl',
+        '3600',
+        '--token-endpoint-auth-method',
+        'private_key_jwt',
+        '--jwks-file',
+        '/tmp/client-jwks.json',
+        '--require-dpop',
+      ],
+      {},
+      launcher,
+    )
+    const config = await openid.discovery(new URL(server.url), registered.client_id, undefined, openid.PrivateKeyJwt({key: signing.privateKey, kid: 'exe-1'}), {
+      execute: [openid.allowInsecureRequests],
+    })
+    const pushed = await openid.buildAuthorizationUrlWithPAR(config, {redirect_uri: 'https://keys.example/cb', scope: 'profile'})
+    expect(pushed.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/)
+    const dpop = openid.getDPoPHandle(config, await generateKeyPair('ES256'))
+    const tokens = await openid.clientCredentialsGrant(config, {scope: 'pulses'}, {DPoP: dpop})
+    expect(tokens.token_type).toBe('dpop')
+    const info = await openid.fetchProtectedResource(config, tokens.access_token, new URL(`${server.url}/clients/info`), 'GET', undefined, undefined, {DPoP: dpop})
+    expect(info.status).toBe(200)
+    const bare = await fetch(`${server.url}/clients/info`, {headers: {authorization: `Bearer ${tokens.access_token}`}})
+    expect(bare.status).toBe(401)
   })
 })

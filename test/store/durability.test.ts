@@ -31,6 +31,17 @@ describe('durable commits', () => {
     expect(await synchronous(receiver)).toBe(2)
   })
 
+  it('syncs a batch of relaxed writes alone less (synchronous NORMAL), and any batch with a durable write fully', async () => {
+    const store = await openStore({file: join(tempDir(), 'relaxed.db')})
+    open.push(store)
+    const seen = (durability: 'durable' | 'relaxed') => writeTransaction(store.db, async (trx) => synchronous({db: trx}), {durability})
+    expect(await Promise.all([seen('relaxed'), seen('relaxed')])).toEqual([1, 1])
+    // One durable write in the batch: the whole commit syncs.
+    expect(await Promise.all([seen('relaxed'), seen('durable')])).toEqual([2, 2])
+    expect(await seen('relaxed')).toBe(1)
+    expect(await seen('durable')).toBe(2)
+  })
+
   it('commits the write transactions of one event-loop turn together, each answered with its own result', async () => {
     const store = await openStore({file: join(tempDir(), 'group.db')})
     open.push(store)
