@@ -29,6 +29,14 @@ export const config = {
        * (a streamed data answer may run longer and is cut).
        */
       closeGraceMs: 10_000,
+      /**
+       * `serve --drain-seconds`: on SIGTERM, how long requests in flight and the delivery
+       * worker's send get to finish before serve gives up on them and exits non-zero. 30 s is the
+       * longest a request may take to arrive (requestTimeoutMs) and covers a partner send
+       * (partner.requestTimeoutMs, 10 s) with room; it also stays well inside systemd's default
+       * stop timeout (90 s), so systemd never has to SIGKILL a serve that is still draining.
+       */
+      drainSeconds: 30,
     },
   },
 
