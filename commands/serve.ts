@@ -9,7 +9,8 @@ import {partnerTransport} from '../src/http/outbound.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
 import {logFile, stderrLog, type LogFile} from '../src/http/access-log.js'
-import {config} from '../src/config.js'
+import {config, credential} from '../src/config.js'
+import {serviceNotifier, type ServiceNotifier} from '../src/lib/sd-notify.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
 import {mostHashSlots, setPasswordHashSlots, threadPoolSize} from '../src/registry/throttle.js'
@@ -141,7 +142,8 @@ export default class Serve extends BaseCommand<typeof Serve> {
         `--password-hashes ${hashSlots} is more than Node's thread pool leaves for hashes (${mostHashSlots()}: UV_THREADPOOL_SIZE is ${pool}, one thread kept for files and DNS); set UV_THREADPOOL_SIZE=${hashSlots + 1} too`,
       )
     }
-    const metricsToken = parseMetricsToken(this.flags['metrics-token'])
+    // Under systemd the token may come as a credential (LoadCredential=medpanel-metrics-token:…).
+    const metricsToken = parseMetricsToken(this.flags['metrics-token'] ?? credential(process.env, 'medpanel-metrics-token'))
     if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
     if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
@@ -159,7 +161,9 @@ export default class Serve extends BaseCommand<typeof Serve> {
     // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
     // log and the worker share the batched stderr sink.
     const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
-    onHangup(accessFile, events)
+    // systemd's Type=notify (deploy/medpanel.service); nothing without NOTIFY_SOCKET.
+    const notifier = serviceNotifier(process.env, (line) => events.log('warn', `Warning: ${line}`, line))
+    onHangup(accessFile, events, notifier)
     const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})})
     // The store's keys are read now, not at the first sign-in: a process that could not sign
     // anyone in (PostgreSQL without MEDPANEL_SECRET_KEY) must not start and report itself healthy.
@@ -218,10 +222,13 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
     worker?.start()
+    // Only now: the socket listens, the store is open and the app answers /healthz with 200.
+    notifier?.ready()
     const signal = await signals.first
     events.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
     readiness.ready = false
     readiness.reason = 'stopping'
+    notifier?.stopping()
     // The worker finishes and records its sends in flight before the store closes under it.
     await drain({server, ...(worker ? {worker} : {}), drainMs: flags['drain-seconds'] * 1000, signals, logFormat})
     const whole = await checkpointStore(db)
@@ -235,6 +242,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
         ? 'store: since start, 0 write transactions (nothing changed)'
         : `store: since start, ${writes} write transaction${writes === 1 ? '' : 's'} (requests and delivery worker) in ${commits} commit${commits === 1 ? '' : 's'}, ${(writes / Math.max(commits, 1)).toFixed(1)} per commit`
     events.log('info', text, 'store write transactions', {writes, commits})
+    await notifier?.sent()
   }
 }
 
@@ -242,20 +250,25 @@ export default class Serve extends BaseCommand<typeof Serve> {
  * SIGHUP (logrotate's postrotate, systemd's ExecReload) reopens --access-log. Listened for from the
  * start, since Node's default for SIGHUP is to exit; without --access-log there is nothing to reopen.
  */
-function onHangup(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>): void {
+function onHangup(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>, notifier: ServiceNotifier | undefined): void {
   process.on('SIGHUP', () => {
-    if (!accessFile) {
-      events.log('info', 'received SIGHUP: no --access-log to reopen', 'reload: nothing to reopen', {signal: 'SIGHUP'})
-      return
-    }
-    try {
-      accessFile.reopen()
-      events.log('info', `received SIGHUP, reopened the access log ${accessFile.path}`, 'reload: access log reopened', {signal: 'SIGHUP', path: accessFile.path})
-    } catch (error) {
-      events.log('error', `received SIGHUP, kept the access log open: ${(error as Error).message}`, 'reload: access log not reopened', {
-        signal: 'SIGHUP',
-        error: (error as Error).message,
-      })
-    }
+    if (notifier) notifier.reload(() => reopen(accessFile, events))
+    else reopen(accessFile, events)
   })
+}
+
+function reopen(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>): void {
+  if (!accessFile) {
+    events.log('info', 'received SIGHUP: no --access-log to reopen', 'reload: nothing to reopen', {signal: 'SIGHUP'})
+    return
+  }
+  try {
+    accessFile.reopen()
+    events.log('info', `received SIGHUP, reopened the access log ${accessFile.path}`, 'reload: access log reopened', {signal: 'SIGHUP', path: accessFile.path})
+  } catch (error) {
+    events.log('error', `received SIGHUP, kept the access log open: ${(error as Error).message}`, 'reload: access log not reopened', {
+      signal: 'SIGHUP',
+      error: (error as Error).message,
+    })
+  }
 }
