@@ -2,12 +2,15 @@ import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {createApp} from '../src/app.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
-import {startServer, untilSignal} from '../src/server.js'
-import {isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
+import {startServer, stopSignals} from '../src/server.js'
+import {drain} from '../src/serve-stop.js'
+import {checkpointStore, isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/http/outbound.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
-import {stderrLog} from '../src/http/access-log.js'
+import {logFile, stderrLog, type LogFile} from '../src/http/access-log.js'
+import {config, credential} from '../src/config.js'
+import {serviceNotifier, type ServiceNotifier} from '../src/lib/sd-notify.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
 import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
 import {mostHashSlots, setPasswordHashSlots, threadPoolSize} from '../src/registry/throttle.js'
@@ -26,6 +29,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     'MEDPANEL_METRICS_TOKEN="$(cat /etc/medpanel/metrics-token)" <%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com   # /metrics for a remote Prometheus',
     '<%= config.bin %> serve --host 0.0.0.0 --base-url https://panel.example.com --allowed-host 10.0.0.5:8080 --allowed-host .internal.example   # also answer to these names',
     '<%= config.bin %> serve --log-format json   # one JSON object per log line, for a log collector',
+    '<%= config.bin %> serve --port 0 --json --access-log access.log --drain-seconds 10   # requests logged to access.log (kill -HUP reopens it, for logrotate); on SIGTERM, up to 10 s for requests in flight',
   ]
 
   static override flags = {
@@ -80,6 +84,16 @@ export default class Serve extends BaseCommand<typeof Serve> {
       env: 'MEDPANEL_REPLICA_URL',
       helpGroup: 'STORE',
     }),
+    'drain-seconds': Flags.integer({
+      description: `on SIGTERM or SIGINT, how long requests in flight and the delivery worker's send may take to finish; then (or on a second signal) serve exits at once, non-zero, saying what it abandoned`,
+      default: config.http.server.drainSeconds,
+      min: 1,
+      env: 'MEDPANEL_DRAIN_SECONDS',
+    }),
+    'access-log': Flags.string({
+      description: 'append the access log (one line per request, and request failures) to this file instead of stderr; SIGHUP reopens it, for logrotate',
+      env: 'MEDPANEL_ACCESS_LOG',
+    }),
     'metrics-token': Flags.string({
       description:
         'a secret (16+ characters; openssl rand -hex 32) that opens /metrics to any caller sending it as "Authorization: Bearer TOKEN", and only to them; without it /metrics answers only loopback callers. Prefer the variable, which ps does not show',
@@ -128,7 +142,8 @@ export default class Serve extends BaseCommand<typeof Serve> {
         `--password-hashes ${hashSlots} is more than Node's thread pool leaves for hashes (${mostHashSlots()}: UV_THREADPOOL_SIZE is ${pool}, one thread kept for files and DNS); set UV_THREADPOOL_SIZE=${hashSlots + 1} too`,
       )
     }
-    const metricsToken = parseMetricsToken(this.flags['metrics-token'])
+    // Under systemd the token may come as a credential (LoadCredential=medpanel-metrics-token:…).
+    const metricsToken = parseMetricsToken(this.flags['metrics-token'] ?? credential(process.env, 'medpanel-metrics-token'))
     if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
     if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
@@ -139,17 +154,22 @@ export default class Serve extends BaseCommand<typeof Serve> {
     const replicaUrl = this.postgresUrlFlag('replica-url', 'MEDPANEL_REPLICA_URL')
     // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
     // ready line (or during start-up) still gets the graceful path below, never the default kill.
-    const signalled = untilSignal()
+    const signals = stopSignals()
+    // Opened before the store: a log path that cannot be written is refused before anything starts.
+    const accessFile = this.flags['access-log'] === undefined ? undefined : logFile(this.flags['access-log'])
+    const logFormat = this.logFormat()
+    // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
+    // log and the worker share the batched stderr sink.
+    const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
+    // systemd's Type=notify (deploy/medpanel.service); nothing without NOTIFY_SOCKET.
+    const notifier = serviceNotifier(process.env, (line) => events.log('warn', `Warning: ${line}`, line))
+    onHangup(accessFile, events, notifier)
     const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})})
     // The store's keys are read now, not at the first sign-in: a process that could not sign
     // anyone in (PostgreSQL without MEDPANEL_SECRET_KEY) must not start and report itself healthy.
     keyringOf(db)
     if (hashSlots !== undefined) setPasswordHashSlots(hashSlots)
     const flags = this.flags
-    const logFormat = this.logFormat()
-    // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
-    // log and the worker share the batched stderr sink.
-    const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
     if (replicaUrl !== undefined) {
       const replica = printableUrl(replicaUrl)
       events.log('info', `conversation searches read from the replica ${replica}`, 'searches read from a replica', {replica})
@@ -177,6 +197,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       metrics: flags.metrics,
       metricsToken,
       logFormat,
+      ...(accessFile ? {log: accessFile.write} : {}),
     })
     let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
     try {
@@ -201,11 +222,17 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
     worker?.start()
-    const signal = await signalled
+    // Only now: the socket listens, the store is open and the app answers /healthz with 200.
+    notifier?.ready()
+    const signal = await signals.first
     events.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
+    readiness.ready = false
+    readiness.reason = 'stopping'
+    notifier?.stopping()
     // The worker finishes and records its sends in flight before the store closes under it.
-    await worker?.stop()
-    await server.close()
+    await drain({server, ...(worker ? {worker} : {}), drainMs: flags['drain-seconds'] * 1000, signals, logFormat})
+    const whole = await checkpointStore(db)
+    if (whole === false) events.log('warn', 'store: a reader held the write-ahead log back; the next start moves the rest into the store', 'store checkpoint incomplete')
     // What this process changed in the store since it started: every write transaction (requests
     // and the delivery worker), and how many commits (syncs) they took; SQLite's group commit puts
     // several in one. An idle serve writes nothing, and says so.
@@ -215,5 +242,33 @@ export default class Serve extends BaseCommand<typeof Serve> {
         ? 'store: since start, 0 write transactions (nothing changed)'
         : `store: since start, ${writes} write transaction${writes === 1 ? '' : 's'} (requests and delivery worker) in ${commits} commit${commits === 1 ? '' : 's'}, ${(writes / Math.max(commits, 1)).toFixed(1)} per commit`
     events.log('info', text, 'store write transactions', {writes, commits})
+    await notifier?.sent()
+  }
+}
+
+/**
+ * SIGHUP (logrotate's postrotate, systemd's ExecReload) reopens --access-log. Listened for from the
+ * start, since Node's default for SIGHUP is to exit; without --access-log there is nothing to reopen.
+ */
+function onHangup(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>, notifier: ServiceNotifier | undefined): void {
+  process.on('SIGHUP', () => {
+    if (notifier) notifier.reload(() => reopen(accessFile, events))
+    else reopen(accessFile, events)
+  })
+}
+
+function reopen(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>): void {
+  if (!accessFile) {
+    events.log('info', 'received SIGHUP: no --access-log to reopen', 'reload: nothing to reopen', {signal: 'SIGHUP'})
+    return
+  }
+  try {
+    accessFile.reopen()
+    events.log('info', `received SIGHUP, reopened the access log ${accessFile.path}`, 'reload: access log reopened', {signal: 'SIGHUP', path: accessFile.path})
+  } catch (error) {
+    events.log('error', `received SIGHUP, kept the access log open: ${(error as Error).message}`, 'reload: access log not reopened', {
+      signal: 'SIGHUP',
+      error: (error as Error).message,
+    })
   }
 }

@@ -1,3 +1,5 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 /**
  * Every tunable of medpanel in one place: its value and why it is that value. Modules read their
  * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit, a
@@ -29,6 +31,14 @@ export const config = {
        * (a streamed data answer may run longer and is cut).
        */
       closeGraceMs: 10_000,
+      /**
+       * `serve --drain-seconds`: on SIGTERM, how long requests in flight and the delivery
+       * worker's send get to finish before serve gives up on them and exits non-zero. 30 s is the
+       * longest a request may take to arrive (requestTimeoutMs) and covers a partner send
+       * (partner.requestTimeoutMs, 10 s) with room; it also stays well inside systemd's default
+       * stop timeout (90 s), so systemd never has to SIGKILL a serve that is still draining.
+       */
+      drainSeconds: 30,
     },
   },
 
@@ -444,6 +454,24 @@ function given(env: Record<string, string | undefined>, name: string): string | 
   return value === undefined || value === '' ? undefined : value
 }
 
+/**
+ * A secret systemd handed over with `LoadCredential=NAME:…` (deploy/medpanel.service): the file
+ * NAME in $CREDENTIALS_DIRECTORY, trimmed; undefined when there is no such directory or file.
+ * Stands in for a secret's variable when that is unset, so the secret is in no environment.
+ */
+export function credential(env: Record<string, string | undefined>, name: string): string | undefined {
+  const directory = given(env, 'CREDENTIALS_DIRECTORY')
+  if (directory === undefined) return undefined
+  let text: string
+  try {
+    text = readFileSync(join(directory, name), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new SettingError(`cannot read the credential ${name} in CREDENTIALS_DIRECTORY: ${(error as Error).message}`)
+  }
+  return text.trim() || undefined
+}
+
 /** Reads and checks every setting in `env`; the first bad one is a SettingError naming it. */
 export function readEnvironment(env: Record<string, string | undefined>): Environment {
   const {defaultCost, minCost, maxCost} = config.passwords
@@ -454,7 +482,13 @@ export function readEnvironment(env: Record<string, string | undefined>): Enviro
   }
 
   const keyText = given(env, 'MEDPANEL_SECRET_KEY')
-  const secretKeys = keyText === undefined ? undefined : parseSecretKeys(keyText, 'MEDPANEL_SECRET_KEY')
+  const keyCredential = keyText === undefined ? credential(env, 'medpanel-secret-key') : undefined
+  const secretKeys =
+    keyText !== undefined
+      ? parseSecretKeys(keyText, 'MEDPANEL_SECRET_KEY')
+      : keyCredential !== undefined
+        ? parseSecretKeys(keyCredential, 'the credential medpanel-secret-key')
+        : undefined
 
   const driver = given(env, 'MEDPANEL_SQLITE_DRIVER')
   if (driver !== undefined && !(SQLITE_DRIVERS as readonly string[]).includes(driver)) {

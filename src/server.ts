@@ -1,13 +1,19 @@
 import {serve as nodeServe} from '@hono/node-server'
-import type {Server} from 'node:http'
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
 import {AppError} from './errors.js'
 import {config} from './config.js'
 
 export interface RunningServer {
   url: string
   port: number
-  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes. */
+  /**
+   * Stops accepting, lets requests in flight finish (up to `graceMs`; Infinity: as long as they
+   * take), then closes. Answers sent meanwhile say `Connection: close`, so no client sends another
+   * request on a connection that is about to go.
+   */
   close(graceMs?: number): Promise<void>
+  /** Requests read and not yet answered in full (their bodies sent), now. */
+  inFlight(): number
 }
 
 /**
@@ -34,6 +40,14 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       },
     }) as Server
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
+    // Before the app's own listener, so every request is counted and, once closing, marked last.
+    let inFlight = 0
+    let closing = false
+    server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+      inFlight++
+      if (closing) response.shouldKeepAlive = false
+      response.once('close', () => inFlight--)
+    })
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(listenProblem(error, options) ?? error)
     })
@@ -44,10 +58,13 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       resolve({
         url: `http://${host}:${port}`,
         port,
+        inFlight: () => inFlight,
         close: (graceMs = SERVER_LIMITS.closeGraceMs) =>
           new Promise<void>((done) => {
-            const force = setTimeout(() => server.closeAllConnections(), graceMs)
-            force.unref()
+            closing = true
+            // setTimeout takes Infinity as 1 ms: no timer at all when there is no limit.
+            const force = Number.isFinite(graceMs) ? setTimeout(() => server.closeAllConnections(), graceMs) : undefined
+            force?.unref()
             server.close(() => {
               clearTimeout(force)
               done()
@@ -59,17 +76,54 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
   })
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
+/** Resolves on the first SIGINT or SIGTERM; a second one then ends the process as by default. */
 export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
+  const signals = stopSignals()
+  return signals.first.then((signal) => {
+    signals.dispose()
+    return signal
+  })
+}
+
+export interface StopSignals {
+  /** The first SIGINT or SIGTERM. */
+  readonly first: Promise<NodeJS.Signals>
+  /** Every later SIGINT or SIGTERM goes to `handler` (none set: it is ignored). */
+  onAnother(handler: (signal: NodeJS.Signals) => void): void
+  /** Stops listening: the next SIGINT or SIGTERM does what it does by default. */
+  dispose(): void
+}
+
+/**
+ * Listens for SIGINT and SIGTERM for the whole life of a service: the first one asks it to stop,
+ * later ones go to `onAnother` (serve's "stop at once"). Listening from the start means no stop
+ * signal ever gets Node's default (an exit with no cleanup), however early or late it comes.
+ */
+export function stopSignals(): StopSignals {
+  let another: ((signal: NodeJS.Signals) => void) | undefined
+  let seen = false
+  let resolveFirst: (signal: NodeJS.Signals) => void = () => {}
+  const first = new Promise<NodeJS.Signals>((resolve) => {
+    resolveFirst = resolve
+  })
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!seen) {
+      seen = true
+      resolveFirst(signal)
+    } else another?.(signal)
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return {
+    first,
+    onAnother: (handler) => {
+      another = handler
+    },
+    dispose: () => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
-      resolve(signal)
-    }
-    process.on('SIGINT', onSignal)
-    process.on('SIGTERM', onSignal)
-  })
+    },
+  }
 }
 
 /** Why the socket could not be opened, in the operator's terms; undefined for what needs a stack. */

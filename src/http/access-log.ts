@@ -3,7 +3,8 @@ import {timestamp, type LogFormat} from '../lib/log.js'
 import type {Context, MiddlewareHandler} from 'hono'
 import {matchedRoutes} from 'hono/route'
 import {randomUUID} from 'node:crypto'
-import {writeSync} from 'node:fs'
+import {closeSync, openSync, writeSync} from 'node:fs'
+import {AppError} from '../errors.js'
 import {carriesRequestId, requestHeader} from './fast.js'
 import {clientAddress} from './client-address.js'
 
@@ -15,40 +16,100 @@ function rawPath(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, end)
 }
 
+/** Log lines gathered and written together; `flush` writes what is pending now. */
+interface Batch {
+  add(line: string): void
+  flush(): void
+}
+
 /**
- * Lines for stderr, written once per event-loop turn instead of once per request: under load
- * that turns hundreds of write syscalls into one. Whatever is pending is written synchronously
- * when the process exits.
+ * Lines written once per event-loop turn instead of once per request: under load that turns
+ * hundreds of write syscalls into one. Whatever is pending is written synchronously (`atExit`)
+ * when the process exits, so a line logged is a line kept, however the process ends.
  */
-function batchedStderr(): (line: string) => void {
+function batched(write: (text: string) => void, atExit: (text: string) => void): Batch {
   let pending: string[] = []
   let scheduled = false
-  const flush = () => {
-    scheduled = false
-    if (pending.length === 0) return
+  const take = (): string | undefined => {
+    if (pending.length === 0) return undefined
     const text = `${pending.join('\n')}\n`
     pending = []
-    process.stderr.write(text)
+    return text
+  }
+  const flush = () => {
+    const text = take()
+    if (text !== undefined) write(text)
   }
   process.once('exit', () => {
-    if (pending.length) writeSync(2, `${pending.join('\n')}\n`)
-    pending = []
+    const text = take()
+    if (text !== undefined) atExit(text)
   })
-  return (line) => {
-    pending.push(line)
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(flush)
-    }
+  return {
+    add: (line) => {
+      pending.push(line)
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(() => {
+          scheduled = false
+          flush()
+        })
+      }
+    },
+    flush,
   }
 }
 
-let stderrSink: ((line: string) => void) | undefined
+let stderrSink: Batch | undefined
 
 /** The shared stderr sink for log lines (batched per event-loop turn). */
 export function stderrLog(line: string): void {
-  stderrSink ??= batchedStderr()
-  stderrSink(line)
+  stderrSink ??= batched(
+    (text) => process.stderr.write(text),
+    (text) => writeSync(2, text),
+  )
+  stderrSink.add(line)
+}
+
+/** An access log in a file of its own (`serve --access-log`), which logrotate can move away. */
+export interface LogFile {
+  readonly path: string
+  write(line: string): void
+  /**
+   * Writes what is pending to the file open now, closes it and opens `path` afresh (SIGHUP after
+   * logrotate renamed it). Every line lands in exactly one of the two files: lines are appended
+   * with synchronous writes on this one thread, so none is in flight while the file changes.
+   */
+  reopen(): void
+}
+
+/**
+ * Opens `path` for appending (created 0640 when missing). Writes are synchronous, once per
+ * event-loop turn, as stderr's are when it is a file; a file that cannot be opened is an Error.
+ */
+export function logFile(path: string): LogFile {
+  const open = () => {
+    try {
+      return openSync(path, 'a', 0o640)
+    } catch (error) {
+      throw new AppError('bad_request', `cannot open the access log ${path}: ${(error as Error).message}`)
+    }
+  }
+  let fd = open()
+  const batch = batched(
+    (text) => writeSync(fd, text),
+    (text) => writeSync(fd, text),
+  )
+  return {
+    path,
+    write: batch.add,
+    reopen: () => {
+      // Opened before the old one closes: a path that cannot be opened keeps the old file.
+      const next = open()
+      batch.flush()
+      closeSync(fd)
+      fd = next
+    },
+  }
 }
 
 declare module 'hono' {

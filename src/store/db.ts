@@ -175,6 +175,18 @@ export function storeFile(db: Kysely<any>): string | undefined {
   return files.get(db)
 }
 
+/**
+ * SQLite: copies the write-ahead log into the store file and empties it (a TRUNCATE checkpoint),
+ * so a serve that stopped leaves the whole store in its one file, for a backup or copy taken right
+ * after. False when a reader held part of the log back (the next open moves the rest). PostgreSQL
+ * (its server checkpoints its own log) and an in-memory store: undefined, nothing done.
+ */
+export async function checkpointStore(db: Kysely<any>): Promise<boolean | undefined> {
+  if (storeKind(db) !== 'sqlite' || storeFile(db) === undefined) return undefined
+  const {rows} = await sql<{busy: number}>`pragma wal_checkpoint(TRUNCATE)`.execute(db)
+  return rows[0]?.busy === 0
+}
+
 /** Runs `fn` when the store is closed, before its connection goes (a search pool stops its threads). */
 export function onStoreClose(db: Kysely<any>, fn: () => Promise<void>): void {
   const list = closers.get(db) ?? []

@@ -205,9 +205,9 @@ describe('interface B commands against partner-serve', () => {
     cliJson(['push-members', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--file', file('all.json', all), '--chunk', '1'])
 
     // --no-worker leaves the outbox alone. No waiting needed to see it: serve starts its worker
-    // right after it reports ready, and on SIGTERM lets that worker finish the drain it began
-    // before exiting, so a serve that ran a worker would exit with P2's queue sent (or at least
-    // tried). After a clean exit the outbox must be exactly as it was.
+    // right after it reports ready, and on SIGTERM lets that worker finish the sends it has in
+    // flight before exiting, so a serve that ran a worker would exit with part of P2's queue sent
+    // (or at least tried). After a clean exit the outbox must be exactly as it was.
     const queued = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
     expect(queued).toHaveLength(all.length + 2)
     expect(queued.every((d: {status: string; attempts: number}) => d.status === 'pending' && d.attempts === 0)).toBe(true)

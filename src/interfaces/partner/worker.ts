@@ -119,6 +119,9 @@ export class DeliveryWorker {
         else result.failedAttempts++
       }
       if (!options.now) tried.length = 0
+      // A stop lets the round in flight finish and be recorded, and claims no more: what is
+      // still pending stays unleased for the next process.
+      if (this.stopping) return result
     }
   }
 
@@ -147,6 +150,11 @@ export class DeliveryWorker {
         this.wake = undefined
       }
     })()
+  }
+
+  /** Whether a send is in flight now (a row claimed and its outcome not yet recorded). */
+  delivering(): boolean {
+    return this.holding.size > 0
   }
 
   /** Stops claiming new rows and waits for the sends in flight to finish and be recorded. */
