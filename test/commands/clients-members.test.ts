@@ -144,6 +144,18 @@ describe('client and member commands', () => {
     expect(cliJson(['show-client', id, ...base])).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256', redirect_uris: ['https://acme.example/cb']})
   })
 
+  it('register-client --require-dpop and update-client --no-require-dpop / --require-pushed-authorization-requests set what show-client says', () => {
+    const registered = cliJson([...acmeRegistration(base), '--require-dpop'])
+    expect(registered).toMatchObject({dpop_bound_access_tokens: true, require_pushed_authorization_requests: false})
+    const id = registered.client_id as string
+    expect(cliJson(['update-client', id, ...base, '--no-require-dpop', '--require-pushed-authorization-requests'])).toMatchObject({
+      dpop_bound_access_tokens: false,
+      require_pushed_authorization_requests: true,
+    })
+    expect(cliJson(['show-client', id, ...base])).toMatchObject({dpop_bound_access_tokens: false, require_pushed_authorization_requests: true})
+    expect(cli(['show-client', id, ...base]).stdout).toMatch(/^dpop_bound_access_tokens\s+false$/m)
+  })
+
   it('refuses post-logout redirect URIs a redirect URI could not be, and unknown algorithms, changing nothing', () => {
     const acme = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
     const register = (...flags: string[]) => cli(['register-client', ...base, ...acme, ...flags])

@@ -72,6 +72,12 @@ describe.skipIf(onPostgres)('the docs walkthroughs', () => {
     expect(run.stdout).toMatch(/^false$/m)
     expect(run.stdout).toContain('{"token_type":"bearer","scope":"openid profile"}')
     expect(run.stdout).toMatch(/^302$/m)
+    // A, a high-assurance partner: no secret, a pushed request spent once, a DPoP-bound token
+    // refused as a bearer token and read with a proof of its key.
+    expect(run.stdout).toContain('{"secret":false,"jwks_key_ids":["partner-1"],"require_pushed_authorization_requests":true,"dpop_bound_access_tokens":true}')
+    expect(run.stdout).toMatch(/^400$/m)
+    expect(run.stdout).toContain('{"token_type":"DPoP","scope":"profile"}')
+    expect(run.stdout).toContain('{"resource_owner_id":4,"scopes":["profile"]}')
     // B: the partner holds the project, and the conformance run passed.
     expect(run.stdout).toContain('"name": "Heart failure therapies"')
     expect(run.stdout).toMatch(/"state": "complete"/)
