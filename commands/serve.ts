@@ -6,6 +6,7 @@ import {startServer, untilSignal} from '../src/server.js'
 import {isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/http/outbound.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
+import {LogoutWorker} from '../src/interfaces/signon/logout-worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
 import {stderrLog} from '../src/http/access-log.js'
 import {createLogger, jsonLogLine} from '../src/lib/log.js'
@@ -61,7 +62,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }),
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
-    worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
+    worker: Flags.boolean({description: 'run the interface B delivery worker and the back-channel logout worker (--no-worker to leave both outboxes alone)', default: true, allowNo: true}),
     'log-format': logFormatFlag(),
     metrics: Flags.boolean({
       description: 'count Prometheus metrics and serve them at /metrics (--no-metrics: neither, e.g. to measure what they cost)',
@@ -201,10 +202,14 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
     worker?.start()
+    // Back-channel logout tokens go out with the partner pushes, over the same guarded transport.
+    const logoutWorker = flags.worker ? new LogoutWorker({db, clock: this.clock, transport: partnerTransport, issuer: baseUrl, log: stderrLog, logFormat}) : undefined
+    logoutWorker?.start()
     const signal = await signalled
     events.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
     // The worker finishes and records its sends in flight before the store closes under it.
     await worker?.stop()
+    await logoutWorker?.stop()
     await server.close()
     // What this process changed in the store since it started: every write transaction (requests
     // and the delivery worker), and how many commits (syncs) they took; SQLite's group commit puts

@@ -1,4 +1,4 @@
-import type {Selectable} from 'kysely'
+import type {ColumnType, Selectable} from 'kysely'
 
 /**
  * A refresh token (RFC 6749 §6), stored as its SHA-256 only. The tokens of one authorization
@@ -14,6 +14,8 @@ export interface RefreshTokenTable {
   scopes: string
   /** When the member signed in for the authorization (the ID tokens' auth_time). */
   auth_time: string | null
+  /** The sign-in session the family began in (its ID tokens' sid); null before back-channel logout. */
+  sid: ColumnType<string | null, string | null | undefined, string | null>
   created_at: string
   /** The idle end: unused this long, the token is dead (never past family_expires_at). */
   expires_at: string

@@ -36,6 +36,10 @@ export interface ClientTable {
   jwks_uri: ColumnType<string | null, string | null | undefined, string | null>
   /** 1: the client gets codes only for authorization requests it pushed (RFC 9126 §6). */
   require_pushed_authorization_requests: ColumnType<number, number | undefined, number>
+  /** OpenID Connect Back-Channel Logout: where the client is told, by a logout token, that a sign-in session ended. */
+  backchannel_logout_uri: ColumnType<string | null, string | null | undefined, string | null>
+  /** 1: the client asked for `sid` in its logout tokens (medpanel always sends it; kept as registered). */
+  backchannel_logout_session_required: ColumnType<number, number | undefined, number>
   created_at: string
   updated_at: string
 }

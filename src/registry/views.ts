@@ -30,6 +30,10 @@ export interface ClientView {
   jwks_uri?: string | null
   /** The client gets codes only for authorization requests it pushed first (RFC 9126, PAR). */
   require_pushed_authorization_requests: boolean
+  /** OpenID Connect Back-Channel Logout: where logout tokens are posted, or null. */
+  backchannel_logout_uri: string | null
+  /** The client asked for `sid` in its logout tokens (they always carry it). */
+  backchannel_logout_session_required: boolean
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -54,6 +58,8 @@ export function clientView(row: Client): ClientView {
     token_endpoint_auth_method: row.token_endpoint_auth_method,
     ...(row.token_endpoint_auth_method === 'private_key_jwt' ? {jwks_key_ids: keyIds(row.jwks), jwks_uri: row.jwks_uri} : {}),
     require_pushed_authorization_requests: row.require_pushed_authorization_requests === 1,
+    backchannel_logout_uri: row.backchannel_logout_uri,
+    backchannel_logout_session_required: row.backchannel_logout_session_required === 1,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

@@ -30,6 +30,8 @@ const SHIPPED = [
   '2026120202_used_jtis',
   '2026120203_require_par',
   '2026120204_pushed_requests',
+  '2026120311_backchannel_logout',
+  '2026120312_backchannel_logout_sessions',
 ]
 
 describe('the composed schema', () => {

@@ -53,6 +53,10 @@ export function authorizationServerMetadata(issuer: string) {
     request_uri_parameter_supported: false,
     // RFC 9207: every redirect back to the client names this issuer, code or error alike.
     authorization_response_iss_parameter_supported: true,
+    // OpenID Connect Back-Channel Logout 1.0: clients registered with a back-channel logout URI are
+    // posted a logout token, naming the session (sid, also in every ID token), when it ends.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     service_documentation: `${issuer}/docs`,
   }
 }

@@ -51,16 +51,19 @@ export const authorizationCode: GrantFlow = {
       const member = await getMemberRow(trx, code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const scopes = code.scopes.split(' ')
-      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now), member, nonce: code.nonce, authTime: code.auth_time}
+      const answer = {member, nonce: code.nonce, authTime: code.auth_time, sid: code.sid}
+      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now), ...answer}
       // offline_access: a short-lived access token, and the first refresh token of the family.
       const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, refreshedAccessTtl(client))
-      const grant = {family: codeHash, clientId: client.id, memberId: code.member_id, scopes: code.scopes, authTime: code.auth_time}
-      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, nonce: code.nonce, authTime: code.auth_time}
+      // The family keeps the sign-in session's sid: every refreshed ID token names the same session.
+      const grant = {family: codeHash, clientId: client.id, memberId: code.member_id, scopes: code.scopes, authTime: code.auth_time, sid: code.sid}
+      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, ...answer}
     })
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
     metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
     // Core §3.1.3.3: the nonce of the authorization request, echoed.
-    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: outcome.nonce, authTime: outcome.authTime, now})
+    const {minted, ...answer} = outcome
+    return memberAnswer(db, minted, {issuer, client, ...answer, now})
   },
 }
