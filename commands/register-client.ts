@@ -59,7 +59,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     }),
     'backchannel-logout-uri': Flags.string({
       description:
-        'OpenID Connect Back-Channel Logout: where a logout token is posted when a member\'s sign-in session, in which the client got an ID token, ends (https, or http on loopback; no fragment)',
+        "OpenID Connect Back-Channel Logout: where a logout token is posted when a member's sign-in session, in which the client got an ID token, ends (https, or http on loopback; no fragment)",
     }),
     'backchannel-logout-session-required': Flags.boolean({
       description: 'the client needs sid in its logout tokens (medpanel always sends it)',

@@ -62,7 +62,11 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }),
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
-    worker: Flags.boolean({description: 'run the interface B delivery worker and the back-channel logout worker (--no-worker to leave both outboxes alone)', default: true, allowNo: true}),
+    worker: Flags.boolean({
+      description: 'run the interface B delivery worker and the back-channel logout worker (--no-worker to leave both outboxes alone)',
+      default: true,
+      allowNo: true,
+    }),
     'log-format': logFormatFlag(),
     metrics: Flags.boolean({
       description: 'count Prometheus metrics and serve them at /metrics (--no-metrics: neither, e.g. to measure what they cost)',

@@ -62,7 +62,6 @@ export const jwksUri = z
     if (problem) ctx.addIssue({code: 'custom', message: problem})
   })
 
-
 /** A JWK Set file as `--jwks-file` names it, read and parsed; its keys are checked where the client is stored. */
 export function readJwksFile(path: string): unknown {
   let text: string

@@ -126,7 +126,9 @@ export class LogoutWorker {
       const body = new URLSearchParams({logout_token: token}).toString()
       const response = await transport.send({method: 'POST', url: client.backchannel_logout_uri, headers, body}, this.timeoutMs, {maxBodyBytes: 4096})
       const ok = response.status >= 200 && response.status < 300
-      outcome = ok ? {ok, status: response.status} : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? `: ${printable(response.body.slice(0, 200))}` : ''}`}
+      outcome = ok
+        ? {ok, status: response.status}
+        : {ok, status: response.status, error: `HTTP ${response.status}${response.body ? `: ${printable(response.body.slice(0, 200))}` : ''}`}
     } catch (error) {
       const failure = networkFailure(error)
       outcome = {ok: false, error: failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : `network error: ${failure.reason}`}

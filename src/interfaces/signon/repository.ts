@@ -1,16 +1,7 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
 import {type Insertable, sql} from 'kysely'
-import type {
-  AuthorizationCodeRow,
-  AuthorizationCodeTable,
-  IdTokenSessionRow,
-  PushedRequestRow,
-  PushedRequestTable,
-  SigninSessionRow,
-  SigningKeyRow,
-  UsedJtiRow,
-} from './tables.js'
+import type {AuthorizationCodeRow, AuthorizationCodeTable, IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
 import {iso} from '../../lib/clock.js'
 import {writeTransaction} from '../../store/db.js'
 
@@ -85,7 +76,13 @@ export async function endSession(db: Db, idHash: string, now: string): Promise<E
 
 /** Ends every live session (a leaked store key); answers them. */
 export async function endEverySession(db: Db, now: string): Promise<EndedSession[]> {
-  return db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('ended_at', 'is', null).where('expires_at', '>', now).returning(['sid', 'member_id']).execute()
+  return db
+    .updateTable('signin_sessions')
+    .set({ended_at: now, expires_at: now})
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['sid', 'member_id'])
+    .execute()
 }
 
 /**

@@ -44,7 +44,15 @@ export const refreshToken: GrantFlow = {
       const member = await getMemberRow(trx, row.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, refreshedAccessTtl(client))
-      const grant = {family: row.family, clientId: client.id, memberId: row.member_id, scopes: row.scopes, authTime: row.auth_time, sid: row.sid, familyExpiresAt: row.family_expires_at}
+      const grant = {
+        family: row.family,
+        clientId: client.id,
+        memberId: row.member_id,
+        scopes: row.scopes,
+        authTime: row.auth_time,
+        sid: row.sid,
+        familyExpiresAt: row.family_expires_at,
+      }
       return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, authTime: row.auth_time, sid: row.sid}
     })
     // Returned, not thrown, so the family's revocation above commits.
