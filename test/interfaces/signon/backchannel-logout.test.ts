@@ -1,5 +1,3 @@
-import {createServer, type Server} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet} from 'jose'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {httpTransport} from '../../../src/http/outbound.js'
@@ -9,6 +7,7 @@ import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.j
 import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
 import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {LogoutReceiver} from '../../helpers/logout-receiver.js'
 import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
 
 /*
@@ -18,43 +17,15 @@ import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, set
 
 const ISSUER = 'http://localhost'
 
-/** A client's back-channel logout endpoint: records the tokens posted to it, answering `status`. */
-class Receiver {
-  tokens: string[] = []
-  status = 200
-  private server: Server | undefined
-  url = ''
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      let body = ''
-      req.on('data', (chunk: Buffer) => {
-        body += chunk.toString('utf8')
-      })
-      req.on('end', () => {
-        expect(req.method).toBe('POST')
-        expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded')
-        if (this.status === 200) this.tokens.push(new URLSearchParams(body).get('logout_token')!)
-        res.writeHead(this.status).end()
-      })
-    })
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/backchannel`
-  }
-  async stop(): Promise<void> {
-    await new Promise((resolve) => this.server?.close(resolve))
-  }
-}
-
 let ctx: TestContext
 let client: RegisteredClient
 let memberId: number
-let receiver: Receiver
+let receiver: LogoutReceiver
 let worker: LogoutWorker
 
 beforeEach(async () => {
   ctx = await freshApp()
-  receiver = new Receiver()
-  await receiver.start()
+  receiver = await new LogoutReceiver().start()
   const setup = await setupClientAndMember(ctx, {backchannel_logout_uri: receiver.url, backchannel_logout_session_required: true})
   client = setup.client
   memberId = setup.member.user_id
@@ -134,8 +105,7 @@ describe('back-channel logout', () => {
   })
 
   it('tells only the clients that got an ID token in that session', async () => {
-    const other = new Receiver()
-    await other.start()
+    const other = await new LogoutReceiver().start()
     try {
       const b = await registerClient(
         ctx.db,
@@ -149,6 +119,7 @@ describe('back-channel logout', () => {
       await worker.drain()
       expect(receiver.tokens).toHaveLength(1)
       expect(other.tokens).toHaveLength(0)
+      expect(receiver.malformed + other.malformed).toBe(0)
     } finally {
       await other.stop()
     }
