@@ -5,8 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, freePort, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {LogoutReceiver} from '../helpers/logout-receiver.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
-import {MEMBER} from '../helpers/oidc.js'
-import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {clientRegistration, MEMBER, signOn} from '../helpers/oidc.js'
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
@@ -18,9 +17,8 @@ const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
  * session hears nothing.
  */
 describe('back-channel logout with openid-client and a real serve', () => {
-  const dir = tempDir('medpanel-bcl-')
+  const db = join(tempDir('medpanel-bcl-'), 'bcl.db')
   let server: RunningCli
-  let store: string[]
   let health: {client_id: string; client_secret: string}
   let downPort: number
   const receiver = new LogoutReceiver()
@@ -28,31 +26,16 @@ describe('back-channel logout with openid-client and a real serve', () => {
   const redirectUri = 'https://health.example/callback'
 
   const register = (name: string, logoutUri: string) =>
-    cliJson<{client_id: string; client_secret: string; backchannel_logout_uri: string}>([
-      'register-client',
-      ...store,
-      '--name',
-      name,
-      '--url',
-      'https://health.example',
-      '--logo-url',
-      'https://health.example/logo.png',
-      '--redirect-uri',
-      redirectUri,
-      '--backchannel-logout-uri',
-      logoutUri,
-      '--backchannel-logout-session-required',
-    ])
+    cliJson<{client_id: string; client_secret: string}>(clientRegistration(db, name, redirectUri, ['--backchannel-logout-uri', logoutUri, '--backchannel-logout-session-required']))
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'bcl.db')]
-    cliJson(memberRegistration(store, {email: MEMBER.email, password: MEMBER.password}))
+    cliJson(memberRegistration(['--db', db], {email: MEMBER.email, password: MEMBER.password}))
     // The client's endpoint is down: nothing listens on its port until the test starts it.
     downPort = await freePort()
     health = register('Health Partner', `http://127.0.0.1:${downPort}/backchannel-logout`)
     await bystander.start()
     register('Bystander', bystander.url)
-    server = await startCli(['serve', ...store, '--port', '0', '--host', '127.0.0.1'])
+    server = await startCli(['serve', '--db', db, '--port', '0', '--host', '127.0.0.1'])
   }, 120_000)
   afterAll(async () => {
     await server?.stop()
@@ -64,16 +47,8 @@ describe('back-channel logout with openid-client and a real serve', () => {
     const config = await client.discovery(new URL(server.url), health.client_id, health.client_secret, undefined, {execute: [client.allowInsecureRequests]})
     expect(config.serverMetadata()).toMatchObject({backchannel_logout_supported: true, backchannel_logout_session_supported: true})
     const browser = new CookieBrowser(server.url)
-    const verifier = client.randomPKCECodeVerifier()
-    const nonce = client.randomNonce()
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri,
-      scope: 'openid profile offline_access',
-      nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
-    const tokens = await client.authorizationCodeGrant(config, await browser.authorize(url, MEMBER), {pkceCodeVerifier: verifier, expectedNonce: nonce})
+    const rp = {...health, alg: 'RS256' as const, redirectUri, postLogoutRedirectUri: ''}
+    const {tokens} = await signOn(config, rp, browser, {scope: 'openid profile offline_access'})
     const sid = tokens.claims()!.sid as string
     expect(sid).toBeTruthy()
     // A refresh keeps the session's sid.
