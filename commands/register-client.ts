@@ -63,7 +63,6 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     }),
     'backchannel-logout-session-required': Flags.boolean({
       description: 'the client needs sid in its logout tokens (medpanel always sends it)',
-      default: false,
       dependsOn: ['backchannel-logout-uri'],
     }),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
