@@ -8,6 +8,7 @@ import {printable} from '../../lib/printable.js'
 import {retryDelay} from '../../lib/retry-schedule.js'
 import {MEDPANEL_VERSION} from '../../version.js'
 import {findClient} from '../../registry/repository.js'
+import {metricsOf} from '../../store/context.js'
 import type {Kysely} from 'kysely'
 import type {Database} from '../../store/database.js'
 import {endVoidedSessions} from './backchannel-logout.js'
@@ -117,6 +118,7 @@ export class LogoutWorker {
     const client = await findClient(db, row.client_id)
     if (!client?.backchannel_logout_uri || client.expired_at !== null) {
       await this.record(row, {ok: false, permanent: true, error: `client ${row.client_id} is gone, expired or has no back-channel logout URI`})
+      metricsOf(db)?.signon.logoutAttempts.undeliverable.inc()
       return false
     }
     const token = await issueLogoutToken(db, {issuer, clientId: client.id, alg: client.id_token_alg, sub: String(row.member_id), sid: row.sid, jti: row.id, now: clock.now()})
@@ -134,6 +136,7 @@ export class LogoutWorker {
       outcome = {ok: false, error: failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : `network error: ${failure.reason}`}
     }
     const status = await this.record(row, outcome)
+    metricsOf(db)?.signon.logoutAttempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `logout ${row.id} to ${row.client_id} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`,

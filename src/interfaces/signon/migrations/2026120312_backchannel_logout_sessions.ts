@@ -11,6 +11,8 @@ import type {Kysely} from 'kysely'
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('signin_sessions').addColumn('sid', 'text').execute()
+  // The sweep at each sign-in looks sessions up by sid (records of sessions that are gone).
+  await db.schema.createIndex('signin_sessions_sid').on('signin_sessions').column('sid').execute()
   await db.schema.alterTable('authorization_codes').addColumn('sid', 'text').execute()
   await db.schema.alterTable('refresh_tokens').addColumn('sid', 'text').execute()
   await db.schema
