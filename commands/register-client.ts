@@ -61,6 +61,14 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       description: 'every token the client gets is bound to a DPoP key it proves at each use (RFC 9449); it gets no bearer token',
       default: false,
     }),
+    'backchannel-logout-uri': Flags.string({
+      description:
+        "OpenID Connect Back-Channel Logout: where a logout token is posted when a member's sign-in session, in which the client got an ID token, ends (https, or http on loopback; no fragment)",
+    }),
+    'backchannel-logout-session-required': Flags.boolean({
+      description: 'the client needs sid in its logout tokens (medpanel always sends it)',
+      dependsOn: ['backchannel-logout-uri'],
+    }),
     'token-ttl': Flags.integer({description: 'access-token lifetime in seconds (default: tokens do not expire)', min: 1}),
     grant: choicesFlag(GRANTS, {description: 'grants (repeat or comma-separate) [default: signon]; a signon client also needs --redirect-uri'}),
     admin: Flags.boolean({description: 'admin client: sees every pulse', default: false}),
@@ -129,6 +137,8 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         jwks_uri: flags['jwks-uri'] ?? null,
         require_pushed_authorization_requests: flags['require-pushed-authorization-requests'],
         dpop_bound_access_tokens: flags['require-dpop'],
+        backchannel_logout_uri: flags['backchannel-logout-uri'] ?? null,
+        backchannel_logout_session_required: flags['backchannel-logout-session-required'],
         grants,
         admin: flags.admin,
         token_ttl: flags['token-ttl'] ?? null,

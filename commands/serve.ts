@@ -7,6 +7,7 @@ import {drain} from '../src/serve-stop.js'
 import {checkpointStore, isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
 import {partnerTransport} from '../src/http/outbound.js'
 import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
+import {LogoutWorker} from '../src/interfaces/signon/logout-worker.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
 import {logFile, stderrLog, type LogFile} from '../src/http/access-log.js'
 import {config, credential} from '../src/config.js'
@@ -65,7 +66,11 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }),
     demo: Flags.boolean({description: 'seed the demo data set first (into ./medpanel-demo.db unless --db says otherwise) and print its credentials', default: false}),
     force: Flags.boolean({description: 'with --demo: seed even a store that holds other clients or members (adds the published demo secret there)', default: false}),
-    worker: Flags.boolean({description: 'run the interface B delivery worker (--no-worker to leave the outbox alone)', default: true, allowNo: true}),
+    worker: Flags.boolean({
+      description: 'run the interface B delivery worker and the back-channel logout worker (--no-worker to leave both outboxes alone)',
+      default: true,
+      allowNo: true,
+    }),
     'log-format': logFormatFlag(),
     metrics: Flags.boolean({
       description: 'count Prometheus metrics and serve them at /metrics (--no-metrics: neither, e.g. to measure what they cost)',
@@ -222,6 +227,9 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
     worker?.start()
+    // Back-channel logout tokens go out with the partner pushes, over the same guarded transport.
+    const logoutWorker = flags.worker ? new LogoutWorker({db, clock: this.clock, transport: partnerTransport, issuer: baseUrl, log: stderrLog, logFormat}) : undefined
+    logoutWorker?.start()
     // Only now: the socket listens, the store is open and the app answers /healthz with 200.
     notifier?.ready()
     const signal = await signals.first
@@ -230,7 +238,11 @@ export default class Serve extends BaseCommand<typeof Serve> {
     readiness.reason = 'stopping'
     notifier?.stopping()
     // The worker finishes and records its sends in flight before the store closes under it.
-    await drain({server, ...(worker ? {worker} : {}), drainMs: flags['drain-seconds'] * 1000, signals, logFormat})
+    // Both workers finish their sends in flight while the requests do (a logout post is retried by
+    // the next serve if this one is cut); only the partner worker's is worth naming when cut.
+    const workers =
+      worker || logoutWorker ? {stop: async () => void (await Promise.all([worker?.stop(), logoutWorker?.stop()])), delivering: () => worker?.delivering() ?? false} : undefined
+    await drain({server, ...(workers ? {worker: workers} : {}), drainMs: flags['drain-seconds'] * 1000, signals, logFormat})
     const whole = await checkpointStore(db)
     if (whole === false) events.log('warn', 'store: a reader held the write-ahead log back; the next start moves the rest into the store', 'store checkpoint incomplete')
     // What this process changed in the store since it started: every write transaction (requests

@@ -54,6 +54,26 @@ export const config = {
      * reads one right after the code exchange, and a logout's id_token_hint is accepted expired.
      */
     idTokenSeconds: 3600,
+    /**
+     * OpenID Connect Back-Channel Logout: the logout tokens posted to clients and how they are sent
+     * (interfaces/signon/logout-worker.ts).
+     */
+    backchannelLogout: {
+      /** A logout token is valid two minutes, as the spec suggests: it is read when it arrives, and each retry signs a new one. */
+      tokenSeconds: 120,
+      /** One post to a client; a client that takes longer is tried again later, never waited on. */
+      requestTimeoutMs: 5_000,
+      /** Waits after the 1st, 2nd, … failed attempt, as a partner push retries … */
+      retryScheduleSeconds: [5, 30, 120, 600, 3600] as const,
+      /** … then hourly … */
+      retryEverySeconds: 3600,
+      /** … for a day: longer than any sign-in session lives, so later news of its end tells the client nothing. */
+      giveUpAfterSeconds: 86_400,
+      /** Sent and given-up deliveries stay a week for the operator to read, then go. */
+      keepSeconds: 7 * 86_400,
+      /** `serve`'s logout worker looks for due deliveries and newly voided sessions this often. */
+      pollMs: 500,
+    },
     /** How far a relying party's clock may be behind ours: a rotated key stays published this much longer. */
     clockSkewSeconds: 60,
     /**

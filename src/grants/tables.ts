@@ -14,6 +14,8 @@ export interface RefreshTokenTable {
   scopes: string
   /** When the member signed in for the authorization (the ID tokens' auth_time). */
   auth_time: string | null
+  /** The sign-in session the family began in (its ID tokens' sid); null before back-channel logout. */
+  sid: ColumnType<string | null, string | null | undefined, string | null>
   created_at: string
   /** The idle end: unused this long, the token is dead (never past family_expires_at). */
   expires_at: string

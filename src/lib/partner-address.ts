@@ -88,6 +88,23 @@ export function partnerUrlProblem(value: string, allowInsecure: boolean): string
   return undefined
 }
 
+/**
+ * What is wrong with a URL medpanel itself calls from the server (a client's jwks_uri, its
+ * back-channel logout URI), or undefined: http(s), no credentials in it, never an address
+ * refusedAddress names, and https unless the host is loopback. `plainHttpRisk` says what plain
+ * http would expose.
+ */
+export function calledUrlProblem(value: string, plainHttpRisk: string): string | undefined {
+  if (!URL.canParse(value)) return 'must be an https URL'
+  const url = new URL(value)
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL'
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)'
+  const refused = refusedAddress(url.hostname)
+  if (refused) return `must not point at ${refused}`
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return `must use https: ${plainHttpRisk} (http is allowed on loopback only)`
+  return undefined
+}
+
 /** True when a partner URL is plain http to a host other than loopback (worth a warning). */
 export function isInsecurePartnerUrl(value: string): boolean {
   if (!URL.canParse(value)) return false

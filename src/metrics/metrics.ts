@@ -197,7 +197,14 @@ export class Metrics {
 
   /** Every route's series (RouteSeries), by route template. */
   private readonly routes = new Map<string, RouteSeries>()
-  readonly signon: {codesIssued: Child; tokensIssued: Record<GrantType, Child>; tokensRevoked: Record<GrantType, Child>; signins: Record<SigninOutcome, Child>}
+  readonly signon: {
+    codesIssued: Child
+    tokensIssued: Record<GrantType, Child>
+    tokensRevoked: Record<GrantType, Child>
+    signins: Record<SigninOutcome, Child>
+    /** The logout worker's posts, with the delivery worker's outcomes (the client for the partner). */
+    logoutAttempts: Record<DeliveryOutcome, Child>
+  }
   readonly partner: {attempts: Record<DeliveryOutcome, Child>; retriesScheduled: Child}
   readonly balance: {created: Child; refused: Record<RefusalReason, Child>; replays: Child}
   readonly search: {
@@ -272,6 +279,10 @@ export class Metrics {
           'outcome',
         ]),
         SIGNIN_OUTCOMES,
+      ),
+      logoutAttempts: children(
+        counter('signon_backchannel_logout_attempts_total', 'Logout tokens posted to clients (back-channel logout) by the logout worker, by outcome', ['outcome']),
+        DELIVERY_OUTCOMES,
       ),
     }
     scraped({name: name('signon_active_sessions'), help: 'Sign-in sessions that have neither ended nor expired, in the store', registers}, async (gauge) =>

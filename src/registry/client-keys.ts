@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 import {AppError} from '../errors.js'
-import {isLoopbackHost, refusedAddress} from '../lib/partner-address.js'
+import {calledUrlProblem} from '../lib/partner-address.js'
 
 /**
  * The public keys of a client that authenticates with private_key_jwt (RFC 7523 §2.2): a JWK Set
@@ -58,22 +58,9 @@ export const jwksUri = z
   .trim()
   .max(2048, 'must be at most 2048 characters')
   .superRefine((value, ctx) => {
-    const problem = jwksUriProblem(value)
+    const problem = calledUrlProblem(value, 'keys fetched over plain http could be swapped on the way')
     if (problem) ctx.addIssue({code: 'custom', message: problem})
   })
-
-function jwksUriProblem(value: string): string | undefined {
-  if (!URL.canParse(value)) return 'must be an https URL'
-  const url = new URL(value)
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL'
-  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)'
-  // The same addresses partner pushes never reach (the cloud metadata service, this host's any-address).
-  const refused = refusedAddress(url.hostname)
-  if (refused) return `must not point at ${refused}`
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
-    return 'must use https: keys fetched over plain http could be swapped on the way (http is allowed on loopback only)'
-  return undefined
-}
 
 /** A JWK Set file as `--jwks-file` names it, read and parsed; its keys are checked where the client is stored. */
 export function readJwksFile(path: string): unknown {

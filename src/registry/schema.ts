@@ -4,7 +4,7 @@ import {canonical} from '../lib/enums.js'
 import {isEmailAddress, normalEmail} from '../lib/email.js'
 import {isCountry} from '../lib/iso3166.js'
 import {isValidNpi} from '../lib/npi.js'
-import {partnerUrlProblem} from '../lib/partner-address.js'
+import {calledUrlProblem, partnerUrlProblem} from '../lib/partner-address.js'
 
 import {GRANTS, type Grant} from '../grants/names.js'
 import {CLIENT_ID_TOKEN_ALGS, type ClientIdTokenAlg, DEFAULT_ID_TOKEN_ALG} from './id-token-algs.js'
@@ -83,6 +83,19 @@ export const redirectUri = z
  */
 const postLogoutRedirectUris = z.array(redirectUri).max(20, 'at most 20 post-logout redirect URIs')
 
+/**
+ * Where logout tokens are posted (OpenID Connect Back-Channel Logout §2.2): medpanel calls it from
+ * the server, so it is held to the rules of every URL medpanel calls (https, or http on loopback;
+ * no credentials, never a link-local address), and the spec's own: absolute, no fragment.
+ */
+const backchannelLogoutUri = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .superRefine((value, ctx) => {
+    const problem = value.includes('#') ? 'must not contain a fragment' : calledUrlProblem(value, 'a logout token sent over plain http could be read on the way')
+    if (problem) ctx.addIssue({code: 'custom', message: problem})
+  })
+
 /** The ID-token signing algorithm, in any letter case, kept in its canonical spelling. */
 const idTokenAlg = z.preprocess((v) => (typeof v === 'string' ? (canonical(v, CLIENT_ID_TOKEN_ALGS) ?? v) : v), z.enum(CLIENT_ID_TOKEN_ALGS))
 
@@ -126,6 +139,8 @@ export const newClientSchema = z
     jwks_uri: jwksUri.nullable().default(null),
     require_pushed_authorization_requests: z.boolean().default(false),
     dpop_bound_access_tokens: z.boolean().default(false),
+    backchannel_logout_uri: backchannelLogoutUri.nullable().default(null),
+    backchannel_logout_session_required: z.boolean().default(false),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -204,6 +219,9 @@ export const clientPatchSchema = z
     jwks_uri: jwksUri.optional(),
     require_pushed_authorization_requests: z.boolean().optional(),
     dpop_bound_access_tokens: z.boolean().optional(),
+    /** Null removes it: the client hears of no more logouts. */
+    backchannel_logout_uri: backchannelLogoutUri.nullable().optional(),
+    backchannel_logout_session_required: z.boolean().optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')

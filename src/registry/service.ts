@@ -88,6 +88,8 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     jwks_uri: client.jwks_uri,
     require_pushed_authorization_requests: client.require_pushed_authorization_requests ? 1 : 0,
     dpop_bound_access_tokens: client.dpop_bound_access_tokens ? 1 : 0,
+    backchannel_logout_uri: client.backchannel_logout_uri,
+    backchannel_logout_session_required: client.backchannel_logout_session_required ? 1 : 0,
     grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
@@ -130,6 +132,9 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
       require_pushed_authorization_requests:
         patch.require_pushed_authorization_requests === undefined ? row.require_pushed_authorization_requests : patch.require_pushed_authorization_requests ? 1 : 0,
       dpop_bound_access_tokens: patch.dpop_bound_access_tokens === undefined ? row.dpop_bound_access_tokens : patch.dpop_bound_access_tokens ? 1 : 0,
+      backchannel_logout_uri: patch.backchannel_logout_uri === undefined ? row.backchannel_logout_uri : patch.backchannel_logout_uri,
+      backchannel_logout_session_required:
+        patch.backchannel_logout_session_required === undefined ? row.backchannel_logout_session_required : patch.backchannel_logout_session_required ? 1 : 0,
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
       logo_url: patch.logo_url ?? row.logo_url,

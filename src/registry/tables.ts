@@ -38,6 +38,10 @@ export interface ClientTable {
   require_pushed_authorization_requests: ColumnType<number, number | undefined, number>
   /** 1: every token the client gets is bound to a DPoP key; it gets no bearer token (RFC 9449 §5.2). */
   dpop_bound_access_tokens: ColumnType<number, number | undefined, number>
+  /** OpenID Connect Back-Channel Logout: where the client is told, by a logout token, that a sign-in session ended. */
+  backchannel_logout_uri: ColumnType<string | null, string | null | undefined, string | null>
+  /** 1: the client asked for `sid` in its logout tokens (medpanel always sends it; kept as registered). */
+  backchannel_logout_session_required: ColumnType<number, number | undefined, number>
   created_at: string
   updated_at: string
 }

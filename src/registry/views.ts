@@ -32,6 +32,10 @@ export interface ClientView {
   require_pushed_authorization_requests: boolean
   /** Every token the client gets is bound to a DPoP key (RFC 9449); it gets no bearer token. */
   dpop_bound_access_tokens: boolean
+  /** OpenID Connect Back-Channel Logout: where logout tokens are posted, or null. */
+  backchannel_logout_uri: string | null
+  /** The client asked for `sid` in its logout tokens (they always carry it). */
+  backchannel_logout_session_required: boolean
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -57,6 +61,8 @@ export function clientView(row: Client): ClientView {
     ...(row.token_endpoint_auth_method === 'private_key_jwt' ? {jwks_key_ids: keyIds(row.jwks), jwks_uri: row.jwks_uri} : {}),
     require_pushed_authorization_requests: row.require_pushed_authorization_requests === 1,
     dpop_bound_access_tokens: row.dpop_bound_access_tokens === 1,
+    backchannel_logout_uri: row.backchannel_logout_uri,
+    backchannel_logout_session_required: row.backchannel_logout_session_required === 1,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

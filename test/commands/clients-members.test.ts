@@ -177,6 +177,33 @@ describe('client and member commands', () => {
     expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
   })
 
+  it('registers, changes, shows and removes a back-channel logout URI; refuses a bad one, changing nothing', () => {
+    const acme = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
+    const register = (...flags: string[]) => cli(['register-client', ...base, ...acme, ...flags])
+    expectUserError(register('--backchannel-logout-uri', 'http://acme.example/bcl'), /backchannel_logout_uri: must use https: .* \(http is allowed on loopback only\)/)
+    expectUserError(register('--backchannel-logout-uri', 'https://acme.example/bcl#top'), /backchannel_logout_uri: must not contain a fragment/)
+    expectUserError(register('--backchannel-logout-uri', '/bcl'), /backchannel_logout_uri: must be an https URL/)
+    expectUserError(register('--backchannel-logout-uri', 'https://169.254.169.254/bcl'), /backchannel_logout_uri: must not point at a link-local address/)
+    expectUserError(register('--backchannel-logout-session-required'), /--backchannel-logout-uri/)
+    expect(cliJson<unknown[]>(['list-clients', ...base])).toEqual([])
+
+    const registered = cliJson([...['register-client', ...base, ...acme], '--backchannel-logout-uri', 'http://127.0.0.1:8080/bcl', '--backchannel-logout-session-required'])
+    expect(registered).toMatchObject({backchannel_logout_uri: 'http://127.0.0.1:8080/bcl', backchannel_logout_session_required: true})
+    const id = registered.client_id as string
+    const before = cli(['show-client', id, ...base, '--json']).stdout
+    expectUserError(cli(['update-client', id, ...base, '--backchannel-logout-uri', 'ftp://acme.example/bcl']), /backchannel_logout_uri: must be an https URL/)
+    expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
+    expect(cliJson(['update-client', id, ...base, '--backchannel-logout-uri', 'https://acme.example/bcl'])).toMatchObject({
+      backchannel_logout_uri: 'https://acme.example/bcl',
+      backchannel_logout_session_required: true,
+    })
+    expect(cliJson(['update-client', id, ...base, '--no-backchannel-logout-uri', '--no-backchannel-logout-session-required'])).toMatchObject({
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
+    })
+    expect(cliJson<Record<string, unknown>[]>(['list-clients', ...base])[0]).toMatchObject({backchannel_logout_uri: null})
+  })
+
   it('rotate-client-secret replaces the secret: the old one stops working', async () => {
     const registered = cliJson([
       'register-client',

@@ -97,7 +97,7 @@ describe('OpenID Connect with oauth4webapi', () => {
     const result = await oauth.processAuthorizationCodeResponse(as, client, none, {requireIdToken: true})
     expect(oauth.getValidatedIdTokenClaims(result)).not.toHaveProperty('nonce')
     // openid alone: sub and the protocol claims, nothing about the member.
-    expect(Object.keys(oauth.getValidatedIdTokenClaims(result)!).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sub'])
+    expect(Object.keys(oauth.getValidatedIdTokenClaims(result)!).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub'])
   })
 
   it('an ID token of the other algorithm than the client expects is refused by the library', async () => {

@@ -127,6 +127,7 @@ describe('OpenID Connect with openid-client defaults', () => {
           'auth_time',
           'nonce',
           'at_hash',
+          'sid',
           'name',
           'given_name',
           'family_name',

@@ -32,6 +32,8 @@ const SHIPPED = [
   '2026120204_pushed_requests',
   '2026120301_dpop',
   '2026120302_dpop_bound_access_tokens',
+  '2026120311_backchannel_logout',
+  '2026120312_backchannel_logout_sessions',
 ]
 
 describe('the composed schema', () => {

@@ -9,6 +9,7 @@ import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
 import {config} from '../../config.js'
+import {retryDelay} from '../../lib/retry-schedule.js'
 
 /**
  * The outbox: every change to a pushed resource writes its delivery rows here inside the same
@@ -23,9 +24,7 @@ export const GIVE_UP_AFTER_SECONDS = config.partner.giveUpAfterSeconds
 
 /** The delay before the next attempt after `attempts` failed ones, or null when it is time to give up. */
 export function nextAttemptDelay(attempts: number, firstAttemptAt: Date, now: Date): number | null {
-  const delay = RETRY_SCHEDULE_SECONDS[attempts - 1] ?? RETRY_EVERY_SECONDS
-  const at = now.getTime() + delay * 1000
-  return at - firstAttemptAt.getTime() > GIVE_UP_AFTER_SECONDS * 1000 ? null : delay
+  return retryDelay(config.partner, attempts, firstAttemptAt, now)
 }
 
 /**

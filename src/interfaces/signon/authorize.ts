@@ -161,10 +161,16 @@ export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode
 
 /**
  * The member allowed access: a new single-use code replaces any unused code the pair still had.
- * `signedInAt` is when the member's sign-in session began (the ID token's auth_time). Returns
- * where to send the browser.
+ * `session` is the member's sign-in session: when it began (the ID token's auth_time) and its sid.
+ * Returns where to send the browser.
  */
-export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeRequest, memberId: number, now: Date, signedInAt: string | null = null): Promise<string> {
+export async function allow(
+  db: Kysely<Database>,
+  checked: CheckedAuthorizeRequest,
+  memberId: number,
+  now: Date,
+  session: {signedInAt: string; sid: string | null} | null = null,
+): Promise<string> {
   const code = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
@@ -185,7 +191,8 @@ export async function allow(db: Kysely<Database>, checked: CheckedAuthorizeReque
       scopes: checked.scopes.join(' '),
       code_challenge: checked.codeChallenge,
       nonce: checked.oidc?.nonce ?? null,
-      auth_time: checked.oidc ? signedInAt : null,
+      auth_time: checked.oidc ? (session?.signedInAt ?? null) : null,
+      sid: checked.oidc ? (session?.sid ?? null) : null,
       expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
       created_at: stamp,
     })

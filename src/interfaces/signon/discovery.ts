@@ -56,6 +56,10 @@ export function authorizationServerMetadata(issuer: string) {
     authorization_response_iss_parameter_supported: true,
     // RFC 9449: tokens bound to the key of a DPoP proof, at the token endpoint and every resource.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    // OpenID Connect Back-Channel Logout 1.0: clients registered with a back-channel logout URI are
+    // posted a logout token, naming the session (sid, also in every ID token), when it ends.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     service_documentation: `${issuer}/docs`,
   }
 }

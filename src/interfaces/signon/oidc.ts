@@ -27,7 +27,7 @@ export const SCOPE_CLAIMS: Record<string, string[]> = {
 }
 
 /** Every claim medpanel may put in an ID token or a UserInfo answer (the discovery document lists them). */
-export const CLAIMS_SUPPORTED = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', ...Object.values(SCOPE_CLAIMS).flat()]
+export const CLAIMS_SUPPORTED = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', ...Object.values(SCOPE_CLAIMS).flat()]
 
 /** The member's claims (ID token and UserInfo), as far as the scopes allow. */
 export interface MemberClaims {
@@ -86,14 +86,21 @@ export interface IdTokenInput {
   nonce: string | null
   /** When the member signed in, as stored (ISO 8601). */
   authTime: string | null
+  /** The sign-in session's sid (back-channel logout), or null for a session begun before sids. */
+  sid: string | null
   accessToken: string
   now: Date
 }
 
+/** The key that signs a client's tokens now, for the algorithm it registered (RS256 unless told). */
+async function clientSigningKey(db: Db, registered: string, now: Date) {
+  const alg = isIdTokenAlg(registered) ? registered : 'RS256'
+  return {alg, key: await signingKey(db, alg, now)}
+}
+
 /** A signed ID token for the member, valid config.signon.idTokenSeconds. */
 export async function issueIdToken(db: Db, input: IdTokenInput): Promise<string> {
-  const alg = isIdTokenAlg(input.alg) ? input.alg : 'RS256'
-  const key = await signingKey(db, alg, input.now)
+  const {alg, key} = await clientSigningKey(db, input.alg, input.now)
   const iat = Math.floor(input.now.getTime() / 1000)
   const claims: Record<string, unknown> = {
     ...memberClaims(input.member, input.scopes),
@@ -101,12 +108,47 @@ export async function issueIdToken(db: Db, input: IdTokenInput): Promise<string>
   }
   if (input.authTime !== null) claims.auth_time = Math.floor(Date.parse(input.authTime) / 1000)
   if (input.nonce !== null) claims.nonce = input.nonce
+  if (input.sid !== null) claims.sid = input.sid
   return new SignJWT(claims)
     .setProtectedHeader({alg, kid: key.kid, typ: 'JWT'})
     .setIssuer(input.issuer)
     .setAudience(input.clientId)
     .setIssuedAt(iat)
     .setExpirationTime(iat + config.signon.idTokenSeconds)
+    .sign(key.key)
+}
+
+/** The event a logout token carries (Back-Channel Logout §2.4). */
+export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
+
+export interface LogoutTokenInput {
+  issuer: string
+  clientId: string
+  /** The client's ID-token algorithm: its logout tokens are signed alike, with the same keys. */
+  alg: string
+  sub: string
+  sid: string
+  /** The delivery's id: the same on every retry, so the client can drop a duplicate. */
+  jti: string
+  now: Date
+}
+
+/**
+ * A logout token (OpenID Connect Back-Channel Logout 1.0 §2.4): the member's session `sid` at
+ * this issuer ended. Typed `logout+jwt` and without a nonce, so no client can take it for an ID
+ * token; valid config.signon.backchannelLogout.tokenSeconds.
+ */
+export async function issueLogoutToken(db: Db, input: LogoutTokenInput): Promise<string> {
+  const {alg, key} = await clientSigningKey(db, input.alg, input.now)
+  const iat = Math.floor(input.now.getTime() / 1000)
+  return new SignJWT({sid: input.sid, events: {[BACKCHANNEL_LOGOUT_EVENT]: {}}})
+    .setProtectedHeader({alg, kid: key.kid, typ: 'logout+jwt'})
+    .setIssuer(input.issuer)
+    .setAudience(input.clientId)
+    .setSubject(input.sub)
+    .setJti(input.jti)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + config.signon.backchannelLogout.tokenSeconds)
     .sign(key.key)
 }
 

@@ -24,6 +24,8 @@ export interface RefreshGrant {
   memberId: number
   scopes: string
   authTime: string | null
+  /** The sign-in session the family began in: its ID tokens' sid. */
+  sid: string | null
   /** The family's absolute end; a new family's is its start plus the absolute lifetime. */
   familyExpiresAt?: string
   /** The DPoP key the family is bound to (a public client's), or null. */
@@ -45,6 +47,7 @@ export async function issueRefreshToken(db: Db, grant: RefreshGrant, now: Date):
     member_id: grant.memberId,
     scopes: grant.scopes,
     auth_time: grant.authTime,
+    sid: grant.sid,
     created_at: iso(now),
     expires_at: iso(new Date(idleEnd)),
     family_expires_at: familyEnd,

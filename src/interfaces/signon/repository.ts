@@ -1,7 +1,7 @@
 import {groupConcat} from '../../store/dialect.js'
 import type {Db} from '../../store/database.js'
 import {type Insertable, sql} from 'kysely'
-import type {AuthorizationCodeRow, AuthorizationCodeTable, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
+import type {AuthorizationCodeRow, AuthorizationCodeTable, IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
 import {iso} from '../../lib/clock.js'
 import {writeTransaction} from '../../store/db.js'
 
@@ -60,15 +60,93 @@ export async function findSession(db: Db, idHash: string): Promise<SigninSession
   return db.selectFrom('signin_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst()
 }
 
-/** Ends a live session; its expiry moves to now, so the sweep can take it. An expired one is left to the sweep. */
-export async function endSession(db: Db, idHash: string, now: string): Promise<void> {
-  await db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('id_hash', '=', idHash).where('ended_at', 'is', null).where('expires_at', '>', now).execute()
+/** A session that just ended: whom its logout tokens name. */
+export interface EndedSession {
+  sid: string | null
+  member_id: number
 }
 
-/** Ends every live session (a leaked store key); answers how many. */
-export async function endEverySession(db: Db, now: string): Promise<number> {
-  const result = await db.updateTable('signin_sessions').set({ended_at: now, expires_at: now}).where('ended_at', 'is', null).where('expires_at', '>', now).executeTakeFirst()
-  return Number(result.numUpdatedRows)
+/**
+ * Ends a live session; its expiry moves to now, so the sweep can take it. An expired one is left
+ * to the sweep. Answers the session it ended, if any.
+ */
+export async function endSession(db: Db, idHash: string, now: string): Promise<EndedSession[]> {
+  return endSessions(db, [idHash], now)
+}
+
+/** Ends every live session (a leaked store key); answers them. */
+export async function endEverySession(db: Db, now: string): Promise<EndedSession[]> {
+  return db
+    .updateTable('signin_sessions')
+    .set({ended_at: now, expires_at: now})
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['sid', 'member_id'])
+    .execute()
+}
+
+/**
+ * The live sessions their member's change already voided (sessionMember refuses them): a
+ * deactivation, a password change or "sign out everywhere" since they began. Answers their keys.
+ */
+export async function voidedSessions(db: Db, now: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('signin_sessions as s')
+    .innerJoin('members as m', 'm.id', 's.member_id')
+    .select('s.id_hash')
+    .where('s.ended_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .where((eb) => eb.or([eb('m.active', '!=', 1), eb('m.password_changed_at', '>', eb.ref('s.created_at')), eb('m.sessions_ended_at', '>=', eb.ref('s.created_at'))]))
+    .execute()
+  return rows.map((row) => row.id_hash)
+}
+
+/** Ends the given sessions that are still live; answers those it ended. */
+export async function endSessions(db: Db, idHashes: string[], now: string): Promise<EndedSession[]> {
+  return db
+    .updateTable('signin_sessions')
+    .set({ended_at: now, expires_at: now})
+    .where('id_hash', 'in', idHashes)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['sid', 'member_id'])
+    .execute()
+}
+
+/** Records that a client got an ID token in a session; once per pair. */
+export async function insertIdTokenSession(db: Db, row: IdTokenSessionRow): Promise<void> {
+  await db
+    .insertInto('id_token_sessions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['sid', 'client_id']).doNothing())
+    .execute()
+}
+
+/**
+ * Takes the clients that got an ID token in these sessions and can hear of a logout (a
+ * back-channel logout URI, not expired); the records go, each session ends once.
+ */
+export async function takeLogoutAudience(db: Db, sids: string[]): Promise<IdTokenSessionRow[]> {
+  if (sids.length === 0) return []
+  const rows = await db
+    .selectFrom('id_token_sessions as t')
+    .innerJoin('clients as c', 'c.id', 't.client_id')
+    .select(['t.sid', 't.client_id', 't.member_id', 't.created_at'])
+    .where('t.sid', 'in', sids)
+    .where('c.backchannel_logout_uri', 'is not', null)
+    .where('c.expired_at', 'is', null)
+    .orderBy('t.created_at')
+    .execute()
+  await db.deleteFrom('id_token_sessions').where('sid', 'in', sids).execute()
+  return rows
+}
+
+/** Drops the records of sessions the sweep took (they expired without an ending to tell). */
+export async function deleteOrphanIdTokenSessions(db: Db): Promise<void> {
+  await db
+    .deleteFrom('id_token_sessions')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('signin_sessions as s').select('s.sid').whereRef('s.sid', '=', 'id_token_sessions.sid'))))
+    .execute()
 }
 
 /**

@@ -147,6 +147,8 @@ export const serverMetadata = z
     claims_supported: z.array(z.string()),
     authorization_response_iss_parameter_supported: z.boolean(),
     dpop_signing_alg_values_supported: z.array(z.string()),
+    backchannel_logout_supported: z.boolean(),
+    backchannel_logout_session_supported: z.boolean(),
     service_documentation: z.string(),
   })
   .passthrough()

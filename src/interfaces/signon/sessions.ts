@@ -7,6 +7,7 @@ import {findMember} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import {writeTransaction} from '../../store/db.js'
 import type {Database, Db} from '../../store/database.js'
+import {enqueueLogouts} from './backchannel-logout.js'
 import * as repo from './repository.js'
 
 /** A sign-in on the consent page lasts a working day. */
@@ -17,37 +18,51 @@ export const SESSION_SECONDS = config.signon.sessionSeconds
  * new at every sign-in, stored only as its SHA-256. The session this browser presented, if any,
  * ends first (whoever it was for), so a sign-in never keeps or reuses an id the browser had before.
  * Spent sessions are swept at each sign-in, so the table holds about one row per sign-in of the
- * last SESSION_SECONDS.
+ * last SESSION_SECONDS. The session's sid (ID and logout tokens) is random too, and public.
  */
 export async function openSession(db: Kysely<Database>, memberId: number, replacing: string | undefined, now: Date): Promise<string> {
   const id = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
-    if (replacing !== undefined) await repo.endSession(trx, sha256(replacing), stamp)
-    await repo.insertSession(trx, {id_hash: sha256(id), member_id: memberId, created_at: stamp, expires_at: iso(new Date(now.getTime() + SESSION_SECONDS * 1000))})
+    // The replaced session ended: its clients hear of it (back-channel logout) like at a sign-out.
+    if (replacing !== undefined) await enqueueLogouts(trx, await repo.endSession(trx, sha256(replacing), stamp), now)
+    const expires = iso(new Date(now.getTime() + SESSION_SECONDS * 1000))
+    await repo.insertSession(trx, {id_hash: sha256(id), member_id: memberId, created_at: stamp, expires_at: expires, sid: randomToken(16)})
   })
   // Its own statement, outside the transaction: two sign-ins sweeping the same rows never conflict.
   await repo.deleteSpentSessions(db, stamp)
+  await repo.deleteOrphanIdTokenSessions(db)
   return id
 }
 
 /**
  * Signs every member out, in every process at once (sessions live in the store): after the store
- * key leaked, a forged cookie must find no live session to name. Answers how many ended.
+ * key leaked, a forged cookie must find no live session to name. Every client that got an ID
+ * token in one of them is sent a logout token. Answers how many ended.
  */
-export async function endEverySession(db: Db, now: Date): Promise<number> {
-  return repo.endEverySession(db, iso(now))
+export async function endEverySession(db: Kysely<Database>, now: Date): Promise<number> {
+  return writeTransaction(db, async (trx) => {
+    const ended = await repo.endEverySession(trx, iso(now))
+    await enqueueLogouts(trx, ended, now)
+    return ended.length
+  })
 }
 
-/** Sign-out: the session ends on the server, so a copy of its cookie kept anywhere opens nothing. */
-export async function closeSession(db: Db, sessionId: string | undefined, now: Date): Promise<void> {
-  if (sessionId !== undefined) await repo.endSession(db, sha256(sessionId), iso(now))
+/**
+ * Sign-out: the session ends on the server, so a copy of its cookie kept anywhere opens nothing,
+ * and the clients that got an ID token in it are told (back-channel logout), in one transaction.
+ */
+export async function closeSession(db: Kysely<Database>, sessionId: string | undefined, now: Date): Promise<void> {
+  if (sessionId === undefined) return
+  await writeTransaction(db, async (trx) => enqueueLogouts(trx, await repo.endSession(trx, sha256(sessionId), iso(now)), now))
 }
 
 /** A live sign-in: the member, and when the session began (OpenID Connect's auth_time). */
 export interface SignedIn {
   member: MemberRow
   signedInAt: string
+  /** The session's public id, for ID tokens (null for a session begun before sids existed). */
+  sid: string | null
 }
 
 /**
@@ -63,5 +78,5 @@ export async function sessionMember(db: Db, sessionId: string, now: Date): Promi
   const member = await findMember(db, session.member_id)
   if (member?.active !== 1 || Date.parse(member.password_changed_at) > began) return undefined
   if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= began) return undefined
-  return {member, signedInAt: session.created_at}
+  return {member, signedInAt: session.created_at, sid: session.sid}
 }

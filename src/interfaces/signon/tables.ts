@@ -12,6 +12,8 @@ export interface AuthorizationCodeTable {
   nonce: ColumnType<string | null, string | null | undefined, string | null>
   /** OpenID Connect: when the member signed in (the session's start), the ID token's auth_time. */
   auth_time: ColumnType<string | null, string | null | undefined, string | null>
+  /** OpenID Connect: the sign-in session's sid, for the ID token (back-channel logout). */
+  sid: ColumnType<string | null, string | null | undefined, string | null>
   expires_at: string
   /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
   used_at: string | null
@@ -47,6 +49,43 @@ export interface SigninSessionTable {
   expires_at: string
   /** Set at sign-out, or when a new sign-in in the same browser replaced this session. */
   ended_at: string | null
+  /**
+   * The session's public id in ID and logout tokens (back-channel logout): random, unrelated to
+   * the cookie's id. Null for sessions begun before it existed.
+   */
+  sid: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/** A client that got an ID token in a sign-in session: told when the session ends. */
+export interface IdTokenSessionTable {
+  sid: string
+  client_id: string
+  member_id: number
+  created_at: string
+}
+
+export type LogoutDeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+/** A logout token to post to a client's back-channel logout URI (the outbox the logout worker drains). */
+export interface LogoutDeliveryTable {
+  /** The logout token's jti: the same on every attempt, so the client can drop a duplicate. */
+  id: string
+  client_id: string
+  /** The token's sub. */
+  member_id: number
+  sid: string
+  status: LogoutDeliveryStatus
+  attempts: ColumnType<number, number | undefined, number>
+  next_attempt_at: string
+  first_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  /** Which worker is sending it, until when: no two processes send it at once. */
+  lease_owner: string | null
+  lease_until: string | null
+  created_at: string
+  updated_at: string
+  delivered_at: string | null
 }
 
 /** An ID-token signing key (OpenID Connect); the private half sealed under the store's key. */
@@ -97,6 +136,8 @@ export interface SignonTables {
   signing_keys: SigningKeyTable
   used_jtis: UsedJtiTable
   pushed_requests: PushedRequestTable
+  id_token_sessions: IdTokenSessionTable
+  logout_deliveries: LogoutDeliveryTable
 }
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
@@ -105,3 +146,5 @@ export type SigninSessionRow = Selectable<SigninSessionTable>
 export type SigningKeyRow = Selectable<SigningKeyTable>
 export type UsedJtiRow = Selectable<UsedJtiTable>
 export type PushedRequestRow = Selectable<PushedRequestTable>
+export type IdTokenSessionRow = Selectable<IdTokenSessionTable>
+export type LogoutDeliveryRow = Selectable<LogoutDeliveryTable>

@@ -96,6 +96,7 @@ describe('OpenID Connect', () => {
       primary_specialty: 'Oncology',
       email: 'ana@clinic.example',
       email_verified: false,
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
     })
   })
 
@@ -104,7 +105,7 @@ describe('OpenID Connect', () => {
     delete params.nonce
     const {tokens} = await codeFlow(params)
     const {payload} = await verify(tokens.id_token!)
-    expect(Object.keys(payload).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sub'])
+    expect(Object.keys(payload).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub'])
   })
 
   it('signs with ES256 for a client registered for it, under another key', async () => {

@@ -52,10 +52,11 @@ export const authorizationCode: GrantFlow = {
       const member = await getMemberRow(trx, code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const scopes = code.scopes.split(' ')
-      if (!wantsRefreshToken(scopes))
-        return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {dpopJkt}), member, nonce: code.nonce, authTime: code.auth_time}
+      const answer = {member, nonce: code.nonce, authTime: code.auth_time, sid: code.sid}
+      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {dpopJkt}), ...answer}
       // offline_access: a short-lived access token, and the first refresh token of the family.
       const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
+      // The family keeps the sign-in session's sid: every refreshed ID token names the same session.
       // A public client's refresh tokens are bound to its DPoP key (RFC 9449 §5): it has no other proof of itself.
       const grant = {
         family: codeHash,
@@ -63,14 +64,16 @@ export const authorizationCode: GrantFlow = {
         memberId: code.member_id,
         scopes: code.scopes,
         authTime: code.auth_time,
+        sid: code.sid,
         dpopJkt: isPublicClient(client) ? dpopJkt : null,
       }
-      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, nonce: code.nonce, authTime: code.auth_time}
+      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, ...answer}
     })
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
     metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
     // Core §3.1.3.3: the nonce of the authorization request, echoed.
-    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: outcome.nonce, authTime: outcome.authTime, now})
+    const {minted, ...answer} = outcome
+    return memberAnswer(db, minted, {issuer, client, ...answer, now})
   },
 }

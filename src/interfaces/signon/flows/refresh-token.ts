@@ -52,15 +52,16 @@ export const refreshToken: GrantFlow = {
         memberId: row.member_id,
         scopes: row.scopes,
         authTime: row.auth_time,
+        sid: row.sid,
         familyExpiresAt: row.family_expires_at,
         dpopJkt: row.dpop_jkt,
       }
-      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, authTime: row.auth_time}
+      return {minted: {...minted, refresh_token: await issueRefreshToken(trx, grant, now)}, member, authTime: row.auth_time, sid: row.sid}
     })
     // Returned, not thrown, so the family's revocation above commits.
     if (outcome instanceof AppError) throw outcome
     metricsOf(db)?.signon.tokensIssued.refresh_token.inc()
-    // Core §12.2: a new ID token for the same member and sign-in, without a nonce.
-    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, now})
+    // Core §12.2: a new ID token for the same member and sign-in (the same sid), without a nonce.
+    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, sid: outcome.sid, now})
   },
 }

@@ -251,7 +251,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       }
     }
     if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
-      return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current.signedInAt), issuerOf(c)), 302)
+      return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current), issuerOf(c)), 302)
     }
     const csrf = await formToken(c)
     const params = carried(query, checked)
@@ -308,7 +308,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const checked = await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
     const signed = await signedIn(c)
     if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed.signedInAt), issuerOf(c)), 302)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed), issuerOf(c)), 302)
     if (form.decision === 'deny') {
       if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, clock.now())
       return c.redirect(withIssuer(deny(checked), issuerOf(c)), 302)

@@ -1,0 +1,200 @@
+import {createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet} from 'jose'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {httpTransport} from '../../../src/http/outbound.js'
+import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
+import {LogoutWorker} from '../../../src/interfaces/signon/logout-worker.js'
+import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.js'
+import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
+import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
+import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {LogoutReceiver} from '../../helpers/logout-receiver.js'
+import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+
+/*
+ * OpenID Connect Back-Channel Logout 1.0: a session's end reaches every client that got an ID token
+ * in it, as a logout token posted to a real loopback receiver by the logout worker.
+ */
+
+const ISSUER = 'http://localhost'
+
+let ctx: TestContext
+let client: RegisteredClient
+let memberId: number
+let receiver: LogoutReceiver
+let worker: LogoutWorker
+
+beforeEach(async () => {
+  ctx = await freshApp()
+  receiver = await new LogoutReceiver().start()
+  const setup = await setupClientAndMember(ctx, {backchannel_logout_uri: receiver.url, backchannel_logout_session_required: true})
+  client = setup.client
+  memberId = setup.member.user_id
+  worker = new LogoutWorker({db: ctx.db, clock: ctx.clock, transport: httpTransport(), issuer: ISSUER})
+})
+afterEach(async () => {
+  await receiver.stop()
+  await ctx.store.close()
+})
+
+const oidc = (clientId = client.client_id, extra: Record<string, string> = {}) => authorizeParams(clientId, {scope: 'openid profile', nonce: 'n-1', ...extra})
+
+/**
+ * Signs in (or uses `jar`, already signed in), allows and exchanges the code: the tokens and the
+ * jar. A browser already signed in that allowed as much before is sent straight back with a code.
+ */
+async function codeFlow(who: RegisteredClient = client, jar?: CookieJar, extra: Record<string, string> = {}) {
+  const params = oidc(who.client_id, extra)
+  let allowed: Response
+  if (jar) allowed = jar.take(await ctx.app.request(`/oauth/authorize?${new URLSearchParams(params)}`, {headers: jar.header()}))
+  else {
+    const signed = await signIn(ctx, params)
+    jar = signed.jar
+    allowed = jar.take(await ctx.app.request('/oauth/authorize', form({...params, csrf_token: signed.csrf, decision: 'allow'}, {...jar.header(), origin: ORIGIN})))
+  }
+  expect(allowed.status).toBe(302)
+  const code = new URL(allowed.headers.get('location')!).searchParams.get('code')!
+  const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: who.client_id, client_secret: who.client_secret})
+  expect(res.status).toBe(200)
+  return {tokens: (await res.json()) as {access_token: string; id_token: string; refresh_token?: string}, jar}
+}
+
+async function keys() {
+  return createLocalJWKSet((await (await ctx.app.request('/oauth/jwks')).json()) as JSONWebKeySet)
+}
+
+/** Verifies a logout token as a relying party must (Back-Channel Logout §2.6); answers its claims. */
+async function verifyLogoutToken(token: string, audience = client.client_id) {
+  const {payload, protectedHeader} = await jwtVerify(token, await keys(), {
+    issuer: ISSUER,
+    audience,
+    typ: 'logout+jwt',
+    currentDate: ctx.clock.now(),
+    requiredClaims: ['iat', 'jti', 'sid', 'sub'],
+  })
+  expect(payload.events).toEqual({[BACKCHANNEL_LOGOUT_EVENT]: {}})
+  expect(payload).not.toHaveProperty('nonce')
+  return {payload, protectedHeader}
+}
+
+async function logOut(idToken: string, jar: CookieJar) {
+  const res = jar.take(await ctx.app.request(`/oauth/end_session?${new URLSearchParams({id_token_hint: idToken})}`, {headers: jar.header()}))
+  expect(res.status).toBe(200)
+}
+
+describe('back-channel logout', () => {
+  it('says so in discovery, and ID tokens carry the session sid', async () => {
+    const doc = (await (await ctx.app.request('/.well-known/openid-configuration')).json()) as Record<string, unknown>
+    expect(doc).toMatchObject({backchannel_logout_supported: true, backchannel_logout_session_supported: true})
+    expect(doc.claims_supported).toContain('sid')
+    const {tokens} = await codeFlow()
+    expect(decodeJwt(tokens.id_token).sid).toMatch(/^[A-Za-z0-9_-]{22}$/)
+  })
+
+  it('posts a verifiable logout token naming the ID token sid when the client logs the member out', async () => {
+    const {tokens, jar} = await codeFlow()
+    const sid = decodeJwt(tokens.id_token).sid
+    await logOut(tokens.id_token, jar)
+    expect(await worker.drain()).toMatchObject({attempted: 1, delivered: 1})
+    expect(receiver.tokens).toHaveLength(1)
+    const {payload, protectedHeader} = await verifyLogoutToken(receiver.tokens[0]!)
+    expect(payload.sid).toBe(sid)
+    expect(payload.sub).toBe(String(memberId))
+    expect(protectedHeader.kid).toBe(decodeProtectedHeader(tokens.id_token).kid)
+    // Sent once: another round finds nothing.
+    expect(await worker.drain()).toMatchObject({attempted: 0})
+  })
+
+  it('tells only the clients that got an ID token in that session', async () => {
+    const other = await new LogoutReceiver().start()
+    try {
+      const b = await registerClient(
+        ctx.db,
+        {name: 'Beta', url: 'https://b.example', logo_url: 'https://b.example/l.png', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url},
+        ctx.clock.now(),
+      )
+      // B got an ID token in another browser's session, A in this one; a plain OAuth grant names no session.
+      await codeFlow(b)
+      const {tokens, jar} = await codeFlow()
+      await logOut(tokens.id_token, jar)
+      await worker.drain()
+      expect(receiver.tokens).toHaveLength(1)
+      expect(other.tokens).toHaveLength(0)
+      expect(receiver.malformed + other.malformed).toBe(0)
+    } finally {
+      await other.stop()
+    }
+  })
+
+  it('retries a client that is down until it takes the token, with the same jti', async () => {
+    receiver.status = 503
+    const {tokens, jar} = await codeFlow()
+    await logOut(tokens.id_token, jar)
+    expect(await worker.drain()).toMatchObject({attempted: 1, delivered: 0})
+    const [queued] = await listDeliveries(ctx.db)
+    expect(queued).toMatchObject({status: 'pending', attempts: 1, last_status: 503})
+    receiver.status = 200
+    // Not yet due: the first retry waits 5 seconds.
+    expect(await worker.drain()).toMatchObject({attempted: 0})
+    ctx.clock.advance(5)
+    expect(await worker.drain()).toMatchObject({attempted: 1, delivered: 1})
+    const {payload} = await verifyLogoutToken(receiver.tokens[0]!)
+    expect(payload.jti).toBe(queued!.id)
+    expect((await listDeliveries(ctx.db))[0]).toMatchObject({status: 'delivered', attempts: 2})
+  })
+
+  it('keeps the sid across refreshes, and a logout names it', async () => {
+    const {tokens, jar} = await codeFlow(client, undefined, {scope: 'openid profile offline_access'})
+    const refreshed = await exchange(ctx, {grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id, client_secret: client.client_secret})
+    expect(refreshed.status).toBe(200)
+    const second = (await refreshed.json()) as {id_token: string}
+    expect(decodeJwt(second.id_token).sid).toBe(decodeJwt(tokens.id_token).sid)
+    await logOut(second.id_token, jar)
+    await worker.drain()
+    expect((await verifyLogoutToken(receiver.tokens[0]!)).payload.sid).toBe(decodeJwt(tokens.id_token).sid)
+  })
+
+  it('tells the client when the member signs out on the applications page', async () => {
+    const {tokens, jar} = await codeFlow()
+    const page = await (await ctx.app.request('/oauth/authorized_applications', {headers: jar.header()})).text()
+    const out = jar.take(await ctx.app.request('/oauth/sign_out', form({csrf_token: csrfOf(page)}, {...jar.header(), origin: ORIGIN})))
+    expect(out.status).toBe(303)
+    await worker.drain()
+    expect((await verifyLogoutToken(receiver.tokens[0]!)).payload.sid).toBe(decodeJwt(tokens.id_token).sid)
+  })
+
+  it('tells the clients of every session a deactivation or a password change ended', async () => {
+    const first = await codeFlow()
+    const second = await codeFlow()
+    ctx.clock.advance(1)
+    await updateMember(ctx.db, memberId, {password: 'a whole new passphrase'}, ctx.clock.now())
+    expect(await worker.drain()).toMatchObject({endedSessions: 2, delivered: 2})
+    const sids = await Promise.all(receiver.tokens.map(async (token) => (await verifyLogoutToken(token)).payload.sid))
+    expect(sids.sort()).toEqual([decodeJwt(first.tokens.id_token).sid, decodeJwt(second.tokens.id_token).sid].sort())
+    // A session begun after the change is left alone; the deactivation then ends it too.
+    ctx.clock.advance(1)
+    const third = await codeFlow(client, (await signIn(ctx, oidc(), undefined, 'a whole new passphrase')).jar)
+    expect(await worker.drain()).toMatchObject({endedSessions: 0, attempted: 0})
+    ctx.clock.advance(1)
+    await updateMember(ctx.db, memberId, {active: false}, ctx.clock.now())
+    expect(await worker.drain()).toMatchObject({endedSessions: 1, delivered: 1})
+    expect((await verifyLogoutToken(receiver.tokens[2]!)).payload.sid).toBe(decodeJwt(third.tokens.id_token).sid)
+  })
+
+  it('tells every client of every session when rotate-secret-key ends them all', async () => {
+    const {tokens} = await codeFlow()
+    expect(await endEverySession(ctx.db, ctx.clock.now())).toBe(1)
+    await worker.drain()
+    expect((await verifyLogoutToken(receiver.tokens[0]!)).payload.sid).toBe(decodeJwt(tokens.id_token).sid)
+  })
+
+  it('queues nothing for a client without a back-channel logout URI, nor for a plain OAuth grant', async () => {
+    const quiet = await registerClient(ctx.db, {name: 'Quiet', url: 'https://q.example', logo_url: 'https://q.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const {tokens, jar} = await codeFlow(quiet)
+    await logOut(tokens.id_token, jar)
+    expect(await listDeliveries(ctx.db)).toEqual([])
+    const {jar: plainJar} = await signIn(ctx, authorizeParams(client.client_id))
+    const page = await (await ctx.app.request('/oauth/authorized_applications', {headers: plainJar.header()})).text()
+    plainJar.take(await ctx.app.request('/oauth/sign_out', form({csrf_token: csrfOf(page)}, {...plainJar.header(), origin: ORIGIN})))
+    expect(await listDeliveries(ctx.db)).toEqual([])
+  })
+})
