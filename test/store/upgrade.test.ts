@@ -1,3 +1,4 @@
+import {issueToken} from '../../src/interfaces/signon/issue-token.js'
 import {CompiledQuery, sql, type Migration} from 'kysely'
 import {randomBytes, scryptSync} from 'node:crypto'
 import {chmodSync, copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
@@ -47,6 +48,8 @@ interface Credentials {
   /** From 0.7.0 on: a private_key_jwt client that must push its requests, and its private key. */
   assertion_client_id?: string
   assertion_private_jwk?: JWK
+  /** From 0.8.0 on: a client that takes only DPoP-bound tokens, with a back-channel logout URI. */
+  dpop_client_id?: string
 }
 
 /** Every store an earlier release wrote, kept with its credentials (test/fixtures/make-store.sh). */
@@ -56,7 +59,7 @@ const releases = readdirSync(FIXTURES)
 
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
-  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0']))
+  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0']))
 })
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -195,6 +198,13 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect((await app.request(`/oauth/authorize?${new URLSearchParams({client_id: clientId, request_uri})}`)).status).toBe(200)
     const plain = await app.request(`/oauth/authorize?${new URLSearchParams(params)}`)
     expect(new URL(plain.headers.get('location')!).searchParams.get('error')).toBe('invalid_request')
+  })
+
+  it.runIf(credentials.dpop_client_id !== undefined)('its DPoP client still takes only bound tokens, and keeps its back-channel logout URI', async () => {
+    const {store, clock} = await upgraded()
+    const client = (await listClients(store.db)).find((c) => c.client_id === credentials.dpop_client_id)
+    expect(client).toMatchObject({dpop_bound_access_tokens: true, backchannel_logout_uri: 'https://bound.fixture.example/logout'})
+    await expect(issueToken(store.db, credentials.member_id, credentials.dpop_client_id!, clock.now())).rejects.toThrow(/only DPoP-bound tokens/)
   })
 
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
