@@ -164,8 +164,8 @@ try {
   }
   // The model's inputs: CPU per request in each serve and, on PostgreSQL, in the cluster, and the
   // WAL flushes (the one thing commits do one at a time) during the PostgreSQL rounds.
-  const model = {service: {serve: [], postgres: []}, sqlite: {serve: [], postgres: []}}
-  const pids = {service: [service.child.pid], sqlite: sqliteService ? [sqliteService.child.pid] : []}
+  const model = {service: {serve: [], postgres: []}, sqlite: {serve: [], postgres: []}, dpop: {serve: [], postgres: []}}
+  const pids = {service: [service.child.pid], sqlite: sqliteService ? [sqliteService.child.pid] : [], dpop: [service.child.pid]}
   const flushes = {ms: 0, requests: 0}
   for (let i = 0; i < rounds; i++) {
     for (const name of orderOf(i)) {
@@ -223,6 +223,7 @@ try {
   for (const [name, label] of [
     ['service', target.label],
     ['sqlite', 'SQLite'],
+    ['dpop', `${target.label}, DPoP-bound`],
   ]) {
     if (!model[name].serve.length) continue
     const pg = name === 'service' && probe ? `, postgres ${ms(median(model[name].postgres))} ms` : ''

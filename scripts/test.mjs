@@ -62,6 +62,8 @@ const RUNTIME_TESTS = [
   'test/e2e/private-key-jwt.test.ts',
   // DPoP proofs: the runtime's WebCrypto verifies them and imports the key each one carries.
   'test/e2e/dpop.test.ts',
+  // Logout tokens: signed by the runtime's crypto, posted by its fetch, verified here with jose.
+  'test/e2e/backchannel-logout.test.ts',
   'test/e2e/rp-authjs.test.ts',
   'test/e2e/rp-native.test.ts',
   'test/e2e/rp-passport.test.ts',
