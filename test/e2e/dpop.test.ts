@@ -11,7 +11,8 @@ import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 /**
  * DPoP as a relying party meets it: openid-client v6's own getDPoPHandle, for a public client
  * registered with --require-dpop, against a real `serve`: the code flow, UserInfo, a protected
- * resource and a refresh, nonces learned as the library learns them. And a proof one `serve`
+ * resource and a refresh, nonces learned as the library learns them; a pushed request whose proof
+ * binds the code. And a proof one `serve`
  * accepted, refused by a second `serve` on the same store.
  */
 describe('DPoP with openid-client, against two serve processes on one store', () => {
@@ -92,6 +93,23 @@ describe('DPoP with openid-client, against two serve processes on one store', ()
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, {DPoP: dpop})
     expect(refreshed.token_type).toBe('dpop')
     expect((await client.fetchUserInfo(config, refreshed.access_token, sub, {DPoP: dpop})).sub).toBe(sub)
+  })
+
+  it('binds the code to the key of the proof sent with a pushed request: another key cannot exchange it', async () => {
+    const config = await configFor(first)
+    const dpop = client.getDPoPHandle(config, keys)
+    const verifier = client.randomPKCECodeVerifier()
+    const state = client.randomState()
+    const params = {redirect_uri: redirectUri, scope: 'openid profile', state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256'}
+    const url = await client.buildAuthorizationUrlWithPAR(config, params, {DPoP: dpop})
+    const callback = await new CookieBrowser(first.url).authorize(url, MEMBER)
+    const thief = client.getDPoPHandle(config, await generateKeyPair('ES256'))
+    await expect(client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state}, undefined, {DPoP: thief})).rejects.toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringMatching(/bound to a DPoP key/),
+    })
+    const tokens = await client.authorizationCodeGrant(config, callback, {pkceCodeVerifier: verifier, expectedState: state}, undefined, {DPoP: dpop})
+    expect(tokens.token_type).toBe('dpop')
   })
 
   it('gives a client registered with --require-dpop no token without a proof', async () => {

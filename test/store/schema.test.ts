@@ -34,6 +34,7 @@ const SHIPPED = [
   '2026120302_dpop_bound_access_tokens',
   '2026120311_backchannel_logout',
   '2026120312_backchannel_logout_sessions',
+  '2026120313_code_dpop_jkt',
 ]
 
 describe('the composed schema', () => {

@@ -30,6 +30,8 @@ export interface AuthorizeRequest extends OidcParams {
   scope?: string | undefined
   code_challenge?: string | undefined
   code_challenge_method?: string | undefined
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to. */
+  dpop_jkt?: string | undefined
 }
 
 export interface CheckedAuthorizeRequest {
@@ -38,6 +40,8 @@ export interface CheckedAuthorizeRequest {
   state: string | undefined
   scopes: string[]
   codeChallenge: string | null
+  /** The DPoP key the code is bound to (dpop_jkt), or null. */
+  dpopJkt: string | null
   /** The OpenID Connect part, when the scopes include `openid`; null for a plain OAuth request. */
   oidc: OidcRequest | null
   /** A pushed request (RFC 9126) the browser named by its request_uri: its key, to spend it by. */
@@ -52,6 +56,9 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
 }
 
 const invalidRequest = (why: string) => new AppError('invalid_request', why)
+
+/** A JWK SHA-256 thumbprint (RFC 7638), base64url: what dpop_jkt names. */
+const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/
 
 /**
  * Checks an authorize request. Until client and redirect URI are proven, failures are errors for
@@ -98,24 +105,33 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
   }
   // A public client has no secret: PKCE is what stops a stolen code (RFC 9700 §2.1.1).
   if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
-  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, oidc, ...(pushed === undefined ? {} : {pushed})}
+  if (req.dpop_jkt !== undefined && !JWK_THUMBPRINT.test(req.dpop_jkt)) throw back('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters)')
+  const dpopJkt = req.dpop_jkt ?? null
+  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, dpopJkt, oidc, ...(pushed === undefined ? {} : {pushed})}
 }
 
 /**
  * A pushed authorization request (RFC 9126): the client proves itself as at the token endpoint,
  * and its parameters are checked as the authorize page will check them, so a request refused
  * there is refused now, as JSON to the client (an error meant for a redirect loses its
- * location). Answers the one-time request_uri.
+ * location). Answers the one-time request_uri. A DPoP proof sent with the push (its key's
+ * thumbprint: `proofJkt`) binds the code to that key, as dpop_jkt would (RFC 9449 §10.1).
  */
 export async function pushAuthorizationRequest(
   db: Db,
   credentials: ClientCredentials,
   form: Partial<Record<(typeof PUSHABLE)[number] | 'request' | 'request_uri', string | undefined>>,
   now: Date,
+  proofJkt: string | null = null,
 ): Promise<{request_uri: string; expires_in: number}> {
   const client = await requireClient(db, credentials, now)
   if (form.request !== undefined) throw invalidRequest('request objects are not supported: push the parameters themselves')
   const params = Object.fromEntries(PUSHABLE.flatMap((name) => (form[name] === undefined ? [] : [[name, form[name]]]))) as PushedParams
+  if (proofJkt !== null) {
+    if (params.dpop_jkt !== undefined && params.dpop_jkt !== proofJkt)
+      throw new AppError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the key of the DPoP proof sent with it')
+    params.dpop_jkt = proofJkt
+  }
   try {
     await checkAuthorizeRequest(db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
   } catch (error) {
@@ -193,6 +209,7 @@ export async function allow(
       nonce: checked.oidc?.nonce ?? null,
       auth_time: checked.oidc ? (session?.signedInAt ?? null) : null,
       sid: checked.oidc ? (session?.sid ?? null) : null,
+      dpop_jkt: checked.dpopJkt,
       expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
       created_at: stamp,
     })

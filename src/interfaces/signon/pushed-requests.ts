@@ -17,7 +17,10 @@ import * as repo from './repository.js'
 
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 
-/** The parameters of an authorization request that may be pushed (the others are the client's credentials). */
+/**
+ * The parameters of an authorization request: what may be pushed (the others are the client's
+ * credentials), and what the sign-in and consent forms carry from page to page.
+ */
 export const PUSHABLE = [
   'client_id',
   'redirect_uri',
@@ -30,6 +33,7 @@ export const PUSHABLE = [
   'prompt',
   'max_age',
   'login_hint',
+  'dpop_jkt',
 ] as const
 
 export type PushedParams = Partial<Record<(typeof PUSHABLE)[number], string>>

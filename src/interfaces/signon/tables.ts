@@ -14,6 +14,8 @@ export interface AuthorizationCodeTable {
   auth_time: ColumnType<string | null, string | null | undefined, string | null>
   /** OpenID Connect: the sign-in session's sid, for the ID token (back-channel logout). */
   sid: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code was bound to in advance; only a proof of it exchanges the code. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
   expires_at: string
   /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
   used_at: string | null

@@ -6,7 +6,7 @@ import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
 import {registerClient, type RegisteredClient, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
-import {authorizeParams, decide, exchange, getCode, ORIGIN, REDIRECT, setupClientAndMember} from './flow.js'
+import {authorizeParams, authorizeUrl, decide, exchange, getCode, ORIGIN, REDIRECT, setupClientAndMember} from './flow.js'
 
 /*
  * DPoP (RFC 9449) through the HTTP interface: a token asked for with a proof is bound to the
@@ -173,6 +173,44 @@ describe('asking for a DPoP-bound token', () => {
     expect((await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...secret()}, {dpop: once})).status).toBe(200)
     const again = await exchange(ctx, {grant_type: 'authorization_code', code: await getCode(ctx, client.client_id), redirect_uri: REDIRECT, ...secret()}, {dpop: once})
     expect([again.status, (await errorOf(again)).error_description]).toEqual([400, expect.stringMatching(/presented before/)])
+  })
+})
+
+describe('a code bound to a key in advance (RFC 9449 §10)', () => {
+  const exchangeWith = async (code: string, who?: Holder) => {
+    const headers: Record<string, string> = who ? {dpop: await proof(who, {nonce: await learnNonce()})} : {}
+    return exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...secret()}, headers)
+  }
+
+  it('by dpop_jkt: only a token request with a proof of that key exchanges it, and a refused one leaves it unspent', async () => {
+    const code = await getCode(ctx, client.client_id, {dpop_jkt: alice.jkt})
+    for (const who of [undefined, mallory]) {
+      const refused = await exchangeWith(code, who)
+      expect([refused.status, (await errorOf(refused)).error_description]).toEqual([400, expect.stringMatching(/bound to a DPoP key \(dpop_jkt\)/)])
+    }
+    const owner = await exchangeWith(code, alice)
+    expect([owner.status, ((await owner.json()) as {token_type: string}).token_type]).toEqual([200, 'DPoP'])
+  })
+
+  it('refuses a dpop_jkt that is no thumbprint, on the redirect', async () => {
+    const res = await ctx.app.request(authorizeUrl(authorizeParams(client.client_id, {dpop_jkt: 'not-a-thumbprint'})))
+    const location = new URL(res.headers.get('location')!)
+    expect([location.searchParams.get('error'), location.searchParams.get('error_description')]).toEqual(['invalid_request', expect.stringMatching(/dpop_jkt must be/)])
+  })
+
+  it('by the DPoP proof sent with a pushed request, which must agree with a dpop_jkt beside it', async () => {
+    const push = async (extra: Record<string, string>, dpop: string) => ctx.app.request('/oauth/par', form({...authorizeParams(client.client_id), ...secret(), ...extra}, {dpop}))
+    const nonce = await learnNonce()
+    const par = `${ORIGIN}/oauth/par`
+    const mismatch = await push({dpop_jkt: mallory.jkt}, await proof(alice, {htu: par, nonce}))
+    expect([mismatch.status, (await errorOf(mismatch)).error]).toEqual([400, 'invalid_dpop_proof'])
+    const pushed = await push({}, await proof(alice, {htu: par, nonce}))
+    expect(pushed.status, await pushed.clone().text()).toBe(201)
+    const {request_uri} = (await pushed.json()) as {request_uri: string}
+    const location = await decide(ctx, {client_id: client.client_id, request_uri})
+    const code = location.searchParams.get('code')!
+    expect((await exchangeWith(code, mallory)).status).toBe(400)
+    expect((await exchangeWith(code, alice)).status).toBe(200)
   })
 })
 

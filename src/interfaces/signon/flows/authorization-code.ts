@@ -48,6 +48,7 @@ export const authorizationCode: GrantFlow = {
       } else if (verifier !== undefined) {
         return invalidGrant('code_verifier sent for a code that was issued without a code_challenge')
       }
+      if (code.dpop_jkt !== null && code.dpop_jkt !== dpopJkt) return invalidGrant('authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof signed with that key')
       if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
       const member = await getMemberRow(trx, code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')

@@ -4,6 +4,7 @@ import * as openidConnect from './2026112701_openid_connect.js'
 import * as usedJtis from './2026120202_used_jtis.js'
 import * as pushedRequests from './2026120204_pushed_requests.js'
 import * as backchannelLogoutSessions from './2026120312_backchannel_logout_sessions.js'
+import * as codeDpopJkt from './2026120313_code_dpop_jkt.js'
 
 /** Sign-on's migrations. Names sort in the order they run; append new ones, never edit one that has shipped. */
 export const migrations: Record<string, AnyMigration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026120202_used_jtis': usedJtis,
   '2026120204_pushed_requests': pushedRequests,
   '2026120312_backchannel_logout_sessions': backchannelLogoutSessions,
+  '2026120313_code_dpop_jkt': codeDpopJkt,
 }

@@ -11,7 +11,7 @@ import {signInSuffices} from '../oidc.js'
 import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
 import {allow, type AuthorizeRequest, type CheckedAuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
-import {noteSignInFor, spendPushedRequest} from '../pushed-requests.js'
+import {noteSignInFor, PUSHABLE, spendPushedRequest} from '../pushed-requests.js'
 import {authorizedApplications, scopesNotYetAllowed} from '../consent.js'
 import {closeSession, openSession} from '../sessions.js'
 import {signIn} from '../sign-in.js'
@@ -172,8 +172,7 @@ function authorizeReturn(value: string): string | undefined {
 
 /** The authorize parameters a form carries along, so no server-side flow state is needed. */
 function formParams(form: Record<string, string | undefined>): Record<string, string | undefined> {
-  const {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method, nonce, prompt, max_age, login_hint} = form
-  return {client_id, redirect_uri, response_type, state, scope, code_challenge, code_challenge_method, nonce, prompt, max_age, login_hint}
+  return Object.fromEntries(PUSHABLE.map((name) => [name, form[name]]))
 }
 
 /**

@@ -243,8 +243,13 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(parRoute, async (c) => {
     const form = c.req.valid('form')
-    const credentials = clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: PAR_PATH})
-    return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, clock.now()), 201, NO_STORE)
+    const now = clock.now()
+    const issuer = ctx.issuerOf(c)
+    // RFC 9449 §10.1: a proof with the push binds the code to its key.
+    const proof = requestHeader(c, 'dpop')
+    const proofJkt = proof === undefined ? null : await checkProof(db, proof, {htm: 'POST', htu: `${issuer}${PAR_PATH}`}, 'token endpoint', now)
+    const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH})
+    return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, now, proofJkt), 201, NO_STORE)
   })
 
   app.openapi(revokeRoute, async (c) => {
