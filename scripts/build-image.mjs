@@ -6,11 +6,13 @@
 // `podman load -i` and `docker load -i` (Docker 25 or later) take.
 //
 //   node scripts/build-image.mjs [--stage-only] [--out FILE] [--staging DIR] [--docker FILE]
+//                                [--executable FILE]
 //
 // --stage-only   lay out the build context and stop (no buildah needed)
 // --out FILE     where the OCI archive goes (default dist/medpanel-image.tar)
 // --staging DIR  the build context (default dist/image; emptied first)
 // --docker FILE  also write the image in Docker's own archive format, for a Docker before 25
+// --executable FILE  put this build of the executable in the image, as it is (tests pass theirs)
 import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -41,7 +43,7 @@ function executableStale() {
 
 /**
  * Lays out the build context in `staging`: rootfs/ (what the image holds, owned by root) and
- * data/ (the store directory, which the Containerfile gives to the medpanel user).
+ * volume/data/ (the store directory, which the Containerfile gives to the medpanel user).
  */
 export function stageImage(staging, {from = executable} = {}) {
   rmSync(staging, {recursive: true, force: true})
@@ -73,10 +75,13 @@ export function stageImage(staging, {from = executable} = {}) {
   // Everyone may write /tmp (sticky: only their own files may be removed); the mode survives COPY.
   mkdirSync(join(rootfs, 'tmp'))
   chmodSync(join(rootfs, 'tmp'), 0o1777)
-  // The store and its key file: only the medpanel user reads them.
-  mkdirSync(join(staging, 'data'))
-  chmodSync(join(staging, 'data'), 0o700)
-  return {rootfs, data: join(staging, 'data'), libraries}
+  // The store and its key file: only the medpanel user reads them. In a directory of its own
+  // (volume/data, copied to /): a COPY into /data/ would make /data itself with mode 0755 and
+  // copy only what is inside, while a copied directory keeps its mode.
+  const data = join(staging, 'volume', 'data')
+  mkdirSync(data, {recursive: true})
+  chmodSync(data, 0o700)
+  return {rootfs, data, libraries}
 }
 
 /** buildah's path, or undefined when this machine has none. */
@@ -130,6 +135,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       out: {type: 'string', default: join(root, 'dist/medpanel-image.tar')},
       staging: {type: 'string', default: join(root, 'dist/image')},
       docker: {type: 'string'},
+      executable: {type: 'string'},
     },
   })
   if (process.platform !== 'linux' || process.arch !== 'x64') {
@@ -137,13 +143,13 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     process.exit(1)
   }
   const started = Date.now()
-  const stale = executableStale()
+  const stale = values.executable === undefined ? executableStale() : undefined
   if (stale !== undefined) {
     console.error(`${stale}: npm run build:exe`)
     execFileSync('npm', ['run', 'build:exe'], {cwd: root, stdio: ['ignore', 'inherit', 'inherit']})
   }
   const staging = resolve(values.staging)
-  stageImage(staging)
+  stageImage(staging, {from: values.executable === undefined ? executable : resolve(values.executable)})
   if (values['stage-only']) {
     console.error(`Staged the build context in ${staging}`)
     process.exit(0)

@@ -3,20 +3,14 @@ import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {freshExecutable} from '../helpers/executable.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEMO_API_KEY, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../src/demo-data.js'
-import {EXECUTABLE, cli, freePort, startCli, tempDir, type Launcher, type RunningCli} from '../helpers/cli.js'
+import {cli, freePort, startCli, tempDir, type Launcher, type RunningCli} from '../helpers/cli.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const buildah = spawnSync('sh', ['-c', 'command -v buildah'], {encoding: 'utf8'}).stdout.trim()
 if (!buildah) console.warn('skipping the container image test: buildah is not installed here (Debian: apt-get install buildah; .ci/run installs it)')
-
-/** Builds dist/medpanel unless this run already has one at least as new as the bundle. */
-function ensureExecutable(): void {
-  const bundle = join(ROOT, 'dist/commands/index.js')
-  if (existsSync(EXECUTABLE) && existsSync(bundle) && statSync(EXECUTABLE).mtimeMs >= statSync(bundle).mtimeMs) return
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build-exe.mjs')], {cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit']})
-}
 
 interface OciDescriptor {
   mediaType: string
@@ -81,15 +75,17 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
   let launcher: Launcher
   /** A path inside the image's root as the executable sees it. */
   let inside: (path: string) => string
+  let executable: ReturnType<typeof freshExecutable>
   const servers: RunningCli[] = []
 
   beforeAll(() => {
-    ensureExecutable()
+    executable = freshExecutable()
     work = tempDir('medpanel-image-')
     archive = join(work, 'medpanel-image.tar')
-    // The script as `npm run build:image` runs it, with its staging and archive in this test's
-    // temporary directory.
-    execFileSync(process.execPath, [join(ROOT, 'scripts/build-image.mjs'), '--staging', join(work, 'staging'), '--out', archive], {
+    // The script as `npm run build:image` runs it, on this checkout's executable, with its
+    // staging and archive in this test's temporary directory.
+    const script = join(ROOT, 'scripts/build-image.mjs')
+    execFileSync(process.execPath, [script, '--executable', executable.path, '--staging', join(work, 'staging'), '--out', archive], {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit'],
     })
@@ -118,6 +114,7 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
 
   afterAll(async () => {
     for (const server of servers) await server.stop()
+    executable?.dispose()
   })
 
   it('holds the executable, its libraries, CA certificates, a non-root user and writable /data and /tmp, and nothing else', () => {
@@ -132,7 +129,7 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
 
     // No shell, no package manager: the top level is the executable and what it needs.
     expect(readdirSync(image.rootfs).sort()).toEqual(['data', 'etc', 'lib', 'lib64', 'medpanel', 'tmp'])
-    const libraries = execFileSync('ldd', [EXECUTABLE], {encoding: 'utf8'}).match(/\/\S+/g) ?? []
+    const libraries = execFileSync('ldd', [executable.path], {encoding: 'utf8'}).match(/\/\S+/g) ?? []
     for (const library of libraries) expect(existsSync(join(image.rootfs, library)), library).toBe(true)
     expect(readFileSync(join(image.rootfs, 'etc/ssl/certs/ca-certificates.crt'), 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/)
     expect(readFileSync(join(image.rootfs, 'etc/passwd'), 'utf8')).toContain('medpanel:x:10001:10001:')
