@@ -55,7 +55,9 @@ function unpack(archive: string, into: string): {config: ImageConfig; layers: st
 
 /** Each entry of a layer as "mode uid/gid path", from GNU tar's verbose listing. */
 function listing(layer: string): Map<string, {mode: string; owner: string}> {
-  const lines = execFileSync('tar', ['-tvf', layer, '--numeric-owner'], {encoding: 'utf8', maxBuffer: 16 * 2 ** 20}).trim().split('\n')
+  const lines = execFileSync('tar', ['-tvf', layer, '--numeric-owner'], {encoding: 'utf8', maxBuffer: 16 * 2 ** 20})
+    .trim()
+    .split('\n')
   const entries = new Map<string, {mode: string; owner: string}>()
   for (const line of lines) {
     const [mode, owner, , , , path] = line.split(/\s+/)
@@ -155,7 +157,24 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
     writeFileSync(join(image.rootfs, 'run/secrets/medpanel-secret-key'), `${randomBytes(32).toString('base64')}\n`, {mode: 0o400})
     try {
       const store = inside('/data/sealed.db')
-      const registered = cli(['register-client', '--db', store, '--name', 'Sealed', '--url', 'https://sealed.example', '--logo-url', 'https://sealed.example/l.png', '--redirect-uri', 'https://sealed.example/cb', '--json'], {}, launcher)
+      const registered = cli(
+        [
+          'register-client',
+          '--db',
+          store,
+          '--name',
+          'Sealed',
+          '--url',
+          'https://sealed.example',
+          '--logo-url',
+          'https://sealed.example/l.png',
+          '--redirect-uri',
+          'https://sealed.example/cb',
+          '--json',
+        ],
+        {},
+        launcher,
+      )
       expect(registered.status, registered.stderr).toBe(0)
       expect(existsSync(join(image.rootfs, 'data/sealed.db'))).toBe(true)
       expect(existsSync(join(image.rootfs, 'data/sealed.db.key'))).toBe(false)
@@ -211,7 +230,9 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
       ['start', stamp(start)],
       ['end', stamp(end)],
     ])
-    const search = await fetch(`${server.url}/conversations/summary?${query}`, {headers: {accept: 'application/vnd.service-v1+xml', 'x-service-conversation-api-key': DEMO_API_KEY}})
+    const search = await fetch(`${server.url}/conversations/summary?${query}`, {
+      headers: {accept: 'application/vnd.service-v1+xml', 'x-service-conversation-api-key': DEMO_API_KEY},
+    })
     expect(search.status).toBe(200)
     expect(search.headers.get('content-type')).toMatch(/xml/)
     expect(await search.text()).toMatch(/^<\?xml[\s\S]*<summary-term><term>sepsis<\/term><matches>\d+<\/matches>/)
