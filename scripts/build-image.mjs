@@ -105,7 +105,7 @@ export function buildImage({staging, out, tag, docker, timestamp}) {
   const run = (args) => execFileSync(buildah, [...global, ...args], {stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, BUILDAH_ISOLATION: 'chroot'}})
   try {
     // --timestamp: every file's time and the image's creation time are the last commit's, so
-    // two builds of one commit give the same layer.
+    // two builds of one commit (and one executable) give the same image, digest and all.
     run(['bud', '--isolation', 'chroot', '--format', 'oci', '--timestamp', String(timestamp), '-f', containerfile, '-t', tag, staging])
     mkdirSync(dirname(out), {recursive: true})
     rmSync(out, {force: true})
