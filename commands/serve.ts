@@ -36,7 +36,10 @@ export default class Serve extends BaseCommand<typeof Serve> {
   static override flags = {
     port: Flags.integer({description: 'TCP port (0 picks a free one)', default: 8080, min: 0, max: 65535}),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
-    'base-url': Flags.string({description: 'public address of the service: the OAuth issuer and every link it writes (default http://HOST:PORT; needed with --host 0.0.0.0)'}),
+    'base-url': Flags.string({
+      description: 'public address of the service: the OAuth issuer and every link it writes (default http://HOST:PORT; needed with --host 0.0.0.0)',
+      env: 'MEDPANEL_BASE_URL',
+    }),
     'allowed-host': Flags.string({
       description:
         'another host name requests may be addressed to, NAME or NAME:PORT (a leading dot allows subdomains); repeat or separate with commas. Always allowed: the --base-url host and the listening address (on loopback also localhost); any other host is answered 421',
@@ -152,7 +155,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
     if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
-      const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`
+      const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url (or MEDPANEL_BASE_URL), the address clients use (e.g. https://panel.example.com)`
       throw new AppError('bad_request', why)
     }
     const listenUrl = this.postgresUrlFlag('listen-url', 'MEDPANEL_LISTEN_URL')

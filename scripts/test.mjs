@@ -102,13 +102,15 @@ const RUNTIME_TESTS = [
 
 /*
  * Left out of the PostgreSQL run: the tests of SQLite files as such (the store's file format,
- * durability and backups, the single executable alone in an empty root, the CLI's refusals about
- * store files), and the tests that never open a store, which would run exactly as on Node 20.
+ * durability and backups, the single executable alone in an empty root and in the container
+ * image, the CLI's refusals about store files), and the tests that never open a store, which
+ * would run exactly as on Node 20.
  */
 const NOT_ON_POSTGRES = [
   'test/store/**',
   'test/e2e/crash-soak.test.ts',
   'test/e2e/executable.test.ts',
+  'test/e2e/container-image.test.ts',
   'test/commands/data-loss.test.ts',
   'test/architecture/**',
   'test/lib/**',

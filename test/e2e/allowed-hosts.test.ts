@@ -181,7 +181,7 @@ describe('serve refuses, with one Error line, before listening', () => {
       const result = cli(['serve', '--no-worker', '--port', '0', '--host', host, '--db', join(tempDir(), 'wild.db')])
       expect(result.status, host).toBe(1)
       expect(result.stderr.trim().split('\n')).toEqual([
-        `Error: --host ${host} listens on every address and names none of them: give --base-url, the address clients use (e.g. https://panel.example.com)`,
+        `Error: --host ${host} listens on every address and names none of them: give --base-url (or MEDPANEL_BASE_URL), the address clients use (e.g. https://panel.example.com)`,
       ])
     }
   })
