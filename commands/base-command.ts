@@ -266,6 +266,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         this.newStore = {file: sqliteFile, files: STORE_FILE_SUFFIXES.map((suffix) => `${sqliteFile}${suffix}`).filter((f) => !existsSync(f))}
       }
       const readonly = readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      if (!readsOnly && this.sqliteFile !== undefined && existsSync(this.sqliteFile)) {
+        // Asked before SQLite opens it: SQLite would open a store it may not write read-only, and
+        // leave -wal and -shm files beside it before the first write failed.
+        const denied = fileAccessProblem(this.sqliteFile, 'write', 'the store')
+        if (denied) throw new AppError('unavailable', denied)
+      }
       this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store
