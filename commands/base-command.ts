@@ -485,7 +485,8 @@ function storeProblem(error: unknown, store: string, file?: string): string | un
   const failure = storeFailure(error)
   if (failure === undefined) return undefined
   const code = sqliteCodeOf(error)
-  const denied = file !== undefined && (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR') ? fileAccessProblem(file, 'write', 'the store') : undefined
+  const denied =
+    file !== undefined && (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR') ? fileAccessProblem(file, 'write', 'the store') : undefined
   if (denied) return denied
   if (code === 'SQLITE_FULL') return `the store ${store} is full (no space left on its disk, or at its size limit); the write that failed was not saved`
   if (code === 'SQLITE_READONLY') return `the store ${store} is read-only for this user; this command needs to write to it (read commands such as list-* and show-* work)`

@@ -45,7 +45,8 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
       }
       return this.intoPostgres(to)
     }
-    if (isPostgresUrl(to)) throw new AppError('bad_request', 'copy-store copies a PostgreSQL store into a new SQLite file (--to PATH); copy one PostgreSQL database to another with pg_dump')
+    if (isPostgresUrl(to))
+      throw new AppError('bad_request', 'copy-store copies a PostgreSQL store into a new SQLite file (--to PATH); copy one PostgreSQL database to another with pg_dump')
     return this.intoNewFile(newFileOf(to))
   }
 
@@ -54,8 +55,7 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
     const target = await openStore({url: to})
     // Ctrl-C mid-copy: the copy is one transaction on the target, which PostgreSQL rolls back when
     // this process goes; say so, rather than leave the operator to guess what the target holds.
-    const interrupted = () =>
-      interrupt('nothing was copied (the copy is one transaction, rolled back); the target keeps its empty tables. Run the same command again to copy.')
+    const interrupted = () => interrupt('nothing was copied (the copy is one transaction, rolled back); the target keeps its empty tables. Run the same command again to copy.')
     process.once('SIGINT', interrupted)
     try {
       const result = await this.copy(source, target)
@@ -90,7 +90,9 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
       store = undefined
       rename(target)
       finished = true
-      this.say(`Copied ${result.rows} rows in ${result.tables.length} tables into ${target.file}; ${result.resealed} secret(s) re-sealed under its new key file ${keyFileOf(target.file)}.`)
+      this.say(
+        `Copied ${result.rows} rows in ${result.tables.length} tables into ${target.file}; ${result.resealed} secret(s) re-sealed under its new key file ${keyFileOf(target.file)}.`,
+      )
       return {...result, file: target.file, key_file: keyFileOf(target.file)}
     } finally {
       process.off('SIGINT', interrupted)

@@ -64,7 +64,9 @@ async function sqliteTables(db: Kysely<any>): Promise<Map<string, TableColumns>>
 async function postgresTables(db: Kysely<any>): Promise<Map<string, TableColumns>> {
   const rows = (
     await sql<{table_name: string; column_name: string; is_identity: string; is_generated: string}>`
-      select table_name, column_name, is_identity, is_generated from information_schema.columns where table_schema = current_schema() order by table_name, ordinal_position`.execute(db)
+      select table_name, column_name, is_identity, is_generated from information_schema.columns where table_schema = current_schema() order by table_name, ordinal_position`.execute(
+      db,
+    )
   ).rows
   const tables = new Map<string, TableColumns>()
   for (const row of rows) {
@@ -154,11 +156,17 @@ async function copyRows(from: Kysely<any>, to: Kysely<any>, table: string, colum
   let rows = 0
   for (let offset = 0; ; offset += PAGE) {
     const page = (
-      await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} order by ${orderBy} limit ${PAGE} offset ${offset}`.execute(from)
+      await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} order by ${orderBy} limit ${PAGE} offset ${offset}`.execute(
+        from,
+      )
     ).rows
     if (page.length === 0) break
     for (const row of page) prepare(row)
-    for (let at = 0; at < page.length; at += perInsert) await to.insertInto(table).values(page.slice(at, at + perInsert)).execute()
+    for (let at = 0; at < page.length; at += perInsert)
+      await to
+        .insertInto(table)
+        .values(page.slice(at, at + perInsert))
+        .execute()
     rows += page.length
     if (page.length < PAGE) break
   }

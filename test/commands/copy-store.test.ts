@@ -185,7 +185,10 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
       const first = join(tempDir(), 'first.db')
       const env = {MEDPANEL_DB: first}
       cliJson(['demo'], env)
-      const partner = cliJson<{client_id: string}>([...partnerRegistration([], 'http://127.0.0.1:9/panel'), '--partner-username', 'mp', '--partner-password', 'partner-secret-1'], env)
+      const partner = cliJson<{client_id: string}>(
+        [...partnerRegistration([], 'http://127.0.0.1:9/panel'), '--partner-username', 'mp', '--partner-password', 'partner-secret-1'],
+        env,
+      )
       cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
       const source = await openStore({file: first})
       await rotateSigningKeys(source.db, new Date())
@@ -199,7 +202,13 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
     const {first, url, clientId} = await prepared()
     const dir = tempDir()
     const second = join(dir, 'laptop.db')
-    const copied = cliJson<{rows: number; resealed: number; file: string; key_file: string; tables: {table: string; rows: number}[]}>(['copy-store', '--database-url', url, '--to', `sqlite:${second}`])
+    const copied = cliJson<{rows: number; resealed: number; file: string; key_file: string; tables: {table: string; rows: number}[]}>([
+      'copy-store',
+      '--database-url',
+      url,
+      '--to',
+      `sqlite:${second}`,
+    ])
     expect(copied.file).toBe(second)
     expect(copied.key_file).toBe(`${second}.key`)
     expect(copied.resealed).toBeGreaterThanOrEqual(3)

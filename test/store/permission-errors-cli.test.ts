@@ -70,7 +70,20 @@ function failsWith(result: {status: number; stdout: string; stderr: string}, mes
   expect(result.stderr).toMatch(new RegExp(`^Error: ${literal(message)}\\n$`))
 }
 
-const register = (file: string) => ['register-client', '--db', file, '--name', 'W', '--url', 'https://w.example', '--logo-url', 'https://w.example/l.png', '--redirect-uri', 'https://w.example/cb', '--json']
+const register = (file: string) => [
+  'register-client',
+  '--db',
+  file,
+  '--name',
+  'W',
+  '--url',
+  'https://w.example',
+  '--logo-url',
+  'https://w.example/l.png',
+  '--redirect-uri',
+  'https://w.example/cb',
+  '--json',
+]
 
 describe.skipIf(skipped !== undefined)(`store errors name the file or directory at fault${skipped ? ` (skipped: ${skipped})` : ''}`, () => {
   let root = ''
