@@ -3,7 +3,7 @@ import {createHash} from 'node:crypto'
 import {chmodSync, chownSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {cliArgv, cliJson, tempDir} from '../helpers/cli.js'
+import {acmeRegistration, cliArgv, cliJson, tempDir} from '../helpers/cli.js'
 
 /*
  * Store errors that come from file permissions name the file or directory at fault, for reads,
@@ -70,20 +70,7 @@ function failsWith(result: {status: number; stdout: string; stderr: string}, mes
   expect(result.stderr).toMatch(new RegExp(`^Error: ${literal(message)}\\n$`))
 }
 
-const register = (file: string) => [
-  'register-client',
-  '--db',
-  file,
-  '--name',
-  'W',
-  '--url',
-  'https://w.example',
-  '--logo-url',
-  'https://w.example/l.png',
-  '--redirect-uri',
-  'https://w.example/cb',
-  '--json',
-]
+const register = (file: string) => [...acmeRegistration(['--db', file]), '--json']
 
 describe.skipIf(skipped !== undefined)(`store errors name the file or directory at fault${skipped ? ` (skipped: ${skipped})` : ''}`, () => {
   let root = ''
@@ -95,7 +82,7 @@ describe.skipIf(skipped !== undefined)(`store errors name the file or directory 
     root = tempDir()
     chmodSync(root, 0o755)
     made = join(root, 'made.db')
-    cliJson(['register-client', '--db', made, '--name', 'R', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--redirect-uri', 'https://r.example/cb'])
+    cliJson(acmeRegistration(['--db', made]))
     locked = directory(root, 'locked', 0)
     own = directory(root, 'own', NOBODY)
   })
