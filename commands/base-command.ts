@@ -13,6 +13,7 @@ import {catchInterrupt, INTERRUPTED_EXIT} from './output/interrupt.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import {openStore} from '../src/schema.js'
 import {isPostgresUrl, sqliteFileOf, type Store} from '../src/store/db.js'
+import {fileAccessProblem} from '../src/store/file-access.js'
 import {storeFailure, storeRefusal} from '../src/store/failure.js'
 import {printableUrl} from '../src/store/postgres/open.js'
 import {sqliteCodeOf} from '../src/store/sqlite/handle.js'
@@ -183,6 +184,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected args!: CommandArgs<T>
   protected clock: Clock = systemClock
   private store: Store | undefined
+  /** The SQLite file this run opens as its store, kept for messages about it when opening it failed too. */
+  private sqliteFile: string | undefined
   private runRequestId: string | undefined
 
   override async init(): Promise<void> {
@@ -253,6 +256,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       }
       const where = flags['database-url'] ? {url: flags['database-url'], poolSize: flags['pool-size'], writeLanes: flags['write-lanes']} : {file}
       const sqliteFile = sqliteFileOf(where)
+      this.sqliteFile = sqliteFile !== undefined && isStoreFile(sqliteFile) ? sqliteFile : undefined
       const readsOnly = (this.ctor as typeof BaseCommand).readsOnly || options.inspect === true
       if (sqliteFile !== undefined && isStoreFile(sqliteFile) && !existsSync(sqliteFile)) {
         const from = dbGiven ? 'given with --db' : flags.db !== undefined ? 'from MEDPANEL_DB' : 'the default; name one with --db or MEDPANEL_DB'
@@ -262,6 +266,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         this.newStore = {file: sqliteFile, files: STORE_FILE_SUFFIXES.map((suffix) => `${sqliteFile}${suffix}`).filter((f) => !existsSync(f))}
       }
       const readonly = readsOnly && !options.inspect && sqliteFile !== undefined && readOnlyStore(sqliteFile)
+      if (!readsOnly && this.sqliteFile !== undefined && existsSync(this.sqliteFile)) {
+        // Asked before SQLite opens it: SQLite would open a store it may not write read-only, and
+        // leave -wal and -shm files beside it before the first write failed.
+        const denied = fileAccessProblem(this.sqliteFile, 'write', 'the store')
+        if (denied) throw new AppError('unavailable', denied)
+      }
       this.store = await openStore({...where, ...options, ...(readonly ? {readonly} : {})})
     }
     return this.store
@@ -423,7 +433,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const text = oneLine(error.message || String(error))
     const message =
       storeRefusal(error) ??
-      storeProblem(error, this.storeName()) ??
+      storeProblem(error, this.storeName(), this.sqliteFile) ??
       (error instanceof AppError && error.status >= 500 && error.code === 'internal' ? 'internal error' : text || 'failed')
     // A service asked for JSON logs fails in a JSON line too, so its collector reads that one as well.
     process.stderr.write(this.logFormat() === 'json' ? `${jsonLogLine('error', printable(message))}\n` : `Error: ${printable(message)}\n`)
@@ -466,11 +476,18 @@ function readOnlyStore(file: string): boolean {
   return !mayWriteStore(file)
 }
 
-/** A store failure in an operator's words, naming the store; undefined for any other error. */
-function storeProblem(error: unknown, store: string): string | undefined {
+/**
+ * A store failure in an operator's words, naming the store; undefined for any other error. `file`
+ * (a SQLite store's) is looked at when SQLite could not write or open a file: its permissions, or
+ * its directory's, name the cause SQLite's words leave out.
+ */
+function storeProblem(error: unknown, store: string, file?: string): string | undefined {
   const failure = storeFailure(error)
   if (failure === undefined) return undefined
   const code = sqliteCodeOf(error)
+  const denied =
+    file !== undefined && (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR') ? fileAccessProblem(file, 'write', 'the store') : undefined
+  if (denied) return denied
   if (code === 'SQLITE_FULL') return `the store ${store} is full (no space left on its disk, or at its size limit); the write that failed was not saved`
   if (code === 'SQLITE_READONLY') return `the store ${store} is read-only for this user; this command needs to write to it (read commands such as list-* and show-* work)`
   if (code === 'SQLITE_NOTADB') return `cannot open ${store}: file is not a database`

@@ -140,6 +140,7 @@ const STARTS_PROCESSES = [
   'test/scripts/**',
   'test/store/disk-full-cli.test.ts',
   'test/store/file-permissions.test.ts',
+  'test/store/permission-errors-cli.test.ts',
   'test/store/secrets.test.ts',
   'test/store/upgrade.test.ts',
   'test/interfaces/openapi-lint.test.ts',

@@ -1,6 +1,8 @@
 import {sql, type Kysely} from 'kysely'
-import {chmodSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
+import {AppError} from '../errors.js'
 import {keyringOf, openSqlite} from './db.js'
+import {createNewFile, fileAccessProblem} from './file-access.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 
 export interface BackupResult {
@@ -23,7 +25,7 @@ export async function backupStore(db: Kysely<any>, to: string): Promise<BackupRe
   // The copy holds what the store holds (members, withdrawal details): readable by its owner only,
   // like the store, from its first byte. VACUUM INTO fills an empty file made here 0600 ('wx':
   // never one that appeared meanwhile); the chmod covers a umask that took bits away.
-  writeFileSync(to, '', {mode: 0o600, flag: 'wx'})
+  createNewFile(to, 'the backup')
   try {
     await sql`vacuum into ${to}`.execute(db)
   } catch (error) {
@@ -60,6 +62,9 @@ export function beforeRestoreName(store: string, now: Date): string {
  */
 export async function restoreStore(from: string, to: string, now: Date = new Date()): Promise<RestoreResult> {
   if (!existsSync(from)) throw new Error(`no backup at ${from}`)
+  // Asked first, so that a backup this user cannot read, or a store it cannot replace, changes nothing.
+  const denied = fileAccessProblem(from, 'read', 'the backup') ?? fileAccessProblem(to, 'write', 'the store')
+  if (denied) throw new AppError('unavailable', denied)
   const backup = await openSqlite(from, {readonly: true})
   try {
     const ok = backup.value('pragma quick_check')

@@ -1,18 +1,20 @@
-import {sql, type Kysely} from 'kysely'
+import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {existsSync} from 'node:fs'
 import {keyringOf, readTransaction, storeFile, writeTransaction} from './db.js'
 import {storeKind} from './dialect.js'
 import {SEALED_COLUMNS} from './key-rotation.js'
-import {isSealed, keyFileOf, loadKeyring, seal, unseal} from './secrets.js'
+import {isSealed, type Keyring, keyFileOf, loadKeyring, seal, unseal} from './secrets.js'
 
 /**
- * Copies every row of a SQLite store into a PostgreSQL store that has nothing of its own yet:
- * the way an operator moves to PostgreSQL when one machine is no longer enough. The target is
- * migrated first (by openStore), so both have this release's schema; rows go over table by table
- * in foreign-key order inside one transaction on each side (a consistent snapshot of the source,
- * all or nothing on the target). Ids are kept, identity sequences are moved past them, secrets
- * are re-sealed under the target's key, and what the target computes itself (the search key, a
- * search index) is left to it.
+ * Copies every row of one store into a store of the other kind that has nothing of its own yet:
+ * SQLite into PostgreSQL, the way an operator moves there when one machine is no longer enough,
+ * and PostgreSQL into a new SQLite file, the way an operator takes a copy of production to a
+ * laptop. The target is migrated first (by openStore), so both have this release's schema; rows
+ * go over table by table in foreign-key order inside one transaction on each side (a consistent
+ * snapshot of the source, all or nothing on the target), and each table's count on the target
+ * is checked against the source's before that transaction commits. Ids are kept, identity
+ * sequences are moved past them, secrets are re-sealed under the target's key, and what the
+ * target computes itself (the search key, a search index) is left to it.
  */
 
 /** Tables a freshly migrated store already fills (defaults), replaced by the source's rows. */
@@ -20,6 +22,11 @@ const SEEDED_BY_MIGRATIONS = new Set(['withdrawal_types', 'settings'])
 /** Each store records its own migrations. */
 const OWN_BOOKKEEPING = new Set(['kysely_migration'])
 const PAGE = 500
+/**
+ * Values one INSERT may bind: SQLite's default limit (SQLITE_MAX_VARIABLE_NUMBER, 32766 since
+ * 3.32), below PostgreSQL's 65535. A page of a wide table is inserted in several statements.
+ */
+const MAX_PARAMETERS = 32_766
 
 export interface CopiedTable {
   table: string
@@ -35,18 +42,33 @@ export interface CopyResult {
 
 export class TargetNotEmptyError extends Error {}
 
-async function sqliteColumns(db: Kysely<any>, table: string): Promise<string[]> {
-  // table_xinfo marks generated columns (hidden 2 or 3): the target computes those itself.
-  const rows = (await sql<{name: string; hidden: number}>`select name, hidden from pragma_table_xinfo(${table})`.execute(db)).rows
-  return rows.filter((row) => row.hidden === 0).map((row) => row.name)
+/** A table's columns that hold data of their own (not generated), and its identity columns. */
+interface TableColumns {
+  columns: Set<string>
+  identity: string[]
 }
 
-async function postgresColumns(db: Kysely<any>): Promise<Map<string, {columns: Set<string>; identity: string[]}>> {
+async function sqliteTables(db: Kysely<any>): Promise<Map<string, TableColumns>> {
+  // Virtual tables (a search index and its views) are built by the store itself from its rows.
+  const names = (await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and sql not like 'create virtual%'`.execute(db)).rows
+  const tables = new Map<string, TableColumns>()
+  for (const {name} of names) {
+    // table_xinfo marks generated columns (hidden 2 or 3): the target computes those itself.
+    const rows = (await sql<{name: string; hidden: number}>`select name, hidden from pragma_table_xinfo(${name})`.execute(db)).rows
+    // Ids are kept as given; SQLite moves an AUTOINCREMENT counter past them on its own.
+    tables.set(name, {columns: new Set(rows.filter((row) => row.hidden === 0).map((row) => row.name)), identity: []})
+  }
+  return tables
+}
+
+async function postgresTables(db: Kysely<any>): Promise<Map<string, TableColumns>> {
   const rows = (
     await sql<{table_name: string; column_name: string; is_identity: string; is_generated: string}>`
-      select table_name, column_name, is_identity, is_generated from information_schema.columns where table_schema = current_schema()`.execute(db)
+      select table_name, column_name, is_identity, is_generated from information_schema.columns where table_schema = current_schema() order by table_name, ordinal_position`.execute(
+      db,
+    )
   ).rows
-  const tables = new Map<string, {columns: Set<string>; identity: string[]}>()
+  const tables = new Map<string, TableColumns>()
   for (const row of rows) {
     const entry = tables.get(row.table_name) ?? {columns: new Set<string>(), identity: []}
     if (row.is_generated === 'NEVER') entry.columns.add(row.column_name)
@@ -54,6 +76,10 @@ async function postgresColumns(db: Kysely<any>): Promise<Map<string, {columns: S
     tables.set(row.table_name, entry)
   }
   return tables
+}
+
+function tablesOf(db: Kysely<any>): Promise<Map<string, TableColumns>> {
+  return storeKind(db) === 'postgres' ? postgresTables(db) : sqliteTables(db)
 }
 
 /** The target's tables, each after every table it references. */
@@ -80,32 +106,22 @@ async function foreignKeyOrder(db: Kysely<any>, tables: string[]): Promise<strin
 }
 
 export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTable?: (copied: CopiedTable) => void): Promise<CopyResult> {
-  if (storeKind(source) !== 'sqlite') throw new Error('the source must be a SQLite store (--db FILE)')
-  if (storeKind(target) !== 'postgres') throw new Error('the target must be a PostgreSQL database (--to postgres://…)')
-  const targetTables = await postgresColumns(target)
-  const sourceTables = (await sql<{name: string}>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(source)).rows.map((r) => r.name)
-  const shared = sourceTables.filter((table) => targetTables.has(table) && !OWN_BOOKKEEPING.has(table))
-  const order = await foreignKeyOrder(target, shared)
+  if (storeKind(source) === storeKind(target)) throw new Error('copy-store copies between SQLite and PostgreSQL: one of the two stores must be each')
+  const sourceTables = await tablesOf(source)
+  const targetTables = await tablesOf(target)
+  const shared = [...sourceTables.keys()].filter((table) => targetTables.has(table) && !OWN_BOOKKEEPING.has(table))
+  // PostgreSQL's catalog names the foreign keys, whichever side it is.
+  const order = await foreignKeyOrder(storeKind(source) === 'postgres' ? source : target, shared)
+  await refuseFilledTarget(target, order)
 
-  for (const table of order) {
-    if (SEEDED_BY_MIGRATIONS.has(table)) continue
-    const found = (await sql<{n: number}>`select count(*) as n from ${sql.table(table)}`.execute(target)).rows[0]
-    if (Number(found?.n ?? 0) > 0) {
-      throw new TargetNotEmptyError(`the target already holds data (table ${table} has rows); copy into an empty database, so nothing there is overwritten or mixed`)
-    }
-  }
-
-  // A SQLite store's secrets are sealed with the key file beside it, even when MEDPANEL_SECRET_KEY
-  // is set for the target; a store that never had a key file was sealed with the variable's key.
-  const file = storeFile(source)
-  const sourceKeys = file && existsSync(keyFileOf(file)) ? loadKeyring(file, null) : keyringOf(source)
-  const targetKeys = keyringOf(target)
+  const opening = sourceKeys(source)
+  const sealing = targetKeys(target)
   let resealed = 0
   const reseal = (table: string, row: Record<string, unknown>) => {
     for (const column of SEALED_COLUMNS[table]?.columns ?? []) {
       const value = row[column]
       if (typeof value !== 'string') continue
-      row[column] = seal(targetKeys, isSealed(value) ? unseal(sourceKeys, value) : value)
+      row[column] = seal(sealing, isSealed(value) ? unseal(opening, value) : value)
       resealed++
     }
   }
@@ -113,27 +129,17 @@ export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTabl
   const copied: CopiedTable[] = []
   await readTransaction(source, (snapshot) =>
     writeTransaction(target, async (trx) => {
+      // A self-referencing row may come before the row it names: SQLite checks at the commit.
+      if (storeKind(target) === 'sqlite') await sql`pragma defer_foreign_keys = on`.execute(trx)
       for (const table of [...order].reverse()) if (SEEDED_BY_MIGRATIONS.has(table)) await sql`delete from ${sql.table(table)}`.execute(trx)
       for (const table of order) {
         const wanted = targetTables.get(table)!
-        const columns = (await sqliteColumns(snapshot, table)).filter((column) => wanted.columns.has(column))
-        let rows = 0
-        for (let offset = 0; ; offset += PAGE) {
-          // rowid order where the table has one; WITHOUT ROWID tables in their key's order.
-          const page = (
-            await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} order by ${sql.raw(
-              (await hasRowid(snapshot, table)) ? 'rowid' : '1, 2',
-            )} limit ${PAGE} offset ${offset}`.execute(snapshot)
-          ).rows
-          if (page.length === 0) break
-          for (const row of page) reseal(table, row)
-          await trx.insertInto(table).values(page).execute()
-          rows += page.length
-          if (page.length < PAGE) break
-        }
+        const columns = [...sourceTables.get(table)!.columns].filter((column) => wanted.columns.has(column))
+        const rows = await copyRows(snapshot, trx, table, columns, (row) => reseal(table, storeKind(target) === 'sqlite' ? sqliteRow(row) : row))
         for (const column of wanted.identity) {
           await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(table)}), 0) + 1, false)`.execute(trx)
         }
+        checkCount(table, await countRows(snapshot, table), await countRows(trx, table))
         const entry = {table, rows}
         copied.push(entry)
         onTable?.(entry)
@@ -141,6 +147,99 @@ export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTabl
     }),
   )
   return {tables: copied, rows: copied.reduce((sum, t) => sum + t.rows, 0), resealed}
+}
+
+/** Copies `columns` of every row of `table`, a page at a time, each row prepared by `prepare`; how many. */
+async function copyRows(from: Kysely<any>, to: Kysely<any>, table: string, columns: string[], prepare: (row: Record<string, unknown>) => void): Promise<number> {
+  const orderBy = await pageOrder(from, table)
+  const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length))
+  let rows = 0
+  for (let offset = 0; ; offset += PAGE) {
+    const page = (
+      await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} order by ${orderBy} limit ${PAGE} offset ${offset}`.execute(
+        from,
+      )
+    ).rows
+    if (page.length === 0) break
+    for (const row of page) prepare(row)
+    for (let at = 0; at < page.length; at += perInsert)
+      await to
+        .insertInto(table)
+        .values(page.slice(at, at + perInsert))
+        .execute()
+    rows += page.length
+    if (page.length < PAGE) break
+  }
+  return rows
+}
+
+async function countRows(db: Kysely<any>, table: string): Promise<number> {
+  return Number((await sql<{n: number}>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0]?.n ?? 0)
+}
+
+/** A table the copy left short (or long) fails the whole copy, before the target's commit. */
+function checkCount(table: string, source: number, target: number): void {
+  if (source !== target) throw new Error(`the copy of table ${table} holds ${target} rows where the source holds ${source}; nothing was kept`)
+}
+
+async function refuseFilledTarget(target: Kysely<any>, tables: string[]): Promise<void> {
+  for (const table of tables) {
+    if (SEEDED_BY_MIGRATIONS.has(table)) continue
+    if ((await countRows(target, table)) > 0) {
+      throw new TargetNotEmptyError(`the target already holds data (table ${table} has rows); copy into an empty database, so nothing there is overwritten or mixed`)
+    }
+  }
+}
+
+/**
+ * The keys the source's secrets are sealed with. A SQLite store's are in the key file beside it,
+ * even when MEDPANEL_SECRET_KEY is set for the PostgreSQL side; one that never had a key file was
+ * sealed with the variable's key.
+ */
+function sourceKeys(db: Kysely<any>): Keyring {
+  const file = storeFile(db)
+  return storeKind(db) === 'sqlite' && file && existsSync(keyFileOf(file)) ? loadKeyring(file, null) : keyringOf(db)
+}
+
+/**
+ * The keys to seal the target's secrets with. A new SQLite store gets a key file of its own (0600,
+ * made here), as any new store does, whatever MEDPANEL_SECRET_KEY holds: the copy then opens on a
+ * machine that has no such variable (a laptop).
+ */
+function targetKeys(db: Kysely<any>): Keyring {
+  const file = storeFile(db)
+  return storeKind(db) === 'sqlite' && file ? loadKeyring(file, null) : keyringOf(db)
+}
+
+/**
+ * The order a table's pages are read in: stable from page to page within the snapshot, and the
+ * order the rows were written in where that is known, so a new SQLite file numbers rows (the
+ * rowid of a table without an integer key) as the source did.
+ */
+async function pageOrder(db: Kysely<any>, table: string): Promise<RawBuilder<unknown>> {
+  if (storeKind(db) === 'postgres') {
+    const key = (
+      await sql<{name: string}>`
+        select a.attname as name from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
+        where i.indrelid = ${table}::regclass and i.indisprimary order by array_position(i.indkey::int2[], a.attnum)`.execute(db)
+    ).rows
+    return key.length > 0 ? sql.join(key.map((column) => sql.ref(column.name))) : sql.raw('ctid')
+  }
+  // rowid order where the table has one; WITHOUT ROWID tables in their key's order.
+  return sql.raw((await hasRowid(db, table)) ? 'rowid' : '1, 2')
+}
+
+/**
+ * A PostgreSQL row as SQLite binds it: its drivers take numbers, strings, bigints, bytes and null
+ * only, and medpanel keeps flags as 0/1, times as ISO text and JSON as text on SQLite.
+ */
+function sqliteRow(row: Record<string, unknown>): Record<string, unknown> {
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value === 'boolean') row[column] = value ? 1 : 0
+    else if (value instanceof Date) row[column] = value.toISOString()
+    else if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array)) row[column] = JSON.stringify(value)
+  }
+  return row
 }
 
 async function hasRowid(db: Kysely<any>, table: string): Promise<boolean> {

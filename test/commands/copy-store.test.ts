@@ -1,11 +1,17 @@
 import {spawn} from 'node:child_process'
+import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {sql} from 'kysely'
+import {type Kysely, sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
+import {signIn} from '../../src/interfaces/signon/sign-in.js'
 import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces/signon/signing-keys.js'
+import {systemClock} from '../../src/lib/clock.js'
+import {authenticateClient} from '../../src/registry/service.js'
 import {openStore} from '../../src/schema.js'
-import {openSecret} from '../../src/store/db.js'
-import {cli, cliArgv, cliCwd, cliJson, tempDir} from '../helpers/cli.js'
+import {keyringOf, openSecret} from '../../src/store/db.js'
+import {SEALED_COLUMNS} from '../../src/store/key-rotation.js'
+import {type Keyring, loadKeyring, unseal} from '../../src/store/secrets.js'
+import {cli, cliArgv, cliCwd, cliJson, memberRegistration, partnerRegistration, tempDir} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 
 // Moving an operator's SQLite store to PostgreSQL. Needs a cluster, so it runs in the suites'
@@ -151,5 +157,151 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     } finally {
       await after.close()
     }
+  })
+})
+
+/**
+ * Every row of `table` as sorted JSON lines, with each sealed column opened by `keys`. Generated
+ * columns are left out: they follow from the others (and node:sqlite cannot read the search key's
+ * 63-bit numbers as JavaScript numbers).
+ */
+async function tableRows(db: Kysely<any>, table: string, keys: Keyring): Promise<string[]> {
+  const columns = (await sql<{name: string}>`select name from pragma_table_xinfo(${table}) where hidden = 0`.execute(db)).rows.map((c) => sql.ref(c.name))
+  const rows = (await sql<Record<string, unknown>>`select ${sql.join(columns)} from ${sql.table(table)}`.execute(db)).rows
+  for (const row of rows) for (const column of SEALED_COLUMNS[table]?.columns ?? []) if (typeof row[column] === 'string') row[column] = unseal(keys, row[column] as string)
+  return rows.map((row) => JSON.stringify(row, (_key, value) => (typeof value === 'bigint' ? String(value) : value))).sort()
+}
+
+/** The ordinary tables of a SQLite store but its own bookkeeping and the search index's (built from rows). */
+async function dataTables(db: Kysely<any>): Promise<string[]> {
+  const all = (await sql<{name: string; sql: string}>`select name, sql from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db)).rows
+  const virtual = all.filter((t) => /^create virtual/i.test(t.sql)).map((t) => t.name)
+  return all
+    .map((t) => t.name)
+    .filter((name) => name !== 'kysely_migration' && !virtual.some((v) => name === v || name.startsWith(`${v}_`)))
+    .sort()
+}
+
+describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLite file', () => {
+  /** A SQLite store with a sealed partner password and a member who signs in, copied to PostgreSQL. */
+  let setup: Promise<{first: string; url: string; clientId: string}> | undefined
+  const prepared = () =>
+    (setup ??= (async () => {
+      const first = join(tempDir(), 'first.db')
+      const env = {MEDPANEL_DB: first}
+      cliJson(['demo'], env)
+      const partner = cliJson<{client_id: string}>(
+        [...partnerRegistration([], 'http://127.0.0.1:9/panel'), '--partner-username', 'mp', '--partner-password', 'partner-secret-1'],
+        env,
+      )
+      cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
+      const source = await openStore({file: first})
+      await rotateSigningKeys(source.db, new Date())
+      await source.close()
+      const url = await freshDatabaseUrl()
+      cliJson(['copy-store', '--to', url], env)
+      return {first, url, clientId: partner.client_id}
+    })())
+
+  it('copies every row back, equal to the store it came from, with the secrets under a new key file and the credentials working', async () => {
+    const {first, url, clientId} = await prepared()
+    const dir = tempDir()
+    const second = join(dir, 'laptop.db')
+    const copied = cliJson<{rows: number; resealed: number; file: string; key_file: string; tables: {table: string; rows: number}[]}>([
+      'copy-store',
+      '--database-url',
+      url,
+      '--to',
+      `sqlite:${second}`,
+    ])
+    expect(copied.file).toBe(second)
+    expect(copied.key_file).toBe(`${second}.key`)
+    expect(copied.resealed).toBeGreaterThanOrEqual(3)
+    // Only the store and its key file: the temporary name is gone, and the log was folded in.
+    expect(readdirSync(dir).sort()).toEqual(['laptop.db', 'laptop.db.key'])
+    expect(statSync(second).mode & 0o777).toBe(0o600)
+    expect(statSync(`${second}.key`).mode & 0o777).toBe(0o600)
+
+    const a = await openStore({file: first})
+    const b = await openStore({file: second})
+    try {
+      // The first store was sealed under MEDPANEL_SECRET_KEY (set for the PostgreSQL run), the copy under its key file.
+      const firstKeys = keyringOf(a.db)
+      const secondKeys = loadKeyring(second, null)
+      const tables = await dataTables(a.db)
+      expect(copied.tables.map((t) => t.table).sort()).toEqual(tables)
+      for (const table of tables) expect(await tableRows(b.db, table, secondKeys), table).toEqual(await tableRows(a.db, table, firstKeys))
+      const stored = await b.db.selectFrom('clients').select('partner_password').where('id', '=', clientId).executeTakeFirstOrThrow()
+      expect(stored.partner_password).toMatch(new RegExp(`^sealed:v1:${secondKeys.current.id}:`))
+      expect(unseal(secondKeys, stored.partner_password!)).toBe('partner-secret-1')
+      expect(await authenticateClient(b.db, 'demo-client', 'demo-client-secret')).toBeDefined()
+      expect((await signIn(b.db, 'laptop@clinic.example', 'a long enough password', {clock: systemClock})).email).toBe('laptop@clinic.example')
+    } finally {
+      await a.close()
+      await b.close()
+    }
+    // Without MEDPANEL_SECRET_KEY the copy opens with its own key file, as on a laptop.
+    // (MEDPANEL_DB, not --db: on the PostgreSQL run the helpers turn --db into a database.)
+    const listed = cli(['list-clients', '--json'], {MEDPANEL_DB: second, MEDPANEL_SECRET_KEY: undefined as unknown as string})
+    expect(listed.status, listed.stderr).toBe(0)
+    expect(JSON.parse(listed.stdout).map((c: {client_id: string}) => c.client_id)).toContain(clientId)
+  }, 240_000)
+
+  it('says, on Ctrl-C mid-copy, that nothing was kept, exits 130, and leaves no file', async () => {
+    const {url} = await prepared()
+    const dir = tempDir()
+    const holder = await openStore({url})
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    // The copy reads tables in foreign-key order: it copies members, then waits at the posts.
+    const locking = holder.db.transaction().execute(async (trx) => {
+      await sql`lock table conversation_posts in access exclusive mode`.execute(trx)
+      await held
+    })
+    try {
+      const [command, ...argv] = cliArgv(['copy-store', '--database-url', url, '--to', join(dir, 'laptop.db')])
+      const child = spawn(command, argv, {cwd: cliCwd(), env: process.env, stdio: ['ignore', 'pipe', 'pipe']})
+      let stderr = ''
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (chunk) => {
+          stderr += chunk
+          if (/^ {2}members: \d+ rows$/m.test(stderr)) resolve()
+        })
+      })
+      child.kill('SIGINT')
+      expect(await exited).toBe(130)
+      expect(stderr).toMatch(/\nInterrupted: nothing was kept \(the partial copy was removed; \S+laptop\.db was not made\)/)
+    } finally {
+      release()
+      await locking
+      await holder.close()
+    }
+    expect(readdirSync(dir)).toEqual([])
+  }, 240_000)
+})
+
+// Refused before any store is opened: no cluster needed (the URL names none).
+describe('copy-store into a SQLite file that is there already', () => {
+  it('is refused with one Error line, exit 1, and nothing changed', () => {
+    const dir = tempDir()
+    const file = join(dir, 'laptop.db')
+    writeFileSync(file, 'a file the operator keeps\n', {mode: 0o600})
+    const url = 'postgres://medpanel@127.0.0.1:1/none'
+    for (const to of [file, `sqlite:${file}`]) {
+      const result = cli(['copy-store', '--database-url', url, '--to', to])
+      expect(result.status).toBe(1)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toBe(`Error: ${file} already exists; copy-store makes a new SQLite store: give a path where there is none\n`)
+    }
+    expect(readdirSync(dir)).toEqual(['laptop.db'])
+    expect(readFileSync(file, 'utf8')).toBe('a file the operator keeps\n')
+
+    // A key file left beside the path would be replaced: refused the same way.
+    const other = join(dir, 'other.db')
+    writeFileSync(`${other}.key`, 'a key\n', {mode: 0o600})
+    const keyed = cli(['copy-store', '--database-url', url, '--to', other])
+    expect(keyed.stderr).toBe(`Error: ${other}.key already exists; copy-store makes a new SQLite store: give a path where there is none\n`)
+    expect(readdirSync(dir).sort()).toEqual(['laptop.db', 'other.db.key'])
   })
 })

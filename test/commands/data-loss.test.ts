@@ -160,7 +160,7 @@ describe('stores the operator may only read, and files that are not stores', () 
     ])
     expect(write1.status).toBe(1)
     expect(write1.stderr.trim().split('\n')).toHaveLength(1)
-    expect(write1.stderr).toContain(`Error: the store ${file} is read-only for this user`)
+    expect(write1.stderr).toContain(`Error: cannot write the store: the file ${file} is not writable by this user`)
 
     const notAStore = join(dir, 'notes.db')
     write(notAStore, 'these are not the droids\n'.repeat(100), {mode: 0o600})

@@ -47,7 +47,7 @@ export function cliCommand(): Launcher {
  * reference partner keeps its SQLite file.
  */
 export function cliArgv(args: string[], launcher: Launcher = cliCommand()): [string, ...string[]] {
-  // partner-serve keeps its own SQLite file; copy-store reads a SQLite store by definition.
+  // partner-serve keeps its own SQLite file; copy-store's --db is the SQLite side of a copy by definition.
   const rewrite = onPostgres && args[0] !== 'partner-serve' && args[0] !== 'copy-store' && !args.includes('--database-url')
   return [launcher.command, ...launcher.args, ...(rewrite ? withStoreFlags(args) : args)]
 }

@@ -1,6 +1,8 @@
-import {accessSync, constants, existsSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, statSync, writeFileSync} from 'node:fs'
+import {AppError} from '../../errors.js'
 import {config} from '../../config.js'
 import {dirname, resolve} from 'node:path'
+import {fileAccessProblem, writable} from '../file-access.js'
 import {refuseSharedFiles} from '../private-file.js'
 import {sqliteDriverName} from '../runtime.js'
 import {keyFileOf} from '../secrets.js'
@@ -20,16 +22,6 @@ function createPrivately(file: string): void {
     // EEXIST: an existing store. Anything else (no such directory, no permission) is left for
     // SQLite to report in its own words, with the path.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return
-  }
-}
-
-/** Whether this process may write `path` (a file or a directory). */
-function writable(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK)
-    return true
-  } catch {
-    return false
   }
 }
 
@@ -81,7 +73,7 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
     const name = options.readonly ? readOnlyName(file) : file
     handle = driver === 'node:sqlite' ? await openNodeSqlite(name, options) : await openBetterSqlite3(name, options)
   } catch (error) {
-    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
+    throw openFailure(file, options, error)
   }
   try {
     handle.exec(`pragma busy_timeout = ${config.store.sqliteBusyTimeoutMs}`)
@@ -98,7 +90,17 @@ export async function openSqlite(file: string, options: OpenOptions = {}): Promi
     handle.exec('pragma cache_size = -4000')
   } catch (error) {
     handle.close()
-    throw new Error(`cannot open ${file}: ${(error as Error).message}`)
+    throw openFailure(file, options, error)
   }
   return handle
+}
+
+/**
+ * Why a store would not open: in the operator's terms when the file's or its directory's
+ * permissions are the cause (file-access.ts), else SQLite's words with the path.
+ */
+function openFailure(file: string, options: OpenOptions, error: unknown): Error {
+  const onDisk = file !== '' && file !== ':memory:' && !file.startsWith('file:')
+  const problem = onDisk ? fileAccessProblem(file, options.readonly ? 'read' : 'write', 'the store') : undefined
+  return problem ? new AppError('unavailable', problem) : new Error(`cannot open ${file}: ${(error as Error).message}`)
 }
