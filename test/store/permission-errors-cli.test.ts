@@ -40,7 +40,10 @@ function snapshot(...dirs: string[]): Record<string, string> {
   for (const dir of dirs) {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name)
-      out[path] = `${statSync(path).mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`
+      const stat = statSync(path)
+      // Files only: Deno keeps its cache in a directory under HOME, which is this one.
+      if (!stat.isFile()) continue
+      out[path] = `${stat.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`
     }
   }
   return out
