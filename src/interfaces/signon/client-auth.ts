@@ -59,3 +59,15 @@ async function publicClient(db: Db, clientId: string): Promise<Client> {
   if (!client || !isPublicClient(client)) throw new AppError('invalid_client', 'client_secret is required')
   return client
 }
+
+/**
+ * The client of a token request, authenticated, with its DPoP rule applied: a client registered
+ * with --require-dpop (dpop_bound_access_tokens) gets nothing without a proof (`dpopJkt` null).
+ */
+export async function requireTokenClient(db: Db, credentials: ClientCredentials, dpopJkt: string | null, now: Date): Promise<Client> {
+  const client = await requireClient(db, credentials, now)
+  if (client.dpop_bound_access_tokens === 1 && dpopJkt === null) {
+    throw new AppError('invalid_request', 'this client takes only DPoP-bound tokens: send a DPoP proof with the request (RFC 9449)')
+  }
+  return client
+}

@@ -8,7 +8,7 @@ import {clientAddress} from '../../../http/client-address.js'
 import {authorizationServerMetadata} from '../discovery.js'
 import {introspectForm, introspectionResponse, oauthError, parForm, parResponse, revocationResponse, revokeForm, serverMetadata, tokenForm, tokenResponse} from '../schema.js'
 import {pushAuthorizationRequest} from '../authorize.js'
-import {type ClientCredentials, requireClient} from '../client-auth.js'
+import {type ClientCredentials, requireTokenClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {GRANT_FLOWS} from '../flows/index.js'
 import {introspect, revoke} from '../introspection.js'
@@ -221,21 +221,20 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return jsonResponse(c, answer, 200, headers)
   })
 
+  /** The DPoP proof a request to one of these endpoints carries, checked and spent: its key's thumbprint, or null without one. */
+  const presentedProof = async (c: Context, issuer: string, path: string, now: Date): Promise<string | null> => {
+    const proof = requestHeader(c, 'dpop')
+    return proof === undefined ? null : checkProof(db, proof, {htm: 'POST', htu: `${issuer}${path}`}, 'token endpoint', now)
+  }
+
   const grant = async (c: Context, form: z.infer<typeof tokenForm>) => {
     if (!form.grant_type) throw new AppError('invalid_request', 'grant_type is required')
     const flow = GRANT_FLOWS.get(form.grant_type)
     if (!flow) throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
-    const proof = requestHeader(c, 'dpop')
-    const dpopJkt = proof === undefined ? null : await checkProof(db, proof, {htm: 'POST', htu: `${issuer}${TOKEN_PATH}`}, 'token endpoint', now)
-    const authenticate = async () => {
-      const client = await requireClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}), now)
-      if (client.dpop_bound_access_tokens === 1 && dpopJkt === null) {
-        throw new AppError('invalid_request', 'this client takes only DPoP-bound tokens: send a DPoP proof with the request (RFC 9449)')
-      }
-      return client
-    }
+    const dpopJkt = await presentedProof(c, issuer, TOKEN_PATH, now)
+    const authenticate = () => requireTokenClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}), dpopJkt, now)
     const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now})
     // The nonce for the client's next proof, so it need not be refused once to learn it.
     return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(db, now)}}
@@ -246,8 +245,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
     // RFC 9449 §10.1: a proof with the push binds the code to its key.
-    const proof = requestHeader(c, 'dpop')
-    const proofJkt = proof === undefined ? null : await checkProof(db, proof, {htm: 'POST', htu: `${issuer}${PAR_PATH}`}, 'token endpoint', now)
+    const proofJkt = await presentedProof(c, issuer, PAR_PATH, now)
     const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH})
     return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, now, proofJkt), 201, NO_STORE)
   })
