@@ -1,9 +1,12 @@
 import type {OpenAPIHono} from '@hono/zod-openapi'
+import type {Hono} from 'hono'
 import {type AppSettings, createApp} from './app.js'
 import type {Readiness} from './deps.js'
 import {defaultAllowedHosts} from './http/allowed-hosts.js'
 import {type LogFile, logFile, stderrLog} from './http/access-log.js'
 import {partnerTransport} from './http/outbound.js'
+import {receiverApp} from './interfaces/partner/receiver/routes.js'
+import {openReceiverStore, type ReceiverStore} from './interfaces/partner/receiver/store.js'
 import {DeliveryWorker} from './interfaces/partner/worker.js'
 import {LogoutWorker} from './interfaces/signon/logout-worker.js'
 import {storeMetrics} from './instrument.js'
@@ -180,5 +183,41 @@ function reopen(accessFile: LogFile | undefined, events: Logger): void {
       signal: 'SIGHUP',
       error: (error as Error).message,
     })
+  }
+}
+
+/** What `partner-serve` is told: the reference partner's own file, its Basic pair, where to listen. */
+export interface PartnerSettings {
+  file: string
+  username: string
+  password: string
+  clock: Clock
+  listen: {port: number; host: string}
+  logFormat: LogFormat
+}
+
+/** The reference partner as it runs: its own store, its app and socket, and its one logger on stderr. */
+export interface PartnerProcess {
+  store: ReceiverStore
+  logger: Logger
+  app: Hono
+  server: RunningServer
+}
+
+/**
+ * Builds the reference partner (partner-serve): its own SQLite file, never medpanel's store. A
+ * socket that cannot be opened closes the store again before the error goes up.
+ */
+export async function composePartner(settings: PartnerSettings): Promise<PartnerProcess> {
+  const store = await openReceiverStore(settings.file)
+  try {
+    const logger = createLogger((line) => process.stderr.write(`${line}\n`), settings.logFormat)
+    const {username, password, clock, logFormat} = settings
+    const app = receiverApp({db: store.db, username, password, clock, logFormat})
+    const server = await startServer(app, settings.listen)
+    return {store, logger, app, server}
+  } catch (error) {
+    await store.close()
+    throw error
   }
 }
