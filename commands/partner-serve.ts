@@ -1,8 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
-import {receiverApp} from '../src/interfaces/partner/receiver/routes.js'
-import {openReceiverStore} from '../src/interfaces/partner/receiver/store.js'
-import {startServer, untilSignal} from '../src/server.js'
+import {composePartner} from '../src/compose.js'
+import {untilSignal} from '../src/server.js'
 import {createLogger} from '../src/lib/log.js'
 import {BaseCommand, logFormatFlag, secretFlag, stdinFlag} from './base-command.js'
 
@@ -44,22 +43,21 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password partners must send')
     // Listening for SIGINT/SIGTERM before the ready line, as serve does: a stop right after it is graceful.
     const signalled = untilSignal()
-    const store = await openReceiverStore(flags.db ?? DEFAULT_PARTNER_FILE)
+    const logFormat = this.logFormat()
+    const file = flags.db ?? DEFAULT_PARTNER_FILE
+    const partner = await composePartner({file, username, password, clock: this.clock, listen: {port: flags.port, host: flags.host}, logFormat})
     try {
-      const logFormat = this.logFormat()
-      const app = receiverApp({db: store.db, username, password, clock: this.clock, logFormat})
-      const server = await startServer(app, {port: flags.port, host: flags.host})
+      const {server} = partner
       if (this.jsonEnabled()) this.logJson({url: server.url, base_url: server.url, db: flags.db})
       else {
         const text = `reference partner listening on ${server.url} (interface B under ${server.url}/v1; Ctrl-C to stop)`
         createLogger((line) => this.log(line), logFormat).log('info', text, 'listening', {url: server.url})
       }
       const signal = await signalled
-      const text = `received ${signal}, finishing requests in flight…`
-      createLogger((line) => process.stderr.write(`${line}\n`), logFormat).log('info', text, 'stopping: finishing requests in flight', {signal})
+      partner.logger.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
       await server.close()
     } finally {
-      await store.close()
+      await partner.store.close()
     }
   }
 }

@@ -1,22 +1,17 @@
 import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
-import {createApp} from '../src/app.js'
+import {compose, type ServeProcess, type ServeSettings} from '../src/compose.js'
 import {describeDemo, seedDemo} from '../src/demo.js'
-import {startServer, stopSignals} from '../src/server.js'
-import {drain} from '../src/serve-stop.js'
-import {checkpointStore, isPostgresUrl, keyringOf, printableUrl, writeStats} from '../src/store/db.js'
-import {partnerTransport} from '../src/http/outbound.js'
-import {DeliveryWorker} from '../src/interfaces/partner/worker.js'
-import {LogoutWorker} from '../src/interfaces/signon/logout-worker.js'
+import {stopSignals} from '../src/server.js'
+import {stopServing} from '../src/serve-stop.js'
+import {isPostgresUrl} from '../src/store/db.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
-import {logFile, stderrLog, type LogFile} from '../src/http/access-log.js'
 import {config, credential} from '../src/config.js'
-import {serviceNotifier, type ServiceNotifier} from '../src/lib/sd-notify.js'
-import {createLogger, jsonLogLine} from '../src/lib/log.js'
+import {jsonLogLine} from '../src/lib/log.js'
 import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
-import {mostHashSlots, setPasswordHashSlots, threadPoolSize} from '../src/registry/throttle.js'
+import {mostHashSlots, threadPoolSize} from '../src/registry/throttle.js'
 import {parseMetricsToken} from '../src/http/metrics-endpoint.js'
-import {allowedHostEntries, defaultAllowedHosts, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
+import {allowedHostEntries, listensOnEveryAddress} from '../src/http/allowed-hosts.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
   static override description =
@@ -125,101 +120,77 @@ export default class Serve extends BaseCommand<typeof Serve> {
   }
 
   async run(): Promise<void> {
-    const given = this.flags['base-url']
-    let publicBase: string | undefined
-    if (given !== undefined) {
-      let url: URL | undefined
-      try {
-        url = new URL(given)
-      } catch {
-        url = undefined
-      }
-      if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-        throw new AppError('bad_request', `--base-url must be the service's public address, as http(s)://host[:port] with no path (got "${given}")`)
-      }
-      publicBase = url.origin
-    }
-    const extraHosts = allowedHostEntries(this.flags['allowed-host'])
-    const trustProxy = parseTrustedProxies(this.flags['trust-proxy'] ?? [])
-    const guessingAllow = parseAddressList(this.flags['guessing-allow'] ?? [], '--guessing-allow')
-    const hashSlots = this.flags['password-hashes']
-    if (hashSlots !== undefined && hashSlots > mostHashSlots()) {
-      const pool = threadPoolSize()
-      throw new AppError(
-        'bad_request',
-        `--password-hashes ${hashSlots} is more than Node's thread pool leaves for hashes (${mostHashSlots()}: UV_THREADPOOL_SIZE is ${pool}, one thread kept for files and DNS); set UV_THREADPOOL_SIZE=${hashSlots + 1} too`,
-      )
-    }
+    const settings = this.settings()
+    // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
+    // ready line (or during start-up) still gets the graceful path, never the default kill.
+    const signals = stopSignals()
+    const running = await compose(settings)
+    const demo = await this.seedDemo(running)
+    this.announceNewStore()
+    this.announce(running, demo)
+    running.worker?.start()
+    // Only now: the socket listens, the store is open and the app answers /healthz with 200.
+    running.notifier?.ready()
+    await stopServing(running, await signals.first, signals, this.flags['drain-seconds'] * 1000)
+  }
+
+  /** Serve's settings from its flags and environment, each checked before anything starts. */
+  private settings(): ServeSettings {
+    const flags = this.flags
+    const publicBase = publicOrigin(flags['base-url'])
+    const extraHosts = allowedHostEntries(flags['allowed-host'])
+    const trustProxy = parseTrustedProxies(flags['trust-proxy'] ?? [])
+    const guessingAllow = parseAddressList(flags['guessing-allow'] ?? [], '--guessing-allow')
+    const passwordHashes = checkedHashSlots(flags['password-hashes'])
     // Under systemd the token may come as a credential (LoadCredential=medpanel-metrics-token:…).
-    const metricsToken = parseMetricsToken(this.flags['metrics-token'] ?? credential(process.env, 'medpanel-metrics-token'))
-    if (metricsToken !== undefined && !this.flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
+    const metricsToken = parseMetricsToken(flags['metrics-token'] ?? credential(process.env, 'medpanel-metrics-token'))
+    if (metricsToken !== undefined && !flags.metrics) throw new AppError('bad_request', '--metrics-token opens /metrics, which --no-metrics turns off: give one or the other')
     // 0.0.0.0 or :: is no address a client can be sent to, so it cannot be the issuer.
-    if (publicBase === undefined && listensOnEveryAddress(this.flags.host)) {
-      const why = `--host ${this.flags.host} listens on every address and names none of them: give --base-url (or MEDPANEL_BASE_URL), the address clients use (e.g. https://panel.example.com)`
+    if (publicBase === undefined && listensOnEveryAddress(flags.host)) {
+      const why = `--host ${flags.host} listens on every address and names none of them: give --base-url (or MEDPANEL_BASE_URL), the address clients use (e.g. https://panel.example.com)`
       throw new AppError('bad_request', why)
     }
     const listenUrl = this.postgresUrlFlag('listen-url', 'MEDPANEL_LISTEN_URL')
     const replicaUrl = this.postgresUrlFlag('replica-url', 'MEDPANEL_REPLICA_URL')
-    // Listen for SIGINT/SIGTERM before anything is announced: a stop that arrives right after the
-    // ready line (or during start-up) still gets the graceful path below, never the default kill.
-    const signals = stopSignals()
-    // Opened before the store: a log path that cannot be written is refused before anything starts.
-    const accessFile = this.flags['access-log'] === undefined ? undefined : logFile(this.flags['access-log'])
-    const logFormat = this.logFormat()
-    // Lines of their own (start, stop, warnings) go straight out, as they always did; the access
-    // log and the worker share the batched stderr sink.
-    const events = createLogger((line) => process.stderr.write(`${line}\n`), logFormat)
-    // systemd's Type=notify (deploy/medpanel.service); nothing without NOTIFY_SOCKET.
-    const notifier = serviceNotifier(process.env, (line) => events.log('warn', `Warning: ${line}`, line))
-    onHangup(accessFile, events, notifier)
-    const {db} = await this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})})
-    // The store's keys are read now, not at the first sign-in: a process that could not sign
-    // anyone in (PostgreSQL without MEDPANEL_SECRET_KEY) must not start and report itself healthy.
-    keyringOf(db)
-    if (hashSlots !== undefined) setPasswordHashSlots(hashSlots)
-    const flags = this.flags
-    if (replicaUrl !== undefined) {
-      const replica = printableUrl(replicaUrl)
-      events.log('info', `conversation searches read from the replica ${replica}`, 'searches read from a replica', {replica})
-    }
-    // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
-    const readiness = {ready: !flags.demo, reason: 'seeding the demo data set'}
-    // The app is made once the socket is bound, since the listening address (with --port 0, known
-    // only then) is the issuer when there is no --base-url. No request is read before it exists:
-    // these lines run straight after the listen callback, before any connection is served.
-    let app: ReturnType<typeof createApp> | undefined
-    const server = await startServer(
-      {fetch: (request: Request, env?: object) => (app ? app.fetch(request, env) : new Response(null, {status: 503, headers: {'Retry-After': '1'}}))},
-      {port: flags.port, host: flags.host},
-    )
-    const baseUrl = publicBase ?? server.url
-    app = createApp({
-      db,
+    return {
+      openStore: () => this.openStore({reader: true, ...(listenUrl !== undefined ? {listenUrl} : {}), ...(replicaUrl !== undefined ? {replicaUrl} : {})}),
       clock: this.clock,
-      baseUrl,
+      listen: {port: flags.port, host: flags.host},
+      ...(publicBase !== undefined ? {publicBase} : {}),
+      extraHosts,
       trustProxy,
       guessingAllow,
-      allowedHosts: defaultAllowedHosts(server.url, publicBase, extraHosts),
+      ...(passwordHashes !== undefined ? {passwordHashes} : {}),
+      ...(replicaUrl !== undefined ? {replicaUrl} : {}),
       demo: flags.demo,
-      readiness,
       metrics: flags.metrics,
-      metricsToken,
-      logFormat,
-      ...(accessFile ? {log: accessFile.write} : {}),
-    })
-    let demo: Awaited<ReturnType<typeof seedDemo>> | undefined
+      ...(metricsToken !== undefined ? {metricsToken} : {}),
+      logFormat: this.logFormat(),
+      ...(flags['access-log'] !== undefined ? {accessLog: flags['access-log']} : {}),
+      worker: flags.worker,
+    }
+  }
+
+  /** The demo data set under --demo, after which /healthz says ready; undefined without --demo. */
+  private async seedDemo(running: ServeProcess): Promise<Awaited<ReturnType<typeof seedDemo>> | undefined> {
     try {
-      demo = flags.demo ? await seedDemo(db, baseUrl, this.clock.now(), {force: flags.force, warn: (line) => events.log('warn', `Warning: ${line}`, line)}) : undefined
-      readiness.ready = true
+      const warn = (line: string) => running.logger.log('warn', `Warning: ${line}`, line)
+      const demo = this.flags.demo ? await seedDemo(running.store.db, running.baseUrl, this.clock.now(), {force: this.flags.force, warn}) : undefined
+      running.readiness.ready = true
+      return demo
     } catch (error) {
       // Without this the listening socket would keep a process alive that already said Error.
-      await server.close()
+      await running.server.close()
       throw error
     }
-    this.announceNewStore()
+  }
+
+  /** The ready line on stdout: the address (and the demo's credentials), in the format asked for. */
+  private announce(running: ServeProcess, demo: Awaited<ReturnType<typeof seedDemo>> | undefined): void {
+    const {server, baseUrl} = running
     if (this.jsonEnabled()) {
       this.logJson({url: server.url, base_url: baseUrl, demo: demo ?? null})
-    } else if (logFormat === 'json') {
+    } else if (running.logger.format === 'json') {
       // One object per line on stdout as well; the demo's credentials stay out of it (they are
       // published, and `serve --demo --json` prints them whole).
       if (demo) this.log(jsonLogLine('info', 'demo data set ready', {client_id: demo.client.client_id, member_email: demo.member.email, authorize_url: demo.authorize_url}))
@@ -228,62 +199,32 @@ export default class Serve extends BaseCommand<typeof Serve> {
       if (demo) this.log(`${describeDemo(demo)}\n`)
       this.log(`medpanel listening on ${server.url} (Ctrl-C to stop)`)
     }
-    const worker = flags.worker ? new DeliveryWorker({db, clock: this.clock, transport: partnerTransport, log: stderrLog, logFormat}) : undefined
-    worker?.start()
-    // Back-channel logout tokens go out with the partner pushes, over the same guarded transport.
-    const logoutWorker = flags.worker ? new LogoutWorker({db, clock: this.clock, transport: partnerTransport, issuer: baseUrl, log: stderrLog, logFormat}) : undefined
-    logoutWorker?.start()
-    // Only now: the socket listens, the store is open and the app answers /healthz with 200.
-    notifier?.ready()
-    const signal = await signals.first
-    events.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
-    readiness.ready = false
-    readiness.reason = 'stopping'
-    notifier?.stopping()
-    // The worker finishes and records its sends in flight before the store closes under it.
-    // Both workers finish their sends in flight while the requests do (a logout post is retried by
-    // the next serve if this one is cut); only the partner worker's is worth naming when cut.
-    const workers =
-      worker || logoutWorker ? {stop: async () => void (await Promise.all([worker?.stop(), logoutWorker?.stop()])), delivering: () => worker?.delivering() ?? false} : undefined
-    await drain({server, ...(workers ? {worker: workers} : {}), drainMs: flags['drain-seconds'] * 1000, signals, logFormat})
-    const whole = await checkpointStore(db)
-    if (whole === false) events.log('warn', 'store: a reader held the write-ahead log back; the next start moves the rest into the store', 'store checkpoint incomplete')
-    // What this process changed in the store since it started: every write transaction (requests
-    // and the delivery worker), and how many commits (syncs) they took; SQLite's group commit puts
-    // several in one. An idle serve writes nothing, and says so.
-    const {writes, commits} = writeStats(db)
-    const text =
-      writes === 0
-        ? 'store: since start, 0 write transactions (nothing changed)'
-        : `store: since start, ${writes} write transaction${writes === 1 ? '' : 's'} (requests and delivery worker) in ${commits} commit${commits === 1 ? '' : 's'}, ${(writes / Math.max(commits, 1)).toFixed(1)} per commit`
-    events.log('info', text, 'store write transactions', {writes, commits})
-    await notifier?.sent()
   }
 }
 
-/**
- * SIGHUP (logrotate's postrotate, systemd's ExecReload) reopens --access-log. Listened for from the
- * start, since Node's default for SIGHUP is to exit; without --access-log there is nothing to reopen.
- */
-function onHangup(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>, notifier: ServiceNotifier | undefined): void {
-  process.on('SIGHUP', () => {
-    if (notifier) notifier.reload(() => reopen(accessFile, events))
-    else reopen(accessFile, events)
-  })
-}
-
-function reopen(accessFile: LogFile | undefined, events: ReturnType<typeof createLogger>): void {
-  if (!accessFile) {
-    events.log('info', 'received SIGHUP: no --access-log to reopen', 'reload: nothing to reopen', {signal: 'SIGHUP'})
-    return
-  }
+/** --base-url as an origin: the service's public address, http(s)://host[:port] and nothing more. */
+function publicOrigin(given: string | undefined): string | undefined {
+  if (given === undefined) return undefined
+  let url: URL | undefined
   try {
-    accessFile.reopen()
-    events.log('info', `received SIGHUP, reopened the access log ${accessFile.path}`, 'reload: access log reopened', {signal: 'SIGHUP', path: accessFile.path})
-  } catch (error) {
-    events.log('error', `received SIGHUP, kept the access log open: ${(error as Error).message}`, 'reload: access log not reopened', {
-      signal: 'SIGHUP',
-      error: (error as Error).message,
-    })
+    url = new URL(given)
+  } catch {
+    url = undefined
   }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+    throw new AppError('bad_request', `--base-url must be the service's public address, as http(s)://host[:port] with no path (got "${given}")`)
+  }
+  return url.origin
+}
+
+/** --password-hashes, refused when Node's thread pool leaves fewer threads for hashes. */
+function checkedHashSlots(hashSlots: number | undefined): number | undefined {
+  if (hashSlots !== undefined && hashSlots > mostHashSlots()) {
+    const pool = threadPoolSize()
+    throw new AppError(
+      'bad_request',
+      `--password-hashes ${hashSlots} is more than Node's thread pool leaves for hashes (${mostHashSlots()}: UV_THREADPOOL_SIZE is ${pool}, one thread kept for files and DNS); set UV_THREADPOOL_SIZE=${hashSlots + 1} too`,
+    )
+  }
+  return hashSlots
 }

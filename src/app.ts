@@ -3,21 +3,24 @@ import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps, ServedInterface} from './deps.js'
 import {AppError} from './errors.js'
 import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
-import {createLogger} from './lib/log.js'
+import {createLogger, type Logger} from './lib/log.js'
 import {forwardedFor} from './http/client-address.js'
 import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
 import {schemaHook} from './http/validation.js'
 import {PrefixSplitRouter} from './http/router.js'
 import {signonInterface} from './interfaces/signon/routes/index.js'
+import type {SignonSettings} from './interfaces/signon/routes/context.js'
 import {balanceInterface} from './interfaces/balance/routes.js'
 import {conversationsInterface} from './interfaces/conversations/routes.js'
+import type {ConversationSettings} from './interfaces/conversations/limits.js'
 import {pulseInterface} from './interfaces/pulse/routes.js'
 import {swaggerUiRoutes} from './http/swagger-ui.js'
 import {homePage} from './home.js'
 import {registerPartnerWebhooks} from './interfaces/partner/openapi.js'
 import {methodNotAllowed} from './http/method-not-allowed.js'
 import {storeMetrics} from './instrument.js'
+import type {Metrics} from './metrics/metrics.js'
 import {metricsEndpoint} from './http/metrics-endpoint.js'
 import {httpMetrics, type InterfaceLabel} from './http/metrics.js'
 import {pageHeaders} from './http/page-headers.js'
@@ -28,7 +31,7 @@ export const SERVICE_VERSION = MEDPANEL_VERSION
  * The interfaces `serve` answers, mounted in this order. A new interface describes itself beside
  * its routes (a ServedInterface) and is added here; its tables and migrations go in src/schema.ts.
  */
-export const SERVED_INTERFACES: readonly ServedInterface[] = [signonInterface, balanceInterface, conversationsInterface, pulseInterface]
+export const SERVED_INTERFACES: readonly ServedInterface<AppSettings>[] = [signonInterface, balanceInterface, conversationsInterface, pulseInterface]
 
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 
@@ -36,28 +39,35 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * The interface a request is for, from its route template or, when no route matched, its path:
  * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
  */
-function interfaceResolver(served: readonly ServedInterface[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
+function interfaceResolver(served: readonly ServedInterface<AppSettings>[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
   return (path) => served.find((one) => one.prefixes.some((prefix) => under(path, prefix)))?.label ?? null
 }
 
 /** "a, b and c", first letter capitalised: the interfaces as the OpenAPI description lists them. */
-function listed(served: readonly ServedInterface[]): string {
+function listed(served: readonly ServedInterface<AppSettings>[]): string {
   const titles = [...served].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0)).map((one) => one.title)
   const text = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '')
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 /**
+ * What the app is given: the settings every interface shares (AppDeps) and each interface's own,
+ * composed here, once, from the types the interfaces declare in their folders.
+ */
+export type AppSettings = AppDeps & SignonSettings & ConversationSettings
+
+/**
  * The whole HTTP service: middleware, one route group per interface, and the single place where
  * errors become responses. `served` is SERVED_INTERFACES but for tests that add one.
  */
-export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SERVED_INTERFACES): OpenAPIHono {
-  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
+export function createApp(deps: AppSettings, served: readonly ServedInterface<AppSettings>[] = SERVED_INTERFACES): OpenAPIHono {
+  // One logger for the app and every interface (src/compose.ts builds it; tests pass a sink).
+  const logger = deps.logger ?? createLogger(deps.log ?? stderrLog, deps.logFormat)
   const interfaceOf = interfaceResolver(served)
   const ownRouters = served.filter((one) => one.ownRouter).flatMap((one) => one.prefixes)
   const app = new OpenAPIHono({defaultHook: schemaHook(), router: new PrefixSplitRouter(ownRouters)})
+  const metrics = deps.metrics === false ? undefined : typeof deps.metrics === 'object' ? deps.metrics : storeMetrics(deps.db, deps.clock)
 
-  const metrics = deps.metrics === false ? undefined : storeMetrics(deps.db, deps.clock)
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
   // The HTTP metrics wrap the access log in its layer rather than adding one (src/http/metrics.ts).
   app.use(metrics ? httpMetrics(metrics, (template) => interfaceOf(template) ?? 'other', logRequests) : logRequests)
@@ -67,6 +77,18 @@ export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SE
   // The home page and sign-on's pages answer with HTML.
   for (const path of ['/', ...served.flatMap((one) => one.pagePaths ?? [])]) app.use(path, pageHeaders())
 
+  serviceRoutes(app, deps, metrics)
+  for (const one of served) app.route('/', one.routes({...deps, logger}))
+  registerPartnerWebhooks(app)
+  app.doc31('/openapi.json', openApiHead(served))
+  app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))
+  swaggerUiRoutes(app)
+  answerErrors(app, logger, interfaceOf)
+  return app
+}
+
+/** The service's own endpoints besides the interfaces: /healthz and, with metrics on, /metrics. */
+function serviceRoutes(app: OpenAPIHono, deps: AppSettings, metrics: Metrics | undefined): void {
   // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
   // demo data and its credentials exist. A load balancer or a test script can trust a 200.
   app.get('/healthz', async (c) => {
@@ -76,16 +98,15 @@ export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SE
     await deps.db.selectFrom('settings').select('key').limit(1).execute()
     return c.json({status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
-
   if (metrics) {
     app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken))
     app.all('/metrics', methodNotAllowed('GET'))
   }
+}
 
-  for (const one of served) app.route('/', one.routes(deps))
-
-  registerPartnerWebhooks(app)
-  app.doc31('/openapi.json', {
+/** The head of /openapi.json: what the service is, and the rule for methods it does not list. */
+function openApiHead(served: readonly ServedInterface<AppSettings>[]) {
+  return {
     openapi: '3.1.0',
     info: {
       title: 'medpanel',
@@ -99,10 +120,11 @@ export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SE
     },
     // Relative: the document describes whichever medpanel serves it, at that address.
     servers: [{url: '/', description: 'this medpanel'}],
-  })
-  app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))
-  swaggerUiRoutes(app)
+  }
+}
 
+/** The one place where anything thrown, or no route matched, becomes an answer in the interface's shape. */
+function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: string) => string | null): void {
   app.notFound((c) => {
     const render = c.get('renderError') ?? renderMessage
     return render(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`))
@@ -126,6 +148,4 @@ export function createApp(deps: AppDeps, served: readonly ServedInterface[] = SE
     const render = c.get('renderError') ?? renderMessage
     return render(c, appError)
   })
-
-  return app
 }

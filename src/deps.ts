@@ -1,13 +1,15 @@
 import type {OpenAPIHono} from '@hono/zod-openapi'
 import type {Kysely} from 'kysely'
 import type {Clock} from './lib/clock.js'
-import type {LogFormat} from './lib/log.js'
+import type {LogFormat, Logger} from './lib/log.js'
+import type {Metrics} from './metrics/metrics.js'
 import type {Database} from './store/database.js'
 
 /**
- * What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink).
- * An interface with settings of its own adds them to this interface from its folder (declaration
- * merging, as interfaces/conversations/limits.ts does), so this module imports no interface.
+ * What the HTTP app needs from the outside world that every interface may read; tests pass fakes
+ * (a ManualClock, a log sink). An interface with settings of its own declares them in its folder
+ * as a type of its own (e.g. ConversationSettings), and src/app.ts composes the app's settings
+ * from this and those (AppSettings): nothing here names an interface, and nothing adds to it.
  */
 export interface AppDeps {
   db: Kysely<Database>
@@ -28,15 +30,15 @@ export interface AppDeps {
   /** The shape of those lines (serve --log-format): readable `text` (the default) or `json`. */
   logFormat?: LogFormat
   /**
+   * The logger of those lines, when the caller built it (src/compose.ts); otherwise the app builds
+   * it once from `log` and `logFormat` and hands that one to every interface.
+   */
+  logger?: Logger
+  /**
    * Addresses and CIDRs of reverse proxies (serve --trust-proxy): a request whose TCP peer is one
    * of them is counted as coming from the address it forwarded (X-Forwarded-For).
    */
   trustProxy?: readonly string[]
-  /**
-   * Addresses and CIDRs exempt from the limit on one address across members (serve
-   * --guessing-allow): a hospital's or an office's shared exit, where many members sign in.
-   */
-  guessingAllow?: readonly string[]
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
   /**
@@ -47,9 +49,9 @@ export interface AppDeps {
   /**
    * Prometheus metrics and GET /metrics (docs/operations.md "Metrics"): on unless false (`serve
    * --no-metrics`), counted in the registry of the store (src/instrument.ts), which every app on
-   * that store shares.
+   * that store shares; src/compose.ts hands that registry in itself.
    */
-  metrics?: boolean
+  metrics?: boolean | Metrics
   /**
    * `serve --metrics-token`: /metrics then answers any caller presenting it as a Bearer token, and
    * nobody else. Without one, only callers on loopback.
@@ -64,11 +66,17 @@ export interface Readiness {
 }
 
 /**
+ * What an interface's routes are given: the shared settings, the one logger the app built, and
+ * the interface's own settings `S`.
+ */
+export type RouteDeps<S extends object = object> = AppDeps & {logger: Logger} & S
+
+/**
  * One interface as the app serves it. Each interface describes itself beside its routes, and
  * src/app.ts mounts the list (SERVED_INTERFACES): its routes, its pages' headers, the name logs
  * and metrics give its requests, and its line in the OpenAPI document's description.
  */
-export interface ServedInterface {
+export interface ServedInterface<S extends object = object> {
   /** Its letter: the `interface` of access-log lines and HTTP metrics. */
   label: string
   /** How the OpenAPI document's description names it, e.g. "balances (C)". */
@@ -79,5 +87,5 @@ export interface ServedInterface {
   ownRouter?: boolean
   /** Paths of its HTML pages, which get the page security headers. */
   pagePaths?: readonly string[]
-  routes: (deps: AppDeps) => OpenAPIHono
+  routes: (deps: RouteDeps<S>) => OpenAPIHono
 }

@@ -1,6 +1,9 @@
 import {writeSync} from 'node:fs'
 import {createLogger, type LogFormat} from './lib/log.js'
 import type {RunningServer, StopSignals} from './server.js'
+import type {ServeProcess} from './compose.js'
+import type {Db} from './store/database.js'
+import {checkpointStore, writeStats} from './store/db.js'
 
 /**
  * Exit codes of a serve that stopped without finishing (docs/operations.md "Stopping and
@@ -51,4 +54,38 @@ function abandon(parts: Draining, why: keyof typeof ABANDONED_EXIT): never {
   // Synchronously: process.exit does not wait for a write still queued on stderr.
   writeSync(2, `${line}\n`)
   process.exit(ABANDONED_EXIT[why])
+}
+
+/**
+ * Serve's stop, from the first SIGINT or SIGTERM: /healthz says stopping, systemd is told, the
+ * requests and the workers' sends in flight finish (drain), the store's log is moved into it, and
+ * one line says what this process wrote.
+ */
+export async function stopServing(running: ServeProcess, signal: NodeJS.Signals, signals: StopSignals, drainMs: number): Promise<void> {
+  const {logger, notifier, readiness} = running
+  logger.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
+  readiness.ready = false
+  readiness.reason = 'stopping'
+  notifier?.stopping()
+  // The workers finish and record their sends in flight before the store closes under them (a
+  // logout post cut here is retried by the next serve); only a partner delivery is named when cut.
+  await drain({server: running.server, ...(running.worker ? {worker: running.worker} : {}), drainMs, signals, logFormat: logger.format})
+  const whole = await checkpointStore(running.store.db)
+  if (whole === false) logger.log('warn', 'store: a reader held the write-ahead log back; the next start moves the rest into the store', 'store checkpoint incomplete')
+  logger.log('info', ...writeSummary(running.store.db))
+  await notifier?.sent()
+}
+
+/**
+ * What this process changed in the store since it started: every write transaction (requests and
+ * the delivery worker), and how many commits (syncs) they took; SQLite's group commit puts several
+ * in one. An idle serve writes nothing, and says so.
+ */
+function writeSummary(db: Db): [text: string, msg: string, fields: {writes: number; commits: number}] {
+  const {writes, commits} = writeStats(db)
+  const text =
+    writes === 0
+      ? 'store: since start, 0 write transactions (nothing changed)'
+      : `store: since start, ${writes} write transaction${writes === 1 ? '' : 's'} (requests and delivery worker) in ${commits} commit${commits === 1 ? '' : 's'}, ${(writes / Math.max(commits, 1)).toFixed(1)} per commit`
+  return [text, 'store write transactions', {writes, commits}]
 }

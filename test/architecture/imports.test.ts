@@ -26,7 +26,7 @@ const LAYERS: [name: string, members: RegExp[]][] = [
   ['http', [/^src\/http\//, /^src\/(deps|demo-data)\.ts$/]],
   ['interfaces', [/^src\/interfaces\//]],
   // What composes the interfaces: the app, the schema, the demo, status, metrics per store, operators' queries.
-  ['app', [/^src\/(app|demo|home|instrument|schema|server|serve-stop|status)\.ts$/, /^src\/operator\//]],
+  ['app', [/^src\/(app|compose|demo|home|instrument|schema|server|serve-stop|status)\.ts$/, /^src\/operator\//]],
   // The CLI and its entries.
   ['cli', [/^src\/cli\//, /^src\/exe\.ts$/, /^commands\//]],
 ]

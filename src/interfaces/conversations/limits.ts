@@ -1,18 +1,16 @@
 import {availableParallelism, cpus} from 'node:os'
 import {config} from '../../config.js'
-import type {} from '../../deps.js'
 
-declare module '../../deps.js' {
-  interface AppDeps {
-    /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
-    conversations?: Partial<ConversationLimits>
-  }
+/** Interface E's own settings, which src/app.ts composes into the app's (AppSettings). */
+export interface ConversationSettings {
+  /** Interface E's limits where they differ from the documented defaults (tests reach them quickly). */
+  conversations?: Partial<ConversationLimits>
 }
 
 /**
  * What one caller may ask of interface E, and how long and how wide its searches may run. The
- * numbers are set in config.ts and listed in docs/conversations.md ("Limits"); AppDeps can
- * override them, which tests do to reach a limit quickly.
+ * numbers are set in config.ts and listed in docs/conversations.md ("Limits"); the app's settings
+ * (ConversationSettings) can override them, which tests do to reach a limit quickly.
  */
 export interface ConversationLimits {
   /** Distinct terms in one call. */

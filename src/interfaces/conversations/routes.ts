@@ -1,5 +1,5 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
-import type {AppDeps, ServedInterface} from '../../deps.js'
+import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorHeaders, errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {toByteStream} from '../../http/byte-stream.js'
@@ -10,7 +10,7 @@ import {clientAddress} from '../../http/client-address.js'
 import {dataAnswer, dataAnswerXml, summaryAnswer, summaryAnswerXml} from './answer-schema.js'
 import {toJson} from './format-json.js'
 import {errorXml, toXml} from './format-xml.js'
-import {conversationLimits} from './limits.js'
+import {type ConversationSettings, conversationLimits} from './limits.js'
 import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
 import {RateLimiter} from './rate-limit.js'
 import {METHODS, type Method} from './schema.js'
@@ -18,8 +18,6 @@ import {searcherFor} from './search-pool.js'
 import {conversationCall, type CallContext} from './calls.js'
 import {authenticateKey} from './keys.js'
 import type {ApiKeyRow} from './tables.js'
-import {stderrLog} from '../../http/access-log.js'
-import {createLogger} from '../../lib/log.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -110,11 +108,15 @@ function callRoute(method: Method) {
 }
 
 /** Interface E as the app serves it. */
-export const conversationsInterface: ServedInterface = {label: 'E', title: 'conversation search (E)', prefixes: ['/conversations'], routes: (deps) => conversationRoutes(deps)}
+export const conversationsInterface: ServedInterface<ConversationSettings> = {
+  label: 'E',
+  title: 'conversation search (E)',
+  prefixes: ['/conversations'],
+  routes: (deps) => conversationRoutes(deps),
+}
 
-export function conversationRoutes(deps: AppDeps): OpenAPIHono {
-  const {db, clock} = deps
-  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
+export function conversationRoutes(deps: RouteDeps<ConversationSettings>): OpenAPIHono {
+  const {db, clock, logger} = deps
   const app = new OpenAPIHono({defaultHook: schemaHook(refuseQuery)})
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})

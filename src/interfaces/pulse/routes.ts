@@ -1,6 +1,6 @@
 import {OpenAPIHono, createRoute} from '@hono/zod-openapi'
 import type {Context, TypedResponse} from 'hono'
-import type {AppDeps, ServedInterface} from '../../deps.js'
+import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerToken} from '../../http/bearer-auth.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
@@ -11,8 +11,6 @@ import {renderOAuthError} from '../../http/oauth-error.js'
 import {schemaHook} from '../../http/validation.js'
 import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
 import * as pulses from './service.js'
-import {stderrLog} from '../../http/access-log.js'
-import {createLogger} from '../../lib/log.js'
 
 const TAG = 'D. Pulse export'
 const errors = {
@@ -118,9 +116,8 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
 /** Interface D as the app serves it. */
 export const pulseInterface: ServedInterface = {label: 'D', title: 'pulse export (D)', prefixes: ['/projects', '/clients'], routes: (deps) => pulseRoutes(deps)}
 
-export function pulseRoutes(deps: AppDeps): OpenAPIHono {
-  const {db} = deps
-  const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)
+export function pulseRoutes(deps: RouteDeps): OpenAPIHono {
+  const {db, logger} = deps
   const app = new OpenAPIHono({defaultHook: schemaHook()})
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']

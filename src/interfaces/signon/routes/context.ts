@@ -1,5 +1,5 @@
 import type {Context} from 'hono'
-import type {AppDeps} from '../../../deps.js'
+import type {RouteDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {serviceOrigin} from '../../../http/allowed-hosts.js'
 import {addressListMatcher} from '../../../http/client-address.js'
@@ -9,9 +9,18 @@ import type {MemberRow} from '../../../registry/tables.js'
 import {type SignedIn, sessionMember} from '../sessions.js'
 import {checkCsrf, csrfToken, readSession} from '../session-cookie.js'
 
+/** Interface A's own settings, which src/app.ts composes into the app's (AppSettings). */
+export interface SignonSettings {
+  /**
+   * Addresses and CIDRs exempt from the limit on one address across members (serve
+   * --guessing-allow): a hospital's or an office's shared exit, where many members sign in.
+   */
+  guessingAllow?: readonly string[]
+}
+
 /** What every flow of interface A shares: the store, the clock, the issuer and the sign-in cookie. */
 export interface SignonContext {
-  deps: AppDeps
+  deps: RouteDeps<SignonSettings>
   /** The issuer: fixed when the service starts (src/http/allowed-hosts.ts), never the request's Host. */
   issuerOf: (c: Context) => string
   /** The service's public base URL is https: cookies are Secure even behind a proxy that ends TLS. */
@@ -32,7 +41,7 @@ export interface SignonContext {
 
 const EXPIRED_FORM = 'This form has expired. Open the page again and retry.'
 
-export function signonContext(deps: AppDeps): SignonContext {
+export function signonContext(deps: RouteDeps<SignonSettings>): SignonContext {
   const {db, clock} = deps
   let secretPromise: Promise<string> | undefined
   // Derived from the store's key, which lives outside the database: reading the database file is

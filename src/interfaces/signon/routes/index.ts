@@ -3,7 +3,7 @@ import type {Context} from 'hono'
 import {bodyLimit} from 'hono/body-limit'
 import {cors} from 'hono/cors'
 import {config} from '../../../config.js'
-import type {AppDeps, ServedInterface} from '../../../deps.js'
+import type {RouteDeps, ServedInterface} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {errorShape} from '../../../http/error-shape.js'
 import {urlEncodedForm} from '../../../http/fast.js'
@@ -12,7 +12,7 @@ import {methodNotAllowed} from '../../../http/method-not-allowed.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {originCheck} from '../../../http/origin-check.js'
 import {schemaHook} from '../../../http/validation.js'
-import {signonContext} from './context.js'
+import {type SignonSettings, signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
 import {INFO_METHODS, infoRoutes} from './info.js'
 import {clientCors} from './cors.js'
@@ -39,7 +39,7 @@ export const SIGNON_PAGE_PATHS = [
 ] as const
 
 /** Interface A as the app serves it (its demo callback page included). */
-export const signonInterface: ServedInterface = {
+export const signonInterface: ServedInterface<SignonSettings> = {
   label: 'A',
   title: 'sign-on (A, OAuth 2 and OpenID Connect)',
   prefixes: ['/oauth', '/user/oauth', '/.well-known', '/demo'],
@@ -47,7 +47,7 @@ export const signonInterface: ServedInterface = {
   routes: (deps) => signonRoutes(deps),
 }
 
-export function signonRoutes(deps: AppDeps): OpenAPIHono {
+export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
   const app = new OpenAPIHono({defaultHook: schemaHook()})
   const ctx = signonContext(deps)
   const bodyCap = (what: string) =>
