@@ -22,7 +22,7 @@ export const MODULES = {
   },
   throttle: {
     mutate: ['src/registry/throttle.ts', 'src/registry/hash-queue.ts'],
-    tests: ['test/interfaces/throttle.test.ts', 'test/interfaces/throttle-limits.test.ts', 'test/registry/hash-queue.test.ts'],
+    tests: ['test/registry/throttle.test.ts', 'test/registry/guessing-limits.test.ts', 'test/registry/hash-queue.test.ts'],
   },
   signon: {
     // Sign-on's service, one module per concern (the grants under flows/), as it was one file.
@@ -49,10 +49,10 @@ export const MODULES = {
       'test/interfaces/signon/hardening.test.ts',
       'test/interfaces/signon/applications.test.ts',
       'test/interfaces/signon/discovery.test.ts',
-      'test/interfaces/signon/code-exchange-edges.test.ts',
-      'test/interfaces/signon/authorize-request-edges.test.ts',
+      'test/interfaces/signon/code-redemption.test.ts',
+      'test/interfaces/signon/authorize-request-checks.test.ts',
       'test/interfaces/signon/session-same-instant.test.ts',
-      'test/interfaces/signon/service-rest.test.ts',
+      'test/interfaces/signon/token-and-session-rules.test.ts',
     ],
   },
   outbox: {

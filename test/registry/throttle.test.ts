@@ -7,7 +7,7 @@ import {defaultHashSlots, guardPasswordCheck, setPasswordHashSlots} from '../../
 import type {Store} from '../../src/store/db.js'
 import {form} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
-import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from './signon/flow.js'
+import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from '../interfaces/signon/flow.js'
 import type {RegisteredClient} from '../../src/registry/service.js'
 import {openCliStore, openMemoryStore} from '../helpers/store.js'
 

@@ -14,10 +14,10 @@ import type {Store} from '../../src/store/db.js'
 import {freshApp, form, type TestContext} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
-import {AUTH, basic, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
-import {clientWithKey, JSON_TYPE, query} from './conversations/helpers.js'
-import {FakeTransport, projectInput} from './partner/helpers.js'
-import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from './signon/flow.js'
+import {AUTH, basic, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from '../interfaces/balance/setup.js'
+import {clientWithKey, JSON_TYPE, query} from '../interfaces/conversations/helpers.js'
+import {FakeTransport, projectInput} from '../interfaces/partner/helpers.js'
+import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from '../interfaces/signon/flow.js'
 
 /*
  * GET /metrics of an in-process app: every metric exists, and moves when the scenario behind it

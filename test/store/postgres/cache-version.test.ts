@@ -1,14 +1,14 @@
 import {CompiledQuery, Kysely, PostgresDialect, sql, type DatabaseConnection, type Dialect, type QueryResult} from 'kysely'
 import pg from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {findTokenWithOwners, insertToken, markTokenUsed, revokeTokens} from '../../src/grants/repository.js'
-import {setContext} from '../../src/store/context.js'
-import type {Database} from '../../src/store/database.js'
-import {openStore} from '../../src/schema.js'
-import {storeVersion, writeTransaction, type Store} from '../../src/store/db.js'
-import {CacheVersion, classifyStatement, listenerName, trackCacheWrites} from '../../src/store/postgres/listen.js'
-import {versionCache} from '../../src/store/version-cache.js'
-import {onPostgres, reopenableStore} from '../helpers/store.js'
+import {findTokenWithOwners, insertToken, markTokenUsed, revokeTokens} from '../../../src/grants/repository.js'
+import {setContext} from '../../../src/store/context.js'
+import type {Database} from '../../../src/store/database.js'
+import {openStore} from '../../../src/schema.js'
+import {storeVersion, writeTransaction, type Store} from '../../../src/store/db.js'
+import {CacheVersion, classifyStatement, listenerName, trackCacheWrites} from '../../../src/store/postgres/listen.js'
+import {versionCache} from '../../../src/store/version-cache.js'
+import {onPostgres, reopenableStore} from '../../helpers/store.js'
 
 // The cache version of a PostgreSQL store (src/store/postgres/listen.ts): the logic on its own,
 // then two stores on one database standing for two processes.
