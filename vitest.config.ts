@@ -4,7 +4,6 @@ import {searchWorkerDefine} from './scripts/search-worker-bundle.mjs'
 // Files that mock modules, re-import the sources or fake timers: a module graph each.
 import {ISOLATED} from './scripts/test-lists.mjs'
 
-
 /**
  * Files a run leaves out (scripts/test.mjs: the fast run's and PostgreSQL's exclusions), as a JSON
  * array of globs: vitest applies its --exclude option to the root configuration only, not to the

@@ -4,6 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, type RunningCli, startCli} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 import {type TcpProxy, tcpProxy} from '../helpers/tcp-proxy.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * The caches of three `serve` processes on one PostgreSQL database (src/store/postgres/listen.ts):
@@ -21,7 +22,7 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
   /** Between the first process's listener and the database. */
   let relay: TcpProxy
   let client: {client_id: string; client_secret: string}
-  const basic = (secret = client.client_secret) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
+  const basic = (secret = client.client_secret) => basicAuth(client.client_id, secret)
   const issue = () => cliJson<{access_token: string}>(['issue-token', ...store, '--member', '1', '--client', client.client_id]).access_token
   const hashOf = (token: string) => createHash('sha256').update(token).digest('hex')
   /** Revokes a token in the database directly: announced only while the table's trigger is on. */

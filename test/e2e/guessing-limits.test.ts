@@ -3,6 +3,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {onPostgres, freshDatabaseUrl} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * The guessing limits as an attacker meets them: a real `serve`, and requests leaving from
@@ -59,7 +60,6 @@ async function signInFormAt(base: string, from: string): Promise<(email: string,
 }
 
 const DEMO = {client: 'demo-client', secret: 'demo-client-secret', key: 'mpk_demo_conversations_key'}
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const messageOf = (html: string) => /class="error"[^>]*>([^<]*)</.exec(html)?.[1] ?? html.slice(0, 200)
 
 describe('guessing limits through a real serve, from distinct loopback addresses', () => {
@@ -160,13 +160,13 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     expect((await fresh(member.email, member.password)).status).toBe(429)
     // The member's own browser, which signed in here before, is not held back.
     expect((await own.signIn(member.email, member.password)).status).toBe(303)
-    expect((await send(base, '127.0.0.6', 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+    expect((await send(base, '127.0.0.6', 'GET', '/balance/countries', {authorization: basicAuth(DEMO.client, DEMO.secret)})).status).toBe(200)
     const token = await send(
       base,
       '127.0.0.6',
       'POST',
       '/oauth/token',
-      {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, DEMO.secret)},
+      {'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(DEMO.client, DEMO.secret)},
       'grant_type=client_credentials',
     )
     expect(token.status, token.body).toBe(200)
@@ -217,13 +217,13 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     expect(late.status).toBe(429)
     expect(JSON.parse(late.body)).toMatchObject({code: 429})
     expect((await summary(DEMO.key)).status).toBe(200)
-    expect((await send(base, '127.0.0.7', 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+    expect((await send(base, '127.0.0.7', 'GET', '/balance/countries', {authorization: basicAuth(DEMO.client, DEMO.secret)})).status).toBe(200)
     const token = await send(
       base,
       '127.0.0.7',
       'POST',
       '/oauth/token',
-      {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, DEMO.secret)},
+      {'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(DEMO.client, DEMO.secret)},
       'grant_type=client_credentials',
     )
     expect(token.status, token.body).toBe(200)
@@ -231,14 +231,21 @@ describe('guessing limits through a real serve, from distinct loopback addresses
 
   it("wrong secrets for a client from one address never refuse that client's right secret, from there or elsewhere", async () => {
     const token = (from: string, secret: string) =>
-      send(base, from, 'POST', '/oauth/token', {'content-type': 'application/x-www-form-urlencoded', authorization: basic(DEMO.client, secret)}, 'grant_type=client_credentials')
+      send(
+        base,
+        from,
+        'POST',
+        '/oauth/token',
+        {'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(DEMO.client, secret)},
+        'grant_type=client_credentials',
+      )
     for (const from of ['127.0.0.8', '127.0.0.9', '127.0.0.10']) {
       for (let i = 0; i < 25; i++) expect([401, 429]).toContain((await token(from, 'not-the-secret')).status)
     }
     expect((await token('127.0.0.8', 'not-the-secret')).status).toBe(429)
     for (const from of ['127.0.0.8', '127.0.0.11']) {
       expect((await token(from, DEMO.secret)).status).toBe(200)
-      expect((await send(base, from, 'GET', '/balance/countries', {authorization: basic(DEMO.client, DEMO.secret)})).status).toBe(200)
+      expect((await send(base, from, 'GET', '/balance/countries', {authorization: basicAuth(DEMO.client, DEMO.secret)})).status).toBe(200)
     }
   })
 

@@ -4,28 +4,19 @@ import {registerClient, type RegisteredClient} from '../../src/registry/service.
 type Db = Parameters<typeof registerClient>[0]
 type NewClientInput = Parameters<typeof registerClient>[1]
 
-/**
- * The HTTP Basic `Authorization` value for a user and password (RFC 7617), as a client or a
- * partner sends it. Tests of the parser itself build their malformed headers by hand.
- */
-export function basicAuth(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
-}
-
-/** A registered client's own id and secret as an HTTP Basic `Authorization` value. */
-export function clientBasic(client: {client_id: string; client_secret: string}): string {
-  return basicAuth(client.client_id, client.client_secret)
-}
-
 /** What a test says about its client: a name, and any field it cares about. */
 export type TestClientInput = Partial<NewClientInput> & {name: string}
 
 /**
  * Registers a client the way `register-client` would, with a site and logo made from its name
- * (`Pulse Co` → https://pulse-co.example) unless the test gives them: the fields a test would
+ * (`Pulse Co` → https://pulse-co.example) unless the test gives them, and the
+ * arguments in registerClient's order: the fields a test would
  * otherwise spell out by hand only to satisfy the registry. `fixed` gives a known id and secret.
  */
-export function registerTestClient(db: Db, now: Date, input: TestClientInput, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
-  const site = `https://${input.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.example`
+export function registerTestClient(db: Db, input: TestClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
+  const site = `https://${input.name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}.example`
   return registerClient(db, {url: site, logo_url: `${site}/logo.png`, ...input}, now, fixed)
 }

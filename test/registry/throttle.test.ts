@@ -10,6 +10,7 @@ import {tempDir} from '../helpers/cli.js'
 import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from '../interfaces/signon/flow.js'
 import type {RegisteredClient} from '../../src/registry/service.js'
 import {openCliStore, openMemoryStore} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 describe('guessing is slowed and recorded in the store', () => {
   // These tests hold checks running to see the bounds per address and per member; the process's
@@ -115,7 +116,7 @@ describe('guessing is slowed and recorded in the store', () => {
   })
 
   it("never refuses a client's right secret, but answers one address's further wrong ones 429, in each interface's shape", async () => {
-    const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
+    const basic = (secret: string) => basicAuth(client.client_id, secret)
     for (let i = 0; i < 20; i++) {
       expect((await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic('wrong-secret')}))).status).toBe(401)
     }

@@ -1,7 +1,8 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {addMember} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {basicAuth, registerTestClient} from '../../helpers/clients.js'
+import {registerTestClient} from '../../helpers/clients.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 import {missingOperations} from '../../helpers/openapi.js'
 
 /** Interface C's operations: documented in /openapi.json, routed, and answering a real 200. */
@@ -35,7 +36,7 @@ describe("balances' operations", () => {
   it('answer 200 to HTTP Basic as a client holding the balance grant', async () => {
     const SECRET = 'a-long-enough-test-secret'
     const now = ctx.clock.now()
-    await registerTestClient(ctx.db, now, {name: 'Payer', grants: ['balance']}, {id: 'payer', secret: SECRET})
+    await registerTestClient(ctx.db, {name: 'Payer', grants: ['balance']}, now, {id: 'payer', secret: SECRET})
     const member = await addMember(
       ctx.db,
       {email: 'smoke@clinic.example', password: 'correct horse battery', first_name: 'Sam', last_name: 'Oke', country: 'US', specialty: 'Oncology'},

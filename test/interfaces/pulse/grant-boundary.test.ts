@@ -3,6 +3,7 @@ import {seedPulses} from '../../../src/interfaces/pulse/seed.js'
 import {registerClient, updateClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, bearer, setupClientAndMember, tokenFor as memberTokenFor} from '../signon/flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /**
  * Operations whose whole purpose is to answer a member's own token (interface A). Every other
@@ -67,7 +68,7 @@ describe('bearer routes read only what the token was granted', () => {
     expect(operations.map((op) => op.path).sort()).toEqual(expect.arrayContaining(['/clients/info', '/clients/projectsInfo', '/projects/{projectId}/export']))
 
     const rivalSecret = 'rival-client-secret-long-enough'
-    const rival = await registerClient(ctx.db, {name: 'Rival', url: 'https://rival.example', logo_url: 'https://rival.example/l.png', grants: ['pulses']}, ctx.clock.now(), {
+    const rival = await registerTestClient(ctx.db, {name: 'Rival', grants: ['pulses']}, ctx.clock.now(), {
       id: 'rival',
       secret: rivalSecret,
     })

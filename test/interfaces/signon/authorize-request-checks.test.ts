@@ -4,6 +4,7 @@ import {allow, checkAuthorizeRequest} from '../../../src/interfaces/signon/autho
 import {registerClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, authorizeParams, authorizeUrl, exchange, getCode, setupClientAndMember, signIn} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 const verifier = `authorize-edge-${'q'.repeat(40)}`
 const challenge = createHash('sha256').update(verifier).digest('base64url')
@@ -84,7 +85,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('prompt=none gives no code to a client the member never allowed, whoever else they allowed', async () => {
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const oidc = (clientId: string, extra: Record<string, string> = {}) => authorizeParams(clientId, {scope: 'openid profile', nonce: 'n-1', ...extra})
     // The member allowed the first client, and holds a live token with it.
     await tokenScope(await getCode(ctx, client.client_id, {scope: 'openid profile', nonce: 'n-1'}))

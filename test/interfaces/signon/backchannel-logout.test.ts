@@ -9,6 +9,7 @@ import {registerClient, type RegisteredClient, updateMember} from '../../../src/
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {LogoutReceiver} from '../../helpers/logout-receiver.js'
 import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * OpenID Connect Back-Channel Logout 1.0: a session's end reaches every client that got an ID token
@@ -188,7 +189,7 @@ describe('back-channel logout', () => {
   })
 
   it('queues nothing for a client without a back-channel logout URI, nor for a plain OAuth grant', async () => {
-    const quiet = await registerClient(ctx.db, {name: 'Quiet', url: 'https://q.example', logo_url: 'https://q.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const quiet = await registerTestClient(ctx.db, {name: 'Quiet', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const {tokens, jar} = await codeFlow(quiet)
     await logOut(tokens.id_token, jar)
     expect(await listDeliveries(ctx.db)).toEqual([])

@@ -2,6 +2,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {authorizeParams, bearer, decide, setupClientAndMember, tokenFor} from './flow.js'
+import {clientBasic} from '../../helpers/http-basic.js'
 
 const ISSUER = 'http://localhost'
 
@@ -20,7 +21,7 @@ describe('discovery, iss, revocation and introspection', () => {
   })
   afterEach(async () => ctx.store.close())
 
-  const basic = (c: RegisteredClient) => ({authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`})
+  const basic = (c: RegisteredClient) => ({authorization: clientBasic(c)})
 
   it('publishes RFC 8414 metadata for its issuer, cacheable', async () => {
     const res = await ctx.app.request('/.well-known/oauth-authorization-server')

@@ -7,6 +7,7 @@ import {registerClient, type RegisteredClient, updateClient} from '../../../src/
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {authorizeParams, authorizeUrl, decide, exchange, getCode, ORIGIN, REDIRECT, setupClientAndMember} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * DPoP (RFC 9449) through the HTTP interface: a token asked for with a proof is bound to the
@@ -266,7 +267,7 @@ describe('presenting a DPoP-bound token', () => {
   })
 
   it('works for a client token at interface D (pulse export)', async () => {
-    const pulses = await registerClient(ctx.db, {name: 'Pulse Co', url: 'https://p.example', logo_url: 'https://p.example/l.png', grants: ['pulses']}, ctx.clock.now())
+    const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
     const nonce = await learnNonce()
     const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret}, {dpop: await proof(alice, {nonce})})
     const {access_token, token_type} = (await res.json()) as {access_token: string; token_type: string}

@@ -6,6 +6,7 @@ import {CLIENT_ASSERTION_TYPE} from '../../../src/interfaces/signon/client-asser
 import type {ClientJwks} from '../../../src/registry/client-keys.js'
 import {registerClient, rotateClientSecret, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
 /*
  * private_key_jwt (RFC 7523 §2.2) at the token, introspection and revocation endpoints: a client
@@ -138,7 +139,7 @@ describe('private_key_jwt at the token endpoint', () => {
 
   it('is the only way for such a client: no secret, no bare client_id; and no other client may use assertions', async () => {
     const {client_id} = await register()
-    const basic = `Basic ${Buffer.from(`${client_id}:anything`).toString('base64')}`
+    const basic = basicAuth(client_id, 'anything')
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic}))).status).toBe(401)
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id}))).status).toBe(401)
     const secretClient = await registerClient(
