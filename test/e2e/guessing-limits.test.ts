@@ -330,8 +330,8 @@ describe('serve --trust-proxy', () => {
     expect(await attempts(proxied, '127.0.0.1', '203.0.113.7, 198.51.100.2', member.password, 1)).toEqual([303])
     // The right-most address that is not a listed proxy is the caller: 127.0.0.20 is one.
     expect(await attempts(proxied, '127.0.0.1', '198.51.100.1, 127.0.0.20', member.password, 1)).toEqual([429])
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(proxied.stderr()).toMatch(/POST \/oauth\/session 303 .* addr=198\.51\.100\.2/)
+    // The access line is written after the answer: wait for it to arrive, however late.
+    await until(() => /POST \/oauth\/session 303 .* addr=198\.51\.100\.2/.test(proxied.stderr()))
   })
 
   /** Waits until the server's log shows a line matching `pattern` (lines are written as answers go out). */
@@ -373,8 +373,7 @@ describe('serve --trust-proxy', () => {
   it('without --trust-proxy the header is never read', async () => {
     const statuses = [...(await attempts(direct, '127.0.0.31', '192.0.2.3', 'wrong', 3)), ...(await attempts(direct, '127.0.0.31', '192.0.2.4', 'wrong', 3))]
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(direct.stderr()).toMatch(/POST \/oauth\/session 401 .* addr=127\.0\.0\.31/)
+    await until(() => /POST \/oauth\/session 401 .* addr=127\.0\.0\.31/.test(direct.stderr()))
   })
 
   it('refuses a --trust-proxy entry that is not an address or range, with one Error: line', async () => {

@@ -106,8 +106,15 @@ describe('guessing is slowed and recorded in the store', () => {
   it('refuses a third check at once from one address while two are running', async () => {
     let release: () => void = () => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const running = [1, 2].map(() => guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => gate.then(() => undefined)))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    let inside = 0
+    const running = [1, 2].map(() =>
+      guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => {
+        inside += 1
+        return gate.then(() => undefined)
+      }),
+    )
+    // Both checks admitted and running (each has called its check), however long that took.
+    while (inside < 2) await new Promise((resolve) => setImmediate(resolve))
     await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.8', clock, async () => 'right')).rejects.toMatchObject({code: 'too_many_requests'})
     // Another address is not held back by it.
     await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.9', clock, async () => 'right')).resolves.toBe('right')
