@@ -5,7 +5,7 @@ import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
 import {LogoutWorker} from '../../../src/interfaces/signon/logout-worker.js'
 import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.js'
 import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
-import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {LogoutReceiver} from '../../helpers/logout-receiver.js'
 import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
@@ -108,11 +108,7 @@ describe('back-channel logout', () => {
   it('tells only the clients that got an ID token in that session', async () => {
     const other = await new LogoutReceiver().start()
     try {
-      const b = await registerClient(
-        ctx.db,
-        {name: 'Beta', url: 'https://b.example', logo_url: 'https://b.example/l.png', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url},
-        ctx.clock.now(),
-      )
+      const b = await registerTestClient(ctx.db, {name: 'Beta', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url}, ctx.clock.now())
       // B got an ID token in another browser's session, A in this one; a plain OAuth grant names no session.
       await codeFlow(b)
       const {tokens, jar} = await codeFlow()

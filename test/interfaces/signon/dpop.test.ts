@@ -3,7 +3,7 @@ import {calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT} f
 import {afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
-import {registerClient, type RegisteredClient, updateClient} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {authorizeParams, authorizeUrl, decide, exchange, getCode, ORIGIN, REDIRECT, setupClientAndMember} from './flow.js'
@@ -282,11 +282,7 @@ describe('refresh tokens and DPoP', () => {
   const pkce = {code_challenge: createHash('sha256').update(VERIFIER).digest('base64url'), code_challenge_method: 'S256'}
 
   async function publicTokens(who: Holder): Promise<{publicId: string; refresh_token: string}> {
-    const spa = await registerClient(
-      ctx.db,
-      {name: 'Acme App', url: 'https://client.example', logo_url: 'https://client.example/logo.png', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'},
-      ctx.clock.now(),
-    )
+    const spa = await registerTestClient(ctx.db, {name: 'Acme App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'}, ctx.clock.now())
     const publicId = spa.client_id
     const location = await decide(ctx, authorizeParams(publicId, {...pkce, scope: 'openid offline_access'}))
     const nonce = await learnNonce()

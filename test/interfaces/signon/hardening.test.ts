@@ -5,7 +5,7 @@ import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
 import {resolveToken} from '../../../src/grants/service.js'
 import {revokeTokens} from '../../../src/grants/repository.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {addMember, registerClient, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {addMember, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {openStore} from '../../../src/schema.js'
 import {writeTransaction} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
@@ -160,11 +160,7 @@ describe('member info refusals beyond a dead token', () => {
   it('a client_credentials token (no member) is 401 invalid_token with a Bearer challenge', async () => {
     const ctx = await freshApp()
     try {
-      const client = await registerClient(
-        ctx.db,
-        {name: 'Pulses', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']},
-        ctx.clock.now(),
-      )
+      const client = await registerTestClient(ctx.db, {name: 'Pulses', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
       const {access_token} = (await res.json()) as {access_token: string}
       const info = await ctx.app.request('/user/oauth/user/info', {headers: {authorization: `Bearer ${access_token}`}})

@@ -200,11 +200,7 @@ describe('CORS for browser apps', () => {
     expect(replay.status).toBe(400)
     expect(replay.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
     // Another registered client's origin may not read this client's answers.
-    await registerClient(
-      ctx.db,
-      {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://other.example/cb']},
-      ctx.clock.now(),
-    )
+    await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://other.example/cb']}, ctx.clock.now())
     const foreign = await ctx.app.request(
       '/oauth/token',
       form({grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: clientId}, {origin: 'https://other.example'}),
