@@ -328,6 +328,9 @@ describe('serve --trust-proxy', () => {
     expect(await attempts(proxied, '127.0.0.1', '198.51.100.1', 'wrong', 6)).toEqual([401, 401, 401, 401, 401, 429])
     // Another caller behind the same proxy is not held back by the first one's failures.
     expect(await attempts(proxied, '127.0.0.1', '203.0.113.7, 198.51.100.2', member.password, 1)).toEqual([303])
+    // The access line is written after the answer: wait for it to arrive, however late (and with
+    // it every line before it).
+    await until(() => /POST \/oauth\/session 303 .* addr=198\.51\.100\.2/.test(proxied.stderr()))
     // The right-most address that is not a listed proxy is the caller: 127.0.0.20 is one. Its lock
     // on 198.51.100.1 lasts a second, which a loaded machine may spend before this request: the
     // answer is 429 while it holds, and the access line names whom the request was counted against.
@@ -337,8 +340,6 @@ describe('serve --trust-proxy', () => {
     await until(() => line.test(proxied.stderr().slice(logged)))
     expect(line.exec(proxied.stderr().slice(logged))![0]).toMatch(new RegExp(`^POST /oauth/session ${status} .* addr=198\\.51\\.100\\.1( |$)`))
     if (status !== 429) expect(status, 'a right password once the lock has passed').toBe(303)
-    // The access line is written after the answer: wait for it to arrive, however late.
-    await until(() => /POST \/oauth\/session 303 .* addr=198\.51\.100\.2/.test(proxied.stderr()))
   })
 
   /** Waits until the server's log shows a line matching `pattern` (lines are written as answers go out). */
