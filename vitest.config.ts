@@ -1,20 +1,8 @@
 import {fileURLToPath} from 'node:url'
 import {configDefaults, defineConfig} from 'vitest/config'
 import {searchWorkerDefine} from './scripts/search-worker-bundle.mjs'
-
-/**
- * Test files that need a module graph of their own: they mock a module (vi.mock), re-import the
- * sources (vi.resetModules), or fake the timers. Every other file shares its worker's modules
- * with the files that worker ran before it, so the sources are imported once per worker instead
- * of once per file, which was most of the in-process tests' time (docs/architecture.md, Tests).
- */
-const ISOLATED = [
-  'test/interfaces/partner/record-after-store-outage.test.ts',
-  'test/interfaces/partner/lease-takeover.test.ts',
-  'test/interfaces/partner/worker.test.ts',
-  'test/interfaces/signon/signing-keys.test.ts',
-  'test/lib/hashing.test.ts',
-]
+// Files that mock modules, re-import the sources or fake timers: a module graph each.
+import {ISOLATED} from './scripts/test-lists.mjs'
 
 /**
  * Files a run leaves out (scripts/test.mjs: the fast run's and PostgreSQL's exclusions), as a JSON

@@ -4,9 +4,12 @@
 import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 
-// Loading the config sets MEDPANEL_MUTATE_TESTS for its default module; each run gets its own.
+import {fileURLToPath} from 'node:url'
+import {MODULES, mutatedParts} from './mutation-modules.mjs'
+
+// Set beforehand, MEDPANEL_MUTATE_TESTS narrows every module's run to those test files.
 const chosenTests = process.env.MEDPANEL_MUTATE_TESTS ?? ''
-const {MODULES} = await import('../stryker.config.mjs')
+const root = fileURLToPath(new URL('..', import.meta.url))
 
 // Module names first; the first option and all after it go to Stryker, as in
 // `npm run mutate -- balance --mutate src/interfaces/balance/service.ts:451-525`.
@@ -24,7 +27,7 @@ const chosen = names.length > 0 ? names : Object.keys(MODULES)
 const stryker = new URL('../node_modules/@stryker-mutator/core/bin/stryker.js', import.meta.url).pathname
 let failed = false
 for (const name of chosen) {
-  console.log(`\n== mutating ${name}: ${MODULES[name].mutate.join(', ')}`)
+  console.log(`\n== mutating ${name} (fails under ${MODULES[name].break}%): ${mutatedParts(root, MODULES[name]).join(', ')}`)
   const run = spawnSync(process.execPath, [stryker, 'run', 'stryker.config.mjs', ...extra], {
     stdio: 'inherit',
     env: {...process.env, MEDPANEL_MUTATE_MODULE: name, MEDPANEL_MUTATE_TESTS: chosenTests},

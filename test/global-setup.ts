@@ -1,9 +1,10 @@
 import {spawnSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
-import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
+import {chmodSync, existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, relative, resolve} from 'node:path'
 import type {TestProject} from 'vitest/node'
+import {STARTS_PROCESSES} from '../scripts/test-lists.mjs'
 import {ensureFreshBuild} from './helpers/fresh-build.mjs'
 
 /**
@@ -15,19 +16,37 @@ import {ensureFreshBuild} from './helpers/fresh-build.mjs'
  * - The CLI tests run the built dist/, so every vitest run (plain `npx vitest run`, watch mode, or
  *   scripts/test.mjs) first rebuilds it when it is older than the sources; watch mode checks again
  *   before each rerun. scripts/test.mjs checks once for all its runtimes and sets
- *   MEDPANEL_TEST_BUILT=1, which skips the check here.
+ *   MEDPANEL_TEST_BUILT=1, which skips the check here. A run of test files named one by one, none
+ *   of which starts a process (none in STARTS_PROCESSES, scripts/test-lists.mjs), skips it too:
+ *   the build took most of a small file's run after an edit.
  */
 export default function setup(project: TestProject): () => void {
   const teardowns = [runDirectory(), runDatabases()]
   if (process.env.MEDPANEL_TEST_BUILT !== '1') {
-    ensureFreshBuild()
+    if (needsDist(project)) ensureFreshBuild()
     project.onTestsRerun(() => {
-      ensureFreshBuild()
+      if (needsDist(project)) ensureFreshBuild()
     })
   }
   return () => {
     for (const teardown of teardowns) teardown()
   }
+}
+
+/**
+ * Whether the tests about to run may start the built CLI: unless every filter on the command line
+ * names one test file outside STARTS_PROCESSES, assume so. vitest keeps the filters in a field it
+ * does not document (`filenamePattern`); without it, this answers yes, as before.
+ */
+function needsDist(project: TestProject): boolean {
+  const filters = (project.vitest as unknown as {filenamePattern?: string[]}).filenamePattern ?? []
+  if (filters.length === 0) return true
+  const root = project.vitest.config.root
+  return filters.some((filter) => {
+    const file = relative(root, resolve(root, filter))
+    if (!/\.test\.tsx?$/.test(file) || !existsSync(join(root, file))) return true
+    return STARTS_PROCESSES.some((entry) => (entry.endsWith('/**') ? file.startsWith(entry.slice(0, -2)) : file === entry))
+  })
 }
 
 /**

@@ -9,6 +9,7 @@ import {openStore} from '../../src/schema.js'
 import {cli, cliArgv, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
 import {storeFlags} from '../helpers/store.js'
 import {cliAsync} from '../interfaces/partner/helpers.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /**
  * docs/operations.md has operators export MEDPANEL_MEMBER_PASSWORD and the partner variables to
@@ -132,7 +133,6 @@ describe('partner secrets from the environment', () => {
   let partnerUrl: string
   const authorizations: string[] = []
   const signed: string[] = []
-  const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -161,7 +161,7 @@ describe('partner secrets from the environment', () => {
     authorizations.length = 0
     signed.length = 0
     expect(await push(db, 'P-ENV-1')).toBe(0)
-    expect(authorizations).toEqual([basic('acme', 'registered-pw')])
+    expect(authorizations).toEqual([basicAuth('acme', 'registered-pw')])
     // No signing secret was set, so none was taken from the variable either.
     expect(signed).toEqual([''])
 
@@ -169,7 +169,7 @@ describe('partner secrets from the environment', () => {
     expect(changed.status, changed.stderr).toBe(0)
     authorizations.length = 0
     expect(await push(db, 'P-ENV-2')).toBe(0)
-    expect(authorizations).toEqual([basic('acme', 'rotated-pw')])
+    expect(authorizations).toEqual([basicAuth('acme', 'rotated-pw')])
   })
 
   it('register-client --signing-secret-stdin reads the signing secret from standard input', async () => {

@@ -2,6 +2,7 @@ import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {cli, startCli, tempDir} from '../helpers/cli.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 const partner = ['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret']
 
@@ -28,7 +29,7 @@ describe('partner-serve and the store flags', () => {
     const running = await startCli([...partner, '--db', file], {MEDPANEL_DATABASE_URL: 'postgres://medpanel@127.0.0.1:9/medpanel', MEDPANEL_DB: join(tempDir(), 'service.db')})
     try {
       // A read of its store: 404 for a project nobody pushed, not a 500 from a store it never opened.
-      const res = await fetch(`${running.url}/v1/projects/P-none`, {headers: {authorization: `Basic ${Buffer.from('acme:s3cret').toString('base64')}`}})
+      const res = await fetch(`${running.url}/v1/projects/P-none`, {headers: {authorization: basicAuth('acme', 's3cret')}})
       expect(res.status).toBe(404)
       expect(existsSync(file)).toBe(true)
     } finally {

@@ -2,8 +2,7 @@ import {join} from 'node:path'
 import {writeFileSync} from 'node:fs'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
-
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+import {basicAuth} from '../helpers/http-basic.js'
 
 describe('balance commands and a running server', () => {
   // Every test gets its own store holding one member (user_id 1, NPI 1234567893, ME 03512345671)
@@ -107,7 +106,7 @@ describe('balance commands and a running server', () => {
     })
 
     it('lets 200 concurrent withdrawals through two servers succeed exactly as far as funds allow, never below zero', async () => {
-      const before = (await (await fetch(`${server!.url}/balance/user_id/1/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).json()) as {
+      const before = (await (await fetch(`${server!.url}/balance/user_id/1/summary`, {headers: {authorization: basicAuth(client.client_id, client.client_secret)}})).json()) as {
         available_funds: number
       }
       expect(before.available_funds).toBe(100.05)
@@ -116,7 +115,7 @@ describe('balance commands and a running server', () => {
         Array.from({length: 200}, (_, i) =>
           fetch(`${(i % 2 ? second : server)!.url}/balance/user_id/1/withdrawals`, {
             method: 'POST',
-            headers: {authorization: basic(client.client_id, client.client_secret), 'content-type': 'application/json'},
+            headers: {authorization: basicAuth(client.client_id, client.client_secret), 'content-type': 'application/json'},
             body,
           }).then(async (res) => {
             await res.arrayBuffer()
@@ -128,7 +127,7 @@ describe('balance commands and a running server', () => {
       // 100.05 / 0.75 = 133 withdrawals, leaving 0.30
       expect(created).toBe(133)
       expect(statuses.filter((s) => s === 422).length).toBe(67)
-      const after = await (await fetch(`${server!.url}/balance/npi/1234567893/summary`, {headers: {authorization: basic(client.client_id, client.client_secret)}})).text()
+      const after = await (await fetch(`${server!.url}/balance/npi/1234567893/summary`, {headers: {authorization: basicAuth(client.client_id, client.client_secret)}})).text()
       expect(after).toContain('"available_funds":0.3,')
       const list = cliJson<Array<{type: string; current_balance: number}>>(['list-transactions', '--limit', '100000', 'user_id', '1', ...store])
       expect(list.filter((t) => t.type === 'WITHDRAWAL')).toHaveLength(133)

@@ -4,6 +4,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, type RunningCli, startCli} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 import {type TcpProxy, tcpProxy} from '../helpers/tcp-proxy.js'
+import {basicAuth} from '../helpers/http-basic.js'
+import {scaledBound, timeOf} from '../helpers/timing.js'
 
 /*
  * The caches of three `serve` processes on one PostgreSQL database (src/store/postgres/listen.ts):
@@ -21,7 +23,7 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
   /** Between the first process's listener and the database. */
   let relay: TcpProxy
   let client: {client_id: string; client_secret: string}
-  const basic = (secret = client.client_secret) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
+  const basic = (secret = client.client_secret) => basicAuth(client.client_id, secret)
   const issue = () => cliJson<{access_token: string}>(['issue-token', ...store, '--member', '1', '--client', client.client_id]).access_token
   const hashOf = (token: string) => createHash('sha256').update(token).digest('hex')
   /** Revokes a token in the database directly: announced only while the table's trigger is on. */
@@ -125,10 +127,11 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
       body: new URLSearchParams({token}),
     })
     expect(res.status).toBe(200)
-    expect(await info(servers[0]!, token)).toBe(401)
+    // One request to the revoking process, timed: the others may take many of them on a busy machine.
+    const request = await timeOf(async () => expect(await info(servers[0]!, token)).toBe(401))
     const {ms, label} = await untilAll(servers.slice(1), async (server) => (await info(server, token)) === 401)
     console.log(`revoked token refused by the other two processes after ${label}`)
-    expect(ms).toBeLessThan(2_000)
+    expect(ms).toBeLessThan(scaledBound(2_000, request))
   })
 
   it("a client's rotated secret is refused by every process within milliseconds of the command", async () => {
@@ -138,11 +141,12 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
         return res.status
       })
     for (const server of servers) for (let i = 0; i < 2; i++) expect(await summary(server)).toBe(200)
+    const request = await timeOf(async () => expect(await summary(servers[0]!)).toBe(200))
     const old = client.client_secret
     const rotated = cliJson<{client_secret: string}>(['rotate-client-secret', ...store, client.client_id])
     const {ms, label} = await untilAll(servers, async (server) => (await summary(server, old)) === 401)
     console.log(`old client secret refused by all three processes ${label} after the command returned`)
-    expect(ms).toBeLessThan(2_000)
+    expect(ms).toBeLessThan(scaledBound(2_000, request))
     client.client_secret = rotated.client_secret
     for (const server of servers) expect(await summary(server)).toBe(200)
   })
@@ -208,9 +212,10 @@ describe.skipIf(!onPostgres)('caches of three serve processes on one PostgreSQL 
   it('a member deactivated by a command is refused by every process within milliseconds', async () => {
     const token = issue()
     await useEverywhere(token)
+    const request = await timeOf(async () => expect(await info(servers[0]!, token)).toBe(200))
     cliJson(['update-member', ...store, '1', '--deactivate'])
     const {ms, label} = await untilAll(servers, async (server) => (await info(server, token)) === 401)
     console.log(`deactivated member's token refused by all three processes ${label} after the command returned`)
-    expect(ms).toBeLessThan(2_000)
+    expect(ms).toBeLessThan(scaledBound(2_000, request))
   })
 })

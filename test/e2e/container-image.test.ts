@@ -7,6 +7,7 @@ import {freshExecutable} from '../helpers/executable.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEMO_API_KEY, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../src/demo-data.js'
 import {cli, freePort, startCli, tempDir, type Launcher, type RunningCli} from '../helpers/cli.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const buildah = spawnSync('sh', ['-c', 'command -v buildah'], {encoding: 'utf8'}).stdout.trim()
@@ -204,7 +205,7 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
     expect(discovery.status).toBe(200)
     expect(((await discovery.json()) as {issuer: string}).issuer).toBe(`http://localhost:${port}`)
 
-    const basic = `Basic ${Buffer.from(`${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`).toString('base64')}`
+    const basic = basicAuth(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
       headers: {authorization: basic, 'content-type': 'application/x-www-form-urlencoded'},

@@ -6,6 +6,7 @@ import {npiFromBase} from '../../src/lib/npi.js'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {makeStoreFile} from '../helpers/store.js'
 import {cliAsync} from '../interfaces/partner/helpers.js'
+import {basicAuth, clientBasic} from '../helpers/http-basic.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -58,7 +59,7 @@ describe('crashes, repeated', () => {
       '--grant',
       'balance',
     ])
-    const auth = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+    const auth = clientBasic(client)
     const members: number[] = []
     for (let i = 0; i < 4; i++) {
       const member = cliJson<{user_id: number}>([
@@ -190,7 +191,7 @@ describe('crashes, repeated', () => {
       cliJson(['push-quota', ...db, '--project-id', 'S1', '--file', join(dir, 'quota.json')])
       // One member per request: hundreds of deliveries, so each kill lands mid-way.
       cliJson(['push-members', ...db, '--project-id', 'S1', '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
-      const auth = {authorization: `Basic ${Buffer.from('soak:soak-pw').toString('base64')}`}
+      const auth = {authorization: basicAuth('soak', 'soak-pw')}
       const received = async () => {
         const res = await fetch(`${partner.url}/v1/projects/S1/quotas/Q1/members`, {headers: auth})
         return res.status === 200 ? ((await res.json()) as unknown[]) : []

@@ -8,6 +8,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {EXECUTABLE, cli, cliJson, startCli, tempDir, type Launcher, type RunningCli} from '../helpers/cli.js'
 import {consentInBrowser} from '../helpers/consent.js'
+import {basicAuth, clientBasic} from '../helpers/http-basic.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -163,7 +164,7 @@ describe('the single executable, alone in an empty root', () => {
 
     // C: credit from the command line, withdraw over HTTP.
     cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '120.50', '--type', 'HONORARIUM'], {}, launcher)
-    const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+    const basic = clientBasic(client)
     const withdrawal = await fetch(`${server.url}/balance/user_id/${member.user_id}/withdrawals`, {
       method: 'POST',
       headers: {authorization: basic, 'content-type': 'application/json'},
@@ -269,7 +270,7 @@ describe('the single executable, alone in an empty root', () => {
       {},
       launcher,
     )
-    const received = await fetch(`${partner.url}/v1/projects/EXE-1`, {headers: {authorization: `Basic ${Buffer.from('exe:exe-partner-pw').toString('base64')}`}})
+    const received = await fetch(`${partner.url}/v1/projects/EXE-1`, {headers: {authorization: basicAuth('exe', 'exe-partner-pw')}})
     expect(received.status).toBe(200)
     expect(await received.json()).toMatchObject({project_id: 'EXE-1', name: 'Executable study', status: 'active', project_type: 'custom'})
 

@@ -5,6 +5,7 @@ import {describe, expect, it} from 'vitest'
 import {cli, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {consentInBrowser} from '../helpers/consent.js'
 import {onPostgres} from '../helpers/store.js'
+import {basicAuth, clientBasic} from '../helpers/http-basic.js'
 
 /**
  * What serve, the reference partner and the CLI log, in both --log-format values, after a whole
@@ -113,7 +114,7 @@ describe.each(['json', 'text'] as const)('logs in the %s format', (format) => {
 
       // C: a credit from the CLI, a withdrawal over HTTP with an Idempotency-Key.
       run(['credit', 'user_id', String(member.user_id), ...db, '--amount', '50'])
-      const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+      const basic = clientBasic(client)
       const withdrawal = await fetch(`${base}/balance/user_id/${member.user_id}/withdrawals`, {
         method: 'POST',
         headers: {authorization: basic, 'content-type': 'application/json', 'idempotency-key': `idem-${randomBytes(6).toString('hex')}`},
@@ -152,7 +153,7 @@ describe.each(['json', 'text'] as const)('logs in the %s format', (format) => {
       const humanId = /^Request id: ([0-9a-f-]{36}) /m.exec(human.stderr)?.[1]
       expect(humanId, human.stderr).toBeTruthy()
       expect(runJson(['list-deliveries', ...db, '--project-id', 'LOG-1'])).toEqual([expect.objectContaining({request_id: pushed.request_id})])
-      const partnerAuth = {authorization: `Basic ${Buffer.from(`medpanel:${secrets['partner password']}`).toString('base64')}`}
+      const partnerAuth = {authorization: basicAuth('medpanel', `${secrets['partner password']}`)}
       for (const id of ['LOG-1', 'LOG-2']) {
         for (let i = 0; (await fetch(`${partner.url}/v1/projects/${id}`, {headers: partnerAuth})).status !== 200; i++) {
           expect(i, `${id} was not delivered`).toBeLessThan(600)

@@ -5,6 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {freePort, medpanelOnPath, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /**
  * `/metrics` as Prometheus reads it: a real `serve`, a small scenario over HTTP (a token, its
@@ -60,7 +61,7 @@ describe('/metrics', {timeout: 0}, () => {
     expect(new URL(server.url).hostname).toBe('127.0.0.1')
     expect(before.type).toMatch(/^text\/plain; version=0\.0\.4/)
 
-    const basic = `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`
+    const basic = basicAuth('demo-client', 'demo-client-secret')
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
       headers: {'content-type': 'application/x-www-form-urlencoded'},

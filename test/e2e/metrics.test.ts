@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * /metrics of a real `serve` on loopback, asked from several local addresses: 127.0.0.x are all
@@ -104,7 +105,7 @@ describe('/metrics of a real serve', () => {
     const wrong = await get(tokened.url, '127.0.0.1', '/metrics', {authorization: `Bearer ${TOKEN}x`})
     expect(wrong.status).toBe(401)
     expect(wrong.headers['www-authenticate']).toMatch(/error="invalid_token"/)
-    expect((await get(tokened.url, '127.0.0.1', '/metrics', {authorization: `Basic ${Buffer.from(`metrics:${TOKEN}`).toString('base64')}`})).status).toBe(401)
+    expect((await get(tokened.url, '127.0.0.1', '/metrics', {authorization: basicAuth('metrics', TOKEN)})).status).toBe(401)
     const right = await get(tokened.url, '127.0.0.1', '/metrics', {authorization: `Bearer ${TOKEN}`})
     expect(right.status).toBe(200)
     expect(right.body).toMatch(/^medpanel_store_migrations_applied [1-9]/m)

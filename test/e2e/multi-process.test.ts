@@ -6,6 +6,7 @@ import {npiFromBase} from '../../src/lib/npi.js'
 import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {consentInBrowser} from '../helpers/consent.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {clientBasic} from '../helpers/http-basic.js'
 
 /*
  * Scaling out: three `serve` processes on one PostgreSQL database, as behind a load balancer.
@@ -66,7 +67,7 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
     writeFileSync(file, JSON.stringify(list))
     cliJson(['push-members', ...store, '--project-id', project, '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
   }
-  const basic = () => `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+  const basic = () => clientBasic(client)
 
   beforeAll(async () => {
     url = await freshDatabaseUrl()

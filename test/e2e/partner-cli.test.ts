@@ -4,6 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {npiFromBase} from '../../src/lib/npi.js'
 import {NPI} from '../interfaces/partner/helpers.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /** End to end: the built CLI pushing to `partner-serve` on loopback. */
 describe('interface B commands against partner-serve', () => {
@@ -11,7 +12,7 @@ describe('interface B commands against partner-serve', () => {
   const db = ['--db', join(dir, 'medpanel.db')]
   let partner: RunningCli
   let clientId: string
-  const auth = {authorization: `Basic ${Buffer.from('acme:s3cret').toString('base64')}`}
+  const auth = {authorization: basicAuth('acme', 's3cret')}
   const get = async (path: string, retried = false): Promise<any> => {
     let res: Response
     try {

@@ -5,6 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson, freePort, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {consentInBrowser} from '../helpers/consent.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {clientBasic} from '../helpers/http-basic.js'
 
 /*
  * PgBouncer in transaction pooling mode between medpanel and PostgreSQL, as many operators run
@@ -34,7 +35,7 @@ describe.skipIf(!onPostgres)('serve and the CLI through PgBouncer (transaction p
   let client: {client_id: string; client_secret: string}
   let memberId: number
   const member = {email: 'pool.doctor@clinic.example', password: 'a long enough password'}
-  const basic = () => `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`
+  const basic = () => clientBasic(client)
 
   beforeAll(async () => {
     const binary = ['pgbouncer', '/usr/sbin/pgbouncer'].find((candidate) => spawnSync(candidate, ['--version']).status === 0)

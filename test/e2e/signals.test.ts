@@ -3,6 +3,7 @@ import {readFileSync, renameSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * What serve does on SIGTERM, a second SIGTERM, the drain time passing and SIGHUP
@@ -11,7 +12,7 @@ import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
  * client sends in two parts, with the signal between them.
  */
 
-const BASIC = `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`
+const BASIC = basicAuth('demo-client', 'demo-client-secret')
 const WITHDRAWAL = JSON.stringify({type: 'PAYPAL', amount: 0.01, member_details: {first_name: 'Dana', last_name: 'Whitfield', email: 'dana@example.com'}})
 const running: RunningCli[] = []
 

@@ -2,6 +2,7 @@ import {request} from 'node:http'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * The token endpoints' forms on a real server: on Node, serve reads an URL-encoded body straight
@@ -13,7 +14,7 @@ describe('the token endpoints read their forms on a real server', () => {
   let server: RunningCli
   let token: string
   const db = join(tempDir(), 'forms.db')
-  const basic = `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`
+  const basic = basicAuth('demo-client', 'demo-client-secret')
   const post = (path: string, body: string, headers: Record<string, string> = {authorization: basic}) =>
     fetch(`${server.url}${path}`, {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded', ...headers}, body})
 

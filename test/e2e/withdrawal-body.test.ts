@@ -1,12 +1,13 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {join} from 'node:path'
 import {startCli, tempDir, type RunningCli} from '../helpers/cli.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 // Over a real socket, a withdrawal's body is read straight from Node's request stream (not through
 // a Fetch body, as in-process requests are); the same limits and answers hold there.
 describe('withdrawal bodies over HTTP', () => {
   let server: RunningCli
-  const basic = `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`
+  const basic = basicAuth('demo-client', 'demo-client-secret')
   const details = {first_name: 'Dana', last_name: 'Whitfield', email: 'dana@example.com'}
   beforeAll(async () => {
     server = await startCli(['serve', '--demo', '--port', '0', '--no-worker', '--db', join(tempDir(), 'demo.db')])

@@ -8,6 +8,7 @@ import {expect} from 'vitest'
 import {npiFromBase} from '../../src/lib/npi.js'
 import {openStore} from '../../src/schema.js'
 import {cliArgv, cliCwd} from './cli.js'
+import {clientBasic} from './http-basic.js'
 
 /*
  * Shared by the fault tests (test/e2e/faults-*.test.ts): a partner that records what it gets, a
@@ -237,7 +238,7 @@ export async function seedService(store: string[], partnerUrl: string, count: nu
   ])
   return {
     clientId: client.client_id,
-    auth: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    auth: clientBasic(client),
     members: members as number[],
     apiKey: apiKey as string,
   }

@@ -7,6 +7,7 @@ import {basicClientAuth} from '../../src/http/basic-auth.js'
 import {bearerToken, type BearerTokenOptions} from '../../src/http/bearer-auth.js'
 import {type ErrorRenderer, errorShape, renderMessage, toAppError} from '../../src/http/error-shape.js'
 import {renderOAuthError} from '../../src/http/oauth-error.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * The one authentication contract: every factory's refusal is a thrown AppError that carries its
@@ -134,7 +135,7 @@ async function answer(app: Hono, path: string, headers: Record<string, string> =
   return {status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.json()}
 }
 
-const basicHeader = (user: string, password: string) => ({authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`})
+const basicHeader = (user: string, password: string) => ({authorization: basicAuth(user, password)})
 
 describe('basicClientAuth', () => {
   const refused = (reason: string) => new AppError('unauthorized', reason, {challenge: {scheme: 'Basic', realm: 'test realm'}})

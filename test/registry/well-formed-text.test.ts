@@ -2,9 +2,10 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../src/errors.js'
 import {id as partnerId} from '../../src/interfaces/partner/schema.js'
 import {isWellFormedText} from '../../src/lib/unicode.js'
-import {addMember, registerClient} from '../../src/registry/service.js'
+import {addMember} from '../../src/registry/service.js'
 import {freshApp, type TestContext} from '../helpers/app.js'
 import {rejectionOf} from '../helpers/rejection.js'
+import {registerTestClient} from '../helpers/clients.js'
 
 /*
  * Text that is not well-formed Unicode (a UTF-16 surrogate without its partner, which JSON can
@@ -37,14 +38,7 @@ describe('member and client fields', () => {
   })
 
   it("refuses a lone surrogate in a client's name", async () => {
-    const error = await rejectionOf(
-      registerClient(
-        ctx.db,
-        {name: 'Acme\ud800', url: 'https://acme.example', logo_url: 'https://acme.example/l.png', redirect_uris: ['https://acme.example/cb']},
-        ctx.clock.now(),
-      ),
-      AppError,
-    )
+    const error = await rejectionOf(registerTestClient(ctx.db, {name: 'Acme\ud800', redirect_uris: ['https://acme.example/cb']}, ctx.clock.now()), AppError)
     expect(error.message).toMatch(/name: must be well-formed Unicode text/)
   })
 

@@ -10,10 +10,11 @@ import {openStore} from '../../src/schema.js'
 import type {Store} from '../../src/store/db.js'
 import {cliJson, tempDir} from '../helpers/cli.js'
 import {FakeTransport} from '../interfaces/partner/helpers.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 const PASSWORD = 'partner-password-in-the-clear'
 const SIGNING = 'signing-secret-in-the-clear-0123'
-const basic = `Basic ${Buffer.from(`acme:${PASSWORD}`).toString('base64')}`
+const basic = basicAuth('acme', PASSWORD)
 
 async function partnerClient(store: Store, clock: ManualClock): Promise<string> {
   const client = await registerClient(

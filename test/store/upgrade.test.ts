@@ -22,6 +22,7 @@ import {CookieJar, csrfOf} from '../interfaces/signon/flow.js'
 import {FakeTransport} from '../interfaces/partner/helpers.js'
 import {form} from '../helpers/app.js'
 import {openMemoryStore} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 
@@ -61,8 +62,6 @@ it('keeps a store of every release that changed the schema or how secrets are st
   // Without them every check below would silently run for nothing.
   expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0']))
 })
-
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 
 describe.each(releases)('a store written by %s opens under this release with everything intact', (release) => {
   const credentials = JSON.parse(readFileSync(join(FIXTURES, `${release}.json`), 'utf8')) as Credentials
@@ -163,8 +162,8 @@ describe.each(releases)('a store written by %s opens under this release with eve
     const client = (await listClients(store.db)).find((c) => c.client_id === credentials.client_id)
     expect(client?.token_endpoint_auth_method).toBe('client_secret_basic')
     // The secret still works, in the Basic header as in the form.
-    const basicAuth = await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic(credentials.client_id, credentials.client_secret)}))
-    expect(basicAuth.status).toBe(200)
+    const viaBasic = await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basicAuth(credentials.client_id, credentials.client_secret)}))
+    expect(viaBasic.status).toBe(200)
     // Without it, a confidential client is refused as before.
     const bare = await app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: credentials.client_id}))
     expect(bare.status).toBe(401)
@@ -209,7 +208,7 @@ describe.each(releases)('a store written by %s opens under this release with eve
 
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
     const {app} = await upgraded()
-    const auth = {authorization: basic(credentials.client_id, credentials.client_secret)}
+    const auth = {authorization: basicAuth(credentials.client_id, credentials.client_secret)}
     expect(await (await app.request(`/balance/user_id/${credentials.member_id}/summary`, {headers: auth})).json()).toEqual(credentials.balance)
     expect(await (await app.request(`/balance/user_id/${credentials.member_id}/transactions`, {headers: auth})).json()).toEqual(credentials.transactions)
     expect((await app.request(`/balance/transactions/${credentials.withdrawal.id}`, {headers: auth})).status).toBe(200)
@@ -225,7 +224,7 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(transport.requests).toHaveLength(1)
     const [request] = transport.requests
     expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
-    expect(request!.headers.authorization).toBe(basic(credentials.partner_username, credentials.partner_password))
+    expect(request!.headers.authorization).toBe(basicAuth(credentials.partner_username, credentials.partner_password))
     expect(request!.headers['x-medpanel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
     const ids = (await sql<{request_id: string | null}>`select request_id from partner_deliveries`.execute(store.db)).rows.map((r) => r.request_id)
     if (credentials.signing_kids === undefined) {

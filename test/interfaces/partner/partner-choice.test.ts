@@ -8,6 +8,7 @@ import {registerClient} from '../../../src/registry/service.js'
 import type {Store} from '../../../src/store/db.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {FakeTransport, partnerStore, projectInput} from './helpers.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * Which partners a change is queued for, what queueing answers, and the ids allowed in a
@@ -26,14 +27,7 @@ beforeEach(async () => {
 })
 afterEach(async () => store.close())
 
-const signOnClient = async () =>
-  (
-    await registerClient(
-      db,
-      {name: 'Sign-on only', url: 'https://app.example', logo_url: 'https://app.example/logo.png', grants: ['signon'], redirect_uris: ['https://app.example/callback']},
-      clock.now(),
-    )
-  ).client_id
+const signOnClient = async () => (await registerTestClient(db, {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://app.example/callback']}, clock.now())).client_id
 const refusal = async (promise: Promise<unknown>) => {
   const error = await rejectionOf(promise, AppError)
   return {code: error.code, message: error.message}

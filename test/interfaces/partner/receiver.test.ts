@@ -5,8 +5,9 @@ import {verifyPartner} from '../../../src/interfaces/partner/verify.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import {startServer, type RunningServer} from '../../../src/server.js'
 import {cliAsync, NPI, referencePartner} from './helpers.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
-const AUTH = {authorization: `Basic ${Buffer.from('medpanel:pw-0').toString('base64')}`}
+const AUTH = {authorization: basicAuth('medpanel', 'pw-0')}
 const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
   method,
   body: JSON.stringify(body),
@@ -35,7 +36,7 @@ describe('reference partner (partner-serve)', () => {
   afterAll(async () => partner.store.close())
 
   it('refuses calls without or with wrong Basic credentials with 401, and logs each request', async () => {
-    for (const headers of [{} as Record<string, string>, {authorization: `Basic ${Buffer.from('medpanel:wrong').toString('base64')}`}, {authorization: 'Bearer x'}]) {
+    for (const headers of [{} as Record<string, string>, {authorization: basicAuth('medpanel', 'wrong')}, {authorization: 'Bearer x'}]) {
       const res = await partner.app.request('/v1/projects/P%201', {headers})
       expect(res.status).toBe(401)
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic /)

@@ -9,6 +9,7 @@ import {iso, ManualClock} from '../../../src/lib/clock.js'
 import {updateClient} from '../../../src/registry/service.js'
 import type {Store} from '../../../src/store/db.js'
 import {appTransport, FakeTransport, members, NPI, PARTNER_URL, partnerStore, projectInput, quotaInput, referencePartner, worker} from './helpers.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
 /** Resolves once `condition` holds, looking again every event-loop turn (setImmediate, never faked here); fails after 5 s. */
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
@@ -40,7 +41,7 @@ describe('delivery worker', () => {
     expect(first!.url).toBe(`${PARTNER_URL}/v1/projects/P1`)
     expect(second!.url).toBe('http://partner2.test/base/v1/projects/P1')
     expect(first!.method).toBe('PUT')
-    expect(first!.headers.authorization).toBe(`Basic ${Buffer.from('medpanel:pw-0').toString('base64')}`)
+    expect(first!.headers.authorization).toBe(basicAuth('medpanel', 'pw-0'))
     expect(first!.headers['content-type']).toBe('application/json')
     const ids = (await listDeliveries(db, {})).map((d) => d.id)
     expect(first!.headers['x-medpanel-delivery']).toBe(ids[0])
@@ -195,7 +196,7 @@ describe('delivery worker', () => {
     expect(await listDeliveries(db, {status: 'pending'})).toEqual([])
     expect(await listDeliveries(db, {status: 'failed'})).toEqual([])
 
-    const get = async (path: string) => (await partner.app.request(path, {headers: {authorization: `Basic ${Buffer.from('medpanel:pw-0').toString('base64')}`}})).json()
+    const get = async (path: string) => (await partner.app.request(path, {headers: {authorization: basicAuth('medpanel', 'pw-0')}})).json()
     const ours = await getProject(db, 'P1')
     expect(await get('/v1/projects/P1')).toEqual(ours.project)
     expect(ours.project.status).toBe('closed')

@@ -1,8 +1,9 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {seedPulses} from '../../../src/interfaces/pulse/seed.js'
-import {registerClient, updateClient, type RegisteredClient} from '../../../src/registry/service.js'
+import {updateClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, bearer, setupClientAndMember, tokenFor as memberTokenFor} from '../signon/flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /**
  * Operations whose whole purpose is to answer a member's own token (interface A). Every other
@@ -67,17 +68,12 @@ describe('bearer routes read only what the token was granted', () => {
     expect(operations.map((op) => op.path).sort()).toEqual(expect.arrayContaining(['/clients/info', '/clients/projectsInfo', '/projects/{projectId}/export']))
 
     const rivalSecret = 'rival-client-secret-long-enough'
-    const rival = await registerClient(ctx.db, {name: 'Rival', url: 'https://rival.example', logo_url: 'https://rival.example/l.png', grants: ['pulses']}, ctx.clock.now(), {
+    const rival = await registerTestClient(ctx.db, {name: 'Rival', grants: ['pulses']}, ctx.clock.now(), {
       id: 'rival',
       secret: rivalSecret,
     })
     const lapsedSecret = 'lapsed-client-secret-long-enough'
-    await registerClient(
-      ctx.db,
-      {name: 'Lapsed', url: 'https://lapsed.example', logo_url: 'https://lapsed.example/l.png', grants: ['pulses'], redirect_uris: [REDIRECT]},
-      ctx.clock.now(),
-      {id: 'lapsed', secret: lapsedSecret},
-    )
+    await registerTestClient(ctx.db, {name: 'Lapsed', grants: ['pulses'], redirect_uris: [REDIRECT]}, ctx.clock.now(), {id: 'lapsed', secret: lapsedSecret})
     const lapsedToken = await clientToken({client_id: 'lapsed', client_secret: lapsedSecret})
     await updateClient(ctx.db, 'lapsed', {grants: ['signon']}, ctx.clock.now())
 

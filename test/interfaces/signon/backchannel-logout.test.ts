@@ -5,10 +5,11 @@ import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
 import {LogoutWorker} from '../../../src/interfaces/signon/logout-worker.js'
 import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.js'
 import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
-import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {LogoutReceiver} from '../../helpers/logout-receiver.js'
 import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * OpenID Connect Back-Channel Logout 1.0: a session's end reaches every client that got an ID token
@@ -107,11 +108,7 @@ describe('back-channel logout', () => {
   it('tells only the clients that got an ID token in that session', async () => {
     const other = await new LogoutReceiver().start()
     try {
-      const b = await registerClient(
-        ctx.db,
-        {name: 'Beta', url: 'https://b.example', logo_url: 'https://b.example/l.png', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url},
-        ctx.clock.now(),
-      )
+      const b = await registerTestClient(ctx.db, {name: 'Beta', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url}, ctx.clock.now())
       // B got an ID token in another browser's session, A in this one; a plain OAuth grant names no session.
       await codeFlow(b)
       const {tokens, jar} = await codeFlow()
@@ -188,7 +185,7 @@ describe('back-channel logout', () => {
   })
 
   it('queues nothing for a client without a back-channel logout URI, nor for a plain OAuth grant', async () => {
-    const quiet = await registerClient(ctx.db, {name: 'Quiet', url: 'https://q.example', logo_url: 'https://q.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const quiet = await registerTestClient(ctx.db, {name: 'Quiet', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const {tokens, jar} = await codeFlow(quiet)
     await logOut(tokens.id_token, jar)
     expect(await listDeliveries(ctx.db)).toEqual([])

@@ -1,7 +1,9 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
+import type {RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {authorizeParams, bearer, decide, setupClientAndMember, tokenFor} from './flow.js'
+import {clientBasic} from '../../helpers/http-basic.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 const ISSUER = 'http://localhost'
 
@@ -12,15 +14,11 @@ describe('discovery, iss, revocation and introspection', () => {
   beforeEach(async () => {
     ctx = await freshApp()
     client = (await setupClientAndMember(ctx)).client
-    other = await registerClient(
-      ctx.db,
-      {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://client.example/callback'], token_ttl: 600},
-      ctx.clock.now(),
-    )
+    other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://client.example/callback'], token_ttl: 600}, ctx.clock.now())
   })
   afterEach(async () => ctx.store.close())
 
-  const basic = (c: RegisteredClient) => ({authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`})
+  const basic = (c: RegisteredClient) => ({authorization: clientBasic(c)})
 
   it('publishes RFC 8414 metadata for its issuer, cacheable', async () => {
     const res = await ctx.app.request('/.well-known/oauth-authorization-server')

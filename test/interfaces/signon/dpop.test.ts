@@ -3,10 +3,11 @@ import {calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT} f
 import {afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
-import {registerClient, type RegisteredClient, updateClient} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {authorizeParams, authorizeUrl, decide, exchange, getCode, ORIGIN, REDIRECT, setupClientAndMember} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * DPoP (RFC 9449) through the HTTP interface: a token asked for with a proof is bound to the
@@ -266,7 +267,7 @@ describe('presenting a DPoP-bound token', () => {
   })
 
   it('works for a client token at interface D (pulse export)', async () => {
-    const pulses = await registerClient(ctx.db, {name: 'Pulse Co', url: 'https://p.example', logo_url: 'https://p.example/l.png', grants: ['pulses']}, ctx.clock.now())
+    const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
     const nonce = await learnNonce()
     const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret}, {dpop: await proof(alice, {nonce})})
     const {access_token, token_type} = (await res.json()) as {access_token: string; token_type: string}
@@ -281,11 +282,7 @@ describe('refresh tokens and DPoP', () => {
   const pkce = {code_challenge: createHash('sha256').update(VERIFIER).digest('base64url'), code_challenge_method: 'S256'}
 
   async function publicTokens(who: Holder): Promise<{publicId: string; refresh_token: string}> {
-    const spa = await registerClient(
-      ctx.db,
-      {name: 'Acme App', url: 'https://client.example', logo_url: 'https://client.example/logo.png', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'},
-      ctx.clock.now(),
-    )
+    const spa = await registerTestClient(ctx.db, {name: 'Acme App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'}, ctx.clock.now())
     const publicId = spa.client_id
     const location = await decide(ctx, authorizeParams(publicId, {...pkce, scope: 'openid offline_access'}))
     const nonce = await learnNonce()

@@ -5,13 +5,15 @@ import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
 import {resolveToken} from '../../../src/grants/service.js'
 import {revokeTokens} from '../../../src/grants/repository.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {addMember, registerClient, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {addMember, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {openStore} from '../../../src/schema.js'
 import {writeTransaction} from '../../../src/store/db.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {tempDir} from '../../helpers/cli.js'
 import {PASSWORD, REDIRECT, authorizeUrl, authorizeParams, bearer, exchange, getCode, setupClientAndMember, signIn, tokenFor} from './flow.js'
 import {openMemoryStore} from '../../helpers/store.js'
+import {basicAuth} from '../../helpers/http-basic.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 describe('sign-on hardening', () => {
   let ctx: TestContext
@@ -66,8 +68,7 @@ describe('sign-on hardening', () => {
 
   it('a failed HTTP Basic client authentication carries a Basic challenge', async () => {
     const code = await getCode(ctx, client.client_id)
-    const basic = Buffer.from(`${client.client_id}:wrong-secret`).toString('base64')
-    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT}, {authorization: `Basic ${basic}`})
+    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT}, {authorization: basicAuth(client.client_id, 'wrong-secret')})
     expect(res.status).toBe(401)
     expect(res.headers.get('www-authenticate')).toMatch(/^Basic /)
     expect(((await res.json()) as {error: string}).error).toBe('invalid_client')
@@ -92,7 +93,7 @@ describe('sign-on cookies behind a TLS-ending proxy', () => {
     const store = await openMemoryStore()
     try {
       const clock = new ManualClock()
-      const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, clock.now())
+      const client = await registerTestClient(store.db, {name: 'Acme', redirect_uris: [REDIRECT]}, clock.now())
       const params = authorizeParams(client.client_id)
       const behindProxy = createApp({db: store.db, clock, log: () => {}, baseUrl: 'https://panel.example'})
       const secure = await behindProxy.request(authorizeUrl(params))
@@ -113,7 +114,7 @@ describe('remembered token lookups', () => {
     const operator = await openStore({file})
     try {
       const now = new Date()
-      const client = await registerClient(server.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, now)
+      const client = await registerTestClient(server.db, {name: 'Acme', redirect_uris: [REDIRECT]}, now)
       await addMember(server.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
       const {access_token} = await issueToken(server.db, 1, client.client_id, now)
       expect(await resolveToken(server.db, access_token, now)).toMatchObject({memberId: 1})
@@ -132,7 +133,7 @@ describe('remembered token lookups', () => {
     const store = await openMemoryStore()
     try {
       const now = new Date()
-      const client = await registerClient(store.db, {name: 'Acme', url: 'https://client.example', logo_url: 'https://client.example/l.png', redirect_uris: [REDIRECT]}, now)
+      const client = await registerTestClient(store.db, {name: 'Acme', redirect_uris: [REDIRECT]}, now)
       await addMember(store.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
       const {access_token} = await issueToken(store.db, 1, client.client_id, now)
       expect(await resolveToken(store.db, access_token, now)).toMatchObject({memberId: 1})
@@ -159,11 +160,7 @@ describe('member info refusals beyond a dead token', () => {
   it('a client_credentials token (no member) is 401 invalid_token with a Bearer challenge', async () => {
     const ctx = await freshApp()
     try {
-      const client = await registerClient(
-        ctx.db,
-        {name: 'Pulses', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']},
-        ctx.clock.now(),
-      )
+      const client = await registerTestClient(ctx.db, {name: 'Pulses', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
       const {access_token} = (await res.json()) as {access_token: string}
       const info = await ctx.app.request('/user/oauth/user/info', {headers: {authorization: `Bearer ${access_token}`}})

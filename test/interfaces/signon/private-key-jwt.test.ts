@@ -6,6 +6,8 @@ import {CLIENT_ASSERTION_TYPE} from '../../../src/interfaces/signon/client-asser
 import type {ClientJwks} from '../../../src/registry/client-keys.js'
 import {registerClient, rotateClientSecret, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
+import {basicAuth} from '../../helpers/http-basic.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * private_key_jwt (RFC 7523 §2.2) at the token, introspection and revocation endpoints: a client
@@ -138,14 +140,10 @@ describe('private_key_jwt at the token endpoint', () => {
 
   it('is the only way for such a client: no secret, no bare client_id; and no other client may use assertions', async () => {
     const {client_id} = await register()
-    const basic = `Basic ${Buffer.from(`${client_id}:anything`).toString('base64')}`
+    const basic = basicAuth(client_id, 'anything')
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic}))).status).toBe(401)
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id}))).status).toBe(401)
-    const secretClient = await registerClient(
-      ctx.db,
-      {name: 'Secret', url: 'https://s.example', logo_url: 'https://s.example/l.png', grants: ['pulses'], redirect_uris: []},
-      ctx.clock.now(),
-    )
+    const secretClient = await registerTestClient(ctx.db, {name: 'Secret', grants: ['pulses'], redirect_uris: []}, ctx.clock.now())
     expect(await refusal(await tokenRequest({client_assertion: await assertion(secretClient.client_id, es)}))).toMatch(/does not authenticate with private_key_jwt/)
   })
 

@@ -5,6 +5,7 @@ import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {AppError} from '../../../src/errors.js'
 import {authorizeParams, authorizeUrl, decide, exchange, REDIRECT, setupClientAndMember} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * Public clients (RFC 6749 §2.1): browser and native apps registered with
@@ -33,8 +34,7 @@ beforeEach(async () => {
 afterEach(async () => ctx.store.close())
 
 /** Another client, confidential unless told otherwise. */
-const otherClient = (extra: {redirect_uris?: string[]} = {}) =>
-  registerClient(ctx.db, {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: [REDIRECT], ...extra}, ctx.clock.now())
+const otherClient = (extra: {redirect_uris?: string[]} = {}) => registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT], ...extra}, ctx.clock.now())
 
 const pkce = {code_challenge: CHALLENGE, code_challenge_method: 'S256'}
 
@@ -200,11 +200,7 @@ describe('CORS for browser apps', () => {
     expect(replay.status).toBe(400)
     expect(replay.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
     // Another registered client's origin may not read this client's answers.
-    await registerClient(
-      ctx.db,
-      {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: ['https://other.example/cb']},
-      ctx.clock.now(),
-    )
+    await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://other.example/cb']}, ctx.clock.now())
     const foreign = await ctx.app.request(
       '/oauth/token',
       form({grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: clientId}, {origin: 'https://other.example'}),

@@ -1,7 +1,9 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {registerClient, type RegisteredClient, updateClient} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {authorizeParams, authorizeUrl, CookieJar, decide, exchange, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+import {clientBasic} from '../../helpers/http-basic.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * Pushed authorization requests (RFC 9126): the client pushes its parameters to /oauth/par with
@@ -17,7 +19,7 @@ beforeEach(async () => {
 })
 afterEach(async () => ctx.store.close())
 
-const basic = (c: RegisteredClient) => `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`
+const basic = (c: RegisteredClient) => clientBasic(c)
 
 async function push(fields: Record<string, string>, who: RegisteredClient = client): Promise<Response> {
   return ctx.app.request('/oauth/par', form(fields, {authorization: basic(who)}))
@@ -88,7 +90,7 @@ describe('pushed authorization requests', () => {
 
   it('is refused for another client, or a request_uri this server never gave', async () => {
     const requestUri = await pushed()
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://other.example', logo_url: 'https://other.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     expect((await ctx.app.request(authorizeUrl({client_id: other.client_id, request_uri: requestUri}))).status).toBe(400)
     const made = await ctx.app.request(authorizeUrl({client_id: client.client_id, request_uri: 'urn:ietf:params:oauth:request_uri:made-up'}))
     expect(made.status).toBe(400)

@@ -1,7 +1,8 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {registerClient, revokeConsent, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {revokeConsent, updateClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {bearer, setupClientAndMember, tokenFor} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /**
  * Every row of the spec's access-token life table, through the same service calls the operator
@@ -65,11 +66,7 @@ describe('token death', () => {
   })
 
   it("the member revokes the client's access, and only that client's", async () => {
-    const other = await registerClient(
-      ctx.db,
-      {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: ['https://client.example/callback']},
-      ctx.clock.now(),
-    )
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://client.example/callback']}, ctx.clock.now())
     const otherToken = await tokenFor(ctx, other)
     const result = await revokeConsent(ctx.db, 1, client.client_id, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)

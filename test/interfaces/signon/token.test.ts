@@ -1,8 +1,10 @@
 import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
-import {registerClient, type RegisteredClient} from '../../../src/registry/service.js'
+import type {RegisteredClient} from '../../../src/registry/service.js'
 import {REDIRECT, bearer, exchange, getCode, setupClientAndMember} from './flow.js'
+import {basicAuth, clientBasic} from '../../helpers/http-basic.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 const verifier = `${'v'.repeat(20)}erifier-with-enough-entropy-1234567890`
 const challenge = createHash('sha256').update(verifier).digest('base64url')
@@ -43,7 +45,7 @@ describe('POST /oauth/token', () => {
   })
 
   it('gives expires_in null to a client whose tokens never expire', async () => {
-    const forever = await registerClient(ctx.db, {name: 'Forever', url: 'https://f.example', logo_url: 'https://f.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const forever = await registerTestClient(ctx.db, {name: 'Forever', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const code = await getCode(ctx, forever.client_id)
     const res = await exchange(ctx, {...grant(code), client_id: forever.client_id, client_secret: forever.client_secret})
     expect(((await res.json()) as {expires_in: unknown}).expires_in).toBeNull()
@@ -51,8 +53,7 @@ describe('POST /oauth/token', () => {
 
   it('accepts client authentication by HTTP Basic', async () => {
     const code = await getCode(ctx, client.client_id)
-    const basic = Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')
-    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT}, {authorization: `Basic ${basic}`})
+    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT}, {authorization: clientBasic(client)})
     expect(res.status).toBe(200)
   })
 
@@ -80,7 +81,7 @@ describe('POST /oauth/token', () => {
   })
 
   it('a code is bound to its client and redirect URI', async () => {
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const code = await getCode(ctx, client.client_id)
     await expectError(await exchange(ctx, {...grant(code), client_id: other.client_id, client_secret: other.client_secret}), 400, 'invalid_grant')
     await expectError(await exchange(ctx, grant(code, {redirect_uri: `${REDIRECT}/other`})), 400, 'invalid_grant')
@@ -126,7 +127,7 @@ describe('POST /oauth/token', () => {
     })
     it('a rotated secret is refused at once, though it was accepted the moment before, by Basic and in the form', async () => {
       const {rotateClientSecret} = await import('../../../src/registry/service.js')
-      const basic = (secret: string) => ({authorization: `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`})
+      const basic = (secret: string) => ({authorization: basicAuth(client.client_id, secret)})
       const introspect = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
         ctx.app.request('/oauth/introspect', form({token: 'not-a-token', ...fields}, headers))
       // Accepted twice each way, so the second answer is the remembered one.
@@ -140,7 +141,7 @@ describe('POST /oauth/token', () => {
       expect((await introspect({}, basic(rotated.client_secret))).status).toBe(200)
       expect((await introspect({client_id: client.client_id, client_secret: rotated.client_secret})).status).toBe(200)
       // Another client never passes with a secret this one was accepted with.
-      const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+      const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
       await expectError(await introspect({client_id: other.client_id, client_secret: rotated.client_secret}), 401, 'invalid_client')
     })
     it('an expired client cannot exchange codes', async () => {
@@ -193,7 +194,7 @@ describe('POST /oauth/token', () => {
 
   describe('client_credentials', () => {
     it('issues a client token to a client with the pulses grant', async () => {
-      const pulses = await registerClient(ctx.db, {name: 'Pulse Co', url: 'https://p.example', logo_url: 'https://p.example/l.png', grants: ['pulses']}, ctx.clock.now())
+      const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret})
       expect(res.status).toBe(200)
       const body = (await res.json()) as {access_token: string; scope: string}

@@ -7,9 +7,10 @@ import {defaultHashSlots, guardPasswordCheck, setPasswordHashSlots} from '../../
 import type {Store} from '../../src/store/db.js'
 import {form} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
-import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from './signon/flow.js'
+import {CookieJar, csrfOf, PASSWORD, setupClientAndMember} from '../interfaces/signon/flow.js'
 import type {RegisteredClient} from '../../src/registry/service.js'
 import {openCliStore, openMemoryStore} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 describe('guessing is slowed and recorded in the store', () => {
   // These tests hold checks running to see the bounds per address and per member; the process's
@@ -105,8 +106,15 @@ describe('guessing is slowed and recorded in the store', () => {
   it('refuses a third check at once from one address while two are running', async () => {
     let release: () => void = () => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const running = [1, 2].map(() => guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => gate.then(() => undefined)))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    let inside = 0
+    const running = [1, 2].map(() =>
+      guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => {
+        inside += 1
+        return gate.then(() => undefined)
+      }),
+    )
+    // Both checks admitted and running (each has called its check), however long that took.
+    while (inside < 2) await new Promise((resolve) => setImmediate(resolve))
     await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.8', clock, async () => 'right')).rejects.toMatchObject({code: 'too_many_requests'})
     // Another address is not held back by it.
     await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.9', clock, async () => 'right')).resolves.toBe('right')
@@ -115,7 +123,7 @@ describe('guessing is slowed and recorded in the store', () => {
   })
 
   it("never refuses a client's right secret, but answers one address's further wrong ones 429, in each interface's shape", async () => {
-    const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`
+    const basic = (secret: string) => basicAuth(client.client_id, secret)
     for (let i = 0; i < 20; i++) {
       expect((await app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic('wrong-secret')}))).status).toBe(401)
     }

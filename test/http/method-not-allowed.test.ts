@@ -1,6 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {registerClient} from '../../src/registry/service.js'
 import {freshApp, type TestContext} from '../helpers/app.js'
+import {clientBasic} from '../helpers/http-basic.js'
 
 interface Document {
   info: {description: string}
@@ -18,7 +19,7 @@ beforeAll(async () => {
   doc = (await (await ctx.app.request('/openapi.json')).json()) as Document
   const client = {name: 'All', url: 'https://all.example', logo_url: 'https://all.example/l.png', redirect_uris: ['https://all.example/cb']}
   const registered = await registerClient(ctx.db, {...client, grants: ['signon', 'balance', 'pulses', 'conversations']}, ctx.clock.now())
-  const basic = `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`
+  const basic = clientBasic(registered)
   const issued = await ctx.app.request('/oauth/token', {
     method: 'POST',
     headers: {authorization: basic, 'content-type': 'application/x-www-form-urlencoded'},

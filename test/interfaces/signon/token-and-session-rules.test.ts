@@ -8,9 +8,10 @@ import {checkLogoutRequest} from '../../../src/interfaces/signon/logout.js'
 import {memberInfo} from '../../../src/interfaces/signon/resources.js'
 import {closeSession, openSession, sessionMember} from '../../../src/interfaces/signon/sessions.js'
 import {signIn} from '../../../src/interfaces/signon/sign-in.js'
-import {registerClient, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
+import {type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {PASSWORD, setupClientAndMember} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 /*
  * Sign-on's service beyond the authorize request and the code exchange (those have their own
@@ -53,7 +54,7 @@ const exchangeClientCredentials = (creds: ClientCredentials, scope: string | und
     issuer: 'http://localhost',
     now: at,
   })
-const pulsesClient = async () => registerClient(ctx.db, {name: 'Pulse owner', url: 'https://owner.example', logo_url: 'https://owner.example/logo.png', grants: ['pulses']}, now())
+const pulsesClient = async () => registerTestClient(ctx.db, {name: 'Pulse owner', grants: ['pulses']}, now())
 
 describe('tokens an operator mints (issue-token)', () => {
   it('refuses an expired client, a client without sign-on, an inactive member and scopes that are unknown or none', async () => {

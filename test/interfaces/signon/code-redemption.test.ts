@@ -1,8 +1,9 @@
 import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {registerClient, updateClient, type RegisteredClient} from '../../../src/registry/service.js'
+import {updateClient, type RegisteredClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, bearer, exchange, getCode, setupClientAndMember} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 const verifier = `edge-${'k'.repeat(40)}-verifier`
 const challenge = createHash('sha256').update(verifier).digest('base64url')
@@ -69,7 +70,7 @@ describe('authorization code exchange, at its edges', () => {
   })
 
   it('names each refusal of a code precisely, so a client developer can tell them apart', async () => {
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const reason = async (fields: Record<string, string>) => (await refusal(await exchange(ctx, fields), 400)).error_description
 
     expect(await reason(grant('no-such-code'))).toBe('authorization code is invalid or was issued to another client')

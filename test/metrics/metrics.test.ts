@@ -14,10 +14,11 @@ import type {Store} from '../../src/store/db.js'
 import {freshApp, form, type TestContext} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
-import {AUTH, basic, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
-import {clientWithKey, JSON_TYPE, query} from './conversations/helpers.js'
-import {FakeTransport, projectInput} from './partner/helpers.js'
-import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from './signon/flow.js'
+import {AUTH, basic, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from '../interfaces/balance/setup.js'
+import {clientWithKey, JSON_TYPE, query} from '../interfaces/conversations/helpers.js'
+import {FakeTransport, projectInput} from '../interfaces/partner/helpers.js'
+import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from '../interfaces/signon/flow.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /*
  * GET /metrics of an in-process app: every metric exists, and moves when the scenario behind it
@@ -472,7 +473,7 @@ describe('who may read /metrics', () => {
       const wrong = await from(app, peer, {authorization: `Bearer ${token.slice(0, -1)}x`})
       expect(wrong.status).toBe(401)
       expect(wrong.headers.get('www-authenticate')).toMatch(/error="invalid_token"/)
-      expect((await from(app, peer, {authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}`})).status).toBe(401)
+      expect((await from(app, peer, {authorization: basicAuth('x', token)})).status).toBe(401)
       expect((await from(app, peer, {authorization: `Bearer ${token}`})).status).toBe(200)
     }
     expect((await app.request('/metrics', {headers: {authorization: `Bearer ${token}`}})).status).toBe(200)

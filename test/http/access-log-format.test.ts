@@ -5,6 +5,7 @@ import {openReceiverStore, type ReceiverStore} from '../../src/interfaces/partne
 import {ManualClock} from '../../src/lib/clock.js'
 import type {Store} from '../../src/store/db.js'
 import {openTestStore} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /** serve --log-format: the same requests in both formats (the full scenario over HTTP is test/e2e/log-secrets.test.ts). */
 describe('log formats', () => {
@@ -84,7 +85,7 @@ describe('log formats', () => {
     afterAll(async () => partnerStore.close())
 
     it("logs the X-Request-Id a delivery brings as its own request id: medpanel's and the partner's lines share it", async () => {
-      const auth = {authorization: `Basic ${Buffer.from('medpanel:pw').toString('base64')}`, 'x-request-id': 'push-run-7'}
+      const auth = {authorization: basicAuth('medpanel', 'pw'), 'x-request-id': 'push-run-7'}
       for (const format of ['text', 'json'] as const) {
         const lines: string[] = []
         const app = receiverApp({db: partnerStore.db, username: 'medpanel', password: 'pw', clock, log: (line) => lines.push(line), logFormat: format})

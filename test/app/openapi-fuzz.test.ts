@@ -6,6 +6,7 @@ import {seedDemo} from '../../src/demo.js'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../src/demo.js'
 import {form, freshApp, type TestContext} from '../helpers/app.js'
 import {onPostgres} from '../helpers/store.js'
+import {basicAuth} from '../helpers/http-basic.js'
 
 /** A URL cannot carry a lone surrogate (a client sends U+FFFD instead); bodies still do. */
 const wellFormed = (text: string) => text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
@@ -135,7 +136,7 @@ describe('every documented operation, fuzzed', () => {
           const headers: Record<string, string> = {origin: 'http://localhost'}
           if (type) headers['content-type'] = type
           if (acceptHeader !== undefined) headers.accept = acceptHeader
-          if (who === 'basic') headers.authorization = `Basic ${Buffer.from(`${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`).toString('base64')}`
+          if (who === 'basic') headers.authorization = basicAuth(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
           if (who === 'bearer') headers.authorization = `Bearer ${bearer}`
           if (who === 'key') headers['x-service-conversation-api-key'] = apiKey
           if (who === 'garbage') headers.authorization = `Bearer ${segments[0]!.slice(0, 600)}`
@@ -267,7 +268,7 @@ describe('documented request bodies with repeated keys and deep nesting', () => 
         }
         const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(value(name) ?? 'x')))
         const headers: Record<string, string> = {origin: 'http://localhost', 'content-type': op.contentType}
-        if (path.startsWith('/balance/')) headers.authorization = `Basic ${Buffer.from(`${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`).toString('base64')}`
+        if (path.startsWith('/balance/')) headers.authorization = basicAuth(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
         else if (!path.startsWith('/oauth/')) headers.authorization = `Bearer ${bearer}`
         const body = op.contentType === 'application/json' ? jsonBody(op.example, m) : formBody(op.example, m)
         const res = await ctx.app.request(path, {method: op.method, headers, body})

@@ -1,13 +1,13 @@
 import {sql} from 'kysely'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import * as balance from '../../src/interfaces/balance/service.js'
-import {findMemberBy} from '../../src/registry/repository.js'
-import type {Db} from '../../src/store/database.js'
-import {openStore} from '../../src/schema.js'
-import {writeStats, writeTransaction, type Store, type StoreOptions} from '../../src/store/db.js'
-import {prepared} from '../../src/store/prepared.js'
-import {onPostgres, openTestStore, reopenableStore} from '../helpers/store.js'
-import {PAYPAL_DETAILS, seedClients, seedMember} from './balance/setup.js'
+import * as balance from '../../../src/interfaces/balance/service.js'
+import {findMemberBy} from '../../../src/registry/repository.js'
+import type {Db} from '../../../src/store/database.js'
+import {openStore} from '../../../src/schema.js'
+import {writeStats, writeTransaction, type Store, type StoreOptions} from '../../../src/store/db.js'
+import {prepared} from '../../../src/store/prepared.js'
+import {onPostgres, openTestStore, reopenableStore} from '../../helpers/store.js'
+import {PAYPAL_DETAILS, seedClients, seedMember} from '../../interfaces/balance/setup.js'
 
 // The group-commit writer on PostgreSQL (src/store/postgres/writer.ts).
 describe.skipIf(!onPostgres)('PostgreSQL group commit', () => {

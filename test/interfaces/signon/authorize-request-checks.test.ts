@@ -1,9 +1,10 @@
 import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {allow, checkAuthorizeRequest} from '../../../src/interfaces/signon/authorize.js'
-import {registerClient, updateMember, type RegisteredClient} from '../../../src/registry/service.js'
+import {updateMember, type RegisteredClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {REDIRECT, authorizeParams, authorizeUrl, exchange, getCode, setupClientAndMember, signIn} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 const verifier = `authorize-edge-${'q'.repeat(40)}`
 const challenge = createHash('sha256').update(verifier).digest('base64url')
@@ -72,11 +73,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('sends a client without the sign-on grant back with unauthorized_client, its state and a reason', async () => {
-    const pulses = await registerClient(
-      ctx.db,
-      {name: 'Pulse Co', url: 'https://p.example', logo_url: 'https://p.example/l.png', redirect_uris: [REDIRECT], grants: ['pulses']},
-      ctx.clock.now(),
-    )
+    const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', redirect_uris: [REDIRECT], grants: ['pulses']}, ctx.clock.now())
     const error = await redirectedError(authorizeParams(pulses.client_id))
     expect(error.get('error')).toBe('unauthorized_client')
     expect(error.get('error_description')).toBe('this client may not use the authorization code flow')
@@ -84,7 +81,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('prompt=none gives no code to a client the member never allowed, whoever else they allowed', async () => {
-    const other = await registerClient(ctx.db, {name: 'Other', url: 'https://o.example', logo_url: 'https://o.example/l.png', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const oidc = (clientId: string, extra: Record<string, string> = {}) => authorizeParams(clientId, {scope: 'openid profile', nonce: 'n-1', ...extra})
     // The member allowed the first client, and holds a live token with it.
     await tokenScope(await getCode(ctx, client.client_id, {scope: 'openid profile', nonce: 'n-1'}))

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {CacheVersion, listenForChanges, listenerName, PROBE_CHANNEL} from '../../src/store/postgres/listen.js'
-import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {CacheVersion, listenForChanges, listenerName, PROBE_CHANNEL} from '../../../src/store/postgres/listen.js'
+import {freshDatabaseUrl, onPostgres} from '../../helpers/store.js'
 
 /*
  * A listener on a URL of its own (serve --listen-url) caches only once it has heard the store's

@@ -1,0 +1,165 @@
+// Which test files each run of scripts/test.mjs takes or leaves out, and which files vitest.config.ts
+// runs isolated: paths and folders under test/, kept apart from the runner so that
+// test/scripts/test-lists.test.ts can check every entry still names a file (a moved test would
+// otherwise drop out of a run without a word).
+
+/**
+ * Test files that need a module graph of their own: they mock a module (vi.mock), re-import the
+ * sources (vi.resetModules), or fake the timers. Every other file shares its worker's modules
+ * with the files that worker ran before it, so the sources are imported once per worker instead
+ * of once per file, which was most of the in-process tests' time (docs/architecture.md, Tests).
+ */
+export const ISOLATED = [
+  'test/interfaces/partner/record-after-store-outage.test.ts',
+  'test/interfaces/partner/lease-takeover.test.ts',
+  'test/interfaces/partner/worker.test.ts',
+  'test/interfaces/signon/signing-keys.test.ts',
+  'test/lib/hashing.test.ts',
+]
+
+/*
+ * What node22 and deno run: the tests whose outcome can depend on the runtime, as vitest file
+ * filters (a folder takes every test under it). Everything else is JavaScript over Hono's
+ * app.request and an in-memory store, or text checks, and runs the same on every runtime: Node 20
+ * runs it once. Each entry says what the runtime can change there.
+ */
+/*
+ * The tests of SQLite store files as such: the file format, durability and backups, statement
+ * caching, store files from earlier releases migrated, sealed secrets, file modes, the CLI's
+ * refusals about store files. Every runtime runs them (each has its own SQLite driver);
+ * PostgreSQL does not. The rest of test/store (test/store/postgres/, the prepared queries, the
+ * store's failures) is not about files.
+ */
+export const SQLITE_FILE_TESTS = [
+  'test/store/disk-full-cli.test.ts',
+  'test/store/durability.test.ts',
+  'test/store/file-permissions.test.ts',
+  'test/store/permission-errors-cli.test.ts',
+  'test/store/schema.test.ts',
+  'test/store/secrets.test.ts',
+  'test/store/statement-cache.test.ts',
+  'test/store/upgrade.test.ts',
+]
+export const RUNTIME_TESTS = [
+  // The SQLite drivers themselves (better-sqlite3 against node:sqlite): file format, durability,
+  // statement caching, store files from earlier releases migrated, sealed secrets, file modes.
+  ...SQLITE_FILE_TESTS,
+  'test/store/prepared.test.ts',
+  'test/interfaces/balance/ledger.property.test.ts',
+  'test/interfaces/balance/deactivation-race.test.ts',
+  // `serve` under that runtime: its HTTP server adapter (Host checks, request bodies, slow
+  // clients' header deadline), the signing keys and JWKS its crypto makes as relying parties see
+  // them, its process metrics, and its store under SIGKILL, concurrent writers and deliveries.
+  // Left to Node 20: the executable and the Deno launcher (they run on their own runtime whatever
+  // runs the tests), the browser-driven pages, the examples' shell scenarios, the guessing limits
+  // and the log lines, which the runtime does not change.
+  'test/e2e/allowed-hosts.test.ts',
+  // What the app reads from the HTTP server adapter's request (test/http/hono-node.test.ts).
+  'test/http/hono-node.test.ts',
+  'test/e2e/balance-cli.test.ts',
+  'test/e2e/crash-soak.test.ts',
+  'test/e2e/metrics.test.ts',
+  'test/e2e/metrics-promtool.test.ts',
+  'test/e2e/oidc-authlib.test.ts',
+  'test/e2e/oidc-oauth4webapi.test.ts',
+  'test/e2e/oidc-openid-client.test.ts',
+  'test/e2e/oidc-rotation.test.ts',
+  // Client assertions: the runtime's WebCrypto verifies them, its fetch reads a jwks_uri.
+  'test/e2e/private-key-jwt.test.ts',
+  // DPoP proofs: the runtime's WebCrypto verifies them and imports the key each one carries.
+  'test/e2e/dpop.test.ts',
+  // Logout tokens: signed by the runtime's crypto, posted by its fetch, verified here with jose.
+  'test/e2e/backchannel-logout.test.ts',
+  'test/e2e/rp-authjs.test.ts',
+  'test/e2e/rp-native.test.ts',
+  'test/e2e/rp-passport.test.ts',
+  'test/e2e/partner-cli.test.ts',
+  'test/e2e/signon-expires-null.test.ts',
+  'test/e2e/signon-oauth4webapi.test.ts',
+  'test/e2e/signon-openid-client.test.ts',
+  'test/e2e/slow-clients.test.ts',
+  'test/e2e/token-forms.test.ts',
+  'test/e2e/withdrawal-body.test.ts',
+  // Ctrl-C, prompts on a terminal and serve's life cycle, which each runtime's process and TTY
+  // handling decide; data-loss and no-accidental-store are where store files are made or refused.
+  'test/commands/prompt-interrupt.test.ts',
+  'test/commands/register-client-prompts.test.ts',
+  'test/commands/seed-repeat.test.ts',
+  'test/commands/seed-progress.test.ts',
+  'test/commands/serve-demo.test.ts',
+  'test/commands/serve-idle.test.ts',
+  'test/commands/partner-serve-db.test.ts',
+  'test/commands/data-loss.test.ts',
+  'test/commands/no-accidental-store.test.ts',
+  'test/commands/status.test.ts',
+  'test/commands/messages.test.ts',
+  'test/commands/environment.test.ts',
+  'test/interfaces/balance/withdraw-tty.test.ts',
+  'test/interfaces/partner/progress-tty.test.ts',
+  // Interface E's search threads (worker_threads, each its own read-only connection).
+  'test/interfaces/conversations/search-threads.test.ts',
+  'test/interfaces/conversations/event-loop.test.ts',
+  'test/interfaces/conversations/fair-share.test.ts',
+  // The runtime's fetch against partners that misbehave, and its scrypt for passwords.
+  'test/interfaces/partner/hostile-partner.test.ts',
+  'test/interfaces/partner/partner-url-safety.test.ts',
+  'test/lib/hashing.test.ts',
+]
+
+/*
+ * Left out of the PostgreSQL run: the tests of SQLite files as such (the store's file format,
+ * durability and backups, the single executable alone in an empty root and in the container
+ * image, the CLI's refusals about store files), and the tests that never open a store, which
+ * would run exactly as on Node 20.
+ */
+export const NOT_ON_POSTGRES = [
+  ...SQLITE_FILE_TESTS,
+  // How a PostgreSQL error becomes an answer: its own error objects, no store opened.
+  'test/store/failure.test.ts',
+  'test/e2e/crash-soak.test.ts',
+  'test/e2e/executable.test.ts',
+  'test/e2e/container-image.test.ts',
+  'test/commands/data-loss.test.ts',
+  'test/architecture/**',
+  'test/lib/**',
+  'test/scripts/**',
+  'test/docs/commands-reference.test.ts',
+  'test/docs/grafana-dashboard.test.ts',
+  'test/commands/completion.test.ts',
+  'test/commands/help-topics.test.ts',
+  'test/commands/one-line.test.ts',
+  'test/interfaces/balance/money.test.ts',
+  'test/interfaces/pulse/seed.test.ts',
+  'test/interfaces/partner/receiver.test.ts',
+  'test/interfaces/partner/service.test.ts',
+  'test/interfaces/partner/worker.test.ts',
+  'test/interfaces/conversations/streamed-format.test.ts',
+]
+
+/*
+ * Left out of `npm run test:fast` (the `fast` run: Node alone, in-process tests only): every test
+ * that starts the CLI, `serve`, a partner or a terminal as a process of its own, and the seeding
+ * of the search-thread and fairness stores, which alone take most of a minute.
+ */
+export const STARTS_PROCESSES = [
+  'test/e2e/**',
+  'test/commands/**',
+  'test/docs/**',
+  'test/scripts/**',
+  'test/store/disk-full-cli.test.ts',
+  'test/store/file-permissions.test.ts',
+  'test/store/permission-errors-cli.test.ts',
+  'test/store/secrets.test.ts',
+  'test/store/upgrade.test.ts',
+  'test/app/openapi-lint.test.ts',
+  'test/interfaces/balance/id-range.test.ts',
+  'test/interfaces/balance/withdraw-tty.test.ts',
+  'test/interfaces/conversations/cli.test.ts',
+  'test/interfaces/conversations/event-loop.test.ts',
+  'test/interfaces/conversations/search-threads.test.ts',
+  'test/interfaces/conversations/fair-share.test.ts',
+  'test/interfaces/partner/hostile-partner.test.ts',
+  'test/interfaces/partner/partner-url-safety.test.ts',
+  'test/interfaces/partner/progress-tty.test.ts',
+  'test/interfaces/pulse/cli.test.ts',
+]
