@@ -1,5 +1,5 @@
 import {availableParallelism, cpus} from 'node:os'
-import {config} from '../../config.js'
+import {conversationsConfig} from './config.js'
 import type {} from '../../deps.js'
 
 declare module '../../deps.js' {
@@ -11,7 +11,7 @@ declare module '../../deps.js' {
 
 /**
  * What one caller may ask of interface E, and how long and how wide its searches may run. The
- * numbers are set in config.ts and listed in docs/conversations.md ("Limits"); AppDeps can
+ * numbers are set in ./config.ts and listed in docs/conversations.md ("Limits"); AppDeps can
  * override them, which tests do to reach a limit quickly.
  */
 export interface ConversationLimits {
@@ -65,7 +65,7 @@ function cores(): number {
 }
 
 export function defaultLimits(): ConversationLimits {
-  const c = config.conversations
+  const c = conversationsConfig
   const threads = Math.min(c.maxThreads, Math.max(c.minThreads, cores() - 1))
   return {
     maxTerms: c.maxTerms,
@@ -93,5 +93,5 @@ export function defaultLimits(): ConversationLimits {
  */
 export function conversationLimits(overrides: Partial<ConversationLimits> = {}): ConversationLimits {
   const threads = overrides.threads ?? defaultLimits().threads
-  return {...defaultLimits(), queue: threads * config.conversations.queuePerThread, threadsPerKey: Math.ceil(threads / 2), ...overrides}
+  return {...defaultLimits(), queue: threads * conversationsConfig.queuePerThread, threadsPerKey: Math.ceil(threads / 2), ...overrides}
 }
