@@ -98,7 +98,7 @@ export class DeliveryWorker {
         // that send to finish rather than reporting its own rows as stuck behind it.
         if (options.now && this.clock.now().getTime() < giveUpAt) {
           if (await this.othersSending(options.projectIds)) {
-            await new Promise((resolve) => setTimeout(resolve, 50))
+            await pause(50)
             lookedAgain = false
             continue
           }
@@ -340,4 +340,9 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/** Waits `ms` milliseconds. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
