@@ -5,10 +5,10 @@ import {join} from 'node:path'
  * HTTP server's, the grants', the caches', the passwords' and guessing limits', the metrics' and
  * the store's. Each interface keeps its own in its folder (interfaces/NAME/config.ts), in the same
  * form, so this base module names no interface's concepts. Modules read their numbers from there
- * or here (some keep a short local alias). docs list these with the same reasons. Values an operator sets per
- * deployment (addresses, the store, the password cost) are flags and environment variables, not
- * this table; the variables that are not a flag's are read and checked here too (`environment`,
- * below), once, when a command starts.
+ * or here (some keep a short local alias). docs list these with the same reasons. Values an
+ * operator sets per deployment (addresses, the store, the password cost) are flags and
+ * environment variables, not this table; the variables that are not a flag's are read and checked
+ * here too (`environment`, below), once, when a command starts.
  */
 export const config = {
   http: {
