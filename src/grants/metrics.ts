@@ -1,4 +1,4 @@
-import {defineMetrics} from '../metrics/metrics.js'
+import {defineMetrics} from '../metrics/define.js'
 
 /** The kinds of grant a token is counted under: the token endpoint's grant types, and the operator's issue-token. */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'operator'] as const

@@ -1,6 +1,6 @@
 import type {Counter, Registry} from 'prom-client'
 import {config} from '../config.js'
-import {METRICS_PREFIX} from './kit.js'
+import {METRICS_PREFIX} from './define.js'
 
 /**
  * The interface a route belongs to, as the HTTP metrics label it: an interface's letter (its

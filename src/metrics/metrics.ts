@@ -1,6 +1,7 @@
 import {collectDefaultMetrics, Registry} from 'prom-client'
 import {type InterfaceLabel, HTTP_SECONDS_BUCKETS, RouteSeries, registerHttpMetrics} from './http.js'
-import {kitFor, METRICS_PREFIX, type MetricKit, type MetricSet} from './kit.js'
+import {METRICS_PREFIX, type MetricKit, type MetricSet} from './define.js'
+import {kitFor} from './kit.js'
 import {type PoolCounts, registerStoreMetrics, type StoreMetrics, type StoreSources} from './store.js'
 
 /**
@@ -15,23 +16,14 @@ import {type PoolCounts, registerStoreMetrics, type StoreMetrics, type StoreSour
  *
  * This module holds what every part shares: the registry, the HTTP metrics and the store's. Each
  * interface (and the grants and registry layers) declares its own in its folder with
- * `defineMetrics` (kit.ts), and reaches them with `of(set)`; this module names none of them.
+ * `defineMetrics` (define.ts, which loads no prom-client), and reaches them with `of(set)`; this module names none of them.
  * Every bounded combination of labels is made at 0 from the start, so a dashboard sees a counter
  * before it first moves.
  */
 
 export type {InterfaceLabel, MetricKit, MetricSet, PoolCounts, StoreMetrics, StoreSources}
-export {defineMetrics, METRICS_PREFIX, type Child} from './kit.js'
+export {type Child, DELIVERY_OUTCOMES, type DeliveryOutcome, defineMetrics, METRICS_PREFIX} from './define.js'
 export {RouteSeries} from './http.js'
-
-/**
- * One attempt of a delivery worker (interface B's outbox, sign-on's back-channel logout): the
- * other server answered 2xx (`delivered`) or something else (`failed`), no answer came
- * (`network_error`: refused, reset, timed out, a refused target), or nothing could be sent
- * (`undeliverable`: the client is gone, expired or lacks its URL).
- */
-export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'network_error', 'undeliverable'] as const
-export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number]
 
 let processRegistry: Registry | undefined
 

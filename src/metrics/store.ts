@@ -1,6 +1,6 @@
 import type {Histogram} from 'prom-client'
 import {config} from '../config.js'
-import type {MetricKit} from './kit.js'
+import type {MetricKit} from './define.js'
 
 export interface PoolCounts {
   total: number

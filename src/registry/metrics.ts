@@ -1,4 +1,4 @@
-import {defineMetrics} from '../metrics/metrics.js'
+import {defineMetrics} from '../metrics/define.js'
 
 /** The guessing limits' kinds of secret (registry/throttle.ts); never a member, client or address. */
 export const CREDENTIALS = ['password', 'client_secret', 'api_key'] as const

@@ -1,4 +1,4 @@
-import {defineMetrics} from '../../metrics/metrics.js'
+import {defineMetrics} from '../../metrics/define.js'
 
 /** Why interface C refused a withdrawal (interfaces/balance/service.ts names each refusal). */
 export const REFUSAL_REASONS = [

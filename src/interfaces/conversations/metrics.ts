@@ -1,4 +1,4 @@
-import {defineMetrics} from '../../metrics/metrics.js'
+import {defineMetrics} from '../../metrics/define.js'
 import type {Db} from '../../store/database.js'
 import {conversationsConfig} from './config.js'
 import {searchThreadsBusy} from './search-pool.js'

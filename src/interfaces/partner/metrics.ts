@@ -1,5 +1,5 @@
 import type {Clock} from '../../lib/clock.js'
-import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/metrics.js'
+import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import {listClients} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import type {Db} from '../../store/database.js'

@@ -1,5 +1,5 @@
 import {type Clock, iso} from '../../lib/clock.js'
-import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/metrics.js'
+import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import type {Db} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
 import {countLiveSessions} from './repository.js'
