@@ -1,15 +1,24 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 /**
- * Every tunable of medpanel in one place: its value and why it is that value. Modules read their
- * numbers from here (some keep a short local alias); nothing else hard-codes a lifetime, a limit, a
- * cache size or a schedule. docs list these with the same reasons. Values an operator sets per
- * deployment (addresses, the store, the password cost) are flags and environment variables, not
- * this table; the variables that are not a flag's are read and checked here too (`environment`,
- * below), once, when a command starts.
+ * The tunables every part of medpanel shares, each with its value and why it is that value: the
+ * HTTP server's, the grants', the caches', the passwords' and guessing limits', the metrics' and
+ * the store's. Each interface keeps its own in its folder (interfaces/NAME/config.ts), in the same
+ * form, so this base module names no interface's concepts. Modules read their numbers from there
+ * or here (some keep a short local alias). docs list these with the same reasons. Values an
+ * operator sets per deployment (addresses, the store, the password cost) are flags and
+ * environment variables, not this table; the variables that are not a flag's are read and checked
+ * here too (`environment`, below), once, when a command starts.
  */
 export const config = {
   http: {
+    /**
+     * Bytes of an answer from another server that are read when its caller names no bound of its
+     * own (each caller does: a partner push, a relying party's key set or logout endpoint): only
+     * a status and the start of a text matter, and the connection is closed on the rest, so a
+     * server answering hundreds of MB costs no memory.
+     */
+    outboundBodyLimitBytes: 64 * 1024,
     /**
      * Largest request body any route reads (forms, token requests, withdrawals). Every body the
      * interfaces take is a few hundred bytes; 16 KiB leaves room and keeps a flood of large bodies
@@ -35,95 +44,20 @@ export const config = {
        * `serve --drain-seconds`: on SIGTERM, how long requests in flight and the delivery
        * worker's send get to finish before serve gives up on them and exits non-zero. 30 s is the
        * longest a request may take to arrive (requestTimeoutMs) and covers a partner send
-       * (partner.requestTimeoutMs, 10 s) with room; it also stays well inside systemd's default
+       * (interfaces/partner/config.ts, requestTimeoutMs: 10 s) with room; it also stays well inside systemd's default
        * stop timeout (90 s), so systemd never has to SIGKILL a serve that is still draining.
        */
       drainSeconds: 30,
     },
   },
 
-  signon: {
-    /** Authorization codes live ten minutes and only until first use (RFC 6749 §4.1.2 says "short"). */
-    codeTtlSeconds: 600,
-    /** A member's sign-in on the consent page lasts a working day. */
-    sessionSeconds: 12 * 3600,
+  /**
+   * Grants (src/grants/): what every interface checks of what sign-on hands out. Each interface's
+   * own settings are in its folder (interfaces/NAME/config.ts).
+   */
+  grants: {
     /** "Last used" of a token is written at most this often, so a busy token costs no writes. */
     tokenUseNoteEveryMs: 10 * 60 * 1000,
-    /**
-     * ID tokens (OpenID Connect) are valid an hour, as node-oidc-provider's are: a relying party
-     * reads one right after the code exchange, and a logout's id_token_hint is accepted expired.
-     */
-    idTokenSeconds: 3600,
-    /**
-     * OpenID Connect Back-Channel Logout: the logout tokens posted to clients and how they are sent
-     * (interfaces/signon/logout-worker.ts).
-     */
-    backchannelLogout: {
-      /** A logout token is valid two minutes, as the spec suggests: it is read when it arrives, and each retry signs a new one. */
-      tokenSeconds: 120,
-      /** One post to a client; a client that takes longer is tried again later, never waited on. */
-      requestTimeoutMs: 5_000,
-      /** Waits after the 1st, 2nd, … failed attempt, as a partner push retries … */
-      retryScheduleSeconds: [5, 30, 120, 600, 3600] as const,
-      /** … then hourly … */
-      retryEverySeconds: 3600,
-      /** … for a day: longer than any sign-in session lives, so later news of its end tells the client nothing. */
-      giveUpAfterSeconds: 86_400,
-      /** Sent and given-up deliveries stay a week for the operator to read, then go. */
-      keepSeconds: 7 * 86_400,
-      /** `serve`'s logout worker looks for due deliveries and newly voided sessions this often. */
-      pollMs: 500,
-    },
-    /** How far a relying party's clock may be behind ours: a rotated key stays published this much longer. */
-    clockSkewSeconds: 60,
-    /**
-     * A rotated-in key is published this long before it signs: longer than relying parties keep a
-     * fetched key set (jose's remote set: ten minutes; /oauth/jwks says max-age=300), so none
-     * meets a token whose key its copy lacks.
-     */
-    keyPublishLeadSeconds: 600,
-    /**
-     * An access token that comes with a refresh token lives an hour unless the client agreed
-     * another lifetime (--token-ttl): the refresh token is what keeps access, so the access token
-     * can be short, as node-oidc-provider's and Keycloak's are (RFC 9700 §2.2.2 wants them short).
-     */
-    refreshedAccessTokenSeconds: 3600,
-    /**
-     * A refresh token unused for 14 days dies (its successor gets a new 14 days at each refresh):
-     * an application nobody opened for two weeks asks the member again, as Keycloak's default
-     * "SSO session idle" does for offline sessions at 30 days; health data argues for shorter.
-     */
-    refreshTokenIdleSeconds: 14 * 86400,
-    /**
-     * However often it is refreshed, an authorization ends 30 days after the member allowed it
-     * (RFC 9700 §4.14.2 asks for a bound): the member then signs in again, once a month at most,
-     * and the remembered consent sends them straight back.
-     */
-    refreshTokenAbsoluteSeconds: 30 * 86400,
-    /**
-     * A private_key_jwt client assertion may be valid at most this long (its exp at most this far
-     * ahead): each one's jti is kept until it expires, so a short life keeps that list short, and
-     * a stolen assertion is worth little. Five minutes is node-oidc-provider's and Keycloak's
-     * order; libraries sign theirs for one to five.
-     */
-    clientAssertionMaxSeconds: 300,
-    /**
-     * A pushed authorization request (RFC 9126) must be opened in the browser within a minute
-     * (the RFC's example, node-oidc-provider's default): the client redirects at once. Once opened
-     * it lives as long as a sign-in on the consent page may take, then is spent by its answer.
-     */
-    pushedRequestSeconds: 60,
-    pushedRequestPageSeconds: 3600,
-    /**
-     * A client's JWK Set fetched from its jwks_uri is used this long before it is fetched again;
-     * an assertion naming a key the copy lacks fetches it at once (a rotation), but at most once
-     * per cooldown, so unknown kids cannot make medpanel hammer the client's server.
-     */
-    clientJwksCacheSeconds: 600,
-    clientJwksCooldownSeconds: 30,
-    /** A jwks_uri must answer within this, with at most this many bytes. */
-    clientJwksFetchTimeoutMs: 5_000,
-    clientJwksMaxBytes: 64 * 1024,
     /**
      * A DPoP proof (RFC 9449) is accepted for a minute after its iat, and its jti is kept that
      * long: a proof is made for one request and sent at once, and the nonce it must carry already
@@ -156,12 +90,10 @@ export const config = {
      */
     tokenHashes: 10_000,
     /**
-     * When each token was last noted as used (signon.tokenUseNoteEveryMs). Larger than the row
+     * When each token was last noted as used (grants.tokenUseNoteEveryMs). Larger than the row
      * cache: a note is a number, and forgetting it only costs one extra write.
      */
     tokenUseNotes: 50_000,
-    /** Account holders of interface C: every call resolves one, and a panel has thousands of members. */
-    accountHolders: 10_000,
     /** Registered clients: every call of C, D and E reads its client, and a deployment has tens of them. */
     clients: 1_000,
     /**
@@ -172,10 +104,6 @@ export const config = {
     clientSecrets: 1_000,
     /** Authorization headers of HTTP Basic parsed lately (http/basic-auth.ts): one or two per client and partner. */
     basicHeaders: 1_000,
-    /** The clients of presented API keys (interface E): a client has a few keys at most. */
-    apiKeyClients: 1_000,
-    /** Interface E's per-key token buckets; past this, those that have filled up again are dropped. */
-    rateLimitBuckets: 10_000,
     /** Public keys of DPoP proofs, imported, with their thumbprints: a client signs every proof with one key. */
     dpopKeys: 10_000,
   },
@@ -253,110 +181,12 @@ export const config = {
     deviceCookieSeconds: 180 * 86400,
   },
 
-  partner: {
-    /** Waits after the 1st, 2nd, … failed delivery attempt. */
-    retryScheduleSeconds: [5, 30, 120, 600, 3600, 3 * 3600] as const,
-    /** Then one attempt every 6 hours … */
-    retryEverySeconds: 6 * 3600,
-    /** … until 3 days after the first attempt, when the delivery is marked failed. */
-    giveUpAfterSeconds: 3 * 86400,
-    /** One partner request, connection to last byte. */
-    requestTimeoutMs: 10_000,
-    /** A claimed delivery stays reserved this long past the request timeout before another sender may take it. */
-    leaseSlackMs: 20_000,
-    /** `serve`'s delivery worker looks for due deliveries at least this often, besides being woken by new ones. */
-    pollMs: 500,
-    /**
-     * A delivery's result that cannot be written (the store restarting) is tried again after
-     * waits doubling from 0.1 s to 2 s, until the lease is nearly over: a push that reached the
-     * partner is recorded rather than sent twice.
-     */
-    recordRetryMs: {first: 100, most: 2_000},
-    /** Members per quota-list PUT when pushing a long list. */
-    memberChunk: 1000,
-    /**
-     * Bytes of a partner's answer to a push that are read: only its status counts and the start
-     * of an error text is kept, so 64 KiB is plenty; the connection is closed on the rest, and a
-     * partner answering hundreds of MB costs no memory.
-     */
-    responseBodyLimitBytes: 64 * 1024,
-    /**
-     * verify-partner reads GET answers (a quota's member list) and compares them whole: 4 MiB
-     * holds its few test records many times over; a longer answer fails its check unread.
-     */
-    verifyResponseBodyLimitBytes: 4 * 1024 * 1024,
-  },
-
-  balance: {
-    /**
-     * Deepest nesting a withdrawal body may have (the top-level object is level 1). A real body has
-     * two (the body and member_details); deeper is refused with 400 before the exact-amount reader,
-     * which recurses once per level, could run out of stack on the 8,000 levels 16 KiB can hold.
-     */
-    bodyMaxDepthLevels: 32,
-  },
-
-  /**
-   * Interface E's limits per call and per API key (interfaces/conversations/limits.ts says what
-   * each one bounds; docs/conversations.md lists them with what a caller gets beyond them).
-   */
-  conversations: {
-    /** Terms in one call, and characters and index words in one term: each term is searched for, so these bound one call's work. */
-    maxTerms: 20,
-    maxTermLength: 200,
-    maxTermWords: 12,
-    /**
-     * A data call reads every conversation it answers with, so its window is bounded (a year, leap
-     * day included); a summary reads per-day statistics and takes any window.
-     */
-    maxWindowDays: 366,
-    /** Summary calls per key: a token bucket of 100 at once, then one a second, counted per `serve` process. */
-    summaryBurst: 100,
-    summaryPerSecond: 1,
-    /**
-     * The spec has no paging, so a data answer holds every match; this bounds one answer (a
-     * 50,000-post whole-store answer took `serve` to ~190 MB, docs/conversations.md). More is
-     * refused before anything is sent, and the data call given back.
-     */
-    maxConversations: 50_000,
-    /** A search's time, waiting for a thread included: past it the search is stopped, its thread freed, and the caller answered 503. */
-    searchBudgetMs: 10_000,
-    /** A data answer nobody reads for this long is ended, so a stalled reader cannot hold a search thread. */
-    stallMs: 60_000,
-    /** Conversations read and written per page of a data answer: memory stays bounded by a page, not by the answer. */
-    pageSize: 250,
-    /**
-     * Search threads per store: the cores less one, so the event loop keeps a core; at least 2, so
-     * one key's searches (half the threads at most) never hold them all; at most 4.
-     */
-    minThreads: 2,
-    maxThreads: 4,
-    /**
-     * A search thread's heap, in MiB: a small young generation makes the thread collect a page's
-     * garbage before the next page (measured: a 140 MB answer streams in about 30 MB less of the
-     * process's memory); the old generation's cap turns a runaway page into this thread's
-     * failure (a 503), not the process's.
-     */
-    threadHeapMb: {old: 256, young: 8},
-    /** Searches that may wait, per thread; one more is answered 503 at once instead of queueing without end. */
-    queuePerThread: 16,
-    /** Searches one key may have waiting besides those it runs: enough for a client keeping a few calls in flight; more would only wait out the budget. */
-    queuePerKey: 4,
-  },
-
-  pulse: {
-    /** Respondents read per page of a streamed export: memory stays flat whatever the pulse's size. */
-    exportPageSize: 500,
-  },
-
   metrics: {
     /**
      * Seconds, for HTTP answers: token info answers in well under a millisecond when idle and a
      * few under load; a sign-in hashes for ~0.1 s; exports and searches run to seconds.
      */
     httpSecondsBuckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    /** Seconds, for interface E's searches and their wait for a thread: the budget is 10 s. */
-    searchSecondsBuckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     /** Seconds, for a store commit with its sync to disk: ~0.1 ms on tmpfs, a few ms on a disk, more is trouble. */
     commitSecondsBuckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     /** Requests per group commit, by powers of two up to the writer's largest batch (256, below). */

@@ -1,11 +1,12 @@
 import {statSync} from 'node:fs'
-import {searchThreadsBusy} from './interfaces/conversations/search-pool.js'
-import {pendingByClient} from './interfaces/partner/repository.js'
-import {countLiveSessions} from './interfaces/signon/repository.js'
-import {type Clock, iso} from './lib/clock.js'
-import {Metrics, type OutboxBacklog} from './metrics/metrics.js'
-import {listClients} from './registry/repository.js'
-import {hasGrant} from './registry/service.js'
+import {grantMetrics} from './grants/metrics.js'
+import {balanceMetrics} from './interfaces/balance/metrics.js'
+import {searchMetrics} from './interfaces/conversations/metrics.js'
+import {partnerMetrics} from './interfaces/partner/metrics.js'
+import {signonMetrics} from './interfaces/signon/metrics.js'
+import type {Clock} from './lib/clock.js'
+import {type MetricSet, Metrics} from './metrics/metrics.js'
+import {registryMetrics} from './registry/metrics.js'
 import {passwordHashCounts} from './registry/throttle.js'
 import {bindMetrics, metricsOf} from './store/context.js'
 import type {Db} from './store/database.js'
@@ -13,6 +14,19 @@ import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
 import {SERVICE_SCHEMA} from './schema.js'
+
+/** What the declared sets' gauges read from when scraped. */
+interface Scope {
+  db: Db
+  clock: Clock
+  passwordHashes(): {running: number; waiting: number}
+}
+
+/**
+ * The metrics each part declares in its own folder, in the order /metrics lists them (after the
+ * HTTP metrics, before the store's): as SERVED_INTERFACES lists the interfaces' routes.
+ */
+const DECLARED_METRICS: readonly MetricSet<unknown, Scope>[] = [grantMetrics, signonMetrics, partnerMetrics, balanceMetrics, searchMetrics, registryMetrics]
 
 /**
  * The metrics of the store an app serves: made with the first app on the store and bound to it
@@ -24,31 +38,15 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
   const bound = metricsOf(db)
   if (bound) return bound
   const postgres = storeKind(db) === 'postgres'
-  const metrics = new Metrics({
-    activeSessions: () => countLiveSessions(readerOf(db), iso(clock.now())),
-    outbox: () => outboxBacklog(db, clock),
-    searchThreadsBusy: () => searchThreadsBusy(db),
-    passwordHashes: passwordHashCounts,
+  const sources = {
     migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
     ...(postgres
       ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}
       : {sqliteWalBytes: () => walBytes(storeFile(db))}),
-  })
+  }
+  const metrics = new Metrics<Scope>(sources, DECLARED_METRICS, {db, clock, passwordHashes: passwordHashCounts})
   bindMetrics(db, metrics)
   return metrics
-}
-
-/** Every partner client's pending deliveries, those with none at 0 (so a drained outbox reads 0, not stale). */
-async function outboxBacklog(db: Db, clock: Clock): Promise<OutboxBacklog[]> {
-  const reader = readerOf(db)
-  const [pending, clients] = await Promise.all([pendingByClient(reader), listClients(reader)])
-  const now = clock.now().getTime()
-  const byClient = new Map(pending.map((row) => [row.client_id, row]))
-  const partners = new Set([...clients.filter((client) => hasGrant(client, 'partner')).map((client) => client.id), ...byClient.keys()])
-  return [...partners].sort().map((partner) => {
-    const row = byClient.get(partner)
-    return {partner, depth: row?.depth ?? 0, oldestAgeSeconds: row ? Math.max(0, (now - Date.parse(row.oldest)) / 1000) : 0}
-  })
 }
 
 /** The size of the write-ahead log beside a SQLite store file; 0 without one (an in-memory store, or none written yet). */

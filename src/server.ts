@@ -59,20 +59,26 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
         url: `http://${host}:${port}`,
         port,
         inFlight: () => inFlight,
-        close: (graceMs = SERVER_LIMITS.closeGraceMs) =>
-          new Promise<void>((done) => {
-            closing = true
-            // setTimeout takes Infinity as 1 ms: no timer at all when there is no limit.
-            const force = Number.isFinite(graceMs) ? setTimeout(() => server.closeAllConnections(), graceMs) : undefined
-            force?.unref()
-            server.close(() => {
-              clearTimeout(force)
-              done()
-            })
-            server.closeIdleConnections()
-          }),
+        close: (graceMs = SERVER_LIMITS.closeGraceMs) => {
+          closing = true
+          return closeGracefully(server, graceMs)
+        },
       })
     })
+  })
+}
+
+/** Stops taking connections and ends the idle ones; those still open after `graceMs` are closed too. */
+function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  return new Promise<void>((done) => {
+    // setTimeout takes Infinity as 1 ms: no timer at all when there is no limit.
+    const force = Number.isFinite(graceMs) ? setTimeout(() => server.closeAllConnections(), graceMs) : undefined
+    force?.unref()
+    server.close(() => {
+      clearTimeout(force)
+      done()
+    })
+    server.closeIdleConnections()
   })
 }
 

@@ -14,7 +14,7 @@ import {derivedKey} from '../store/secrets.js'
  *
  * A proof is accepted when: its header says `typ: dpop+jwt`, an algorithm of DPOP_ALGS and a
  * public `jwk` it verifies under; it names this request's method (`htm`) and URL without query
- * (`htu`); it was made within the last `config.signon.dpopProofSeconds` (`iat`); it carries a
+ * (`htu`); it was made within the last `config.grants.dpopProofSeconds` (`iat`); it carries a
  * nonce this service handed out lately (§8, §9: so no proof can be made ahead of time); at a
  * resource, the hash of the access token it goes with (`ath`); and its `jti` was never accepted
  * before for the same key, by any `serve` on the store (kept in `dpop_proofs` until the proof
@@ -62,9 +62,9 @@ export async function checkProof(db: Db, proof: string, target: ProofTarget, sit
   if (typeof payload.htu !== 'string' || withoutQuery(payload.htu) !== target.htu) throw refuse(`htu must be ${target.htu}, the URL of this request`)
   const seconds = now.getTime() / 1000
   const iat = payload.iat!
-  const skew = config.signon.dpopClockSkewSeconds
-  if (iat > seconds + skew || iat < seconds - config.signon.dpopProofSeconds - skew) {
-    throw refuse(`iat must be within the last ${config.signon.dpopProofSeconds} seconds (make a new proof for every request)`)
+  const skew = config.grants.dpopClockSkewSeconds
+  if (iat > seconds + skew || iat < seconds - config.grants.dpopProofSeconds - skew) {
+    throw refuse(`iat must be within the last ${config.grants.dpopProofSeconds} seconds (make a new proof for every request)`)
   }
   if (target.accessToken !== undefined && payload.ath !== accessTokenHash(target.accessToken)) throw refuse('ath is not the hash of the access token sent with it')
   if (typeof payload.nonce !== 'string' || !isCurrentNonce(db, payload.nonce, now)) {
@@ -72,7 +72,7 @@ export async function checkProof(db: Db, proof: string, target: ProofTarget, sit
   }
   const jti = payload.jti!
   if (jti === '' || jti.length > 256) throw refuse('jti must be a string of 1 to 256 characters')
-  const expiresAt = iso(new Date((iat + config.signon.dpopProofSeconds + 2 * skew) * 1000))
+  const expiresAt = iso(new Date((iat + config.grants.dpopProofSeconds + 2 * skew) * 1000))
   if (!(await spendProof(db, jkt, jti, expiresAt, now))) throw refuse('this jti was presented before: make a new proof for every request')
   return jkt
 }
@@ -139,7 +139,7 @@ const lastSweep = new WeakMap<object, number>()
  * that took the last records would leave their proofs a minute of life at most, nonce-bound.
  */
 async function spendProof(db: Db, jkt: string, jti: string, expiresAt: string, now: Date): Promise<boolean> {
-  const sweep = now.getTime() - (lastSweep.get(db) ?? 0) >= config.signon.dpopSweepEveryMs
+  const sweep = now.getTime() - (lastSweep.get(db) ?? 0) >= config.grants.dpopSweepEveryMs
   if (sweep) lastSweep.set(db, now.getTime())
   return writeTransaction(
     db,
@@ -166,7 +166,7 @@ async function spendProof(db: Db, jkt: string, jti: string, expiresAt: string, n
 const nonces = new WeakMap<object, {key: Buffer; period: number; current: string; previous: string}>()
 
 function nonceState(db: Db, now: Date) {
-  const period = Math.floor(now.getTime() / 1000 / config.signon.dpopNonceSeconds)
+  const period = Math.floor(now.getTime() / 1000 / config.grants.dpopNonceSeconds)
   let state = nonces.get(db)
   if (!state || state.period !== period) {
     const key = state?.key ?? derivedKey(keyringOf(db), 'dpop nonces')

@@ -5,6 +5,7 @@ import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
+import {grantMetrics} from './metrics.js'
 
 // The rows behind every credential the service hands out after sign-on: access tokens and the
 // authorization codes not yet exchanged. Sign-on issues them; sign-on, interface D and the
@@ -58,7 +59,7 @@ export async function revokeTokens(db: Db, scope: TokenScope, now: string): Prom
   // The refresh tokens of what ends go with it: a code's family, a member's or a client's. A
   // single access token (revocation of that token) leaves its family's refresh token alone.
   if (scope.tokenHash === undefined) await revokeRefreshTokens(db, {family: scope.codeHash, memberId: scope.memberId, clientId: scope.clientId}, now)
-  const revoked = metricsOf(db)?.signon.tokensRevoked
+  const revoked = metricsOf(db)?.of(grantMetrics).tokensRevoked
   if (!revoked) return Number((await query.executeTakeFirst()).numUpdatedRows)
   const rows = await query.returning(['member_id', 'code_hash']).execute()
   for (const row of rows) revoked[row.code_hash !== null ? 'authorization_code' : row.member_id === null ? 'client_credentials' : 'operator'].inc()

@@ -92,7 +92,7 @@ function grantOf(row: TokenRow) {
 
 /** When each token was last recorded as used, so a busy token writes at most every ten minutes. */
 const lastNoted = new Map<string, number>()
-const NOTE_EVERY_MS = config.signon.tokenUseNoteEveryMs
+const NOTE_EVERY_MS = config.grants.tokenUseNoteEveryMs
 
 /**
  * Records that a token was just presented, for the member's list of allowed applications. At

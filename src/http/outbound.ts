@@ -82,7 +82,7 @@ function timeoutError(timeoutMs: number): Error {
 /**
  * Partner requests over node:http(s). Each one resolves the partner's host, refuses link-local
  * and unspecified addresses, and connects only to the addresses it checked (a pinned `lookup`).
- * At most `maxBodyBytes` of an answer are read (config.partner.responseBodyLimitBytes unless
+ * At most `maxBodyBytes` of an answer are read (config.http.outboundBodyLimitBytes unless
  * told): past that the connection is closed, so a partner cannot fill medpanel's memory. The
  * timeout covers the lookup, the connection and the answer. Keep-alive agents reuse sockets, so
  * a burst of member chunks to one partner runs over a handful of them.
@@ -92,7 +92,7 @@ export function httpTransport(options: {resolve?: Resolver} = {}): Transport {
   const agents = {'http:': new http.Agent({keepAlive: true}), 'https:': new https.Agent({keepAlive: true})}
   return {
     send(request, timeoutMs, sendOptions = {}) {
-      const limit = sendOptions.maxBodyBytes ?? config.partner.responseBodyLimitBytes
+      const limit = sendOptions.maxBodyBytes ?? config.http.outboundBodyLimitBytes
       return new Promise<PartnerResponse>((done, fail) => {
         let settled = false
         let req: http.ClientRequest | undefined

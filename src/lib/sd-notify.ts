@@ -28,27 +28,13 @@ export function serviceNotifier(env: Record<string, string | undefined> = proces
   let queue = Promise.resolve()
   let warned = false
   let readySent = false
+  // Only the first failure is told: a missing systemd-notify would otherwise warn at every send.
+  const failed = (fields: string[], why: string) => {
+    if (!warned) warn(`could not tell systemd ${fields.join(' ')}: ${why}`)
+    warned = true
+  }
   const send = (...fields: string[]) => {
-    queue = queue.then(
-      () =>
-        new Promise<void>((resolve) => {
-          const child = spawn('systemd-notify', fields, {stdio: ['ignore', 'ignore', 'pipe']})
-          let error = ''
-          child.stderr.on('data', (chunk) => (error += chunk))
-          const failed = (why: string) => {
-            if (!warned) warn(`could not tell systemd ${fields.join(' ')}: ${why}`)
-            warned = true
-          }
-          child.once('error', (problem) => {
-            failed(problem.message)
-            resolve()
-          })
-          child.once('exit', (code) => {
-            if (code !== 0) failed(error.trim() || `systemd-notify exited ${code}`)
-            resolve()
-          })
-        }),
-    )
+    queue = queue.then(() => notify(fields, (why) => failed(fields, why)))
   }
   return {
     ready: () => {
@@ -65,4 +51,21 @@ export function serviceNotifier(env: Record<string, string | undefined> = proces
     },
     sent: () => queue,
   }
+}
+
+/** Runs systemd-notify once with `fields`; resolves when it has ended, telling `failed` why it did not work. */
+function notify(fields: string[], failed: (why: string) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const child = spawn('systemd-notify', fields, {stdio: ['ignore', 'ignore', 'pipe']})
+    let error = ''
+    child.stderr.on('data', (chunk) => (error += chunk))
+    child.once('error', (problem) => {
+      failed(problem.message)
+      resolve()
+    })
+    child.once('exit', (code) => {
+      if (code !== 0) failed(error.trim() || `systemd-notify exited ${code}`)
+      resolve()
+    })
+  })
 }

@@ -8,6 +8,7 @@ import {metricsOf} from '../store/context.js'
 import {config} from '../config.js'
 import {availableParallelism} from 'node:os'
 import {type HashCaller, HashQueue, HashQueueFull} from './hash-queue.js'
+import {registryMetrics} from './metrics.js'
 
 /**
  * Guessing limits that hold under parallel attack and cannot be turned against the innocent.
@@ -124,7 +125,7 @@ export async function countWrongGuess(db: Db, kind: CredentialKind, address: str
     return secondsUntil(row?.locked_until ?? null, now) > 0 ? secondsUntil(lockedUntil, now) : 0
   })
   // Every caller answers a wait with 429: counted here, once, by the kind of secret only.
-  if (wait > 0) metricsOf(db)?.guessing[kind === 'api-key' ? 'api_key' : 'client_secret'].inc()
+  if (wait > 0) metricsOf(db)?.of(registryMetrics).guessing[kind === 'api-key' ? 'api_key' : 'client_secret'].inc()
   return wait
 }
 
@@ -271,7 +272,7 @@ export async function guardPasswordCheck<T>(
 
 /** A password check refused by the limits, counted for the metrics (by kind of secret only). */
 function refused(db: Db, error: AppError): AppError {
-  metricsOf(db)?.guessing.password.inc()
+  metricsOf(db)?.of(registryMetrics).guessing.password.inc()
   return error
 }
 

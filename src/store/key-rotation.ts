@@ -1,6 +1,6 @@
 import {sql, type Kysely} from 'kysely'
 import {keyringOf, writeTransaction} from './db.js'
-import {isSealed, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
+import {isSealed, type Keyring, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
 
 /** Every column that holds a sealed secret, by table. */
 export const SEALED_COLUMNS: Record<string, {key: string; columns: string[]}> = {
@@ -41,19 +41,7 @@ export async function rotateSecretKey(db: Kysely<any>): Promise<Rotation> {
   }
   const resealed = await writeTransaction(db, async (trx) => {
     let count = 0
-    for (const [table, {key, columns}] of Object.entries(SEALED_COLUMNS)) {
-      const rows = (await sql<Record<string, string | null>>`select ${sql.ref(key)} as row_key, ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}`.execute(trx))
-        .rows
-      for (const row of rows) {
-        for (const column of columns) {
-          const value = row[column]
-          if (value === null || value === undefined) continue
-          const plain = isSealed(value) ? unseal(keyring, value) : value
-          await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${seal(keyring, plain)} where ${sql.ref(key)} = ${row.row_key}`.execute(trx)
-          count++
-        }
-      }
-    }
+    for (const [table, {key, columns}] of Object.entries(SEALED_COLUMNS)) count += await resealTable(trx, keyring, table, key, columns)
     return count
   })
   const retired = previous.map(keyId).filter((id) => id !== keyring.current.id)
@@ -62,4 +50,20 @@ export async function rotateSecretKey(db: Kysely<any>): Promise<Rotation> {
     keyring.keys = new Map([[keyring.current.id, keyring.current.key]])
   }
   return {key_id: keyring.current.id, retired_key_ids: retired, resealed, key_source: source.kind === 'file' ? source.path : 'MEDPANEL_SECRET_KEY'}
+}
+
+/** Seals every stored secret of one table again with the current key; answers how many it wrote. */
+async function resealTable(trx: Kysely<any>, keyring: Keyring, table: string, key: string, columns: readonly string[]): Promise<number> {
+  const rows = (await sql<Record<string, string | null>>`select ${sql.ref(key)} as row_key, ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}`.execute(trx)).rows
+  let count = 0
+  for (const row of rows) {
+    for (const column of columns) {
+      const value = row[column]
+      if (value === null || value === undefined) continue
+      const plain = isSealed(value) ? unseal(keyring, value) : value
+      await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${seal(keyring, plain)} where ${sql.ref(key)} = ${row.row_key}`.execute(trx)
+      count++
+    }
+  }
+  return count
 }

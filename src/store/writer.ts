@@ -101,7 +101,7 @@ export class GroupWriter {
   }
 
   private async commit(batch: Job[]): Promise<void> {
-    const outcomes: Outcome[] = []
+    let outcomes: Outcome[] = []
     try {
       await this.db.connection().execute(async (conn) => {
         batchConnections.add(conn)
@@ -119,24 +119,7 @@ export class GroupWriter {
         }
         await sql`begin immediate`.execute(conn)
         try {
-          for (const [index, job] of batch.entries()) {
-            const savepoint = sql.id(`request_${index}`)
-            const statements = savepointOf(index)
-            await run(statements.open)
-            try {
-              const value = await job.fn(conn)
-              await run(statements.release)
-              outcomes.push({ok: true, value})
-            } catch (error) {
-              // A store failure may have ended the whole transaction (SQLite rolls back on some
-              // I/O and disk-full errors); then the savepoint is gone and the batch fails as one.
-              await sql`rollback to ${savepoint}`.execute(conn).catch(() => {
-                throw error
-              })
-              await sql`release ${savepoint}`.execute(conn)
-              outcomes.push({ok: false, error})
-            }
-          }
+          outcomes = await runJobs(conn, batch, run)
           const committing = performance.now()
           await sql`commit`.execute(conn)
           this.stats.commits++
@@ -156,6 +139,30 @@ export class GroupWriter {
     }
     settle(batch, outcomes)
   }
+}
+
+/** Runs each job of a batch in a savepoint of its own, inside the batch's transaction: one job's failure is its own. */
+async function runJobs(conn: Kysely<any>, batch: readonly Job[], run: (query: CompiledQuery) => Promise<void>): Promise<Outcome[]> {
+  const outcomes: Outcome[] = []
+  for (const [index, job] of batch.entries()) {
+    const savepoint = sql.id(`request_${index}`)
+    const statements = savepointOf(index)
+    await run(statements.open)
+    try {
+      const value = await job.fn(conn)
+      await run(statements.release)
+      outcomes.push({ok: true, value})
+    } catch (error) {
+      // A store failure may have ended the whole transaction (SQLite rolls back on some
+      // I/O and disk-full errors); then the savepoint is gone and the batch fails as one.
+      await sql`rollback to ${savepoint}`.execute(conn).catch(() => {
+        throw error
+      })
+      await sql`release ${savepoint}`.execute(conn)
+      outcomes.push({ok: false, error})
+    }
+  }
+  return outcomes
 }
 
 const writers = new WeakMap<object, GroupWriter>()

@@ -1,6 +1,7 @@
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 import {ManualClock} from '../../src/lib/clock.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
+import {registryMetrics} from '../../src/registry/metrics.js'
 import {countWrongGuess, defaultHashSlots, guardPasswordCheck, type PasswordAttempt, setPasswordHashSlots, tooManyAttempts} from '../../src/registry/throttle.js'
 import {bindMetrics} from '../../src/store/context.js'
 import type {Store} from '../../src/store/db.js'
@@ -329,8 +330,9 @@ describe('refusals counted for the metrics', () => {
     const counted: string[] = []
     const counter = (kind: string) => ({inc: () => counted.push(kind)})
     const ignored = {observe: () => undefined}
+    const guessing = {password: counter('password'), client_secret: counter('client_secret'), api_key: counter('api_key')}
     const metrics = {
-      guessing: {password: counter('password'), client_secret: counter('client_secret'), api_key: counter('api_key')},
+      of: (set: unknown) => (set === registryMetrics ? {guessing} : undefined),
       store: {commitDuration: ignored, batchSize: ignored},
     }
     bindMetrics(store.db, metrics as unknown as Metrics)

@@ -34,6 +34,8 @@ import {
 } from './schema.js'
 import * as balance from './service.js'
 import {config} from '../../config.js'
+import {balanceConfig} from './config.js'
+import {balanceMetrics} from './metrics.js'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -256,7 +258,7 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
     }
     // Valid JSON can still be read two ways (a repeated key) or be too deep for the exact-amount
     // reader: both are the caller's mistake, refused here before any reader sees the text.
-    checkJsonStructure(text, config.balance.bodyMaxDepthLevels)
+    checkJsonStructure(text, balanceConfig.bodyMaxDepthLevels)
     await next()
   })
 
@@ -278,7 +280,7 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono {
   })
 
   app.openapi(withdrawRoute, async (c) => {
-    const metrics = metricsOf(db)?.balance
+    const metrics = metricsOf(db)?.of(balanceMetrics)
     let result: balance.WithdrawalResult
     try {
       const {key, id} = c.req.valid('param')

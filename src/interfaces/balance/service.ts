@@ -1,9 +1,9 @@
 import {z} from 'zod'
-import {config} from '../../config.js'
+import {balanceConfig} from './config.js'
 import {CompiledQuery, type Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
 import {AppError, isClientError, notFound} from '../../errors.js'
-import type {RefusalReason} from '../../metrics/metrics.js'
+import type {RefusalReason} from './metrics.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {isUuid, newTimeOrderedUuid, storedIdOf} from '../../lib/ids.js'
@@ -87,7 +87,7 @@ export function transactionPath(id: string): string {
 }
 
 /** Account holders as last read, while the store is unchanged (store/version-cache.ts): every call of C resolves one. */
-const recentHolder = versionCache<string, MemberRow | undefined>(config.caches.accountHolders, (row) => row !== undefined)
+const recentHolder = versionCache<string, MemberRow | undefined>(balanceConfig.caches.accountHolders, (row) => row !== undefined)
 
 /**
  * Finds the person behind `{key}/{id}`. Every way of failing (an unsupported key such as

@@ -4,7 +4,7 @@ import {newUuid} from '../../lib/ids.js'
 import type {Db} from '../../store/database.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
 import {metricsOf} from '../../store/context.js'
-import type {SearchOutcome} from '../../metrics/metrics.js'
+import {type SearchOutcome, searchMetrics} from './metrics.js'
 import {JSON_TAIL, jsonHead} from './format-json.js'
 import {xmlHead, xmlTail} from './format-xml.js'
 import {currentPeriod, refuseKey} from './keys.js'
@@ -139,7 +139,7 @@ function allowance(key: ApiKeyRow, method: Method, now: Date): {key: ApiKeyRow; 
  */
 export async function conversationCall(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
   // Counted for the metrics by kind and outcome; a HEAD request runs no search and is not counted.
-  const counted = request.headOnly ? undefined : metricsOf(db)?.search.requests[request.method]
+  const counted = request.headOnly ? undefined : metricsOf(db)?.of(searchMetrics).requests[request.method]
   try {
     const answer = await call(db, request, now, context)
     counted?.ok.inc()
@@ -181,11 +181,11 @@ function searchOutcome(error: unknown): SearchOutcome {
 
 /** A search's wait for its thread and its run, from when it was handed over until it answered. */
 function observeSearch(db: Db, ticket: SearchTicket, handedAt: number): void {
-  const metrics = metricsOf(db)
+  const metrics = metricsOf(db)?.of(searchMetrics)
   if (!metrics) return
   const started = ticket.startedAt ?? handedAt
-  metrics.search.queueWait.observe(Math.max(0, started - handedAt) / 1000)
-  metrics.search.duration.observe((performance.now() - started) / 1000)
+  metrics.queueWait.observe(Math.max(0, started - handedAt) / 1000)
+  metrics.duration.observe((performance.now() - started) / 1000)
 }
 
 /** What a call has once its query is checked and its thread place taken (see call). */
@@ -262,7 +262,7 @@ async function spendAllowance(db: Db, request: CallRequest, now: Date, spends: b
     }
     return state
   })
-  if (spends) metricsOf(db)?.search.dataCalls.inc()
+  if (spends) metricsOf(db)?.of(searchMetrics).dataCalls.inc()
   return checked
 }
 
@@ -354,7 +354,7 @@ async function dataCall(s: Searching): Promise<CallAnswer> {
       throw error
     } finally {
       if (!done) {
-        metricsOf(db)?.search.truncated.inc()
+        metricsOf(db)?.of(searchMetrics).truncated.inc()
         await stream.cancel()
         // Nobody is left to hear that the record of an answer cut short failed: it is logged.
         if (!failed) await s.record().catch((lost) => logLost(s, 'could not record a data answer cut short', lost))

@@ -1,5 +1,5 @@
 import {z} from 'zod'
-import {config} from '../../config.js'
+import {conversationsConfig} from './config.js'
 import {AppError, badRequest, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -163,7 +163,7 @@ export function refuseKey(row: ApiKeyRow, method: Method, now: Date): void {
  * every call of E checks its key's client. The key row itself is read on every call: it carries
  * the calls spent, which change with every data call.
  */
-const recentKeyClient = versionCache<string, Client>(config.caches.apiKeyClients)
+const recentKeyClient = versionCache<string, Client>(conversationsConfig.caches.apiKeyClients)
 
 async function checkKey(db: Db, presented: string, method: Method, now: Date): Promise<ApiKeyRow> {
   // Keys carry 256 random bits, so looking up their SHA-256 leaks nothing a timing attack could use.

@@ -1,5 +1,5 @@
 import {availableParallelism, cpus} from 'node:os'
-import {config} from '../../config.js'
+import {conversationsConfig} from './config.js'
 
 /** Interface E's own settings, which src/app.ts composes into the app's (AppSettings). */
 export interface ConversationSettings {
@@ -9,7 +9,7 @@ export interface ConversationSettings {
 
 /**
  * What one caller may ask of interface E, and how long and how wide its searches may run. The
- * numbers are set in config.ts and listed in docs/conversations.md ("Limits"); the app's settings
+ * numbers are set in ./config.ts and listed in docs/conversations.md ("Limits"); the app's settings
  * (ConversationSettings) can override them, which tests do to reach a limit quickly.
  */
 export interface ConversationLimits {
@@ -63,7 +63,7 @@ function cores(): number {
 }
 
 export function defaultLimits(): ConversationLimits {
-  const c = config.conversations
+  const c = conversationsConfig
   const threads = Math.min(c.maxThreads, Math.max(c.minThreads, cores() - 1))
   return {
     maxTerms: c.maxTerms,
@@ -91,5 +91,5 @@ export function defaultLimits(): ConversationLimits {
  */
 export function conversationLimits(overrides: Partial<ConversationLimits> = {}): ConversationLimits {
   const threads = overrides.threads ?? defaultLimits().threads
-  return {...defaultLimits(), queue: threads * config.conversations.queuePerThread, threadsPerKey: Math.ceil(threads / 2), ...overrides}
+  return {...defaultLimits(), queue: threads * conversationsConfig.queuePerThread, threadsPerKey: Math.ceil(threads / 2), ...overrides}
 }

@@ -1,4 +1,4 @@
-import {config} from '../../config.js'
+import {conversationsConfig} from './config.js'
 
 /**
  * Token buckets, one per API key: a key may spend `burst` calls at once and earns `perSecond`
@@ -20,7 +20,7 @@ export class RateLimiter {
       return Math.max(1, Math.ceil((1 - tokens) / this.rate.perSecond))
     }
     this.buckets.set(key, {tokens: tokens - 1, at})
-    if (this.buckets.size > config.caches.rateLimitBuckets) this.forgetFull(at)
+    if (this.buckets.size > conversationsConfig.caches.rateLimitBuckets) this.forgetFull(at)
     return undefined
   }
 

@@ -1,6 +1,6 @@
 import {Worker} from 'node:worker_threads'
 import {CompiledQuery} from 'kysely'
-import {config} from '../../config.js'
+import {conversationsConfig} from './config.js'
 import {AppError} from '../../errors.js'
 import {exeAsset} from '../../exe-assets.js'
 import type {Db} from '../../store/database.js'
@@ -565,8 +565,8 @@ class SearchPool implements Searcher {
   }
 
   private spawn(): Thread {
-    // Its heap limits: config.ts says why.
-    const heap = config.conversations.threadHeapMb
+    // Its heap limits: ./config.ts says why.
+    const heap = conversationsConfig.threadHeapMb
     const worker = new Worker(this.source, {eval: true, workerData: this.setup, resourceLimits: {maxOldGenerationSizeMb: heap.old, maxYoungGenerationSizeMb: heap.young}})
     const thread: Thread = {worker, stopping: false}
     worker.on('message', (reply: SearchReply) => {

@@ -8,7 +8,7 @@ import type {Db} from '../../store/database.js'
 import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
-import {config} from '../../config.js'
+import {partnerConfig} from './config.js'
 import {retryDelay} from '../../lib/retry-schedule.js'
 
 /**
@@ -18,13 +18,13 @@ import {retryDelay} from '../../lib/retry-schedule.js'
  */
 
 /** Waits after the 1st, 2nd, … failed attempt; then every 6 hours until 3 days have passed. */
-export const RETRY_SCHEDULE_SECONDS = config.partner.retryScheduleSeconds
-export const RETRY_EVERY_SECONDS = config.partner.retryEverySeconds
-export const GIVE_UP_AFTER_SECONDS = config.partner.giveUpAfterSeconds
+export const RETRY_SCHEDULE_SECONDS = partnerConfig.retryScheduleSeconds
+export const RETRY_EVERY_SECONDS = partnerConfig.retryEverySeconds
+export const GIVE_UP_AFTER_SECONDS = partnerConfig.giveUpAfterSeconds
 
 /** The delay before the next attempt after `attempts` failed ones, or null when it is time to give up. */
 export function nextAttemptDelay(attempts: number, firstAttemptAt: Date, now: Date): number | null {
-  return retryDelay(config.partner, attempts, firstAttemptAt, now)
+  return retryDelay(partnerConfig, attempts, firstAttemptAt, now)
 }
 
 /**

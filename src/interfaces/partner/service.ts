@@ -28,7 +28,7 @@ import {
   type SurveyEvent,
 } from './schema.js'
 import type {ProjectRow, QuotaRow} from './tables.js'
-import {config} from '../../config.js'
+import {partnerConfig} from './config.js'
 
 /**
  * Interface B's rules on medpanel's side. Every function validates first (nothing is stored or
@@ -42,7 +42,7 @@ export interface Queued {
   partners: string[]
 }
 
-export const DEFAULT_CHUNK = config.partner.memberChunk
+export const DEFAULT_CHUNK = partnerConfig.memberChunk
 
 function projectOf(row: ProjectRow): Project {
   return fromJsonText(row.body, projectSchema, `the stored body of project ${row.project_id}`)

@@ -1,5 +1,5 @@
 import {isDeepStrictEqual} from 'node:util'
-import {config} from '../../config.js'
+import {partnerConfig} from './config.js'
 import {AppError} from '../../errors.js'
 import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
@@ -8,7 +8,7 @@ import {basicAuthorization} from './transport.js'
 import {networkFailure, partnerTransport, type Transport} from '../../http/outbound.js'
 
 /** Bytes of one answer verify-partner reads; a longer answer fails its check (config.ts says why). */
-const ANSWER_LIMIT_BYTES = config.partner.verifyResponseBodyLimitBytes
+const ANSWER_LIMIT_BYTES = partnerConfig.verifyResponseBodyLimitBytes
 
 /**
  * Conformance checks for a partner's implementation of interface B: a whole lifecycle under ids
@@ -73,7 +73,7 @@ interface Fixtures {
 
 export async function verifyPartner(options: VerifyOptions): Promise<VerifyReport> {
   const base = partnerBase(options.url)
-  const timeoutMs = options.timeoutMs ?? config.partner.requestTimeoutMs
+  const timeoutMs = options.timeoutMs ?? partnerConfig.requestTimeoutMs
   const call = partnerCaller(base, options.transport ?? partnerTransport, timeoutMs, basicAuthorization(options.username, options.password))
   const wrong = basicAuthorization(options.username, `${options.password}-wrong`)
   const f = fixtures(options.projectId ?? `medpanel-verify-${randomToken(6).replace(/[-_]/g, 'x')}`, new Date().toISOString().replace(/\.\d+Z$/, 'Z'))

@@ -15,11 +15,12 @@ import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
 import {basicAuthorization, signature} from './transport.js'
 import {networkFailure, RefusedTarget, type Transport} from '../../http/outbound.js'
-import {config} from '../../config.js'
+import {partnerConfig} from './config.js'
+import {partnerMetrics} from './metrics.js'
 
-export const REQUEST_TIMEOUT_MS = config.partner.requestTimeoutMs
+export const REQUEST_TIMEOUT_MS = partnerConfig.requestTimeoutMs
 /** How long a claimed row stays reserved for its sender: the request timeout plus slack. */
-const LEASE_MS = REQUEST_TIMEOUT_MS + config.partner.leaseSlackMs
+const LEASE_MS = REQUEST_TIMEOUT_MS + partnerConfig.leaseSlackMs
 const USER_AGENT = `medpanel-delivery/${MEDPANEL_VERSION}`
 
 export interface WorkerOptions {
@@ -97,7 +98,7 @@ export class DeliveryWorker {
         // that send to finish rather than reporting its own rows as stuck behind it.
         if (options.now && this.clock.now().getTime() < giveUpAt) {
           if (await this.othersSending(options.projectIds)) {
-            await new Promise((resolve) => setTimeout(resolve, 50))
+            await pause(50)
             lookedAgain = false
             continue
           }
@@ -126,7 +127,7 @@ export class DeliveryWorker {
   }
 
   /** Runs in the background: drains, then sleeps until the next row is due or `pollMs` passes. */
-  start(pollMs: number = config.partner.pollMs): void {
+  start(pollMs: number = partnerConfig.pollMs): void {
     if (this.running) return
     this.running = true
     this.loop = (async () => {
@@ -206,7 +207,7 @@ export class DeliveryWorker {
     const client = await findClient(this.db, row.client_id)
     if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
       await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
-      metricsOf(this.db)?.partner.attempts.undeliverable.inc()
+      metricsOf(this.db)?.of(partnerMetrics).attempts.undeliverable.inc()
       return false
     }
     const stored = await repo.deliveryBody(this.db, row.seq)
@@ -226,7 +227,7 @@ export class DeliveryWorker {
     try {
       // Only the status and the start of an error text matter: the rest of an answer is never read.
       const response = await this.transport.send({method: row.method, url, headers, body: stored ?? undefined}, this.timeoutMs, {
-        maxBodyBytes: config.partner.responseBodyLimitBytes,
+        maxBodyBytes: partnerConfig.responseBodyLimitBytes,
       })
       const ok = response.status >= 200 && response.status < 300
       // The partner's words are stored and later printed: escaped here, before either.
@@ -241,7 +242,7 @@ export class DeliveryWorker {
       outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
     const status = await this.finish(row, outcome)
-    metricsOf(this.db)?.partner.attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
+    metricsOf(this.db)?.of(partnerMetrics).attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}${row.request_id ? ` id=${row.request_id}` : ''}`,
@@ -270,7 +271,7 @@ export class DeliveryWorker {
    */
   private async finish(row: DeliveryRow, outcome: {ok: boolean; status?: number; error?: string; permanent?: boolean}): Promise<'delivered' | 'pending' | 'failed'> {
     const leaseEnds = Date.now() + LEASE_MS - this.timeoutMs
-    const {first, most} = config.partner.recordRetryMs
+    const {first, most} = partnerConfig.recordRetryMs
     for (let wait: number = first; ; wait = Math.min(wait * 2, most)) {
       try {
         return await this.record(row, outcome)
@@ -298,7 +299,7 @@ export class DeliveryWorker {
       status: delay === null ? 'failed' : 'pending',
       next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
     })
-    if (delay !== null) metricsOf(this.db)?.partner.retriesScheduled.inc()
+    if (delay !== null) metricsOf(this.db)?.of(partnerMetrics).retriesScheduled.inc()
     return delay === null ? 'failed' : 'pending'
   }
 
@@ -339,4 +340,9 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/** Waits `ms` milliseconds. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }

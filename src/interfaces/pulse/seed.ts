@@ -421,25 +421,8 @@ export function generatePulse(options: PulseSeedOptions): GeneratedPulse {
   const fielding = rng.pick(FIELDING_TIMES)
   const fieldingMs = Number(fielding.slice(0, 2)) * HOUR
   const minutes = rng.pick([3, 5, 5, 7, 10])
-  const fielded = FIELDED.includes(status)
-
-  let start: number | null = null
-  let lastUpdated: number
-  if (status === 'Completed') {
-    start = ANCHOR - rng.int(10, 120) * DAY - rng.int(0, 23) * HOUR
-    lastUpdated = start + fieldingMs
-  } else if (status === 'Launched') {
-    start = ANCHOR - rng.int(1, Math.max(1, fieldingMs / HOUR - 1)) * HOUR
-    lastUpdated = start
-  } else if (status === 'Held') {
-    start = ANCHOR - rng.int(2, 20) * DAY
-    lastUpdated = start + rng.int(1, Math.max(1, fieldingMs / HOUR - 1)) * HOUR
-  } else if (status === 'Queued') {
-    start = ANCHOR + rng.int(1, 14) * DAY + rng.int(8, 17) * HOUR
-    lastUpdated = ANCHOR - rng.int(1, 48) * HOUR
-  } else {
-    lastUpdated = ANCHOR - rng.int(1, 30) * DAY
-  }
+  // Every draw from rng keeps its place in this order: a seed must give the pulses it always gave.
+  const {start, lastUpdated} = pulseDates(rng, status, fieldingMs)
   const month = isoUtc(new Date(start ?? lastUpdated))
     .slice(2, 7)
     .replace('-', '')
@@ -457,31 +440,62 @@ export function generatePulse(options: PulseSeedOptions): GeneratedPulse {
     Questions: plans.map((p) => p.question),
   }
 
-  const count = fielded ? options.respondents : 0
-  const windowStart = start ?? ANCHOR
-  function* respondents(): Generator<PulseRespondent> {
-    const r = new Rng(`${key}:respondents`)
-    for (let i = 0; i < count; i++) {
-      const status = count >= FORCED_STATUSES.length && i < FORCED_STATUSES.length ? FORCED_STATUSES[i]! : r.weighted(...STATUS_WEIGHTS)
-      const failsSpecialty = status === 'ScreenedOut' && r.chance(0.5)
-      const {who, profile} = persona(r, topic, !failsSpecialty)
-      const respondentId = r.uuid()
-      const sermoId = r.int(100_000, 9_999_999)
-      const first = windowStart + r.int(0, Math.floor(fieldingMs / 1000) - 1) * 1000
-      const seconds = status === 'Completed' ? r.int(minutes * 40, minutes * 150) : r.int(20, minutes * 60)
-      const answers = respondentAnswers(r, plans, status, who)
-      yield {
-        RespondentId: respondentId,
-        SermoId: sermoId,
-        SurveyStatus: status,
-        Profile: profile,
-        Answers: answers,
-        FirstInteraction: isoUtc(new Date(first)),
-        LastInteraction: isoUtc(new Date(first + seconds * 1000)),
-      }
+  const count = FIELDED.includes(status) ? options.respondents : 0
+  const window = {start: start ?? ANCHOR, fieldingMs, minutes}
+  const respondents = () => respondentsOf(`${key}:respondents`, count, {topic, plans, window})
+  return {project, status, lastUpdated: isoUtc(new Date(lastUpdated)), respondentCount: count, respondents}
+}
+
+/** When a pulse of `status` started (null: not yet) and was last changed, relative to ANCHOR. */
+function pulseDates(rng: Rng, status: PulseStatus, fieldingMs: number): {start: number | null; lastUpdated: number} {
+  const fieldingHours = Math.max(1, fieldingMs / HOUR - 1)
+  if (status === 'Completed') {
+    const start = ANCHOR - rng.int(10, 120) * DAY - rng.int(0, 23) * HOUR
+    return {start, lastUpdated: start + fieldingMs}
+  }
+  if (status === 'Launched') {
+    const start = ANCHOR - rng.int(1, fieldingHours) * HOUR
+    return {start, lastUpdated: start}
+  }
+  if (status === 'Held') {
+    const start = ANCHOR - rng.int(2, 20) * DAY
+    return {start, lastUpdated: start + rng.int(1, fieldingHours) * HOUR}
+  }
+  if (status === 'Queued') {
+    const start = ANCHOR + rng.int(1, 14) * DAY + rng.int(8, 17) * HOUR
+    return {start, lastUpdated: ANCHOR - rng.int(1, 48) * HOUR}
+  }
+  return {start: null, lastUpdated: ANCHOR - rng.int(1, 30) * DAY}
+}
+
+/** A fielded pulse's `count` respondents, drawn from a stream of their own (`seedKey`), one at a time. */
+function* respondentsOf(
+  seedKey: string,
+  count: number,
+  pulse: {topic: Topic; plans: Plan[]; window: {start: number; fieldingMs: number; minutes: number}},
+): Generator<PulseRespondent> {
+  const {topic, plans, window} = pulse
+  const {minutes} = window
+  const r = new Rng(seedKey)
+  for (let i = 0; i < count; i++) {
+    const status = count >= FORCED_STATUSES.length && i < FORCED_STATUSES.length ? FORCED_STATUSES[i]! : r.weighted(...STATUS_WEIGHTS)
+    const failsSpecialty = status === 'ScreenedOut' && r.chance(0.5)
+    const {who, profile} = persona(r, topic, !failsSpecialty)
+    const respondentId = r.uuid()
+    const sermoId = r.int(100_000, 9_999_999)
+    const first = window.start + r.int(0, Math.floor(window.fieldingMs / 1000) - 1) * 1000
+    const seconds = status === 'Completed' ? r.int(minutes * 40, minutes * 150) : r.int(20, minutes * 60)
+    const answers = respondentAnswers(r, plans, status, who)
+    yield {
+      RespondentId: respondentId,
+      SermoId: sermoId,
+      SurveyStatus: status,
+      Profile: profile,
+      Answers: answers,
+      FirstInteraction: isoUtc(new Date(first)),
+      LastInteraction: isoUtc(new Date(first + seconds * 1000)),
     }
   }
-  return {project, status, lastUpdated: isoUtc(new Date(lastUpdated)), respondentCount: count, respondents}
 }
 
 export interface SeedPulsesOptions {

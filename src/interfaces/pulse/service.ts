@@ -21,7 +21,7 @@ import {
   type PulseRespondent,
   type PulseStatus,
 } from './schema.js'
-import {config} from '../../config.js'
+import {pulseConfig} from './config.js'
 
 /** Who is asking: a client, and whether it is an admin (admins see every pulse). */
 export interface Viewer {
@@ -30,7 +30,7 @@ export interface Viewer {
 }
 
 /** Respondents read per query while exporting; each page becomes one chunk of the response. */
-export const EXPORT_PAGE_SIZE = config.pulse.exportPageSize
+export const EXPORT_PAGE_SIZE = pulseConfig.exportPageSize
 
 const UTF8 = new TextEncoder()
 

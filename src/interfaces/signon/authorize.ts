@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
 import * as grants from '../../grants/repository.js'
 import {iso} from '../../lib/clock.js'
@@ -17,9 +17,10 @@ import {PUSHABLE, type PushedParams, REQUEST_URI_PREFIX, resolvePushedRequest, s
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
 import * as repo from './repository.js'
 import {AUTHORIZE_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS, scopeList} from './scopes.js'
+import {grantMetrics} from '../../grants/metrics.js'
 
 /** Authorization codes live ten minutes (config.ts says why), and only until first use. */
-export const CODE_TTL_SECONDS = config.signon.codeTtlSeconds
+export const CODE_TTL_SECONDS = signonConfig.codeTtlSeconds
 
 /** The query of GET /oauth/authorize (also posted back by the consent form). */
 export interface AuthorizeRequest extends OidcParams {
@@ -214,7 +215,7 @@ export async function allow(
       created_at: stamp,
     })
   })
-  metricsOf(db)?.signon.codesIssued.inc()
+  metricsOf(db)?.of(grantMetrics).codesIssued.inc()
   return redirectWith(checked.redirectUri, {code, state: checked.state})
 }
 

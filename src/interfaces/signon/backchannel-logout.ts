@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {writeTransaction} from '../../store/db.js'
@@ -31,8 +31,8 @@ export async function enqueueLogouts(db: Db, ended: EndedSession[], now: Date): 
   )
   if (audience.length === 0) return
   const stamp = iso(now)
-  // Now and then, deliveries long finished go (see config.signon.backchannelLogout.keepSeconds).
-  if (Math.random() < 0.05) await deliveries.deleteFinished(db, iso(new Date(now.getTime() - config.signon.backchannelLogout.keepSeconds * 1000)))
+  // Now and then, deliveries long finished go (see signonConfig.backchannelLogout.keepSeconds).
+  if (Math.random() < 0.05) await deliveries.deleteFinished(db, iso(new Date(now.getTime() - signonConfig.backchannelLogout.keepSeconds * 1000)))
   await deliveries.insertDeliveries(
     db,
     audience.map((row) => ({

@@ -1,5 +1,6 @@
 import {createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTVerifyGetKey, jwtVerify} from 'jose'
 import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {AppError} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {CLIENT_ASSERTION_ALGS, jwksSchema} from '../../registry/client-keys.js'
@@ -45,7 +46,7 @@ export function assertionIssuer(assertion: string): string {
 
 /** Checks `assertion` for `client` (whose method is private_key_jwt); throws invalid_client with the reason. */
 export async function verifyClientAssertion(db: Db, client: Client, assertion: PresentedAssertion, now: Date): Promise<void> {
-  const skew = config.signon.clockSkewSeconds
+  const skew = signonConfig.clockSkewSeconds
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
   try {
     ;({payload} = await jwtVerify(assertion.value, keysOf(client, now.getTime()), {
@@ -63,7 +64,7 @@ export async function verifyClientAssertion(db: Db, client: Client, assertion: P
     throw invalid(failure(error))
   }
   const seconds = now.getTime() / 1000
-  const max = config.signon.clientAssertionMaxSeconds
+  const max = signonConfig.clientAssertionMaxSeconds
   if (payload.exp! > seconds + max + skew) throw invalid(`expires too far ahead: at most ${max} seconds from now`)
   const jti = payload.jti!
   if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalid('jti must be a string of 1 to 256 characters')
@@ -142,10 +143,10 @@ async function remoteSet(uri: string, unknownKid: boolean, now: number): Promise
   if (cached) {
     const set = await cached.catch(() => undefined)
     const age = set === undefined ? Number.POSITIVE_INFINITY : now - set.fetchedAt
-    const stale = age > config.signon.clientJwksCacheSeconds * 1000 || (unknownKid && age > config.signon.clientJwksCooldownSeconds * 1000)
+    const stale = age > signonConfig.clientJwksCacheSeconds * 1000 || (unknownKid && age > signonConfig.clientJwksCooldownSeconds * 1000)
     if (set && !stale) return set
     // A failed fetch is tried again only after the cooldown, so a client's broken server is not hammered.
-    if (!set && now - (failedAt.get(uri) ?? 0) < config.signon.clientJwksCooldownSeconds * 1000) return cached
+    if (!set && now - (failedAt.get(uri) ?? 0) < signonConfig.clientJwksCooldownSeconds * 1000) return cached
   }
   if (remoteSets.size >= config.caches.clients) remoteSets.clear()
   const fetching = fetchSet(uri, now).catch((error: unknown) => {
@@ -161,14 +162,14 @@ const failedAt = new Map<string, number>()
 async function fetchSet(uri: string, now: number): Promise<RemoteSet> {
   let answer: Awaited<ReturnType<Transport['send']>>
   try {
-    answer = await transport.send({method: 'GET', url: uri, headers: {accept: 'application/json, application/jwk-set+json'}}, config.signon.clientJwksFetchTimeoutMs, {
-      maxBodyBytes: config.signon.clientJwksMaxBytes,
+    answer = await transport.send({method: 'GET', url: uri, headers: {accept: 'application/json, application/jwk-set+json'}}, signonConfig.clientJwksFetchTimeoutMs, {
+      maxBodyBytes: signonConfig.clientJwksMaxBytes,
     })
   } catch (error) {
     throw invalid(`the client's jwks_uri could not be read: ${(error as Error).message}`)
   }
   if (answer.status !== 200) throw invalid(`the client's jwks_uri answered ${answer.status}`)
-  if (answer.truncated) throw invalid(`the client's jwks_uri answered more than ${config.signon.clientJwksMaxBytes} bytes`)
+  if (answer.truncated) throw invalid(`the client's jwks_uri answered more than ${signonConfig.clientJwksMaxBytes} bytes`)
   let parsed: unknown
   try {
     parsed = JSON.parse(answer.body)

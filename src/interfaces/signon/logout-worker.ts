@@ -1,5 +1,5 @@
 import {hostname} from 'node:os'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {networkFailure, type Transport} from '../../http/outbound.js'
 import {iso, type Clock} from '../../lib/clock.js'
 import {randomToken} from '../../lib/ids.js'
@@ -15,8 +15,9 @@ import {endVoidedSessions} from './backchannel-logout.js'
 import * as repo from './logout-repository.js'
 import {issueLogoutToken} from './oidc.js'
 import type {LogoutDeliveryRow} from './tables.js'
+import {signonMetrics} from './metrics.js'
 
-const SETTINGS = config.signon.backchannelLogout
+const SETTINGS = signonConfig.backchannelLogout
 /** How long a claimed delivery stays reserved for its sender: the request timeout and then some. */
 const LEASE_MS = SETTINGS.requestTimeoutMs * 3
 const USER_AGENT = `medpanel-logout/${MEDPANEL_VERSION}`
@@ -44,7 +45,7 @@ export interface LogoutDrainResult {
  * Sends the back-channel logout outbox: each round ends the sessions a member's change voided
  * (backchannel-logout.ts, endVoidedSessions), then leases the due deliveries so no other `serve`
  * sends them at once, posts each client its logout token, and records the outcome; a failure is
- * tried again on config.signon.backchannelLogout's schedule. Each attempt signs a new token with
+ * tried again on signonConfig.backchannelLogout's schedule. Each attempt signs a new token with
  * the same jti, so a client that got an earlier one can drop the duplicate.
  */
 export class LogoutWorker {
@@ -118,7 +119,7 @@ export class LogoutWorker {
     const client = await findClient(db, row.client_id)
     if (!client?.backchannel_logout_uri || client.expired_at !== null) {
       await this.record(row, {ok: false, permanent: true, error: `client ${row.client_id} is gone, expired or has no back-channel logout URI`})
-      metricsOf(db)?.signon.logoutAttempts.undeliverable.inc()
+      metricsOf(db)?.of(signonMetrics).logoutAttempts.undeliverable.inc()
       return false
     }
     const token = await issueLogoutToken(db, {issuer, clientId: client.id, alg: client.id_token_alg, sub: String(row.member_id), sid: row.sid, jti: row.id, now: clock.now()})
@@ -136,7 +137,7 @@ export class LogoutWorker {
       outcome = {ok: false, error: failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : `network error: ${failure.reason}`}
     }
     const status = await this.record(row, outcome)
-    metricsOf(db)?.signon.logoutAttempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
+    metricsOf(db)?.of(signonMetrics).logoutAttempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `logout ${row.id} to ${row.client_id} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`,

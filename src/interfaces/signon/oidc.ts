@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {SignJWT} from 'jose'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
 import type {LiveToken} from '../../grants/service.js'
 import type {Db} from '../../store/database.js'
@@ -98,7 +98,7 @@ async function clientSigningKey(db: Db, registered: string, now: Date) {
   return {alg, key: await signingKey(db, alg, now)}
 }
 
-/** A signed ID token for the member, valid config.signon.idTokenSeconds. */
+/** A signed ID token for the member, valid signonConfig.idTokenSeconds. */
 export async function issueIdToken(db: Db, input: IdTokenInput): Promise<string> {
   const {alg, key} = await clientSigningKey(db, input.alg, input.now)
   const iat = Math.floor(input.now.getTime() / 1000)
@@ -114,7 +114,7 @@ export async function issueIdToken(db: Db, input: IdTokenInput): Promise<string>
     .setIssuer(input.issuer)
     .setAudience(input.clientId)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + config.signon.idTokenSeconds)
+    .setExpirationTime(iat + signonConfig.idTokenSeconds)
     .sign(key.key)
 }
 
@@ -136,7 +136,7 @@ export interface LogoutTokenInput {
 /**
  * A logout token (OpenID Connect Back-Channel Logout 1.0 §2.4): the member's session `sid` at
  * this issuer ended. Typed `logout+jwt` and without a nonce, so no client can take it for an ID
- * token; valid config.signon.backchannelLogout.tokenSeconds.
+ * token; valid signonConfig.backchannelLogout.tokenSeconds.
  */
 export async function issueLogoutToken(db: Db, input: LogoutTokenInput): Promise<string> {
   const {alg, key} = await clientSigningKey(db, input.alg, input.now)
@@ -148,7 +148,7 @@ export async function issueLogoutToken(db: Db, input: LogoutTokenInput): Promise
     .setSubject(input.sub)
     .setJti(input.jti)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + config.signon.backchannelLogout.tokenSeconds)
+    .setExpirationTime(iat + signonConfig.backchannelLogout.tokenSeconds)
     .sign(key.key)
 }
 

@@ -1,4 +1,4 @@
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {AppError} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -41,7 +41,7 @@ export type PushedParams = Partial<Record<(typeof PUSHABLE)[number], string>>
 /** Stores a pushed request of `client` (authenticated; its parameters already checked) and answers its request_uri. */
 export async function storePushedRequest(db: Db, client: Client, params: PushedParams, now: Date): Promise<{request_uri: string; expires_in: number}> {
   const id = randomToken(32)
-  const seconds = config.signon.pushedRequestSeconds
+  const seconds = signonConfig.pushedRequestSeconds
   await repo.insertPushedRequest(
     db,
     {
@@ -81,7 +81,7 @@ export async function resolvePushedRequest(db: Db, clientId: string, requestUri:
   if (row.opened_at === null) {
     if (stamp > row.expires_at) throw refused('this pushed authorization request expired before it was opened: the application must start again')
     await repo.markPushedRequest(db, idHash, {opened_at: stamp})
-  } else if (now.getTime() > Date.parse(row.opened_at) + config.signon.pushedRequestPageSeconds * 1000) {
+  } else if (now.getTime() > Date.parse(row.opened_at) + signonConfig.pushedRequestPageSeconds * 1000) {
     throw refused('this authorization request has expired: the application must start again')
   }
   const params = JSON.parse(row.params) as PushedParams

@@ -1,4 +1,4 @@
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import * as grants from '../../grants/repository.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -14,7 +14,7 @@ export function wantsRefreshToken(scopes: readonly string[]): boolean {
 
 /** How long the access tokens of an authorization with a refresh token live: short unless the client agreed otherwise. */
 export function refreshedAccessTtl(client: Client): number {
-  return client.token_ttl ?? config.signon.refreshedAccessTokenSeconds
+  return client.token_ttl ?? signonConfig.refreshedAccessTokenSeconds
 }
 
 export interface RefreshGrant {
@@ -38,8 +38,8 @@ export interface RefreshGrant {
  */
 export async function issueRefreshToken(db: Db, grant: RefreshGrant, now: Date): Promise<string> {
   const token = randomToken(32)
-  const familyEnd = grant.familyExpiresAt ?? iso(new Date(now.getTime() + config.signon.refreshTokenAbsoluteSeconds * 1000))
-  const idleEnd = Math.min(now.getTime() + config.signon.refreshTokenIdleSeconds * 1000, Date.parse(familyEnd))
+  const familyEnd = grant.familyExpiresAt ?? iso(new Date(now.getTime() + signonConfig.refreshTokenAbsoluteSeconds * 1000))
+  const idleEnd = Math.min(now.getTime() + signonConfig.refreshTokenIdleSeconds * 1000, Date.parse(familyEnd))
   await grants.insertRefreshToken(db, {
     token_hash: sha256(token),
     family: grant.family,

@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
@@ -11,7 +11,7 @@ import {enqueueLogouts} from './backchannel-logout.js'
 import * as repo from './repository.js'
 
 /** A sign-in on the consent page lasts a working day. */
-export const SESSION_SECONDS = config.signon.sessionSeconds
+export const SESSION_SECONDS = signonConfig.sessionSeconds
 
 /**
  * Starts a sign-in session for the member and answers its id, for the cookie: 256 random bits,

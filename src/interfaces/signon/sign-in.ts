@@ -7,6 +7,7 @@ import type {MemberRow} from '../../registry/tables.js'
 import {metricsOf} from '../../store/context.js'
 import type {Db} from '../../store/database.js'
 import type {DeviceCookie} from './session-cookie.js'
+import {signonMetrics} from './metrics.js'
 
 export interface SignInAttempt {
   clock: Clock
@@ -36,7 +37,7 @@ async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<
  * password of an inactive member alike, so the form never tells a guesser which part was right.
  */
 export async function signIn(db: Db, email: string, password: string, attempt: SignInAttempt): Promise<MemberRow> {
-  const signins = metricsOf(db)?.signon.signins
+  const signins = metricsOf(db)?.of(signonMetrics).signins
   let checked: {member: MemberRow; rehashed: string | undefined} | undefined
   const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true}
   try {

@@ -1,5 +1,5 @@
 import {calculateJwkThumbprint, compactVerify, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, type JWK} from 'jose'
-import {config} from '../../config.js'
+import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {openSecret, readerOf, sealSecret, writeTransaction} from '../../store/db.js'
 import type {Db} from '../../store/database.js'
@@ -107,7 +107,7 @@ export interface SigningKeyRotation {
 
 /**
  * Starts new signing keys for every algorithm. They are published at once but sign only after
- * config.signon.keyPublishLeadSeconds, so every relying party has fetched the key set holding
+ * signonConfig.keyPublishLeadSeconds, so every relying party has fetched the key set holding
  * them before it meets a token they signed; until then the old keys sign. `immediately` (after a
  * leak) switches now, and relying parties fetch the set again when they meet the new kid. An old
  * key stays published for one ID-token lifetime plus the allowed clock skew after it stops, so
@@ -115,8 +115,8 @@ export interface SigningKeyRotation {
  */
 export async function rotateSigningKeys(db: Db, now: Date, {immediately = false} = {}): Promise<SigningKeyRotation> {
   const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => makeKey(alg, db, now)))
-  const switchAt = iso(new Date(now.getTime() + (immediately ? 0 : config.signon.keyPublishLeadSeconds) * 1000))
-  const publishUntil = iso(new Date(Date.parse(switchAt) + (config.signon.idTokenSeconds + config.signon.clockSkewSeconds) * 1000))
+  const switchAt = iso(new Date(now.getTime() + (immediately ? 0 : signonConfig.keyPublishLeadSeconds) * 1000))
+  const publishUntil = iso(new Date(Date.parse(switchAt) + (signonConfig.idTokenSeconds + signonConfig.clockSkewSeconds) * 1000))
   const retired = await writeTransaction(db, async (trx) => {
     await repo.deleteUnpublishedKeys(trx, iso(now))
     const kids = await repo.retireSigningKeys(trx, switchAt, publishUntil)

@@ -151,26 +151,7 @@ export function trackCacheWrites(dialect: Dialect, version: CacheVersion): Diale
   const track = (connection: DatabaseConnection): DatabaseConnection => {
     if (patched.has(connection)) return connection
     patched.add(connection)
-    const execute = connection.executeQuery.bind(connection)
-    let inTransaction = false
-    let dirty = false
-    connection.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
-      const kind = classifyStatement(query)
-      if (kind === 'begin') inTransaction = true
-      try {
-        return await execute<R>(query)
-      } finally {
-        if (kind === 'write') {
-          if (inTransaction) dirty = true
-          else version.changed()
-        } else if (kind === 'end') {
-          inTransaction = false
-          if (dirty) version.changed()
-          dirty = false
-        }
-      }
-    }
-    return connection
+    return reportWrites(connection, version)
   }
   return {
     createAdapter: () => dialect.createAdapter(),
@@ -183,6 +164,35 @@ export function trackCacheWrites(dialect: Dialect, version: CacheVersion): Diale
       return driver
     },
   }
+}
+
+/** Makes one connection report its writes to cached rows to `version` (see trackCacheWrites). */
+function reportWrites(connection: DatabaseConnection, version: CacheVersion): DatabaseConnection {
+  const execute = connection.executeQuery.bind(connection)
+  let inTransaction = false
+  let dirty = false
+  // Once a statement has run (or failed): a write outside a transaction counts at once, one
+  // inside it when the transaction ends.
+  const ran = (kind: ReturnType<typeof classifyStatement>) => {
+    if (kind === 'write') {
+      if (inTransaction) dirty = true
+      else version.changed()
+    } else if (kind === 'end') {
+      inTransaction = false
+      if (dirty) version.changed()
+      dirty = false
+    }
+  }
+  connection.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+    const kind = classifyStatement(query)
+    if (kind === 'begin') inTransaction = true
+    try {
+      return await execute<R>(query)
+    } finally {
+      ran(kind)
+    }
+  }
+  return connection
 }
 
 /** The listener's timings (config.ts says why). */
@@ -226,156 +236,205 @@ interface ListenClient {
   once(event: string, listener: (...args: any[]) => void): unknown
 }
 
+type PgModule = {Client: new (config: object) => ListenClient}
+
+/** What a probe came to (Session.probe). */
+type ProbeOutcome = 'heard' | 'unheard' | 'failed'
+
+/** One listening connection's life: its client, the promise that it is gone, the probe tokens it heard. */
+class Session {
+  /** Resolves when the connection is lost, ended, or `end` is called. */
+  readonly gone: Promise<void>
+  /** Ends the session at once (close, or a failed heartbeat). */
+  end!: () => void
+  private readonly heard = new Set<string>()
+  private onProbe: (() => void) | undefined
+
+  constructor(
+    readonly client: ListenClient,
+    version: CacheVersion,
+  ) {
+    this.gone = new Promise<void>((resolve) => {
+      this.end = resolve
+      client.once('end', resolve)
+      // A killed backend or a broken socket arrives as 'error' then 'end': both mean "lost".
+      client.on('error', () => resolve())
+    })
+    client.on('notification', (message: {channel?: string; payload?: string}) => {
+      if (message.channel === CACHE_CHANNEL) version.changed()
+      else if (message.channel === PROBE_CHANNEL && message.payload) {
+        this.heard.add(message.payload)
+        this.onProbe?.()
+      }
+    })
+  }
+
+  /** Connects and runs `text` (the LISTENs); fails if the connection goes first. */
+  connect(text: string): Promise<unknown> {
+    return Promise.race([this.client.connect().then(() => this.client.query(text)), this.gone.then(() => Promise.reject(new Error('gone')))])
+  }
+
+  /**
+   * Sends a token through the store and waits to hear it here: 'heard'; 'unheard' when it was
+   * sent and this connection stayed up but nothing arrived in time; 'failed' when it could not
+   * be sent or this connection went meanwhile (a session lost, not a verdict on the URL).
+   */
+  async probe(probe: (token: string) => Promise<void>, timeoutMs: number): Promise<ProbeOutcome> {
+    const token = randomUUID()
+    const arrived = new Promise<'heard' | 'unheard'>((resolve) => {
+      const timer = setTimeout(() => resolve('unheard'), timeoutMs)
+      this.onProbe = () => {
+        if (!this.heard.has(token)) return
+        clearTimeout(timer)
+        resolve('heard')
+      }
+    })
+    try {
+      await probe(token)
+    } catch {
+      return 'failed'
+    }
+    return Promise.race([arrived, this.gone.then(() => 'failed' as const)])
+  }
+
+  /** An idle socket whose peer vanished without a word is only noticed when something is sent. */
+  heartbeat(everyMs: number): ReturnType<typeof setInterval> {
+    let answered = true
+    const timer = setInterval(() => {
+      if (!answered) return this.end()
+      answered = false
+      this.client.query('select 1').then(
+        () => (answered = true),
+        () => this.end(),
+      )
+    }, everyMs)
+    timer.unref?.()
+    return timer
+  }
+}
+
+/** Ends a connection without waiting on it: a socket whose peer vanished may never finish a polite end. */
+function drop(current: ListenClient): void {
+  current.end().catch(() => undefined)
+  const socket = (current as {connection?: {stream?: {destroy?: () => void}}}).connection?.stream
+  setTimeout(() => socket?.destroy?.(), LISTENER.dropAfterMs).unref?.()
+}
+
+/** The loop of listenForChanges: one session after another, with growing waits between failures. */
+class ChangeListener {
+  private stopped = false
+  /** A probe was heard on this URL once: it reaches the store's database. */
+  private verified = false
+  /** The current session, to end it at once on stop. */
+  private session: Session | undefined
+  private wake: (() => void) | undefined
+  private readonly minRetry: number
+  private readonly maxRetry: number
+  private readonly heartbeatMs: number
+
+  constructor(
+    private readonly url: string,
+    private readonly version: CacheVersion,
+    private readonly options: ListenerOptions,
+  ) {
+    this.minRetry = options.minRetryMs ?? LISTENER.minRetryMs
+    this.maxRetry = options.maxRetryMs ?? LISTENER.maxRetryMs
+    this.heartbeatMs = options.heartbeatMs ?? LISTENER.heartbeatMs
+  }
+
+  async run(): Promise<void> {
+    let pg: PgModule
+    try {
+      pg = (await loadPg()).default as unknown as PgModule
+    } catch {
+      return
+    }
+    let delay = this.minRetry
+    while (!this.stopped) {
+      const wasUp = await this.listen(pg)
+      if (this.stopped) break
+      // After a connection that worked, try again soon; after a failed attempt, wait longer each time.
+      delay = wasUp ? this.minRetry : Math.min(this.maxRetry, delay * 2)
+      await this.sleep(delay / 2 + Math.random() * (delay / 2))
+    }
+  }
+
+  /** Ends the loop: the wait or the session it is in ends at once. */
+  async stop(loop: Promise<void>): Promise<void> {
+    this.stopped = true
+    this.wake?.()
+    this.session?.end()
+    await loop
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      this.wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  /** One connection's life: resolves when it is gone, true if it listened. */
+  private async listen(pg: PgModule): Promise<boolean> {
+    const client = new pg.Client({connectionString: this.url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: LISTENER.connectTimeoutMs})
+    const session = new Session(client, this.version)
+    this.session = session
+    let timer: ReturnType<typeof setInterval> | undefined
+    try {
+      const backend = await session.connect(`LISTEN ${CACHE_CHANNEL}; ${this.options.probe ? `LISTEN ${PROBE_CHANNEL}; ` : ''}select pg_backend_pid() as pid`)
+      if (!(await this.admitted(session, backend))) return false
+      this.version.regained()
+      timer = session.heartbeat(this.heartbeatMs)
+      await session.gone
+      return true
+    } catch {
+      // refused, timed out, or ended while connecting: the loop waits and tries again
+      return false
+    } finally {
+      if (timer) clearInterval(timer)
+      this.version.lost()
+      this.session = undefined
+      drop(client)
+    }
+  }
+
+  /** Whether a connected session may turn the caches on; may also stop the listener for good. */
+  private async admitted(session: Session, backend: unknown): Promise<boolean> {
+    if (this.stopped) return false
+    if (!ownSession(session.client, backend)) {
+      // Through a pooler in transaction mode (PgBouncer), the LISTEN was made on a server
+      // connection that now serves others: nothing would be heard. Stay without caches.
+      this.stopped = true
+      this.version.off = 'pooler'
+      return false
+    }
+    if (!this.options.probe) return true
+    const outcome = await session.probe(this.options.probe, this.options.probeTimeoutMs ?? LISTENER.probeTimeoutMs)
+    // Not heard on a URL that never heard the store: it reaches another database, and caching on
+    // it would serve stale rows, so the caches stay off for good. A URL that heard the store
+    // before, or a probe that could not finish (the store or this connection went meanwhile), is
+    // a session lost like any other: the loop tries again, without caching until a probe is heard.
+    if (outcome === 'unheard' && !this.verified) {
+      this.stopped = true
+      this.version.off = 'unheard'
+      return false
+    }
+    if (outcome !== 'heard') return false
+    this.verified = true
+    return true
+  }
+}
+
 /**
  * Keeps one connection (outside the request pool) LISTENing on CACHE_CHANNEL and feeds `version`:
  * a notification bumps it, a lost connection makes it undefined, a new LISTEN makes it readable
  * again. Reconnects with growing waits and never throws; the returned function ends it.
  */
 export function listenForChanges(url: string, version: CacheVersion, options: ListenerOptions = {}): () => Promise<void> {
-  const minRetry = options.minRetryMs ?? LISTENER.minRetryMs
-  const maxRetry = options.maxRetryMs ?? LISTENER.maxRetryMs
-  const heartbeat = options.heartbeatMs ?? LISTENER.heartbeatMs
-  let stopped = false
-  /** A probe was heard on this URL once: it reaches the store's database. */
-  let verified = false
-  /** Ends the current connection's session at once (close, or a failed heartbeat). */
-  let client: {end: () => void} | undefined
-  let wake: (() => void) | undefined
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      wake = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-
-  /** Ends a connection without waiting on it: a socket whose peer vanished may never finish a polite end. */
-  const drop = (current: ListenClient) => {
-    current.end().catch(() => undefined)
-    const socket = (current as {connection?: {stream?: {destroy?: () => void}}}).connection?.stream
-    setTimeout(() => socket?.destroy?.(), LISTENER.dropAfterMs).unref?.()
-  }
-
-  /** One connection's life: resolves when it is gone (true if it listened). */
-  const session = async (pg: {Client: new (config: object) => ListenClient}): Promise<boolean> => {
-    const current = new pg.Client({connectionString: url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: LISTENER.connectTimeoutMs})
-    let lose!: () => void
-    const gone = new Promise<void>((resolve) => {
-      lose = resolve
-      current.once('end', resolve)
-      // A killed backend or a broken socket arrives as 'error' then 'end': both mean "lost".
-      current.on('error', () => resolve())
-    })
-    client = {end: lose}
-    const heard = new Set<string>()
-    let onProbe: (() => void) | undefined
-    current.on('notification', (message: {channel?: string; payload?: string}) => {
-      if (message.channel === CACHE_CHANNEL) version.changed()
-      else if (message.channel === PROBE_CHANNEL && message.payload) {
-        heard.add(message.payload)
-        onProbe?.()
-      }
-    })
-    let timer: ReturnType<typeof setInterval> | undefined
-    let listened = false
-    /**
-     * Sends a token through the store and waits to hear it here: 'heard'; 'unheard' when it was
-     * sent and this connection stayed up but nothing arrived in time; 'failed' when it could not
-     * be sent or this connection went meanwhile (a session lost, not a verdict on the URL).
-     */
-    const probed = async (probe: (token: string) => Promise<void>, timeoutMs: number): Promise<'heard' | 'unheard' | 'failed'> => {
-      const token = randomUUID()
-      const arrived = new Promise<'heard' | 'unheard'>((resolve) => {
-        const timer = setTimeout(() => resolve('unheard'), timeoutMs)
-        onProbe = () => {
-          if (!heard.has(token)) return
-          clearTimeout(timer)
-          resolve('heard')
-        }
-      })
-      try {
-        await probe(token)
-      } catch {
-        return 'failed'
-      }
-      return Promise.race([arrived, gone.then(() => 'failed' as const)])
-    }
-    try {
-      const backend = await Promise.race([
-        current.connect().then(() => current.query(`LISTEN ${CACHE_CHANNEL}; ${options.probe ? `LISTEN ${PROBE_CHANNEL}; ` : ''}select pg_backend_pid() as pid`)),
-        gone.then(() => Promise.reject(new Error('gone'))),
-      ])
-      if (stopped) return false
-      if (!ownSession(current, backend)) {
-        // Through a pooler in transaction mode (PgBouncer), the LISTEN was made on a server
-        // connection that now serves others: nothing would be heard. Stay without caches.
-        stopped = true
-        version.off = 'pooler'
-        return false
-      }
-      if (options.probe) {
-        const outcome = await probed(options.probe, options.probeTimeoutMs ?? LISTENER.probeTimeoutMs)
-        // Not heard on a URL that never heard the store: it reaches another database, and
-        // caching on it would serve stale rows, so the caches stay off for good. A URL that
-        // heard the store before, or a probe that could not finish (the store or this
-        // connection went meanwhile), is a session lost like any other: the loop tries again,
-        // without caching until a probe is heard.
-        if (outcome === 'unheard' && !verified) {
-          stopped = true
-          version.off = 'unheard'
-          return false
-        }
-        if (outcome !== 'heard') return false
-        verified = true
-      }
-      version.regained()
-      listened = true
-      // An idle socket whose peer vanished without a word is only noticed when something is sent.
-      let answered = true
-      timer = setInterval(() => {
-        if (!answered) return lose()
-        answered = false
-        current.query('select 1').then(
-          () => (answered = true),
-          () => lose(),
-        )
-      }, heartbeat)
-      timer.unref?.()
-      await gone
-    } catch {
-      // refused, timed out, or ended while connecting: the loop waits and tries again
-    } finally {
-      if (timer) clearInterval(timer)
-      version.lost()
-      client = undefined
-      drop(current)
-    }
-    return listened
-  }
-
-  const loop = (async () => {
-    let pg: {Client: new (config: object) => ListenClient}
-    try {
-      pg = (await loadPg()).default as unknown as typeof pg
-    } catch {
-      return
-    }
-    let delay = minRetry
-    while (!stopped) {
-      const wasUp = await session(pg)
-      if (stopped) break
-      // After a connection that worked, try again soon; after a failed attempt, wait longer each time.
-      delay = wasUp ? minRetry : Math.min(maxRetry, delay * 2)
-      await sleep(delay / 2 + Math.random() * (delay / 2))
-    }
-  })()
-
-  return async () => {
-    stopped = true
-    wake?.()
-    client?.end()
-    await loop
-  }
+  const listener = new ChangeListener(url, version, options)
+  const loop = listener.run()
+  return () => listener.stop(loop)
 }

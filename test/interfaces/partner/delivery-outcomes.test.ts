@@ -5,6 +5,7 @@ import {type PartnerRequest, type PartnerResponse, RefusedTarget} from '../../..
 import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import {ManualClock} from '../../../src/lib/clock.js'
 import type {Metrics} from '../../../src/metrics/metrics.js'
+import {partnerMetrics} from '../../../src/interfaces/partner/metrics.js'
 import {updateClient} from '../../../src/registry/service.js'
 import {bindMetrics} from '../../../src/store/context.js'
 import type {Store} from '../../../src/store/db.js'
@@ -202,12 +203,12 @@ describe('what an attempt leaves behind', () => {
   it('counts each attempt by outcome for /metrics, and a retry only when one is scheduled', async () => {
     const counted: string[] = []
     const counter = (name: string) => ({inc: () => counted.push(name)})
+    const partner = {
+      attempts: {delivered: counter('delivered'), failed: counter('failed'), network_error: counter('network_error'), undeliverable: counter('undeliverable')},
+      retriesScheduled: counter('retry'),
+    }
     const metrics = {
-      partner: {
-        attempts: {delivered: counter('delivered'), failed: counter('failed'), network_error: counter('network_error'), undeliverable: counter('undeliverable')},
-        retriesScheduled: counter('retry'),
-      },
-      signon: {},
+      of: (set: unknown) => (set === partnerMetrics ? partner : {}),
       store: {commitDuration: {observe: () => undefined}, batchSize: {observe: () => undefined}},
     }
     bindMetrics(db, metrics as unknown as Metrics)

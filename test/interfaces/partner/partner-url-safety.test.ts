@@ -3,7 +3,7 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, afterEach, describe, expect, it} from 'vitest'
-import {config} from '../../../src/config.js'
+import {partnerConfig} from '../../../src/interfaces/partner/config.js'
 import {listDeliveries} from '../../../src/interfaces/partner/outbox.js'
 import {pushProject} from '../../../src/interfaces/partner/service.js'
 import {httpTransport, RefusedTarget, type Resolver} from '../../../src/http/outbound.js'
@@ -340,7 +340,7 @@ describe("reading a partner's answer", () => {
     await until(() => seen.closedEarly)
     // What the socket buffers hold on both sides comes on top of the 64 KiB read; far from 64 MiB.
     expect(seen.written).toBeLessThan(16 * MiB)
-    expect(config.partner.responseBodyLimitBytes).toBe(64 * 1024)
+    expect(partnerConfig.responseBodyLimitBytes).toBe(64 * 1024)
   })
 
   it('reads at most 64 KiB of a huge error answer; the attempt fails with the start of its text', async () => {

@@ -2,7 +2,8 @@ import {randomBytes} from 'node:crypto'
 import {generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT} from 'jose'
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
-import {config, rereadEnvironment} from '../../../src/config.js'
+import {rereadEnvironment} from '../../../src/config.js'
+import {signonConfig} from '../../../src/interfaces/signon/config.js'
 import {ID_TOKEN_ALGS, type IdTokenAlg, isIdTokenAlg, publishedKeys, readOwnIdToken, rotateSigningKeys, signingKey} from '../../../src/interfaces/signon/signing-keys.js'
 import {CLIENT_ID_TOKEN_ALGS} from '../../../src/registry/id-token-algs.js'
 import {openStore} from '../../../src/schema.js'
@@ -32,7 +33,7 @@ function idToken(key: {kid: string; alg: string; key: CryptoKey}, claims: {iss?:
     .setIssuer(claims.iss ?? ISSUER)
     .setAudience('some-client')
     .setIssuedAt(at)
-    .setExpirationTime(at + config.signon.idTokenSeconds)
+    .setExpirationTime(at + signonConfig.idTokenSeconds)
     .sign(key.key)
 }
 

@@ -12,6 +12,7 @@ import {isPublicClient} from '../client-auth.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
+import {grantMetrics} from '../../../grants/metrics.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
 
@@ -72,7 +73,7 @@ export const authorizationCode: GrantFlow = {
     })
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
-    metricsOf(db)?.signon.tokensIssued.authorization_code.inc()
+    metricsOf(db)?.of(grantMetrics).tokensIssued.authorization_code.inc()
     // Core §3.1.3.3: the nonce of the authorization request, echoed.
     const {minted, ...answer} = outcome
     return memberAnswer(db, minted, {issuer, client, ...answer, now})

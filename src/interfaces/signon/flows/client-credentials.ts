@@ -4,6 +4,7 @@ import {metricsOf} from '../../../store/context.js'
 import {CLIENT_SCOPES, scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import type {GrantFlow} from './grant.js'
+import {grantMetrics} from '../../../grants/metrics.js'
 
 /** client_credentials (RFC 6749 §4.4): a token acting for the client itself, for clients that own pulses. */
 export const clientCredentials: GrantFlow = {
@@ -15,7 +16,7 @@ export const clientCredentials: GrantFlow = {
     const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))
     if (unknown.length > 0) throw new AppError('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
     const minted = await mintToken(db, client, null, scopes.join(' '), null, now, {dpopJkt})
-    metricsOf(db)?.signon.tokensIssued.client_credentials.inc()
+    metricsOf(db)?.of(grantMetrics).tokensIssued.client_credentials.inc()
     return minted
   },
 }

@@ -1,6 +1,6 @@
 import type {Kysely} from 'kysely'
 import type {z} from 'zod'
-import type {GrantType} from '../../../metrics/metrics.js'
+import type {GrantType} from '../../../grants/metrics.js'
 import type {Client} from '../../../registry/tables.js'
 import type {Database} from '../../../store/database.js'
 import type {tokenForm} from '../schema.js'

@@ -10,6 +10,7 @@ import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
+import {grantMetrics} from '../../../grants/metrics.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
 
@@ -60,7 +61,7 @@ export const refreshToken: GrantFlow = {
     })
     // Returned, not thrown, so the family's revocation above commits.
     if (outcome instanceof AppError) throw outcome
-    metricsOf(db)?.signon.tokensIssued.refresh_token.inc()
+    metricsOf(db)?.of(grantMetrics).tokensIssued.refresh_token.inc()
     // Core §12.2: a new ID token for the same member and sign-in (the same sid), without a nonce.
     return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, sid: outcome.sid, now})
   },

@@ -221,57 +221,63 @@ function carried(form: Record<string, string | undefined>, checked: CheckedAutho
 
 /** The authorization endpoint and the forms around it: sign-in, consent, the applications page, sign-out. */
 export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  app.openapi(authorizePage, async (c) => authorizeFlow(ctx, c, c.req.valid('query')))
+  signInRoute(app, ctx)
+  decideRoute(app, ctx)
+  applicationRoutes(app, ctx)
+  signOutRoute(app, ctx)
+}
+
+/**
+ * The authorization request, by GET or by a form POST (OpenID Connect Core §3.1.2.1: both must
+ * work): the sign-in page, the consent page, or straight back to the client with a code when
+ * the member is signed in and already allowed everything asked (remembered consent), unless the
+ * client asked for the page (prompt=consent).
+ */
+async function authorizeFlow(ctx: SignonContext, c: Context, query: Record<string, string | undefined>) {
   const {db, clock} = ctx.deps
-  const {issuerOf, signedIn, sessionMember, formToken, requireFormToken} = ctx
-
-  /**
-   * The authorization request, by GET or by a form POST (OpenID Connect Core §3.1.2.1: both must
-   * work): the sign-in page, the consent page, or straight back to the client with a code when
-   * the member is signed in and already allowed everything asked (remembered consent), unless the
-   * client asked for the page (prompt=consent).
-   */
-  async function authorizeFlow(c: Context, query: Record<string, string | undefined>) {
-    const now = clock.now()
-    const checked = await checkAuthorizeRequest(db, authorizeRequest(query), now)
-    const signed = await signedIn(c)
-    // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
-    const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
-    const notYet = current ? await scopesNotYetAllowed(db, current.member.id, checked, now) : checked.scopes
-    if (checked.oidc?.prompt.has('none')) {
-      // No page may be shown: a code if nothing needs the member, else the reason, to the client.
-      const refusal = !current
-        ? redirectError(checked, 'login_required', 'the member must sign in')
-        : notYet.length > 0
-          ? redirectError(checked, 'consent_required', 'the member has not allowed this yet')
-          : undefined
-      if (refusal) {
-        if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, now)
-        throw refusal
-      }
+  const now = clock.now()
+  const checked = await checkAuthorizeRequest(db, authorizeRequest(query), now)
+  const signed = await ctx.signedIn(c)
+  // OpenID Connect may ask for a fresh sign-in (prompt=login, max_age); plain OAuth never does.
+  const current = signed && (!checked.oidc || signInSuffices(checked.oidc, signed.signedInAt, now)) ? signed : undefined
+  const notYet = current ? await scopesNotYetAllowed(db, current.member.id, checked, now) : checked.scopes
+  if (checked.oidc?.prompt.has('none')) {
+    // No page may be shown: a code if nothing needs the member, else the reason, to the client.
+    const refusal = !current
+      ? redirectError(checked, 'login_required', 'the member must sign in')
+      : notYet.length > 0
+        ? redirectError(checked, 'consent_required', 'the member has not allowed this yet')
+        : undefined
+    if (refusal) {
+      if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, now)
+      throw refusal
     }
-    if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
-      return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current), issuerOf(c)), 302)
-    }
-    const csrf = await formToken(c)
-    const params = carried(query, checked)
-    c.header('Cache-Control', 'no-store')
-    c.header('X-Frame-Options', 'DENY')
-    // Allow and Deny answer with a redirect to the client, and so may signing in, when the member
-    // allowed this before: the page's policy must let its form lead there.
-    c.header('Content-Security-Policy', pagePolicy([formTarget(checked.redirectUri)]))
-    if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
-    // Sign out comes back to this same request, now at its sign-in form.
-    const returnTo = `${AUTHORIZE_PATH}?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))}`
-    // The page asks for what is new; with prompt=consent, for everything again.
-    const asked = notYet.length > 0 ? notYet : checked.scopes
-    return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={asked} params={params} csrf={csrf} returnTo={returnTo} />)
   }
+  if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
+    return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current), ctx.issuerOf(c)), 302)
+  }
+  const csrf = await ctx.formToken(c)
+  const params = carried(query, checked)
+  c.header('Cache-Control', 'no-store')
+  c.header('X-Frame-Options', 'DENY')
+  // Allow and Deny answer with a redirect to the client, and so may signing in, when the member
+  // allowed this before: the page's policy must let its form lead there.
+  c.header('Content-Security-Policy', pagePolicy([formTarget(checked.redirectUri)]))
+  if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
+  // Sign out comes back to this same request, now at its sign-in form.
+  const returnTo = `${AUTHORIZE_PATH}?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))}`
+  // The page asks for what is new; with prompt=consent, for everything again.
+  const asked = notYet.length > 0 ? notYet : checked.scopes
+  return c.html(<ConsentPage client={checked.client} memberName={current.member.first_name} scopes={asked} params={params} csrf={csrf} returnTo={returnTo} />)
+}
 
-  app.openapi(authorizePage, async (c) => authorizeFlow(c, c.req.valid('query')))
-
+/** The sign-in form: back to the authorize request (or the applications page) once signed in. */
+function signInRoute(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
   app.openapi(createSession, async (c) => {
     const form = c.req.valid('form')
-    await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
+    await ctx.requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     // Signing in to manage one's applications needs no authorize request; anything else does.
     const toApplications = form.return_to === APPLICATIONS_PATH
     const checked = toApplications ? undefined : await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
@@ -289,7 +295,7 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     } catch (error) {
       // Wrong password, inactive member, or too many attempts: all shown on the sign-in page.
       if (!(error instanceof AppError) || (error.code !== 'access_denied' && error.code !== 'too_many_requests')) throw error
-      const csrf = await formToken(c)
+      const csrf = await ctx.formToken(c)
       return c.html(<SignInPage client={checked?.client} params={params} csrf={csrf} error={error.message} />, error.status as 401, error.headers)
     }
     if (toApplications) return c.redirect(APPLICATIONS_PATH, 303)
@@ -298,27 +304,35 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const query = new URLSearchParams(Object.entries(checked?.pushed === undefined ? afterSignIn(params) : params).filter((e): e is [string, string] => e[1] !== undefined))
     return c.redirect(`${AUTHORIZE_PATH}?${query}`, 303)
   })
+}
 
+/** The consent page's answer (or an authorization request sent by POST). */
+function decideRoute(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
   app.openapi(decide, async (c) => {
     const form = c.req.valid('form')
     // A form with no decision is an authorization request sent by POST, from any site.
-    if (isAuthorizeRequestPost(form)) return authorizeFlow(c, form)
-    await requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
+    if (isAuthorizeRequestPost(form)) return authorizeFlow(ctx, c, form)
+    await ctx.requireFormToken(c, form.csrf_token, BACK_TO_CLIENT)
     const checked = await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
-    const signed = await signedIn(c)
-    if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed), issuerOf(c)), 302)
+    const signed = await ctx.signedIn(c)
+    if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await ctx.formToken(c)} error="Please sign in again." />, 401)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed), ctx.issuerOf(c)), 302)
     if (form.decision === 'deny') {
       if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, clock.now())
-      return c.redirect(withIssuer(deny(checked), issuerOf(c)), 302)
+      return c.redirect(withIssuer(deny(checked), ctx.issuerOf(c)), 302)
     }
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })
+}
 
+/** The applications a member allowed, and taking one back. */
+function applicationRoutes(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
   app.openapi(applicationsPage, async (c) => {
-    const csrf = await formToken(c)
+    const csrf = await ctx.formToken(c)
     c.header('Cache-Control', 'no-store')
-    const member = await sessionMember(c)
+    const member = await ctx.sessionMember(c)
     if (!member) return c.html(<SignInPage params={{return_to: APPLICATIONS_PATH}} csrf={csrf} />)
     const applications = await authorizedApplications(db, member.id, clock.now())
     return c.html(<ApplicationsPage memberName={`${member.first_name} ${member.last_name}`} applications={applications} csrf={csrf} />)
@@ -326,8 +340,8 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
 
   app.openapi(revokeApplication, async (c) => {
     const form = c.req.valid('form')
-    await requireFormToken(c, form.csrf_token)
-    const member = await sessionMember(c)
+    await ctx.requireFormToken(c, form.csrf_token)
+    const member = await ctx.sessionMember(c)
     if (!member) return c.redirect(APPLICATIONS_PATH, 303)
     // Only an application this member allowed can be taken back from here.
     const allowed = await authorizedApplications(db, member.id, clock.now())
@@ -336,21 +350,25 @@ export function pageRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     // Revoke asks first: only the confirming form (confirm=yes) takes the access back.
     if (form.confirm !== 'yes') {
       c.header('Cache-Control', 'no-store')
-      return c.html(<RevokeConfirmPage application={application} csrf={await formToken(c)} />, 200)
+      return c.html(<RevokeConfirmPage application={application} csrf={await ctx.formToken(c)} />, 200)
     }
     await revokeConsent(db, member.id, application.client_id, clock.now())
     return c.redirect(APPLICATIONS_PATH, 303)
   })
+}
 
+/** Signing out on this browser, or everywhere. */
+function signOutRoute(app: OpenAPIHono, ctx: SignonContext): void {
+  const {db, clock} = ctx.deps
   app.openapi(signOut, async (c) => {
     const form = c.req.valid('form')
-    await requireFormToken(c, form.csrf_token)
+    await ctx.requireFormToken(c, form.csrf_token)
     // Checked before anything changes: a refused return_to leaves the session as it was.
     const back = form.return_to === undefined ? APPLICATIONS_PATH : authorizeReturn(form.return_to)
     if (!back) throw new AppError('bad_request', 'return_to must be an address of the authorize page of this service.')
     // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
     if (form.everywhere === 'yes') {
-      const member = await sessionMember(c)
+      const member = await ctx.sessionMember(c)
       // Every session and every device cookie of the member, in every browser.
       if (member) await endMemberSessions(db, member.id, clock.now())
     }

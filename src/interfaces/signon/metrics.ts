@@ -1,0 +1,35 @@
+import {type Clock, iso} from '../../lib/clock.js'
+import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
+import type {Db} from '../../store/database.js'
+import {readerOf} from '../../store/db.js'
+import {countLiveSessions} from './repository.js'
+
+export const SIGNIN_OUTCOMES = ['success', 'failure'] as const
+export type SigninOutcome = (typeof SIGNIN_OUTCOMES)[number]
+
+/**
+ * Sign-on's own metrics (the codes and tokens it hands out are grants', src/grants/metrics.ts).
+ * The sessions gauge reads the store when scraped, on its read-only connection where there is
+ * one, so a scrape never waits behind a batch of writes.
+ */
+export const signonMetrics = defineMetrics('signon', (kit, {db, clock}: {db: Db; clock: Clock}) => {
+  const made = {
+    signins: kit.children(
+      'signon_signins_total',
+      'Sign-ins on the consent page, by outcome (failure: wrong e-mail or password, inactive member, or refused by the guessing limits)',
+      'outcome',
+      SIGNIN_OUTCOMES,
+    ),
+    /** The logout worker's posts, with the delivery worker's outcomes (the client for the partner). */
+    logoutAttempts: kit.children(
+      'signon_backchannel_logout_attempts_total',
+      'Logout tokens posted to clients (back-channel logout) by the logout worker, by outcome',
+      'outcome',
+      DELIVERY_OUTCOMES,
+    ),
+  }
+  kit.scraped({name: 'signon_active_sessions', help: 'Sign-in sessions that have neither ended nor expired, in the store'}, async (gauge) =>
+    gauge.set(await countLiveSessions(readerOf(db), iso(clock.now()))),
+  )
+  return made
+})
