@@ -132,15 +132,21 @@ function callRoute(method: Method, formats: FormatList) {
 }
 
 /**
- * Interface E as the app serves it. Its typed sub-app is mounted on a plain one, which is what
- * ServedInterface asks for: the app mounts routes whatever their variables.
+ * Interface E served in `formats` (FORMATS; a test may add its own, as
+ * test/architecture/e-format-recipe.test.ts does). Its typed sub-app is mounted on a plain one,
+ * which is what ServedInterface asks for: the app mounts routes whatever their variables.
  */
-export const conversationsInterface: ServedInterface = {
-  label: 'E',
-  title: 'conversation search (E)',
-  prefixes: ['/conversations'],
-  routes: (deps) => new OpenAPIHono().route('/', conversationRoutes(deps)),
+export function conversationsServed(formats: FormatList = FORMATS): ServedInterface {
+  return {
+    label: 'E',
+    title: 'conversation search (E)',
+    prefixes: ['/conversations'],
+    routes: (deps) => new OpenAPIHono().route('/', conversationRoutes(deps, formats)),
+  }
 }
+
+/** Interface E as the app serves it. */
+export const conversationsInterface: ServedInterface = conversationsServed()
 
 /** What every call of E's routes runs with (see calls.ts). */
 interface Serving {
@@ -150,9 +156,8 @@ interface Serving {
 }
 
 /**
- * Interface E's routes, answering in `formats` (FORMATS; a test may add its own, as
- * test/architecture/e-format-recipe.test.ts does). A format not in FORMATS reaches no search
- * thread: only in-process and PostgreSQL searches can write it.
+ * Interface E's routes, answering in `formats`. A format not in FORMATS reaches no search thread
+ * (search-protocol.ts, threadJob): only in-process and PostgreSQL searches can write it.
  */
 export function conversationRoutes(deps: AppDeps, formats: FormatList = FORMATS): OpenAPIHono<ConversationEnv> {
   const logger = createLogger(deps.log ?? stderrLog, deps.logFormat)

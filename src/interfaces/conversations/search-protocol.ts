@@ -1,6 +1,7 @@
 import {AppError, type AppErrorOptions, type ErrorCode} from '../../errors.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
-import {formatNamed} from './formats.js'
+import type {AnswerFormat} from './format.js'
+import {FORMATS, formatNamed} from './formats.js'
 import type {DataJob} from './search.js'
 
 /** What a search thread is started with. */
@@ -16,7 +17,7 @@ export type ThreadJob = Omit<DataJob, 'format'> & {format: string}
 
 /** The job for a thread, whose format must be one formats.ts lists: the thread finds it there. */
 export function threadJob(job: DataJob): ThreadJob {
-  if (formatNamed(job.format.name) !== job.format) throw new Error(`the ${job.format.label} format is not in formats.ts, so no search thread can write it`)
+  if (!(FORMATS as readonly AnswerFormat[]).includes(job.format)) throw new Error(`the ${job.format.label} format is not in formats.ts, so no search thread can write it`)
   return {...job, format: job.format.name}
 }
 
