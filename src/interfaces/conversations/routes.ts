@@ -61,7 +61,7 @@ function conversationErrors(fallback: AnswerFormat): ErrorRenderer {
 }
 
 /** Picks the answer's format from Accept (406 when it names none of `formats`), for the handlers and the error shape. */
-function negotiateFormat(formats: FormatList): MiddlewareHandler<ConversationEnv> {
+function formatNegotiation(formats: FormatList): MiddlewareHandler<ConversationEnv> {
   const negotiate = negotiator(formats)
   const advice = `Accept ${either(formats.map((format) => format.mediaType))}.`
   return async function negotiateFormat(c, next) {
@@ -168,7 +168,7 @@ export function conversationRoutes(deps: AppDeps, formats: FormatList = FORMATS)
   const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
-  app.use('/conversations/*', errorShape(conversationErrors(formats[0])), negotiateFormat(formats))
+  app.use('/conversations/*', errorShape(conversationErrors(formats[0])), formatNegotiation(formats))
   for (const method of METHODS) serveMethod(app, method, formats, {deps, logger, context})
   return app
 }
