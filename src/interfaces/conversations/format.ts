@@ -10,11 +10,12 @@ export interface ErrorBody {
 /**
  * One answer format of interface E (JSON, XML): everything the routes, the calls and the search
  * threads need to answer in it. Each format is one object in a file of its own, listed in
- * formats.ts; nothing else names a format. A data answer is written in pieces as its
+ * formats.ts; no code branches on which format it has. A data answer is written in pieces as its
  * conversations are read: head, then pages, then tail, which joined are exactly the whole answer.
  *
- * A format's object must not import zod or the OpenAPI schemas: the search threads render pages
- * with it, and their bundle stays small (answer-schema.ts describes the answers for /openapi.json).
+ * A format's file must not import zod or the OpenAPI schemas: the search threads render pages
+ * with it, and their bundle stays small. answer-schema.ts holds the JSON and XML answers' schemas
+ * for /openapi.json, by format name; a format it does not know is described there as text.
  */
 export interface AnswerFormat {
   /** How a data job names it to a search thread (a job crosses threads as plain data). */
