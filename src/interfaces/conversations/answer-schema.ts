@@ -1,13 +1,15 @@
 import {z} from 'zod'
 import {useOpenApi} from '../../lib/zod.js'
+import type {AnswerFormat} from './format.js'
 
 useOpenApi()
 
 /*
- * What a 200 answer of interface E looks like, for /openapi.json: the JSON document that
+ * What an answer of interface E looks like, for /openapi.json: the JSON document that
  * format-json.ts writes and the XML document that format-xml.ts writes. The XML schemas name
  * their elements as the XML form does (hyphens, `call` at the root, one element per list item
- * inside a wrapper); every value there is element text.
+ * inside a wrapper); every value there is element text. They live here rather than beside their
+ * formats because the search threads render with the formats and have no use for zod.
  */
 
 const dateTime = (description: string) => z.iso.datetime().openapi({description})
@@ -135,3 +137,25 @@ export const summaryAnswerXml = z.object(xmlSummaryFields).openapi('Conversation
 export const dataAnswerXml = z
   .object({...xmlSummaryFields, conversations: xmlList(xmlConversation, 'conversation')})
   .openapi('ConversationDataXml', {description: `${XML_NOTE} No conversations: an empty \`conversations\` element.`, xml: {name: 'call'}})
+
+/** Interface E's error body in JSON (in XML: root `error`, the same three elements). */
+export const errorAnswer = z.object({code: z.number().int(), message: z.string(), details: z.string()}).openapi('ConversationError')
+
+// By format ------------------------------------------------------------------------------------
+
+/** The answers /openapi.json describes for each format. */
+export type AnswerKind = 'summary' | 'data' | 'error'
+
+/** The schemas written out above, by format name; anything else is described as text. */
+const DESCRIBED: Record<string, Partial<Record<AnswerKind, z.ZodType>>> = {
+  json: {summary: summaryAnswer, data: dataAnswer, error: errorAnswer},
+  xml: {summary: summaryAnswerXml, data: dataAnswerXml},
+}
+
+/**
+ * An answer's schema in one format: the one written out above, or, for a format without one
+ * (XML's error body, a format added without a schema here), "the same document" as text.
+ */
+export function answerSchema(format: AnswerFormat, kind: AnswerKind): z.ZodType {
+  return DESCRIBED[format.name]?.[kind] ?? z.string().openapi({description: `The same document in ${format.label}`})
+}

@@ -5,18 +5,18 @@ import type {Db} from '../../store/database.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
 import {metricsOf} from '../../store/context.js'
 import {type SearchOutcome, searchMetrics} from './metrics.js'
-import {JSON_TAIL, jsonHead} from './format-json.js'
-import {xmlHead, xmlTail} from './format-xml.js'
+import type {AnswerFormat} from './format.js'
+import {formatNamed, type FormatName} from './formats.js'
 import {currentPeriod, refuseKey} from './keys.js'
 import type {ConversationLimits} from './limits.js'
-import type {Format} from './negotiation.js'
+import type {SummaryRow} from './search-types.js'
 import type {Logger} from '../../lib/log.js'
 import type {RateLimiter} from './rate-limit.js'
 import * as repo from './repository.js'
 import {tokenizeTexts} from '../../store/fts-tokens.js'
 import {isIsoDateTime, type Method} from './schema.js'
-import {searchUnavailable, type SearchStream, type SearchTicket, type SearchTiming, type Searcher} from './search-pool.js'
-import type {SearchQuery, SummaryRow} from './search-types.js'
+import {searchUnavailable, type SearchStream, type SearchTicket, type SearchTiming, type Searcher} from './searcher.js'
+import type {SearchQuery} from './search-types.js'
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds, summarize, type SummaryResult} from './views.js'
 
@@ -32,8 +32,8 @@ export interface CallRequest {
   terms: readonly string[]
   start: string | undefined
   end: string | undefined
-  /** The answer's format; a data answer's pages are rendered where they are read. */
-  format: Format
+  /** The answer's format (or its name in formats.ts); a data answer's pages are rendered where they are read. */
+  format: AnswerFormat | FormatName
   /** A HEAD request: checked like a GET, but it neither spends the allowance nor searches. */
   headOnly?: boolean
 }
@@ -322,14 +322,11 @@ async function dataCall(s: Searching): Promise<CallAnswer> {
   const {db, request, context, ticket} = s
   // The caller hears the search's failure; a refund that fails too is only logged.
   const refund = () => repo.refundDataCall(db, s.key.id, s.periodStarted).catch((lost) => logLost(s, 'could not give back the data call of a failed answer', lost))
+  const format = typeof request.format === 'string' ? formatNamed(request.format) : request.format
   let stream: SearchStream
   try {
     const handedAt = performance.now()
-    stream = await context.searcher.data(
-      {search: s.wanted, format: request.format, pageSize: context.limits.pageSize, maxConversations: context.limits.maxConversations},
-      s.timing,
-      ticket,
-    )
+    stream = await context.searcher.data({search: s.wanted, format, pageSize: context.limits.pageSize, maxConversations: context.limits.maxConversations}, s.timing, ticket)
     observeSearch(db, ticket, handedAt)
   } catch (error) {
     await refund()
@@ -337,17 +334,16 @@ async function dataCall(s: Searching): Promise<CallAnswer> {
   }
   const result: SummaryResult = {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, stream.summary)}
   const count = stream.conversations
-  const xml = request.format === 'xml'
   async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
     let done = false
     let failed = false
     try {
-      yield UTF8.encode(xml ? xmlHead(result, count) : jsonHead(result))
+      yield UTF8.encode(format.head(result, count))
       for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
       // Logged before the last bytes go out: an answer is never complete without its record.
       await s.record()
       done = true
-      yield UTF8.encode(xml ? xmlTail(count) : JSON_TAIL)
+      yield UTF8.encode(format.tail(count))
     } catch (error) {
       failed = true
       await refund()

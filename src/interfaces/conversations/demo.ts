@@ -2,7 +2,7 @@ import type {DemoPart} from '../../demo-data.js'
 import {DEMO_API_KEY} from '../../demo-data.js'
 import {sha256} from '../../lib/hashing.js'
 import * as repo from './repository.js'
-import {JSON_TYPE, XML_TYPE} from './negotiation.js'
+import {FORMATS} from './formats.js'
 import {API_KEY_HEADER} from './routes.js'
 import {seedPosts} from './seed.js'
 import {apiKeyView, issueApiKey} from './keys.js'
@@ -33,10 +33,8 @@ export const conversationDemo: DemoPart = {
       info: {api_key: DEMO_API_KEY, id: key.id, data_calls_remaining: key.data_calls_remaining, posts: counts.posts, comments: counts.comments},
       lines: [
         `API key ${DEMO_API_KEY} (demo only; ${counts.posts} posts, ${counts.comments} comments)`,
-        call('summary', JSON_TYPE),
-        call('summary', XML_TYPE),
-        call('data', JSON_TYPE),
-        call('data', XML_TYPE),
+        ...FORMATS.map((format) => call('summary', format.mediaType)),
+        ...FORMATS.map((format) => call('data', format.mediaType)),
       ],
     }
   },

@@ -57,75 +57,7 @@ function spelling({token, value}: ParsedTokenInfo): string {
  * SyntaxError.
  */
 export async function* documentConversations(chunks: AsyncIterable<string>): AsyncGenerator<unknown, void, undefined> {
-  const tokenizer = new Tokenizer({stringBufferSize: STRING_BUFFER})
-  let parser: TokenParser | undefined
-  /** Set when the document is neither an object nor an array: its value, once complete. */
-  let topLevel: {value: unknown} | undefined
-  /** Elements the chunk being read completed, handed on once it is read. */
-  let ready: unknown[] = []
-  let parsed = 0
-  let foundConversations = false
-  /** The last `conversations` value that was not an array (an object's members as they come). */
-  let notArray: {value: unknown} | undefined
-  let twice = false
-  const where = () => (parsed > 0 ? `after conversation ${parsed}` : 'before the first conversation')
-
-  // `$.conversations.*` cannot tell a `conversations` array from an object or from no such key,
-  // so the top-level object's own tokens are watched too: the value after a key's colon.
-  let watching = false
-  let depth = 0
-  let lastString: unknown
-  let key: unknown
-  let afterColon = false
-  const watch = ({token, value}: ParsedTokenInfo) => {
-    if (depth === 1) {
-      if (afterColon && key === 'conversations') {
-        if (token === TokenType.LEFT_BRACKET) {
-          twice = foundConversations
-          notArray = undefined
-        } else notArray = {value: token === TokenType.LEFT_BRACE ? {} : value}
-        foundConversations = true
-      }
-      afterColon = token === TokenType.COLON
-      if (afterColon) key = lastString
-      else if (token === TokenType.STRING) lastString = value
-    }
-    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) depth++
-    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) depth--
-  }
-
-  const onValue = ({value, key}: ParsedElementInfo) => {
-    if (topLevel) topLevel.value = value
-    else if (typeof key === 'number') {
-      parsed++
-      ready.push(value)
-    }
-    // A member of a `conversations` object: kept only to say what stood there.
-    else if (notArray) (notArray.value as Record<string, unknown>)[key as string] = value
-  }
-
-  tokenizer.onToken = (info) => {
-    if (!parser) {
-      const paths = pathsFor(info.token)
-      parser = new TokenParser({paths, keepStack: false})
-      parser.onValue = onValue
-      // The document is one value: once it is complete, only whitespace may follow.
-      parser.onEnd = () => {
-        if (!tokenizer.isEnded) tokenizer.end()
-      }
-      if (paths[0] === '$') topLevel = {value: undefined}
-      foundConversations = info.token === TokenType.LEFT_BRACKET
-      watching = info.token === TokenType.LEFT_BRACE
-    }
-    try {
-      parser.write(info)
-    } catch {
-      // A token out of place (the library's message names its internal states instead).
-      throw new SyntaxError(`unexpected ${spelling(info)} at byte ${info.offset}, ${where()}`)
-    }
-    if (watching) watch(info)
-  }
-
+  const reader = new DocumentReader()
   let first = true
   for await (const chunk of chunks) {
     // JSON.parse refuses a byte order mark, and so did every import before: the library skips one.
@@ -133,27 +65,145 @@ export async function* documentConversations(chunks: AsyncIterable<string>): Asy
       first = false
       if (chunk.charCodeAt(0) === 0xfeff) throw new SyntaxError('the document starts with a byte order mark (U+FEFF), which JSON does not allow')
     }
+    reader.write(chunk)
+    yield* reader.take()
+  }
+  reader.end()
+  yield* reader.take()
+  reader.check()
+}
+
+/**
+ * One document being read: the tokenizer, the token parser made for the document's first token,
+ * the elements ready to hand on, and what the top-level object's own tokens said about
+ * `conversations` (see ConversationsWatch).
+ */
+class DocumentReader {
+  private readonly tokenizer = new Tokenizer({stringBufferSize: STRING_BUFFER})
+  private parser: TokenParser | undefined
+  /** Set when the document is neither an object nor an array: its value, once complete. */
+  private topLevel: {value: unknown} | undefined
+  /** Set when the document is an object: its own tokens are watched. */
+  private watch: ConversationsWatch | undefined
+  /** Elements the chunk being read completed, handed on once it is read. */
+  private ready: unknown[] = []
+  private parsed = 0
+
+  constructor() {
+    this.tokenizer.onToken = (info) => this.token(info)
+  }
+
+  /** Where the reading is, for an error message. */
+  private where(): string {
+    return this.parsed > 0 ? `after conversation ${this.parsed}` : 'before the first conversation'
+  }
+
+  write(chunk: string): void {
     try {
-      tokenizer.write(chunk)
+      this.tokenizer.write(chunk)
     } catch (error) {
-      throw notJson(error, where())
+      throw notJson(error, this.where())
     }
-    if (twice) throw new SyntaxError('the document holds "conversations" twice')
-    const batch = ready
-    ready = []
-    yield* batch
+    if (this.watch?.twice) throw new SyntaxError('the document holds "conversations" twice')
   }
-  try {
-    if (!tokenizer.isEnded) tokenizer.end()
-    if (parser && !parser.isEnded) parser.end()
-  } catch {
-    throw new SyntaxError('the document ends before it is complete')
+
+  /** The elements completed since the last call. */
+  take(): unknown[] {
+    const batch = this.ready
+    this.ready = []
+    return batch
   }
-  if (!parser) throw new SyntaxError('the document ends before it is complete')
-  yield* ready
-  if (topLevel) throw new NotADocument(topLevel.value)
-  if (!foundConversations) throw new NotADocument({})
-  if (notArray) throw new NotADocument({conversations: notArray.value})
+
+  /** The input is over: the document must be complete. */
+  end(): void {
+    try {
+      if (!this.tokenizer.isEnded) this.tokenizer.end()
+      if (this.parser && !this.parser.isEnded) this.parser.end()
+    } catch {
+      throw new SyntaxError('the document ends before it is complete')
+    }
+    if (!this.parser) throw new SyntaxError('the document ends before it is complete')
+  }
+
+  /** A complete document without a `conversations` array: what stood there instead. */
+  check(): void {
+    if (this.topLevel) throw new NotADocument(this.topLevel.value)
+    if (this.watch && !this.watch.found) throw new NotADocument({})
+    if (this.watch?.notArray) throw new NotADocument({conversations: this.watch.notArray.value})
+  }
+
+  private token(info: ParsedTokenInfo): void {
+    const parser = this.parser ?? this.start(info.token)
+    try {
+      parser.write(info)
+    } catch {
+      // A token out of place (the library's message names its internal states instead).
+      throw new SyntaxError(`unexpected ${spelling(info)} at byte ${info.offset}, ${this.where()}`)
+    }
+    this.watch?.token(info)
+  }
+
+  /** The token parser for a document that starts with `first`. */
+  private start(first: TokenType): TokenParser {
+    const paths = pathsFor(first)
+    const parser = new TokenParser({paths, keepStack: false})
+    parser.onValue = (info) => this.value(info)
+    // The document is one value: once it is complete, only whitespace may follow.
+    parser.onEnd = () => {
+      if (!this.tokenizer.isEnded) this.tokenizer.end()
+    }
+    if (paths[0] === '$') this.topLevel = {value: undefined}
+    if (first === TokenType.LEFT_BRACE) this.watch = new ConversationsWatch()
+    this.parser = parser
+    return parser
+  }
+
+  private value({value, key}: ParsedElementInfo): void {
+    if (this.topLevel) this.topLevel.value = value
+    else if (typeof key === 'number') {
+      this.parsed++
+      this.ready.push(value)
+    }
+    // A member of a `conversations` object: kept only to say what stood there.
+    else if (this.watch?.notArray) (this.watch.notArray.value as Record<string, unknown>)[key as string] = value
+  }
+}
+
+/**
+ * `$.conversations.*` cannot tell a `conversations` array from an object or from no such key, so
+ * the top-level object's own tokens are watched too: the value after a key's colon.
+ */
+class ConversationsWatch {
+  /** A `conversations` member was met. */
+  found = false
+  /** A second `conversations` array was met. */
+  twice = false
+  /** The last `conversations` value that was not an array (an object's members as they come). */
+  notArray: {value: unknown} | undefined
+  private depth = 0
+  private lastString: unknown
+  private key: unknown
+  private afterColon = false
+
+  token({token, value}: ParsedTokenInfo): void {
+    if (this.depth === 1) this.member(token, value)
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) this.depth++
+    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) this.depth--
+  }
+
+  /** A token of the top-level object itself. */
+  private member(token: TokenType, value: unknown): void {
+    if (this.afterColon && this.key === 'conversations') {
+      if (token === TokenType.LEFT_BRACKET) {
+        this.twice = this.found
+        this.notArray = undefined
+      } else this.notArray = {value: token === TokenType.LEFT_BRACE ? {} : value}
+      this.found = true
+    }
+    this.afterColon = token === TokenType.COLON
+    if (this.afterColon) this.key = this.lastString
+    else if (token === TokenType.STRING) this.lastString = value
+  }
 }
 
 /**

@@ -1,4 +1,7 @@
+import type {AnswerFormat, ErrorBody} from './format.js'
 import type {Author, Conversation, DataResult, SummaryResult} from './views.js'
+
+export const JSON_TYPE = 'application/vnd.service-v1+json'
 
 /**
  * The JSON form, field for field as the spec names it. Ratings are written as numbers made from
@@ -34,6 +37,18 @@ export function jsonConversations(conversations: readonly Conversation[], first:
 }
 
 export const JSON_TAIL = ']}'
+
+/** Interface E's JSON: the spec's own form, and the one a caller gets without asking (formats.ts lists it first). */
+export const jsonFormat = {
+  name: 'json',
+  label: 'JSON',
+  mediaType: JSON_TYPE,
+  summary: (result: SummaryResult) => JSON.stringify(toJson(result)),
+  head: jsonHead,
+  page: jsonConversations,
+  tail: () => JSON_TAIL,
+  error: (body: ErrorBody) => JSON.stringify(body),
+} as const satisfies AnswerFormat
 
 function authorJson(a: Author) {
   return {id: a.id, specialty: a.specialty, country_of_practice: a.country_of_practice, zipcode: a.zipcode, post_badge: a.post_badge, comment_badge: a.comment_badge}

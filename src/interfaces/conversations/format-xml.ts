@@ -1,5 +1,8 @@
 import {XMLBuilder} from 'fast-xml-parser'
+import type {AnswerFormat, ErrorBody} from './format.js'
 import type {Author, Conversation, DataResult, SummaryResult} from './views.js'
+
+export const XML_TYPE = 'application/vnd.service-v1+xml'
 
 const builder = new XMLBuilder({ignoreAttributes: false, attributeNamePrefix: '@_', cdataPropName: '#cdata', suppressEmptyNode: true, format: false})
 
@@ -100,6 +103,19 @@ function conversationXml({matched_terms, post}: Conversation) {
 }
 
 /** An error in XML: root `error` with code, message and details. */
-export function errorXml(error: {code: number; message: string; details: string}): string {
+export function errorXml(error: ErrorBody): string {
   return builder.build({...DECLARATION, error: {code: error.code, message: xmlText(error.message), details: xmlText(error.details)}})
 }
+
+/** Interface E's XML, for callers that ask for it by its media type. */
+export const xmlFormat = {
+  name: 'xml',
+  label: 'XML',
+  mediaType: XML_TYPE,
+  summary: toXml,
+  head: xmlHead,
+  // Every page is a run of whole elements: the first needs nothing before it.
+  page: xmlConversations,
+  tail: xmlTail,
+  error: errorXml,
+} as const satisfies AnswerFormat

@@ -1,4 +1,5 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
+import type {Context, MiddlewareHandler} from 'hono'
 import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {errorHeaders, errorShape, type ErrorRenderer} from '../../http/error-shape.js'
@@ -7,43 +8,68 @@ import {apiKey} from '../../http/api-key.js'
 import {schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/client-address.js'
-import {dataAnswer, dataAnswerXml, summaryAnswer, summaryAnswerXml} from './answer-schema.js'
-import {toJson} from './format-json.js'
-import {errorXml, toXml} from './format-xml.js'
+import {answerSchema, type AnswerKind} from './answer-schema.js'
+import type {AnswerFormat, ErrorBody} from './format.js'
+import {FORMATS, type FormatList} from './formats.js'
 import {type ConversationSettings, conversationLimits} from './limits.js'
-import {JSON_TYPE, negotiate, XML_TYPE, type Format} from './negotiation.js'
+import {either, negotiator} from './negotiation.js'
 import {RateLimiter} from './rate-limit.js'
 import {METHODS, type Method} from './schema.js'
 import {searcherFor} from './search-pool.js'
-import {conversationCall, type CallContext} from './calls.js'
+import {conversationCall, type CallAnswer, type CallContext} from './calls.js'
 import {authenticateKey} from './keys.js'
 import type {ApiKeyRow} from './tables.js'
+import type {Logger} from '../../lib/log.js'
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    conversationFormat: Format
+/**
+ * What E's middleware hands its handlers, typed on E's sub-app only: the format Accept agreed on
+ * and the key the call was authenticated with.
+ */
+export type ConversationEnv = {
+  Variables: {
+    conversationFormat: AnswerFormat
     conversationKey: ApiKeyRow
+    /** Set by the app's access log (src/http/access-log.ts), when the app has one. */
+    requestId?: string
   }
 }
 
 export const API_KEY_HEADER = 'X-Service-Conversation-API-Key'
 
+/** The Content-Type of an answer in `format`. */
+const contentType = (format: AnswerFormat) => `${format.mediaType}; charset=utf-8`
+
 /**
- * Interface E's error body, `{code, message, details}`, in the negotiated format; JSON when no
- * format could be agreed (the 406 itself). 5xx answers say nothing about internals; a 503 raised
- * on purpose (a search past its time budget) says what the caller can do about it.
+ * Interface E's error body, `{code, message, details}`, in the negotiated format; in `fallback`
+ * (the list's default) when no format was agreed (the 406 itself). 5xx answers say nothing about
+ * internals; a 503 raised on purpose (a search past its time budget) says what the caller can do
+ * about it.
  */
-export const renderConversationError: ErrorRenderer = (c, error) => {
-  const body = {
-    code: error.status,
-    message: error.status >= 500 ? (error.status === 503 ? 'service temporarily unavailable' : 'internal server error') : error.message,
-    details: error.status >= 500 ? (error.status === 503 ? (error.details ?? 'Try again shortly.') : 'The failure was logged.') : (error.details ?? ''),
+function conversationErrors(fallback: AnswerFormat): ErrorRenderer {
+  return (c: Context<ConversationEnv>, error) => {
+    const body: ErrorBody = {
+      code: error.status,
+      message: error.status >= 500 ? (error.status === 503 ? 'service temporarily unavailable' : 'internal server error') : error.message,
+      details: error.status >= 500 ? (error.status === 503 ? (error.details ?? 'Try again shortly.') : 'The failure was logged.') : (error.details ?? ''),
+    }
+    // Unset when the error came before negotiation, or is its 406.
+    const agreed: AnswerFormat | undefined = c.get('conversationFormat')
+    const format = agreed ?? fallback
+    return c.body(format.error(body), error.status as 400, {...errorHeaders(error), Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': contentType(format)})
   }
-  const headers = {...errorHeaders(error), Vary: 'Accept', 'Cache-Control': 'no-store'}
-  if (c.get('conversationFormat') === 'xml') {
-    return c.body(errorXml(body), error.status as 400, {...headers, 'Content-Type': `${XML_TYPE}; charset=utf-8`})
+}
+
+/** Picks the answer's format from Accept (406 when it names none of `formats`), for the handlers and the error shape. */
+function formatNegotiation(formats: FormatList): MiddlewareHandler<ConversationEnv> {
+  const negotiate = negotiator(formats)
+  const advice = `Accept ${either(formats.map((format) => format.mediaType))}.`
+  return async function negotiateFormat(c, next) {
+    const format = negotiate(c.req.header('accept'))
+    if (!format) throw new AppError('not_acceptable', 'the Accept header names no format this interface serves', {details: advice})
+    c.set('conversationFormat', format)
+    await next()
+    c.header('Vary', 'Accept')
   }
-  return c.body(JSON.stringify(body), error.status as 400, {...headers, 'Content-Type': `${JSON_TYPE}; charset=utf-8`})
 }
 
 const QUERY_HINT = 'Send terms[] once per term, start and end as ISO 8601 UTC datetimes, e.g. ?terms[]=sepsis&start=2024-01-01T00:00:00Z&end=2024-12-31T23:59:59Z'
@@ -69,13 +95,13 @@ const callQuery = z
 /** A refused query is E's 400, with the hint of how to write one. */
 const refuseQuery: SchemaRefusal = (failure) => new AppError('bad_request', failure.error.issues[0]?.message ?? 'the query is not valid', {details: QUERY_HINT})
 
-const errorBody = z.object({code: z.number().int(), message: z.string(), details: z.string()}).openapi('ConversationError')
-const bothFormats = (description: string, schema: z.ZodType) => ({
-  description,
-  content: {[JSON_TYPE]: {schema}, [XML_TYPE]: {schema: z.string().openapi({description: 'The same document in XML'})}},
-})
+/** One answer in each of `formats`, as /openapi.json lists it (the default first). */
+const inEach = (formats: readonly AnswerFormat[], kind: AnswerKind) => Object.fromEntries(formats.map((format) => [format.mediaType, {schema: answerSchema(format, kind)}]))
 
-function callRoute(method: Method) {
+function callRoute(method: Method, formats: FormatList) {
+  const errors = (description: string) => ({description, content: inEach(formats, 'error')})
+  const [fallback] = formats
+  const named = either(formats.map((format) => `${format.label} (${format.mediaType})`))
   return createRoute({
     method: 'get',
     path: `/conversations/${method}`,
@@ -88,101 +114,111 @@ function callRoute(method: Method) {
     security: [{conversationApiKey: []}],
     request: {query: callQuery},
     responses: {
-      200: {
-        description: `${method === 'summary' ? 'Summary' : 'Data'} result in JSON (${JSON_TYPE}) or XML (${XML_TYPE}), chosen by Accept`,
-        content: {
-          [JSON_TYPE]: {schema: method === 'summary' ? summaryAnswer : dataAnswer},
-          [XML_TYPE]: {schema: method === 'summary' ? summaryAnswerXml : dataAnswerXml},
-        },
+      200: {description: `${method === 'summary' ? 'Summary' : 'Data'} result in ${named}, chosen by Accept`, content: inEach(formats, method)},
+      400: errors('terms[], start or end missing or malformed, or start after end'),
+      401: errors('missing, unknown or revoked API key, or expired client'),
+      402: errors('the subscription has lapsed'),
+      403: errors('this key may not call this method'),
+      405: errors('only GET and HEAD are allowed'),
+      406: {
+        description: `Accept names ${formats.length === 2 ? 'neither format' : 'none of the formats'} (error body in ${fallback.label})`,
+        content: inEach([fallback], 'error'),
       },
-      400: bothFormats('terms[], start or end missing or malformed, or start after end', errorBody),
-      401: bothFormats('missing, unknown or revoked API key, or expired client', errorBody),
-      402: bothFormats('the subscription has lapsed', errorBody),
-      403: bothFormats('this key may not call this method', errorBody),
-      405: bothFormats('only GET and HEAD are allowed', errorBody),
-      406: {description: 'Accept names neither format (error body in JSON)', content: {[JSON_TYPE]: {schema: errorBody}}},
-      429: bothFormats('no data calls left (Retry-After when the allowance renews), too many summary calls at once, or too many searches in flight with this key', errorBody),
-      503: bothFormats('the store is busy or unavailable, or the search ran past its time budget', errorBody),
+      429: errors('no data calls left (Retry-After when the allowance renews), too many summary calls at once, or too many searches in flight with this key'),
+      503: errors('the store is busy or unavailable, or the search ran past its time budget'),
     },
   })
 }
 
-/** Interface E as the app serves it. */
-export const conversationsInterface: ServedInterface<ConversationSettings> = {
-  label: 'E',
-  title: 'conversation search (E)',
-  prefixes: ['/conversations'],
-  routes: (deps) => conversationRoutes(deps),
+/**
+ * Interface E served in `formats` (FORMATS; a test may add its own, as
+ * test/architecture/e-format-recipe.test.ts does). Its typed sub-app is mounted on a plain one,
+ * which is what ServedInterface asks for: the app mounts routes whatever their variables.
+ */
+export function conversationsServed(formats: FormatList = FORMATS): ServedInterface<ConversationSettings> {
+  return {
+    label: 'E',
+    title: 'conversation search (E)',
+    prefixes: ['/conversations'],
+    routes: (deps) => new OpenAPIHono().route('/', conversationRoutes(deps, formats)),
+  }
 }
 
-export function conversationRoutes(deps: RouteDeps<ConversationSettings>): OpenAPIHono {
-  const {db, clock, logger} = deps
-  const app = new OpenAPIHono({defaultHook: schemaHook(refuseQuery)})
+/** Interface E as the app serves it. */
+export const conversationsInterface: ServedInterface<ConversationSettings> = conversationsServed()
+
+/** What every call of E's routes runs with (see calls.ts). */
+interface Serving {
+  deps: RouteDeps<ConversationSettings>
+  logger: Logger
+  context: () => CallContext
+}
+
+/**
+ * Interface E's routes, answering in `formats`. A format not in FORMATS reaches no search thread
+ * (search-protocol.ts, threadJob): only in-process and PostgreSQL searches can write it.
+ */
+export function conversationRoutes(deps: RouteDeps<ConversationSettings>, formats: FormatList = FORMATS): OpenAPIHono<ConversationEnv> {
+  const {logger} = deps
+  const app = new OpenAPIHono<ConversationEnv>({defaultHook: schemaHook(refuseQuery)})
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
-  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(db, limits), logger})
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
-
-  app.use('/conversations/*', errorShape(renderConversationError), async function negotiateFormat(c, next) {
-    const format = negotiate(c.req.header('accept'))
-    if (!format) {
-      throw new AppError('not_acceptable', 'the Accept header names no format this interface serves', {
-        details: `Accept ${JSON_TYPE} or ${XML_TYPE}.`,
-      })
-    }
-    c.set('conversationFormat', format)
-    await next()
-    c.header('Vary', 'Accept')
-  })
-
-  for (const method of METHODS) {
-    const route = callRoute(method)
-    app.on(
-      ['GET', 'HEAD'],
-      route.getRoutingPath(),
-      apiKey({
-        header: API_KEY_HEADER,
-        verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c)}),
-        missing: () => new AppError('unauthorized', 'an API key is required', {details: `Send the key in the ${API_KEY_HEADER} header.`}),
-        accept: (c, key) => c.set('conversationKey', key),
-      }),
-    )
-    app.openapi(route, async (c) => {
-      const query = c.req.valid('query')
-      const format = c.get('conversationFormat')
-      const answer = await conversationCall(
-        db,
-        {
-          method,
-          key: c.get('conversationKey'),
-          terms: [...(query['terms[]'] ?? []), ...(query.terms ?? [])],
-          start: query.start,
-          end: query.end,
-          format,
-          headOnly: c.req.method === 'HEAD',
-        },
-        clock.now(),
-        context(),
-      )
-      const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': `${format === 'xml' ? XML_TYPE : JSON_TYPE}; charset=utf-8`}
-      if (answer.kind === 'data') {
-        const requestId = c.get('requestId') ?? '-'
-        const body = toByteStream(answer.body(), (error) => {
-          const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-          logger.log('error', `error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`, 'conversations data answer failed mid-stream', {
-            request_id: requestId,
-            interface: 'E',
-            answer_id: answer.result.id,
-            error: detail,
-          })
-        })
-        return c.body(body, 200, headers)
-      }
-      return c.body(format === 'xml' ? toXml(answer.result) : JSON.stringify(toJson(answer.result)), 200, headers)
-    })
-    app.all(route.getRoutingPath(), methodNotAllowed('GET'))
-  }
+  app.use('/conversations/*', errorShape(conversationErrors(formats[0])), formatNegotiation(formats))
+  for (const method of METHODS) serveMethod(app, method, formats, {deps, logger, context})
   return app
+}
+
+/** One method's route: its key check, its answer, and its 405. */
+function serveMethod(app: OpenAPIHono<ConversationEnv>, method: Method, formats: FormatList, serving: Serving): void {
+  const {db, clock} = serving.deps
+  const route = callRoute(method, formats)
+  app.on(
+    ['GET', 'HEAD'],
+    route.getRoutingPath(),
+    apiKey({
+      header: API_KEY_HEADER,
+      verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c)}),
+      missing: () => new AppError('unauthorized', 'an API key is required', {details: `Send the key in the ${API_KEY_HEADER} header.`}),
+      accept: (c: Context<ConversationEnv>, key) => c.set('conversationKey', key),
+    }),
+  )
+  app.openapi(route, async (c) => {
+    const query = c.req.valid('query')
+    const format = c.get('conversationFormat')
+    const answer = await conversationCall(
+      db,
+      {
+        method,
+        key: c.get('conversationKey'),
+        terms: [...(query['terms[]'] ?? []), ...(query.terms ?? [])],
+        start: query.start,
+        end: query.end,
+        format,
+        headOnly: c.req.method === 'HEAD',
+      },
+      clock.now(),
+      serving.context(),
+    )
+    const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': contentType(format)}
+    if (answer.kind === 'data') return c.body(streamed(answer, c.get('requestId') ?? '-', serving.logger), 200, headers)
+    return c.body(format.summary(answer.result), 200, headers)
+  })
+  app.all(route.getRoutingPath(), methodNotAllowed('GET'))
+}
+
+/** A data answer's bytes as the response body; a failure mid-stream can only be logged (the status has gone out). */
+function streamed(answer: Extract<CallAnswer, {kind: 'data'}>, requestId: string, logger: Logger): ReadableStream<Uint8Array> {
+  return toByteStream(answer.body(), (error) => {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+    logger.log('error', `error id=${requestId} conversations data answer ${answer.result.id} failed mid-stream: ${detail}`, 'conversations data answer failed mid-stream', {
+      request_id: requestId,
+      interface: 'E',
+      answer_id: answer.result.id,
+      error: detail,
+    })
+  })
 }

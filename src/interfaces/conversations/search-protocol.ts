@@ -1,5 +1,7 @@
 import {AppError, type AppErrorOptions, type ErrorCode} from '../../errors.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
+import type {AnswerFormat} from './format.js'
+import {FORMATS, formatNamed} from './formats.js'
 import type {DataJob} from './search.js'
 
 /** What a search thread is started with. */
@@ -10,10 +12,24 @@ export interface SearchThreadSetup {
   betterSqlite3?: string
 }
 
+/** A data job as it crosses to a search thread: its format by name (an object with functions cannot be posted). */
+export type ThreadJob = Omit<DataJob, 'format'> & {format: string}
+
+/** The job for a thread, whose format must be one formats.ts lists: the thread finds it there. */
+export function threadJob(job: DataJob): ThreadJob {
+  if (!(FORMATS as readonly AnswerFormat[]).includes(job.format)) throw new Error(`the ${job.format.label} format is not in formats.ts, so no search thread can write it`)
+  return {...job, format: job.format.name}
+}
+
+/** The job a thread was sent, with its format found again. */
+export function fromThreadJob(job: ThreadJob): DataJob {
+  return {...job, format: formatNamed(job.format)}
+}
+
 /** Messages to a search thread. It takes one at a time: the pool waits for each reply. */
 export type SearchRequest =
   | {id: number; type: 'summary'; search: SearchQuery}
-  | {id: number; type: 'data'; job: DataJob}
+  | {id: number; type: 'data'; job: ThreadJob}
   | {id: number; type: 'next'}
   | {id: number; type: 'cancel'}
 

@@ -1,5 +1,5 @@
 /**
- * A search thread of interface E (see search-pool.ts). It owns one read-only connection to the
+ * A search thread of interface E (see searcher-threads.ts). It owns one read-only connection to the
  * store file and runs one job at a time, as the pool hands them over; SQLite's work happens
  * here, off the event loop that answers every other request. Bundled on its own into CommonJS
  * source text (scripts/search-worker-bundle.mjs) that the pool starts with `eval`, so it needs
@@ -11,7 +11,7 @@ import type {Database} from '../../store/database.js'
 import {loadBetterSqlite3From, openSqlite, withStatementCache} from '../../store/sqlite-reader.js'
 import {setContext} from '../../store/context.js'
 import {dataSearch, summarySearch, type DataStep} from './search.js'
-import {serializeError, type SearchReply, type SearchRequest, type SearchThreadSetup} from './search-protocol.js'
+import {fromThreadJob, serializeError, type SearchReply, type SearchRequest, type SearchThreadSetup} from './search-protocol.js'
 
 const setup = workerData as SearchThreadSetup
 if (setup.betterSqlite3) loadBetterSqlite3From(setup.betterSqlite3)
@@ -59,7 +59,7 @@ async function handle(request: SearchRequest): Promise<void> {
       return reply({id: request.id, ok: true, value: {kind: 'summary', rows: await summarySearch(await connection(), request.search)}})
     case 'data':
       await stream?.return(undefined)
-      stream = dataSearch(await connection(), request.job)
+      stream = dataSearch(await connection(), fromThreadJob(request.job))
       return step(request.id)
     case 'next':
       if (!stream) return reply({id: request.id, ok: true, value: {kind: 'done'}})

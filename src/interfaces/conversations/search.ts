@@ -3,9 +3,7 @@ import {sql} from 'kysely'
 import type {Db} from '../../store/database.js'
 import {inheritContext} from '../../store/context.js'
 import {isPostgres} from '../../store/dialect.js'
-import {jsonConversations} from './format-json.js'
-import {xmlConversations} from './format-xml.js'
-import type {Format} from './negotiation.js'
+import type {AnswerFormat} from './format.js'
 import * as repo from './repository.js'
 import type {Alongside} from './search-postgres.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
@@ -24,7 +22,8 @@ export function summarySearch(db: Db, search: SearchQuery, alongside?: Alongside
 
 export interface DataJob {
   search: SearchQuery
-  format: Format
+  /** The format its pages are written in (a search thread's job names it: search-protocol.ts). */
+  format: AnswerFormat
   pageSize: number
   maxConversations: number
 }
@@ -56,7 +55,7 @@ export async function* dataSearch(db: Db, job: DataJob, options: {statementTimeo
     yield {kind: 'first', summary, conversations: matched.length}
     for (let i = 0; i < matched.length; i += job.pageSize) {
       const conversations = await conversationPage(trx, job.search.terms, matched.slice(i, i + job.pageSize))
-      yield {kind: 'page', text: job.format === 'xml' ? xmlConversations(conversations) : jsonConversations(conversations, i === 0)}
+      yield {kind: 'page', text: job.format.page(conversations, i === 0)}
     }
   } finally {
     // Nothing was written: rolling back only ends the snapshot. A store closed under the call
