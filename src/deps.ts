@@ -1,8 +1,7 @@
 import type {OpenAPIHono} from '@hono/zod-openapi'
-import type {Kysely} from 'kysely'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat} from './lib/log.js'
-import type {Database} from './store/database.js'
+import type {StoreHandle} from './store/database.js'
 
 /**
  * What the HTTP app needs from the outside world; tests pass fakes (a ManualClock, a log sink).
@@ -10,7 +9,7 @@ import type {Database} from './store/database.js'
  * merging, as interfaces/conversations/limits.ts does), so this module imports no interface.
  */
 export interface AppDeps {
-  db: Kysely<Database>
+  db: StoreHandle
   clock: Clock
   /**
    * Where the service is reachable: the OAuth issuer and every absolute link. `serve` always gives

@@ -1,4 +1,5 @@
 import {statSync} from 'node:fs'
+import {narrow} from './store/database.js'
 import {searchThreadsBusy} from './interfaces/conversations/search-pool.js'
 import {pendingByClient} from './interfaces/partner/repository.js'
 import {countLiveSessions} from './interfaces/signon/repository.js'
@@ -8,7 +9,7 @@ import {listClients} from './registry/repository.js'
 import {hasGrant} from './registry/service.js'
 import {passwordHashCounts} from './registry/throttle.js'
 import {bindMetrics, metricsOf} from './store/context.js'
-import type {Db} from './store/database.js'
+import type {Db} from './schema.js'
 import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
@@ -25,9 +26,9 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
   if (bound) return bound
   const postgres = storeKind(db) === 'postgres'
   const metrics = new Metrics({
-    activeSessions: () => countLiveSessions(readerOf(db), iso(clock.now())),
+    activeSessions: () => countLiveSessions(narrow(readerOf(db)), iso(clock.now())),
     outbox: () => outboxBacklog(db, clock),
-    searchThreadsBusy: () => searchThreadsBusy(db),
+    searchThreadsBusy: () => searchThreadsBusy(narrow(db)),
     passwordHashes: passwordHashCounts,
     migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
     ...(postgres
@@ -41,7 +42,7 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
 /** Every partner client's pending deliveries, those with none at 0 (so a drained outbox reads 0, not stale). */
 async function outboxBacklog(db: Db, clock: Clock): Promise<OutboxBacklog[]> {
   const reader = readerOf(db)
-  const [pending, clients] = await Promise.all([pendingByClient(reader), listClients(reader)])
+  const [pending, clients] = await Promise.all([pendingByClient(narrow(reader)), listClients(narrow(reader))])
   const now = clock.now().getTime()
   const byClient = new Map(pending.map((row) => [row.client_id, row]))
   const partners = new Set([...clients.filter((client) => hasGrant(client, 'partner')).map((client) => client.id), ...byClient.keys()])

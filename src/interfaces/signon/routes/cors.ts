@@ -1,8 +1,9 @@
 import type {Context, MiddlewareHandler} from 'hono'
+import {narrow} from '../../../store/database.js'
 import {hasGrant} from '../../../registry/service.js'
 import {listClients} from '../../../registry/repository.js'
 import {readerOf} from '../../../store/db.js'
-import type {Db} from '../../../store/database.js'
+import type {SignonDb as Db} from '../tables.js'
 import {versionCache} from '../../../store/version-cache.js'
 
 /**
@@ -21,7 +22,7 @@ const originOwners = versionCache<string, Map<string, Set<string>>>(1)
 async function ownersOf(db: Db): Promise<Map<string, Set<string>>> {
   return originOwners(db, '', async () => {
     const owners = new Map<string, Set<string>>()
-    for (const client of await listClients(readerOf(db))) {
+    for (const client of await listClients(narrow(readerOf(db)))) {
       if (client.expired_at !== null || !hasGrant(client, 'signon')) continue
       for (const uri of client.redirect_uris) {
         const url = new URL(uri)
