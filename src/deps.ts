@@ -1,4 +1,4 @@
-import type {OpenAPIHono} from '@hono/zod-openapi'
+import type {SubApp} from './http/env.js'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat} from './lib/log.js'
 import type {StoreHandle} from './store/database.js'
@@ -78,5 +78,5 @@ export interface ServedInterface {
   ownRouter?: boolean
   /** Paths of its HTML pages, which get the page security headers. */
   pagePaths?: readonly string[]
-  routes: (deps: AppDeps) => OpenAPIHono
+  routes: (deps: AppDeps) => SubApp
 }

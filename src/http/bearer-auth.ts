@@ -3,13 +3,7 @@ import {AppError, type Challenge} from '../errors.js'
 import type {LiveToken, PresentedToken} from '../grants/service.js'
 import type {CredentialCheck} from './credential-check.js'
 import {requestHeader} from './fast.js'
-import {guarded, type Guard} from './guards.js'
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    token: LiveToken
-  }
-}
+import type {TokenEnv} from './env.js'
 
 /** RFC 6750 §2.1's header, or RFC 9449 §7.1's: the scheme (either case), then the token68. */
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -37,10 +31,11 @@ export interface BearerTokenOptions extends Pick<CredentialCheck<PresentedToken,
 /**
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
  * string or a form body is refused, never read. `verify` resolves the token to its live grant or
- * throws the refusal (presentToken does both). Sets `token` for the handler. A guard, so a hot
- * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
+ * throws the refusal (presentToken does both). Answers the live token: a hot route calls it first
+ * in its handler and uses what it answers (see guards.ts); `bearerToken` is the middleware form,
+ * which gives it to the routes behind it as the `token` variable (TokenEnv).
  */
-export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: BearerTokenOptions): Guard {
+export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: BearerTokenOptions): (c: Context) => Promise<LiveToken> {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
     const inBody = formBody ? await bodyToken(c) : undefined
@@ -65,7 +60,7 @@ export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: B
       // Only a refusal is answered as the route says; a store failure goes on as it is.
       throw answerAs === undefined ? error : answeredAs(error, answerAs)
     }
-    c.set('token', token)
+    return token
   }
 }
 
@@ -85,7 +80,11 @@ function answeredAs(error: unknown, code: NonNullable<BearerTokenOptions['answer
   return new AppError(code, error.message, {status: 401, challenge: error.challenge, headers: error.headers})
 }
 
-/** Bearer-token authentication as a middleware. */
-export function bearerToken(options: BearerTokenOptions): MiddlewareHandler {
-  return guarded(bearerTokenGuard(options))
+/** Bearer-token authentication as a middleware: the routes behind it read `c.get('token')` (TokenEnv). */
+export function bearerToken(options: BearerTokenOptions): MiddlewareHandler<TokenEnv> {
+  const authenticate = bearerTokenGuard(options)
+  return async function requireBearerToken(c, next) {
+    c.set('token', await authenticate(c))
+    await next()
+  }
 }

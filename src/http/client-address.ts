@@ -3,13 +3,7 @@ import proxyaddr from 'proxy-addr'
 import {AppError} from '../errors.js'
 import {normalizeAddress} from '../lib/ip-address.js'
 import {nodeIncoming} from './hono-node.js'
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** The caller's address when it was taken from X-Forwarded-For (serve --trust-proxy). */
-    forwardedFor?: string
-  }
-}
+import {type HttpEnv, httpVariables} from './env.js'
 
 /**
  * The peer of the TCP connection, normalised (lib/ip-address.ts: an IPv4-mapped IPv6 peer is its
@@ -27,7 +21,7 @@ export function peerAddress(c: Context): string | undefined {
  * never read, so a caller cannot choose its own address by sending them.
  */
 export function clientAddress(c: Context): string | undefined {
-  return c.get('forwardedFor') ?? peerAddress(c)
+  return httpVariables(c).get('forwardedFor') ?? peerAddress(c)
 }
 
 /** Normalises the list given to --trust-proxy (addresses and CIDRs, commas or spaces), refusing what is not one. */
@@ -63,7 +57,7 @@ export function addressListMatcher(list: readonly string[]): (address: string | 
  * is then the proxy itself: nothing a client writes in the header reaches a limit's key or the log
  * as it was written.
  */
-export function forwardedFor(trusted: readonly string[]): MiddlewareHandler {
+export function forwardedFor(trusted: readonly string[]): MiddlewareHandler<HttpEnv> {
   const trust = proxyaddr.compile([...trusted])
   const trusts = (address: string, hop: number) => {
     const normal = normalizeAddress(address)

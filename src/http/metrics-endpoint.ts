@@ -5,6 +5,7 @@ import {peerAddress} from './client-address.js'
 import {requestHeader} from './fast.js'
 import {nodeIncoming} from './hono-node.js'
 import type {Metrics} from '../metrics/metrics.js'
+import {httpVariables} from './env.js'
 
 /** What a metrics token may be made of: RFC 6750's token characters, at least 16 of them. */
 const TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/
@@ -49,7 +50,7 @@ export function isLocalCaller(c: Context): boolean {
   if (peer === undefined) return false
   const forwarded = requestHeader(c, 'x-forwarded-for')
   if (forwarded !== undefined && forwarded.trim() !== '') {
-    const caller = c.get('forwardedFor')
+    const caller = httpVariables(c).get('forwardedFor')
     return caller !== undefined && isLoopbackAddress(caller) && isLoopbackAddress(peer)
   }
   if (requestHeader(c, 'forwarded') !== undefined || requestHeader(c, 'x-real-ip') !== undefined) return false
