@@ -8,6 +8,16 @@ import type {TokenEnv} from './env.js'
 /** RFC 6750 §2.1's header, or RFC 9449 §7.1's: the scheme (either case), then the token68. */
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*) *$/i
 
+/**
+ * The one reading of an Authorization header carrying a token (RFC 6750 §2.1, RFC 9449 §7.1):
+ * its scheme and token, or undefined when it is not one. Bearer auth and /metrics both use it.
+ */
+export function presentedCredential(header: string | undefined): {scheme: PresentedToken['scheme']; token: string} | undefined {
+  const match = header === undefined ? null : AUTHORIZATION.exec(header)
+  if (!match?.[2]) return undefined
+  return {scheme: match[1]!.length === 4 ? 'DPoP' : 'Bearer', token: match[2]}
+}
+
 /** RFC 6750 §3.1: a request without a usable Authorization header is an invalid_request. */
 const MALFORMED: Challenge = {scheme: 'Bearer', error: 'invalid_request'}
 
@@ -47,10 +57,10 @@ export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: B
         const elsewhere = c.req.query('access_token') !== undefined
         throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
       }
-      const match = AUTHORIZATION.exec(header)
-      if (!match?.[2]) throw malformed('The Authorization header must be "Bearer <access token>" (or "DPoP <access token>" with a DPoP proof)', answerAs)
-      if (match[1]!.length === 4) scheme = 'DPoP'
-      presented = match[2]
+      const credential = presentedCredential(header)
+      if (!credential) throw malformed('The Authorization header must be "Bearer <access token>" (or "DPoP <access token>" with a DPoP proof)', answerAs)
+      scheme = credential.scheme
+      presented = credential.token
     }
     let token: LiveToken
     try {

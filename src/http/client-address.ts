@@ -4,6 +4,7 @@ import {AppError} from '../errors.js'
 import {normalizeAddress} from '../lib/ip-address.js'
 import {nodeIncoming} from './hono-node.js'
 import {type HttpEnv, httpVariables} from './env.js'
+import {requestHeader} from './fast.js'
 
 /**
  * The peer of the TCP connection, normalised (lib/ip-address.ts: an IPv4-mapped IPv6 peer is its
@@ -66,7 +67,7 @@ export function forwardedFor(trusted: readonly string[]): MiddlewareHandler<Http
   return function takeForwardedAddress(c, next) {
     const peer = peerAddress(c)
     if (peer !== undefined && trust(peer, 0)) {
-      const header = c.req.header('x-forwarded-for')
+      const header = requestHeader(c, 'x-forwarded-for')
       const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header}}
       const caller = proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trusts)
       c.set('forwardedFor', normalizeAddress(caller) ?? peer)

@@ -1,13 +1,16 @@
 import type {OpenAPIHono} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import type {LiveToken} from '../grants/service.js'
-import type {ErrorRenderer} from './error-shape.js'
+import type {AppError} from '../errors.js'
 
 /*
  * What a request carries in Hono's context, as typed sub-apps see it (`Hono<HttpEnv>`,
  * `OpenAPIHono<TokenEnv>`), instead of one global ContextVariableMap that gave every route every
  * variable: a route only reads what a middleware in front of it set.
  */
+
+/** Turns an error into a response in one interface's own body shape (error-shape.ts). */
+export type ErrorRenderer = (c: Context, error: AppError) => Response | Promise<Response>
 
 /** Set for every request by the app's own middleware (access-log.ts, client-address.ts, error-shape.ts, fast.ts). */
 export interface HttpVariables {

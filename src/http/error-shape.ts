@@ -1,12 +1,11 @@
-import type {Context, MiddlewareHandler} from 'hono'
+import type {MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
 import {storeFailure, storeRefusal} from '../store/failure.js'
 import {AppError, type Challenge, codeOfStatus} from '../errors.js'
 import {guarded, type Guard} from './guards.js'
-import {httpVariables} from './env.js'
+import {type ErrorRenderer, httpVariables} from './env.js'
 
-/** Turns an error into a response in one interface's own body shape. */
-export type ErrorRenderer = (c: Context, error: AppError) => Response | Promise<Response>
+export type {ErrorRenderer} from './env.js'
 
 /** Marks every route below it as answering errors with `render`. */
 export function errorShape(render: ErrorRenderer): MiddlewareHandler {

@@ -11,6 +11,7 @@ import * as svc from './service.js'
 import {receiverTransaction} from './store.js'
 import type {ReceiverDatabase} from './tables.js'
 import type {HttpEnv} from '../../../http/env.js'
+import {requestHeader} from '../../../http/fast.js'
 
 export interface ReceiverOptions {
   db: Kysely<ReceiverDatabase>
@@ -52,7 +53,7 @@ export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
   const logger = createLogger(options.log ?? stderrLog, options.logFormat)
   const app = new Hono<HttpEnv>()
   const now = () => clock.now().toISOString()
-  const delivery = (c: Context) => c.req.header('x-medpanel-delivery') || undefined
+  const delivery = (c: Context) => requestHeader(c, 'x-medpanel-delivery') || undefined
 
   // A delivery's X-Request-Id (the medpanel command or request that queued it) becomes this
   // request's id: the partner's log line carries the same id as medpanel's.

@@ -5,6 +5,7 @@ import {listClients} from '../../../registry/repository.js'
 import {readerOf} from '../../../store/db.js'
 import type {SignonDb as Db} from '../tables.js'
 import {versionCache} from '../../../store/version-cache.js'
+import {requestHeader} from '../../../http/fast.js'
 
 /**
  * Cross-origin access for the endpoints a browser app calls itself (the token endpoint,
@@ -46,7 +47,7 @@ export function corsClient(c: Context, clientId: string): void {
 
 export function clientCors(db: Db): MiddlewareHandler {
   return async function crossOrigin(c, next) {
-    const origin = c.req.header('origin')
+    const origin = requestHeader(c, 'origin')
     const owners = origin === undefined ? undefined : (await ownersOf(db)).get(origin)
     if (origin === undefined || owners === undefined) return next()
     if (c.req.method === 'OPTIONS') {
