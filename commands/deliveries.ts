@@ -1,7 +1,8 @@
 import type {Clock} from '../src/lib/clock.js'
+import {narrow} from '../src/store/database.js'
 import {deliverNow, type WaitSummary} from '../src/interfaces/partner/operator.js'
 import type {DeliveryRow} from '../src/interfaces/partner/tables.js'
-import type {Db} from '../src/store/database.js'
+import type {Db} from '../src/schema.js'
 import {deliveredLine, requestIdLine, waitFailureLine} from './output/partner.js'
 
 /*
@@ -32,7 +33,7 @@ export async function waitIfAsked(
   onAttempt?: (row: DeliveryRow, ok: boolean) => void,
 ): Promise<WaitSummary | null> {
   if (!wait) return null
-  const summary = await deliverNow(db, clock, projectIds, deliveryIds, {onAttempt})
+  const summary = await deliverNow(narrow(db), clock, projectIds, deliveryIds, {onAttempt})
   say(deliveredLine(summary, deliveryIds.length))
   if (summary.pending + summary.failed > 0) {
     process.stderr.write(`Error: ${waitFailureLine(summary)}\n`)

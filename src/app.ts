@@ -2,6 +2,7 @@ import {OpenAPIHono} from '@hono/zod-openapi'
 import {MEDPANEL_VERSION} from './version.js'
 import type {AppDeps, ServedInterface} from './deps.js'
 import {AppError} from './errors.js'
+import {httpVariables} from './http/env.js'
 import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
 import {createLogger, type Logger} from './lib/log.js'
 import {forwardedFor} from './http/client-address.js'
@@ -126,7 +127,7 @@ function openApiHead(served: readonly ServedInterface<AppSettings>[]) {
 /** The one place where anything thrown, or no route matched, becomes an answer in the interface's shape. */
 function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: string) => string | null): void {
   app.notFound((c) => {
-    const render = c.get('renderError') ?? renderMessage
+    const render = httpVariables(c).get('renderError') ?? renderMessage
     return render(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`))
   })
 
@@ -134,7 +135,7 @@ function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: stri
     const appError = toAppError(error)
     if (appError.status >= 500) {
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-      const id = c.get('requestId') ?? '-'
+      const id = httpVariables(c).get('requestId') ?? '-'
       const route = matchedRoute(c)
       logger.log('error', `error id=${id} ${c.req.method} ${c.req.path}: ${detail}`, 'request failed', {
         request_id: id,
@@ -145,7 +146,7 @@ function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: stri
         error: detail,
       })
     }
-    const render = c.get('renderError') ?? renderMessage
+    const render = httpVariables(c).get('renderError') ?? renderMessage
     return render(c, appError)
   })
 }

@@ -3,6 +3,7 @@ import type {Hono} from 'hono'
 import {type AppSettings, createApp} from './app.js'
 import type {Readiness} from './deps.js'
 import {defaultAllowedHosts} from './http/allowed-hosts.js'
+import type {HttpEnv} from './http/env.js'
 import {type LogFile, logFile, stderrLog} from './http/access-log.js'
 import {partnerTransport} from './http/outbound.js'
 import {receiverApp} from './interfaces/partner/receiver/routes.js'
@@ -16,9 +17,10 @@ import {type ServiceNotifier, serviceNotifier} from './lib/sd-notify.js'
 import type {Metrics} from './metrics/metrics.js'
 import {setPasswordHashSlots} from './registry/throttle.js'
 import {type RunningServer, startServer} from './server.js'
-import type {Db} from './store/database.js'
+import type {Db} from './schema.js'
 import {keyringOf, printableUrl, readerOf, type Store} from './store/db.js'
 import type {Keyring} from './store/secrets.js'
+import {narrow} from './store/database.js'
 
 /**
  * Everything `serve` is told, as plain values: the command turns its flags and environment into
@@ -147,8 +149,8 @@ function appSettings(
  * transport; their lines go to the batched stderr sink, never to --access-log's file.
  */
 function outboxWorkers(db: Db, clock: Clock, issuer: string, logFormat: LogFormat): Workers {
-  const delivery = new DeliveryWorker({db, clock, transport: partnerTransport, log: stderrLog, logFormat})
-  const logout = new LogoutWorker({db, clock, transport: partnerTransport, issuer, log: stderrLog, logFormat})
+  const delivery = new DeliveryWorker({db: narrow(db), clock, transport: partnerTransport, log: stderrLog, logFormat})
+  const logout = new LogoutWorker({db: narrow(db), clock, transport: partnerTransport, issuer, log: stderrLog, logFormat})
   return {
     start: () => {
       delivery.start()
@@ -200,7 +202,7 @@ export interface PartnerSettings {
 export interface PartnerProcess {
   store: ReceiverStore
   logger: Logger
-  app: Hono
+  app: Hono<HttpEnv>
   server: RunningServer
 }
 

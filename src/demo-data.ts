@@ -1,5 +1,4 @@
-import type {Kysely} from 'kysely'
-import type {Database} from './store/database.js'
+import type {StoreHandle} from './store/database.js'
 
 /**
  * The demo's fixed names, in a module of their own that imports nothing of the service: every
@@ -23,5 +22,5 @@ export const DEMO_API_KEY = 'mpk_demo_conversations_key'
  */
 export interface DemoPart {
   name: string
-  seed(db: Kysely<Database>, ctx: {baseUrl: string; now: Date; clientId: string; memberId: number}): Promise<{info: unknown; lines: string[]}>
+  seed(db: StoreHandle, ctx: {baseUrl: string; now: Date; clientId: string; memberId: number}): Promise<{info: unknown; lines: string[]}>
 }

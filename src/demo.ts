@@ -1,8 +1,9 @@
 import {AppError} from './errors.js'
+import {narrow} from './store/database.js'
 import type {Kysely} from 'kysely'
 import {findClient, findMemberByEmail} from './registry/repository.js'
 import {addMember, getClient, memberView, registerClient, updateClient, type MemberView} from './registry/service.js'
-import type {Database} from './store/database.js'
+import type {Database} from './schema.js'
 import {conversationDemo} from './interfaces/conversations/demo.js'
 import {pulseDemo} from './interfaces/pulse/demo.js'
 import {balanceDemoPart} from './interfaces/balance/demo.js'
@@ -31,7 +32,7 @@ export interface DemoInfo {
 export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date, options: {force?: boolean; warn?: (line: string) => void} = {}): Promise<DemoInfo> {
   const redirectUri = `${baseUrl}/demo/callback`
   await ensureDemoClient(db, redirectUri, now, options)
-  const client = await getClient(db, DEMO_CLIENT_ID)
+  const client = await getClient(narrow(db), DEMO_CLIENT_ID)
   const member = await ensureDemoMember(db, now)
 
   const authorize = new URL('/oauth/authorize', baseUrl)
@@ -61,17 +62,17 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
  * in a store that holds clients or members the demo did not make, unless forced.
  */
 async function ensureDemoClient(db: Kysely<Database>, redirectUri: string, now: Date, options: {force?: boolean; warn?: (line: string) => void}): Promise<void> {
-  const existing = await findClient(db, DEMO_CLIENT_ID)
+  const existing = await findClient(narrow(db), DEMO_CLIENT_ID)
   if (existing) {
     const uris = existing.redirect_uris
-    if (!uris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
+    if (!uris.includes(redirectUri)) await updateClient(narrow(db), DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
     const logoutUris = existing.post_logout_redirect_uris
-    if (!logoutUris.includes(redirectUri)) await updateClient(db, DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
+    if (!logoutUris.includes(redirectUri)) await updateClient(narrow(db), DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
     return
   }
   await refuseForeignStore(db, options)
   await registerClient(
-    db,
+    narrow(db),
     {
       name: 'Demo Research Partner',
       url: 'https://partner.example.com',
@@ -116,10 +117,10 @@ async function refuseForeignStore(db: Kysely<Database>, options: {force?: boolea
 
 /** The demo member, added on the first run. */
 async function ensureDemoMember(db: Kysely<Database>, now: Date): Promise<MemberView> {
-  let memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
+  let memberRow = await findMemberByEmail(narrow(db), DEMO_MEMBER.email)
   if (!memberRow) {
     await addMember(
-      db,
+      narrow(db),
       {
         email: DEMO_MEMBER.email,
         password: DEMO_MEMBER.password,
@@ -132,7 +133,7 @@ async function ensureDemoMember(db: Kysely<Database>, now: Date): Promise<Member
       },
       now,
     )
-    memberRow = await findMemberByEmail(db, DEMO_MEMBER.email)
+    memberRow = await findMemberByEmail(narrow(db), DEMO_MEMBER.email)
   }
   return memberView(memberRow!)
 }

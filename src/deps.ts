@@ -1,9 +1,8 @@
-import type {OpenAPIHono} from '@hono/zod-openapi'
-import type {Kysely} from 'kysely'
+import type {SubApp} from './http/env.js'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat, Logger} from './lib/log.js'
 import type {Metrics} from './metrics/metrics.js'
-import type {Database} from './store/database.js'
+import type {StoreHandle} from './store/database.js'
 
 /**
  * What the HTTP app needs from the outside world that every interface may read; tests pass fakes
@@ -12,7 +11,7 @@ import type {Database} from './store/database.js'
  * from this and those (AppSettings): nothing here names an interface, and nothing adds to it.
  */
 export interface AppDeps {
-  db: Kysely<Database>
+  db: StoreHandle
   clock: Clock
   /**
    * Where the service is reachable: the OAuth issuer and every absolute link. `serve` always gives
@@ -87,5 +86,5 @@ export interface ServedInterface<S extends object = object> {
   ownRouter?: boolean
   /** Paths of its HTML pages, which get the page security headers. */
   pagePaths?: readonly string[]
-  routes: (deps: RouteDeps<S>) => OpenAPIHono
+  routes: (deps: RouteDeps<S>) => SubApp
 }

@@ -9,7 +9,8 @@ import {type MetricSet, Metrics} from './metrics/metrics.js'
 import {registryMetrics} from './registry/metrics.js'
 import {passwordHashCounts} from './registry/throttle.js'
 import {bindMetrics, metricsOf} from './store/context.js'
-import type {Db} from './store/database.js'
+import type {Db} from './schema.js'
+import type {StoreHandle} from './store/database.js'
 import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
@@ -17,7 +18,8 @@ import {SERVICE_SCHEMA} from './schema.js'
 
 /** What the declared sets' gauges read from when scraped. */
 interface Scope {
-  db: Db
+  /** Untyped: each set's gauges read it as the view of the tables their own part may see. */
+  db: StoreHandle
   clock: Clock
   passwordHashes(): {running: number; waiting: number}
 }

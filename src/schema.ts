@@ -1,16 +1,17 @@
-import type {BalanceTables} from './interfaces/balance/tables.js'
+import type {Kysely} from 'kysely'
+import type {BalanceTables, BalanceView} from './interfaces/balance/tables.js'
 import {migrations as balance} from './interfaces/balance/migrations/index.js'
-import type {ConversationTables} from './interfaces/conversations/tables.js'
+import type {ConversationTables, ConversationsView} from './interfaces/conversations/tables.js'
 import {migrations as conversations} from './interfaces/conversations/migrations/index.js'
-import type {PartnerTables} from './interfaces/partner/tables.js'
+import type {PartnerTables, PartnerView} from './interfaces/partner/tables.js'
 import {migrations as partner} from './interfaces/partner/migrations/index.js'
-import type {PulseTables} from './interfaces/pulse/tables.js'
+import type {PulseTables, PulseView} from './interfaces/pulse/tables.js'
 import {migrations as pulse} from './interfaces/pulse/migrations/index.js'
-import type {SignonTables} from './interfaces/signon/tables.js'
+import type {SignonTables, SignonView} from './interfaces/signon/tables.js'
 import {migrations as signon} from './interfaces/signon/migrations/index.js'
 import {migrations as grants} from './grants/migrations/index.js'
-import type {GrantTables} from './grants/tables.js'
-import type {RegistryTables} from './registry/tables.js'
+import type {GrantTables, GrantsView} from './grants/tables.js'
+import type {RegistryTables, RegistryView} from './registry/tables.js'
 import {migrations as registry} from './registry/migrations/index.js'
 import {openStore as openStoreWith, type Store, type StoreOptions} from './store/db.js'
 import type {AnyMigration} from './store/migration-types.js'
@@ -24,9 +25,22 @@ import {migrations as store} from './store/migrations/index.js'
  * tables to Database and its migrations to SERVICE_SCHEMA here.
  */
 
-declare module './store/database.js' {
-  interface Database extends RegistryTables, GrantTables, SignonTables, ConversationTables, PartnerTables, BalanceTables, PulseTables {}
-}
+/** The whole schema: every owner's tables, composed here and nowhere else. */
+export type Database = RegistryTables & GrantTables & SignonTables & ConversationTables & PartnerTables & BalanceTables & PulseTables
+/** A handle on the whole schema (the app layer and the commands); lower layers narrow it (store/database.ts). */
+export type Db = Kysely<Database>
+/** A store opened on the whole schema (openStore below). */
+export type ServiceStore = Store<Database>
+
+/*
+ * Each layer's and interface's view (its own tables and the layers' below) must be part of the
+ * whole schema with the same columns: the app hands every interface this store as its view. Grants
+ * also names the registry columns its token lookup reads (TokenOwnerTables); this checks that the
+ * registry's tables have them.
+ */
+type Holds<View> = Database extends View ? true : false
+type AllTrue<T extends true[]> = T
+export type ViewsHeld = AllTrue<[Holds<GrantsView>, Holds<RegistryView>, Holds<SignonView>, Holds<PulseView>, Holds<PartnerView>, Holds<BalanceView>, Holds<ConversationsView>]>
 
 /**
  * Joins the owners' migrations into one list. They run in the order of their names (a timestamp,
@@ -51,6 +65,6 @@ export const SERVICE_SCHEMA: Schema = {
 }
 
 /** Opens (and migrates) a store with medpanel's own schema. */
-export function openStore(options: StoreOptions = {}): Promise<Store> {
-  return openStoreWith(options, SERVICE_SCHEMA)
+export function openStore(options: StoreOptions = {}): Promise<Store<Database>> {
+  return openStoreWith<Database>(options, SERVICE_SCHEMA)
 }

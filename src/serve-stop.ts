@@ -2,7 +2,7 @@ import {writeSync} from 'node:fs'
 import {createLogger, type LogFormat} from './lib/log.js'
 import type {RunningServer, StopSignals} from './server.js'
 import type {ServeProcess} from './compose.js'
-import type {Db} from './store/database.js'
+import type {Db} from './schema.js'
 import {checkpointStore, writeStats} from './store/db.js'
 
 /**

@@ -4,7 +4,7 @@ import {config} from '../config.js'
 import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
 import {keyringOf, writeTransaction} from '../store/db.js'
-import type {Db} from '../store/database.js'
+import type {GrantsDb as Db} from './tables.js'
 import {derivedKey} from '../store/secrets.js'
 
 /**

@@ -1,15 +1,16 @@
 import type {InferResult, Insertable} from 'kysely'
-import type {Database, Db} from '../store/database.js'
-import type {ConsentRow, RefreshTokenRow, RefreshTokenTable} from './tables.js'
+import type {AccessTokenTable, AuthorizationCodeRow, AuthorizationCodeTable, ConsentRow, GrantsDb as Db, RefreshTokenRow, RefreshTokenTable} from './tables.js'
+import {groupConcat} from '../store/dialect.js'
 import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
 import {grantMetrics} from './metrics.js'
 
-// The rows behind every credential the service hands out after sign-on: access tokens and the
-// authorization codes not yet exchanged. Sign-on issues them; sign-on, interface D and the
-// registry (operator commands that end consents, members and clients) look them up and revoke them.
+// The rows behind every credential the service hands out after sign-on: access tokens, refresh
+// tokens, authorization codes and consents. Grants owns their tables, so every query on them is
+// here. Sign-on issues them; sign-on, interface D, the registry and the operator commands (that
+// end consents, members and clients) look them up and revoke them.
 
 /** Expires every still-unused code of a member for a client (a new allow, or a revoked consent). */
 export async function supersedeCodes(db: Db, memberId: number, clientId: string, now: string): Promise<void> {
@@ -28,8 +29,56 @@ export async function supersedeMemberCodes(db: Db, memberId: number, now: string
   await db.updateTable('authorization_codes').set({superseded_at: now}).where('member_id', '=', memberId).where('used_at', 'is', null).where('superseded_at', 'is', null).execute()
 }
 
+/** An authorization code as sign-on issues it (authorize.ts). */
+export async function insertCode(db: Db, row: Insertable<AuthorizationCodeTable>): Promise<void> {
+  await db.insertInto('authorization_codes').values(row).execute()
+}
+
+export async function findCode(db: Db, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
+  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst()
+}
+
+/** Marks the code used; false when another exchange got there first. */
+export async function consumeCode(db: Db, codeHash: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('authorization_codes').set({used_at: now}).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst()
+  return result.numUpdatedRows === 1n
+}
+
+export interface AuthorizedApplicationRow {
+  client_id: string
+  name: string
+  url: string
+  logo_url: string
+  scopes: string
+  since: string
+  last_used_at: string | null
+}
+
+/** The clients a member has live tokens with: what the member allowed and has not taken back. */
+export async function authorizedApplications(db: Db, memberId: number, now: string): Promise<AuthorizedApplicationRow[]> {
+  return db
+    .selectFrom('access_tokens as t')
+    .innerJoin('clients as c', 'c.id', 't.client_id')
+    .where('t.member_id', '=', memberId)
+    .where('t.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', now)]))
+    .where('c.expired_at', 'is', null)
+    .groupBy(['c.id', 'c.name', 'c.url', 'c.logo_url'])
+    .select((eb) => [
+      'c.id as client_id',
+      'c.name',
+      'c.url',
+      'c.logo_url',
+      groupConcat(db, eb.ref('t.scopes'), ' ').as('scopes'),
+      eb.fn.min<string>('t.created_at').as('since'),
+      eb.fn.max<string | null>('t.last_used_at').as('last_used_at'),
+    ])
+    .orderBy('c.name')
+    .execute()
+}
+
 /** An access token row as sign-on inserts it. */
-export type NewToken = Insertable<Database['access_tokens']>
+export type NewToken = Insertable<AccessTokenTable>
 
 export async function insertToken(db: Db, row: NewToken): Promise<void> {
   await db.insertInto('access_tokens').values(row).execute()
@@ -177,4 +226,25 @@ export async function rememberConsent(db: Db, memberId: number, clientId: string
 /** Forgets what a member allowed a client (the member or an operator took it back). */
 export async function forgetConsent(db: Db, memberId: number, clientId: string): Promise<void> {
   await db.deleteFrom('consents').where('member_id', '=', memberId).where('client_id', '=', clientId).execute()
+}
+
+/** How many access tokens and authorization codes a client has, live or not (remove-client's check). */
+export async function clientCredentialCounts(db: Db, clientId: string): Promise<{access_tokens: number; authorization_codes: number}> {
+  const count = async (table: 'access_tokens' | 'authorization_codes') => {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('client_id', '=', clientId)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+  return {access_tokens: await count('access_tokens'), authorization_codes: await count('authorization_codes')}
+}
+
+/** Deletes everything grants keeps for a client: its tokens, refresh tokens, consents and codes (remove-client --force). */
+export async function deleteClientCredentials(db: Db, clientId: string): Promise<void> {
+  await db.deleteFrom('access_tokens').where('client_id', '=', clientId).execute()
+  await db.deleteFrom('refresh_tokens').where('client_id', '=', clientId).execute()
+  await db.deleteFrom('consents').where('client_id', '=', clientId).execute()
+  await db.deleteFrom('authorization_codes').where('client_id', '=', clientId).execute()
 }

@@ -1,4 +1,60 @@
-import type {ColumnType, Selectable} from 'kysely'
+import type {ColumnType, Generated, Kysely, Selectable} from 'kysely'
+import type {JsonColumn} from '../store/json.js'
+import type {Grant} from './names.js'
+
+/*
+ * Grants owns every table of what sign-on hands out: their Kysely types are here and their queries
+ * in grants/repository.ts only. Two of them are older than this folder, and their shipped
+ * migrations (never edited or moved) stay where they were released:
+ * - access_tokens: created in registry/migrations/2026112201_registry_signon.ts, then altered in
+ *   grants/migrations/2026112404_token_last_used.ts (last_used_at) and 2026120301_dpop.ts (dpop_jkt);
+ * - authorization_codes: created in registry/migrations/2026112201_registry_signon.ts, then altered
+ *   in interfaces/signon/migrations/2026112701_openid_connect.ts (nonce, auth_time),
+ *   2026120312_backchannel_logout_sessions.ts (sid) and 2026120313_code_dpop_jkt.ts (dpop_jkt).
+ * refresh_tokens, consents and dpop_proofs were made by grants' own migrations (the signon one of
+ * 2026120312 adds refresh_tokens.sid).
+ */
+
+export interface AuthorizationCodeTable {
+  /** SHA-256 of the code; the code itself is never stored. */
+  code_hash: string
+  client_id: string
+  member_id: number
+  redirect_uri: string
+  scopes: string
+  code_challenge: string | null
+  /** OpenID Connect: the authorize request's nonce, echoed in the ID token. */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
+  /** OpenID Connect: when the member signed in (the session's start), the ID token's auth_time. */
+  auth_time: ColumnType<string | null, string | null | undefined, string | null>
+  /** OpenID Connect: the sign-in session's sid, for the ID token (back-channel logout). */
+  sid: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code was bound to in advance; only a proof of it exchanges the code. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+  expires_at: string
+  /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
+  used_at: string | null
+  /** Set when a newer allow for the same member and client supersedes this code. */
+  superseded_at: string | null
+  created_at: string
+}
+
+export interface AccessTokenTable {
+  id: Generated<number>
+  token_hash: string
+  client_id: string
+  /** Null for client_credentials tokens, which act for the client itself. */
+  member_id: number | null
+  code_hash: string | null
+  scopes: string
+  expires_at: string | null
+  revoked_at: string | null
+  created_at: string
+  /** Last presented, to the nearest ten minutes; null until first used. */
+  last_used_at: ColumnType<string | null, string | null | undefined, string | null>
+  /** The JWK thumbprint of the DPoP key it is bound to (RFC 9449 `cnf.jkt`); null: a bearer token. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+}
 
 /**
  * A refresh token (RFC 6749 §6), stored as its SHA-256 only. The tokens of one authorization
@@ -45,6 +101,8 @@ export interface ConsentTable {
 }
 
 export interface GrantTables {
+  authorization_codes: AuthorizationCodeTable
+  access_tokens: AccessTokenTable
   refresh_tokens: RefreshTokenTable
   consents: ConsentTable
   dpop_proofs: DpopProofTable
@@ -52,3 +110,21 @@ export interface GrantTables {
 
 export type RefreshTokenRow = Selectable<RefreshTokenTable>
 export type ConsentRow = Selectable<ConsentTable>
+export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
+export type AccessTokenRow = Selectable<AccessTokenTable>
+
+/**
+ * What grants reads of the registry's tables, which it does not own: the token lookup brings a
+ * token's client and member in the same statement (it runs on every authenticated request), and
+ * the applications page lists a member's tokens with their clients. The
+ * registry sits above grants, so grants names the columns it needs here, and the composition root
+ * (src/schema.ts) checks that the registry's tables have them, with these types.
+ */
+export interface TokenOwnerTables {
+  clients: {id: string; name: string; url: string; logo_url: string; expired_at: string | null; grants: JsonColumn<Grant[]>; admin: number}
+  members: {id: Generated<number>; active: number; first_name: string; last_name: string; country: string; specialty: string; email: string}
+}
+
+/** The tables grants' queries see: its own, and the registry columns of TokenOwnerTables. */
+export type GrantsView = GrantTables & TokenOwnerTables
+export type GrantsDb = Kysely<GrantsView>

@@ -7,6 +7,7 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {AppError} from '../errors.js'
 import {carriesRequestId, requestHeader} from './fast.js'
 import {clientAddress} from './client-address.js'
+import type {HttpEnv} from './env.js'
 
 /** The path of a request URL exactly as sent (still percent-encoded), without the query. */
 function rawPath(url: string): string {
@@ -112,12 +113,6 @@ export function logFile(path: string): LogFile {
   }
 }
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    requestId: string
-  }
-}
-
 /** A caller's own X-Request-Id is kept when it is a sane token; otherwise a new UUID is made. */
 const INCOMING_ID = /^[\w\-.:]{1,128}$/
 
@@ -154,7 +149,7 @@ export interface AccessLogOptions {
  * guessing limits count, so a log line and a 429 name the same caller). In the JSON format the
  * path gives way to the route template and the interface, so no id in a path reaches the log.
  */
-export function accessLog(write: (line: string) => void = stderrLog, options: AccessLogOptions = {}): MiddlewareHandler {
+export function accessLog(write: (line: string) => void = stderrLog, options: AccessLogOptions = {}): MiddlewareHandler<HttpEnv> {
   const interfaceOf = options.interfaceOf ?? (() => null)
   const line =
     options.format === 'json'

@@ -3,16 +3,20 @@ import {AppError, type Challenge} from '../errors.js'
 import type {LiveToken, PresentedToken} from '../grants/service.js'
 import type {CredentialCheck} from './credential-check.js'
 import {requestHeader} from './fast.js'
-import {guarded, type Guard} from './guards.js'
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    token: LiveToken
-  }
-}
+import type {TokenEnv} from './env.js'
 
 /** RFC 6750 §2.1's header, or RFC 9449 §7.1's: the scheme (either case), then the token68. */
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/**
+ * The one reading of an Authorization header carrying a token (RFC 6750 §2.1, RFC 9449 §7.1):
+ * its scheme and token, or undefined when it is not one. Bearer auth and /metrics both use it.
+ */
+export function presentedCredential(header: string | undefined): {scheme: PresentedToken['scheme']; token: string} | undefined {
+  const match = header === undefined ? null : AUTHORIZATION.exec(header)
+  if (!match?.[2]) return undefined
+  return {scheme: match[1]!.length === 4 ? 'DPoP' : 'Bearer', token: match[2]}
+}
 
 /** RFC 6750 §3.1: a request without a usable Authorization header is an invalid_request. */
 const MALFORMED: Challenge = {scheme: 'Bearer', error: 'invalid_request'}
@@ -37,10 +41,11 @@ export interface BearerTokenOptions extends Pick<CredentialCheck<PresentedToken,
 /**
  * Accepts an access token only from the Authorization header (RFC 6750 §2.1); a token in the query
  * string or a form body is refused, never read. `verify` resolves the token to its live grant or
- * throws the refusal (presentToken does both). Sets `token` for the handler. A guard, so a hot
- * route can run it inside its handler (see guards.ts); `bearerToken` is the middleware form.
+ * throws the refusal (presentToken does both). Answers the live token: a hot route calls it first
+ * in its handler and uses what it answers (see guards.ts); `bearerToken` is the middleware form,
+ * which gives it to the routes behind it as the `token` variable (TokenEnv).
  */
-export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: BearerTokenOptions): Guard {
+export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: BearerTokenOptions): (c: Context) => Promise<LiveToken> {
   return async function requireBearer(c) {
     const header = requestHeader(c, 'authorization')
     const inBody = formBody ? await bodyToken(c) : undefined
@@ -52,10 +57,10 @@ export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: B
         const elsewhere = c.req.query('access_token') !== undefined
         throw malformed(elsewhere ? 'The access token must be sent in the Authorization header' : 'An access token is required in the Authorization header', answerAs)
       }
-      const match = AUTHORIZATION.exec(header)
-      if (!match?.[2]) throw malformed('The Authorization header must be "Bearer <access token>" (or "DPoP <access token>" with a DPoP proof)', answerAs)
-      if (match[1]!.length === 4) scheme = 'DPoP'
-      presented = match[2]
+      const credential = presentedCredential(header)
+      if (!credential) throw malformed('The Authorization header must be "Bearer <access token>" (or "DPoP <access token>" with a DPoP proof)', answerAs)
+      scheme = credential.scheme
+      presented = credential.token
     }
     let token: LiveToken
     try {
@@ -65,7 +70,7 @@ export function bearerTokenGuard({verify, origin, answerAs, formBody = false}: B
       // Only a refusal is answered as the route says; a store failure goes on as it is.
       throw answerAs === undefined ? error : answeredAs(error, answerAs)
     }
-    c.set('token', token)
+    return token
   }
 }
 
@@ -85,7 +90,11 @@ function answeredAs(error: unknown, code: NonNullable<BearerTokenOptions['answer
   return new AppError(code, error.message, {status: 401, challenge: error.challenge, headers: error.headers})
 }
 
-/** Bearer-token authentication as a middleware. */
-export function bearerToken(options: BearerTokenOptions): MiddlewareHandler {
-  return guarded(bearerTokenGuard(options))
+/** Bearer-token authentication as a middleware: the routes behind it read `c.get('token')` (TokenEnv). */
+export function bearerToken(options: BearerTokenOptions): MiddlewareHandler<TokenEnv> {
+  const authenticate = bearerTokenGuard(options)
+  return async function requireBearerToken(c, next) {
+    c.set('token', await authenticate(c))
+    await next()
+  }
 }

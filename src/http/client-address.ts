@@ -3,13 +3,8 @@ import proxyaddr from 'proxy-addr'
 import {AppError} from '../errors.js'
 import {normalizeAddress} from '../lib/ip-address.js'
 import {nodeIncoming} from './hono-node.js'
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** The caller's address when it was taken from X-Forwarded-For (serve --trust-proxy). */
-    forwardedFor?: string
-  }
-}
+import {type HttpEnv, httpVariables} from './env.js'
+import {requestHeader} from './fast.js'
 
 /**
  * The peer of the TCP connection, normalised (lib/ip-address.ts: an IPv4-mapped IPv6 peer is its
@@ -27,7 +22,7 @@ export function peerAddress(c: Context): string | undefined {
  * never read, so a caller cannot choose its own address by sending them.
  */
 export function clientAddress(c: Context): string | undefined {
-  return c.get('forwardedFor') ?? peerAddress(c)
+  return httpVariables(c).get('forwardedFor') ?? peerAddress(c)
 }
 
 /** Normalises the list given to --trust-proxy (addresses and CIDRs, commas or spaces), refusing what is not one. */
@@ -63,7 +58,7 @@ export function addressListMatcher(list: readonly string[]): (address: string | 
  * is then the proxy itself: nothing a client writes in the header reaches a limit's key or the log
  * as it was written.
  */
-export function forwardedFor(trusted: readonly string[]): MiddlewareHandler {
+export function forwardedFor(trusted: readonly string[]): MiddlewareHandler<HttpEnv> {
   const trust = proxyaddr.compile([...trusted])
   const trusts = (address: string, hop: number) => {
     const normal = normalizeAddress(address)
@@ -72,7 +67,7 @@ export function forwardedFor(trusted: readonly string[]): MiddlewareHandler {
   return function takeForwardedAddress(c, next) {
     const peer = peerAddress(c)
     if (peer !== undefined && trust(peer, 0)) {
-      const header = c.req.header('x-forwarded-for')
+      const header = requestHeader(c, 'x-forwarded-for')
       const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header}}
       const caller = proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trusts)
       c.set('forwardedFor', normalizeAddress(caller) ?? peer)

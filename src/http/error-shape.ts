@@ -1,17 +1,11 @@
-import type {Context, MiddlewareHandler} from 'hono'
+import type {MiddlewareHandler} from 'hono'
 import {HTTPException} from 'hono/http-exception'
 import {storeFailure, storeRefusal} from '../store/failure.js'
 import {AppError, type Challenge, codeOfStatus} from '../errors.js'
 import {guarded, type Guard} from './guards.js'
+import {type ErrorRenderer, httpVariables} from './env.js'
 
-/** Turns an error into a response in one interface's own body shape. */
-export type ErrorRenderer = (c: Context, error: AppError) => Response | Promise<Response>
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    renderError: ErrorRenderer
-  }
-}
+export type {ErrorRenderer} from './env.js'
 
 /** Marks every route below it as answering errors with `render`. */
 export function errorShape(render: ErrorRenderer): MiddlewareHandler {
@@ -21,7 +15,7 @@ export function errorShape(render: ErrorRenderer): MiddlewareHandler {
 /** The same as a guard, to chain with a route's other checks in one middleware. */
 export function useErrorShape(render: ErrorRenderer): Guard {
   return function setErrorShape(c) {
-    c.set('renderError', render)
+    httpVariables(c).set('renderError', render)
   }
 }
 

@@ -3,6 +3,7 @@ import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import type {ContentfulStatusCode} from 'hono/utils/http-status'
 import type {z} from 'zod'
 import {cacheBodyText, cacheForm, nodeIncoming} from './hono-node.js'
+import {type HttpEnv, httpVariables} from './env.js'
 
 /**
  * One request header, read straight from Node's parsed headers when running on @hono/node-server.
@@ -33,7 +34,7 @@ export function jsonResponse<T, S extends ContentfulStatusCode>(c: Context, body
  * request id; `headers` must name the content type.
  */
 export function textResponse(c: Context, text: string, status: ContentfulStatusCode, headers: Record<string, string>): Response {
-  const response = new Response(text, {status, headers: {'x-request-id': c.get('requestId'), ...headers}})
+  const response = new Response(text, {status, headers: {'x-request-id': httpVariables(c).get('requestId'), ...headers}})
   withRequestId.add(response)
   return response
 }
@@ -103,7 +104,7 @@ export async function requestBodyText(c: Context, maxBytes: number, tooLarge: ()
  * URL-encoded form rules of URLSearchParams, which Fetch's formData() applies too); Hono's
  * validator only walks the entries. Anything else (multipart, no body) takes the standard path.
  */
-export function urlEncodedForm(maxBytes: number, tooLarge: () => Error): MiddlewareHandler {
+export function urlEncodedForm(maxBytes: number, tooLarge: () => Error): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     const type = requestHeader(c, 'content-type') ?? ''
     if (c.req.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
@@ -113,13 +114,6 @@ export function urlEncodedForm(maxBytes: number, tooLarge: () => Error): Middlew
       c.set('urlEncodedForm', form)
     }
     await next()
-  }
-}
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** The URL-encoded form urlEncodedForm read, parsed (also in Hono's body cache). */
-    urlEncodedForm?: URLSearchParams
   }
 }
 
@@ -137,7 +131,7 @@ const URL_ENCODED = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9-]+=([^;]
  * array.
  */
 export function checkedForm<S extends z.ZodType>(c: Context, schema: S): z.output<S> | undefined {
-  const form = c.get('urlEncodedForm')
+  const form = httpVariables(c).get('urlEncodedForm')
   const type = requestHeader(c, 'content-type')
   if (!form || type === undefined || !URL_ENCODED.test(type)) return undefined
   const fields: Record<string, string | string[]> = Object.create(null)

@@ -5,6 +5,8 @@ import {peerAddress} from './client-address.js'
 import {requestHeader} from './fast.js'
 import {nodeIncoming} from './hono-node.js'
 import type {Metrics} from '../metrics/metrics.js'
+import {httpVariables} from './env.js'
+import {presentedCredential} from './bearer-auth.js'
 
 /** What a metrics token may be made of: RFC 6750's token characters, at least 16 of them. */
 const TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/
@@ -49,14 +51,13 @@ export function isLocalCaller(c: Context): boolean {
   if (peer === undefined) return false
   const forwarded = requestHeader(c, 'x-forwarded-for')
   if (forwarded !== undefined && forwarded.trim() !== '') {
-    const caller = c.get('forwardedFor')
+    const caller = httpVariables(c).get('forwardedFor')
     return caller !== undefined && isLoopbackAddress(caller) && isLoopbackAddress(peer)
   }
   if (requestHeader(c, 'forwarded') !== undefined || requestHeader(c, 'x-real-ip') !== undefined) return false
   return isLoopbackAddress(peer)
 }
 
-const BEARER = /^Bearer +(\S+) *$/i
 const digest = (text: string) => createHash('sha256').update(text).digest()
 
 /**
@@ -69,7 +70,8 @@ export function metricsEndpoint(metrics: Metrics, token: string | undefined): Ha
   const expected = token === undefined ? undefined : digest(token)
   return async function serveMetrics(c) {
     if (expected) {
-      const presented = BEARER.exec(requestHeader(c, 'authorization') ?? '')?.[1]
+      const credential = presentedCredential(requestHeader(c, 'authorization'))
+      const presented = credential?.scheme === 'Bearer' ? credential.token : undefined
       // Both sides hashed to 32 bytes: the comparison takes the same time whatever was sent.
       if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
         const reason = presented === undefined ? '/metrics needs the metrics token as a Bearer token' : 'the metrics token is not correct'

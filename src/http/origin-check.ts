@@ -1,6 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {csrf} from 'hono/csrf'
 import {AppError} from '../errors.js'
+import {requestHeader} from './fast.js'
 
 /**
  * Refuses a form POST that a browser sent from another site (hono's csrf check: the Origin header,
@@ -20,7 +21,7 @@ export function originCheck(origins: (c: Context) => string[]): MiddlewareHandle
       // hono's refusal carries no reason; the one below does.
     }
     if (!passed) {
-      const origin = c.req.header('origin')
+      const origin = requestHeader(c, 'origin')
       const allowed = origins(c).join(' or ')
       throw new AppError(
         'forbidden',

@@ -1,6 +1,6 @@
 import {sql} from 'kysely'
 import {normalEmail} from '../lib/email.js'
-import type {Db} from '../store/database.js'
+import type {Db} from '../schema.js'
 import {memberView, type MemberView} from '../registry/views.js'
 
 /*

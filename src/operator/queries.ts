@@ -1,11 +1,13 @@
 import {sql} from 'kysely'
+import {narrow} from '../store/database.js'
 import {AppError, notFound} from '../errors.js'
+import {clientCredentialCounts, deleteClientCredentials} from '../grants/repository.js'
 import {iso} from '../lib/clock.js'
 import {isUuid} from '../lib/ids.js'
 import {apiKeyView, currentPeriod, findApiKeyRow, type ApiKeyView} from '../interfaces/conversations/keys.js'
 import {getTransaction, type TransactionView} from '../interfaces/balance/service.js'
 import {findTransaction} from '../interfaces/balance/repository.js'
-import type {Db} from '../store/database.js'
+import type {Db} from '../schema.js'
 import {deliveryView, type DeliveryView} from '../interfaces/partner/outbox.js'
 import type {DeliveryStatus} from '../interfaces/partner/tables.js'
 import {writeTransaction} from '../store/db.js'
@@ -26,7 +28,7 @@ export interface ApiKeyListItem extends ApiKeyView {
 }
 
 export async function pageApiKeys(db: Db, ask: PageAsk & {clientId?: string}, now: Date): Promise<Page<ApiKeyListItem>> {
-  if (ask.clientId !== undefined) await getClientRow(db, ask.clientId)
+  if (ask.clientId !== undefined) await getClientRow(narrow(db), ask.clientId)
   let query = db.selectFrom('conversation_api_keys')
   if (ask.clientId !== undefined) query = query.where('client_id', '=', ask.clientId)
   const [rows, count] = await Promise.all([
@@ -49,13 +51,13 @@ function apiKeyListItem(row: Awaited<ReturnType<typeof findApiKeyRow>>, now: Dat
 
 /** One API key as list-api-keys shows it, by its id or by the key itself. */
 export async function showApiKey(db: Db, keyOrId: string, now: Date): Promise<ApiKeyListItem> {
-  return apiKeyListItem(await findApiKeyRow(db, keyOrId), now)
+  return apiKeyListItem(await findApiKeyRow(narrow(db), keyOrId), now)
 }
 
 /** Revokes one key; says whether it already was, so a second run changes nothing and says so. */
 export async function revokeApiKey(db: Db, keyOrId: string, now: Date): Promise<{id: string; client_id: string; revoked_at: string; already_revoked: boolean}> {
   return writeTransaction(db, async (trx) => {
-    const row = await findApiKeyRow(trx, keyOrId)
+    const row = await findApiKeyRow(narrow(trx), keyOrId)
     if (row.revoked_at !== null) return {id: row.id, client_id: row.client_id, revoked_at: row.revoked_at, already_revoked: true}
     const stamp = iso(now)
     await trx.updateTable('conversation_api_keys').set({revoked_at: stamp, updated_at: stamp}).where('id', '=', row.id).execute()
@@ -67,8 +69,8 @@ export async function revokeApiKey(db: Db, keyOrId: string, now: Date): Promise<
 export async function transactionWithMember(db: Db, id: string): Promise<TransactionView & {member: {user_id: number; email: string; name: string}}> {
   const wanted = id.trim().toLowerCase()
   if (!isUuid(wanted)) throw new AppError('bad_request', `a transaction id is a UUID (as list-transactions shows it), got ${JSON.stringify(id.slice(0, 64))}`)
-  const view = await getTransaction(db, wanted)
-  const row = await findTransaction(db, wanted)
+  const view = await getTransaction(narrow(db), wanted)
+  const row = await findTransaction(narrow(db), wanted)
   if (!row) throw notFound(`no transaction with id ${wanted}`)
   const member = await db.selectFrom('members').select(['id', 'email', 'first_name', 'last_name']).where('id', '=', row.member_id).executeTakeFirst()
   return {...view, member: member ? {user_id: member.id, email: member.email, name: `${member.first_name} ${member.last_name}`} : {user_id: row.member_id, email: '', name: ''}}
@@ -219,7 +221,7 @@ export interface ClientDependents {
   partner_projects: number
 }
 
-async function countWhere(db: Db, table: 'access_tokens' | 'authorization_codes' | 'conversation_api_keys' | 'pulses', clientId: string): Promise<number> {
+async function countWhere(db: Db, table: 'conversation_api_keys' | 'pulses', clientId: string): Promise<number> {
   const row = await db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -246,8 +248,7 @@ export async function clientDependents(db: Db, clientId: string): Promise<Client
     .where('status', 'in', ['pending', 'failed'])
     .executeTakeFirstOrThrow()
   return {
-    access_tokens: await countWhere(db, 'access_tokens', clientId),
-    authorization_codes: await countWhere(db, 'authorization_codes', clientId),
+    ...(await clientCredentialCounts(narrow(db), clientId)),
     api_keys: await countWhere(db, 'conversation_api_keys', clientId),
     pulses: await countWhere(db, 'pulses', clientId),
     undelivered_deliveries: Number(undelivered.n),
@@ -280,16 +281,13 @@ export function dependentsText(d: ClientDependents): string {
  */
 export async function removeClient(db: Db, clientId: string, force: boolean): Promise<{client_id: string; removed: ClientDependents}> {
   return writeTransaction(db, async (trx) => {
-    await getClientRow(trx, clientId)
+    await getClientRow(narrow(trx), clientId)
     const dependents = await clientDependents(trx, clientId)
     const text = dependentsText(dependents)
     if (text !== '' && !force) {
       throw new AppError('conflict', `client ${clientId} still has ${text}; remove-client --force removes them with it`)
     }
-    await trx.deleteFrom('access_tokens').where('client_id', '=', clientId).execute()
-    await trx.deleteFrom('refresh_tokens').where('client_id', '=', clientId).execute()
-    await trx.deleteFrom('consents').where('client_id', '=', clientId).execute()
-    await trx.deleteFrom('authorization_codes').where('client_id', '=', clientId).execute()
+    await deleteClientCredentials(narrow(trx), clientId)
     await trx.deleteFrom('conversation_api_keys').where('client_id', '=', clientId).execute()
     await trx.deleteFrom('pulses').where('client_id', '=', clientId).execute()
     await trx.deleteFrom('partner_deliveries').where('client_id', '=', clientId).where('status', 'in', ['pending', 'failed']).execute()

@@ -1,4 +1,4 @@
-import type {Db} from '../store/database.js'
+import type {RegistryDb as Db} from './tables.js'
 import {isStoredId} from '../lib/ids.js'
 import {normalEmail} from '../lib/email.js'
 import {prepared} from '../store/prepared.js'

@@ -1,4 +1,5 @@
 import {AppError} from '../errors.js'
+import {narrow} from '../store/database.js'
 import {config} from '../config.js'
 import {iso} from '../lib/clock.js'
 import {hashPassword, matchesDigest, sha256} from '../lib/hashing.js'
@@ -8,9 +9,8 @@ import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
 import {versionCache} from '../store/version-cache.js'
 import {toJsonText} from '../store/json.js'
 import {countWrongGuess, tooManyAttempts} from './throttle.js'
-import type {Db} from '../store/database.js'
+import type {RegistryView as Database, RegistryDb as Db} from './tables.js'
 import type {Kysely} from 'kysely'
-import type {Database} from '../store/database.js'
 import {forgetConsent, revokeTokens, supersedeCodes, supersedeMemberCodes} from '../grants/repository.js'
 import * as repo from './repository.js'
 import {
@@ -159,7 +159,7 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
     await repo.updateClientRow(trx, id, next)
     const ttlChanged = patch.token_ttl !== undefined && patch.token_ttl !== row.token_ttl
     const expiredNow = patch.expire === true && row.expired_at === null
-    const revoked = ttlChanged || expiredNow ? await revokeTokens(trx, {clientId: id}, stamp) : 0
+    const revoked = ttlChanged || expiredNow ? await revokeTokens(narrow(trx), {clientId: id}, stamp) : 0
     return {...clientView(await getClientRow(trx, id)), revoked_tokens: revoked}
   })
 }
@@ -262,9 +262,9 @@ export async function updateMember(db: Kysely<Database>, id: number, input: Memb
     if (passwordHash !== undefined || (patch.active === false && row.active === 1)) change.sessions_ended_at = stamp
     await repo.updateMemberRow(trx, id, change)
     if (passwordHash !== undefined || (patch.active === false && row.active === 1)) {
-      revoked = await revokeTokens(trx, {memberId: id}, stamp)
+      revoked = await revokeTokens(narrow(trx), {memberId: id}, stamp)
       // A code handed out before the change would otherwise still buy a fresh token.
-      await supersedeMemberCodes(trx, id, stamp)
+      await supersedeMemberCodes(narrow(trx), id, stamp)
     }
     return {...(await getMember(trx, id)), revoked_tokens: revoked}
   })
@@ -276,10 +276,10 @@ export async function revokeConsent(db: Kysely<Database>, memberId: number, clie
     await getMemberRow(trx, memberId)
     await getClientRow(trx, clientId)
     const stamp = iso(now)
-    await supersedeCodes(trx, memberId, clientId, stamp)
+    await supersedeCodes(narrow(trx), memberId, clientId, stamp)
     // The remembered consent goes too: the next sign-in asks the member again.
-    await forgetConsent(trx, memberId, clientId)
-    const revoked = await revokeTokens(trx, {memberId, clientId}, stamp)
+    await forgetConsent(narrow(trx), memberId, clientId)
+    const revoked = await revokeTokens(narrow(trx), {memberId, clientId}, stamp)
     return {user_id: memberId, client_id: clientId, revoked_tokens: revoked}
   })
 }

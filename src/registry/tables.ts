@@ -1,4 +1,5 @@
-import type {ColumnType, Generated, Insertable, Selectable, Updateable} from 'kysely'
+import type {ColumnType, Generated, Insertable, Kysely, Selectable, Updateable} from 'kysely'
+import type {GrantTables} from '../grants/tables.js'
 import type {JsonColumn, JsonText} from '../store/json.js'
 import type {Grant} from '../grants/names.js'
 
@@ -98,3 +99,7 @@ export type ClientUpdate = Updateable<ClientTable>
 export type MemberRow = Selectable<MemberTable>
 export type NewMemberRow = Insertable<MemberTable>
 export type MemberUpdate = Updateable<MemberTable>
+
+/** What this layer's queries see: the registry's tables and grants' below them. */
+export type RegistryView = RegistryTables & GrantTables
+export type RegistryDb = Kysely<RegistryView>

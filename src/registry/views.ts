@@ -1,5 +1,5 @@
 import {AppError, notFound} from '../errors.js'
-import type {Db} from '../store/database.js'
+import type {RegistryDb as Db} from './tables.js'
 import type {Grant} from '../grants/names.js'
 import * as repo from './repository.js'
 import type {Client, MemberRow} from './tables.js'

@@ -1,13 +1,27 @@
 import type {Kysely} from 'kysely'
 
-/**
- * The whole schema as Kysely sees it. The store knows no table: each layer and interface declares
- * its own in its folder's tables.ts, and the composition root above them all (src/schema.ts) adds
- * them to this interface, so code in any layer types its queries against the full schema without
- * importing a layer above its own.
+/*
+ * The store knows no table. Each layer and interface declares the tables it owns in its folder's
+ * tables.ts, and types its queries against what it may see: its own tables and those of the layers
+ * below it (e.g. `Kysely<RegistryTables & GrantTables>`). The whole schema is composed once, at the
+ * top (src/schema.ts), from those declarations.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by src/schema.ts (declaration merging)
-export interface Database {}
 
-/** A database handle or an open transaction: services accept either. */
-export type Db = Kysely<Database>
+/**
+ * The same handle, typed against fewer tables: what a caller hands a layer below it, which sees
+ * only its own tables and those below. Kysely<DB> is invariant in DB (its transactions call back
+ * with Kysely<DB>), so a handle on more tables is not assignable to one on fewer; this is the one
+ * place that says it may be. The constraint checks it: every table the narrower type names must be
+ * in the wider one with the same columns. Nothing happens at run time (the same object returns).
+ * The narrower type is usually inferred from where the result goes: `revokeTokens(narrow(db), …)`.
+ */
+export function narrow<Wide extends Narrow, Narrow>(db: Kysely<Wide>): Kysely<Narrow> {
+  return db as unknown as Kysely<Narrow>
+}
+
+/**
+ * A store handle as the app's dependencies carry it past the layers that cannot name every table
+ * (src/deps.ts): each interface types it against its own tables where it takes it, and the
+ * composition root (src/schema.ts) checks that the composed schema holds every interface's tables.
+ */
+export type StoreHandle = Kysely<any>

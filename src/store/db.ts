@@ -3,7 +3,6 @@ import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
 import {environment} from '../config.js'
 import {AppError} from '../errors.js'
-import type {Database} from './database.js'
 import {checkSchema, migrateToLatest, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
@@ -82,7 +81,11 @@ export interface StoreOptions {
   replicaUrl?: string
 }
 
-export interface Store<DB = Database> {
+/**
+ * An open store. DB names its tables: src/schema.ts opens one on the whole schema; `Store` without
+ * it is a handle whose tables are named where it is used (narrowed, or typed by its user).
+ */
+export interface Store<DB = any> {
   db: Kysely<DB>
   kind: StoreKind
   close(): Promise<void>
@@ -270,7 +273,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
  * store, in src/schema.ts, whose openStore is what commands and tests call), or another one (the
  * reference partner keeps its own tables in its own file).
  */
-export async function openStore<DB = Database>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
+export async function openStore<DB>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
   const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, cacheVersion, serialize} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   if (stats) cacheStats.set(db, stats)
@@ -373,7 +376,7 @@ export interface WriteOptions {
  * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
  * only touch the database.
  */
-export function writeTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+export function writeTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
@@ -388,7 +391,7 @@ export function writeStats(db: Kysely<any>): WriterStats {
  * Runs `fn` in a deferred (read) transaction on one connection: one consistent snapshot for
  * several statements, without taking the write lock.
  */
-export function readTransaction<T, DB = Database>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+export function readTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return runTransaction(db, beginRead(storeKind(db)), fn)
 }
 

@@ -1,4 +1,5 @@
 import {spawn} from 'node:child_process'
+import {narrow} from '../../src/store/database.js'
 import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {type Kysely, sql} from 'kysely'
@@ -46,7 +47,7 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
     cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
     // ID-token signing keys: a retired pair still published, and the current pair.
     const source = await openStore({file})
-    const keys = await rotateSigningKeys(source.db, new Date()).then(() => rotateSigningKeys(source.db, new Date(), {immediately: true}))
+    const keys = await rotateSigningKeys(narrow(source.db), new Date()).then(() => rotateSigningKeys(narrow(source.db), new Date(), {immediately: true}))
     await source.close()
     const url = await freshDatabaseUrl()
     const pg = ['--database-url', url]
@@ -80,8 +81,8 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
       expect(row.partner_password).not.toContain('partner-secret-1')
       expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
       // The signing keys opened under the target's key: the same keys sign there.
-      for (const key of keys.current) expect((await signingKey(store.db, key.alg, new Date())).kid).toBe(key.kid)
-      expect((await publishedKeys(store.db, new Date())).keys).toHaveLength(4)
+      for (const key of keys.current) expect((await signingKey(narrow(store.db), key.alg, new Date())).kid).toBe(key.kid)
+      expect((await publishedKeys(narrow(store.db), new Date())).keys).toHaveLength(4)
     } finally {
       await store.close()
     }
@@ -196,7 +197,7 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
       )
       cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
       const source = await openStore({file: first})
-      await rotateSigningKeys(source.db, new Date())
+      await rotateSigningKeys(narrow(source.db), new Date())
       await source.close()
       const url = await freshDatabaseUrl()
       cliJson(['copy-store', '--to', url], env)
@@ -234,8 +235,8 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
       const stored = await b.db.selectFrom('clients').select('partner_password').where('id', '=', clientId).executeTakeFirstOrThrow()
       expect(stored.partner_password).toMatch(new RegExp(`^sealed:v1:${secondKeys.current.id}:`))
       expect(unseal(secondKeys, stored.partner_password!)).toBe('partner-secret-1')
-      expect(await authenticateClient(b.db, 'demo-client', 'demo-client-secret')).toBeDefined()
-      expect((await signIn(b.db, 'laptop@clinic.example', 'a long enough password', {clock: systemClock})).email).toBe('laptop@clinic.example')
+      expect(await authenticateClient(narrow(b.db), 'demo-client', 'demo-client-secret')).toBeDefined()
+      expect((await signIn(narrow(b.db), 'laptop@clinic.example', 'a long enough password', {clock: systemClock})).email).toBe('laptop@clinic.example')
     } finally {
       await a.close()
       await b.close()

@@ -3,6 +3,7 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {prepareExport} from '../../src/interfaces/pulse/service.js'
+import type {Db} from '../../src/schema.js'
 import {cli, cliArgv, cliCwd, cliJson, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
 
@@ -40,16 +41,17 @@ function startSeed(args: string[]) {
 
 async function postCounts(file: string) {
   const store = await openCliStore(file)
+  const db: Db = store.db
   try {
-    const posts = await store.db
+    const posts = await db
       .selectFrom('conversation_posts')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
-    const comments = await store.db
+    const comments = await db
       .selectFrom('conversation_comments')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
-    const orphans = await store.db
+    const orphans = await db
       .selectFrom('conversation_comments')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('post_id', 'not in', (eb) => eb.selectFrom('conversation_posts').select('id'))

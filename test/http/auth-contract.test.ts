@@ -5,6 +5,7 @@ import type {LiveToken} from '../../src/grants/service.js'
 import {apiKey} from '../../src/http/api-key.js'
 import {basicClientAuth} from '../../src/http/basic-auth.js'
 import {bearerToken, type BearerTokenOptions} from '../../src/http/bearer-auth.js'
+import type {TokenEnv} from '../../src/http/env.js'
 import {type ErrorRenderer, errorShape, renderMessage, toAppError} from '../../src/http/error-shape.js'
 import {renderOAuthError} from '../../src/http/oauth-error.js'
 import {basicAuth} from '../helpers/http-basic.js'
@@ -113,8 +114,8 @@ describe('the one code table', () => {
 })
 
 /** An app that answers as createApp's onError does: the route's renderer, or `{message}`. */
-function appWith(setup: (app: Hono) => void): Hono {
-  const app = new Hono()
+function appWith(setup: (app: Hono<TokenEnv>) => void): Hono<TokenEnv> {
+  const app = new Hono<TokenEnv>()
   setup(app)
   app.onError((error, c) => (c.get('renderError') ?? renderMessage)(c, toAppError(error)))
   return app
@@ -130,7 +131,7 @@ function recording(): {render: ErrorRenderer; seen: AppError[]} {
   return {seen, render}
 }
 
-async function answer(app: Hono, path: string, headers: Record<string, string> = {}) {
+async function answer(app: Hono<TokenEnv>, path: string, headers: Record<string, string> = {}) {
   const res = await app.request(path, {headers})
   return {status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.json()}
 }

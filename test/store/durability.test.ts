@@ -1,4 +1,5 @@
 import {sql} from 'kysely'
+import {narrow} from '../../src/store/database.js'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
@@ -113,7 +114,7 @@ describe('durable commits', () => {
     const app = createApp({db: store.db, clock, log: () => undefined})
     await seedClients(store.db, clock.now())
     const member = await seedMember(store.db, clock.now())
-    await postCredit(store.db, await getMemberRow(store.db, member.user_id), {type: 'HONORARIUM', amount: '100000'}, clock.now())
+    await postCredit(narrow(store.db), await getMemberRow(narrow(store.db), member.user_id), {type: 'HONORARIUM', amount: '100000'}, clock.now())
 
     const pages = (await sql<{page_count: number}>`pragma page_count`.execute(store.db)).rows[0]!.page_count
     // SQLITE_FULL exactly as a full disk gives it: the file may not grow past its current size.

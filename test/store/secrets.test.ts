@@ -8,6 +8,7 @@ import {ManualClock} from '../../src/lib/clock.js'
 import {registerClient} from '../../src/registry/service.js'
 import {openStore} from '../../src/schema.js'
 import type {Store} from '../../src/store/db.js'
+import {narrow} from '../../src/store/database.js'
 import {cliJson, tempDir} from '../helpers/cli.js'
 import {FakeTransport} from '../interfaces/partner/helpers.js'
 import {basicAuth} from '../helpers/http-basic.js'
@@ -93,7 +94,7 @@ describe('secrets sealed under a key outside the database', () => {
     await enqueueProject(copy.db, clientId, 'P-2', clock.now())
     const transport = new FakeTransport()
     const logs: string[] = []
-    await new DeliveryWorker({db: copy.db, clock, transport, log: (line) => logs.push(line)})
+    await new DeliveryWorker({db: narrow(copy.db), clock, transport, log: (line) => logs.push(line)})
       .drain({now: true, projectIds: ['P-2']})
       .catch((error: Error) => logs.push(error.message))
     expect(transport.requests).toHaveLength(0)

@@ -4,7 +4,7 @@ import {npiFromBase} from '../../lib/npi.js'
 import {findMemberBy, findMemberByEmail} from '../../registry/repository.js'
 import {addMember} from '../../registry/service.js'
 import type {MemberRow} from '../../registry/tables.js'
-import type {Database} from '../../store/database.js'
+import type {BalanceView as Database} from './tables.js'
 import * as repo from './repository.js'
 import {createWithdrawal, getSummary, postCredit, restrictWithdrawalType, setPreferredStatus, updateTransactionStatus} from './service.js'
 

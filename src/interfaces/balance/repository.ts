@@ -1,6 +1,6 @@
 import {isPostgres, lockForUpdate} from '../../store/dialect.js'
 import type {MemberRow} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {BalanceDb as Db} from './tables.js'
 import {prepared} from '../../store/prepared.js'
 import {type Insertable, type Selectable, sql} from 'kysely'
 import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'

@@ -1,4 +1,5 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
+import {narrow} from '../../store/database.js'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import {isLosslessNumber, parse as parseLossless} from 'lossless-json'
 import type {AppDeps, ServedInterface} from '../../deps.js'
@@ -11,7 +12,7 @@ import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {invalidRequest, schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
-import type {Db} from '../../store/database.js'
+import type {BalanceDb as Db} from './tables.js'
 import {readerOf} from '../../store/db.js'
 import {metricsOf} from '../../store/context.js'
 import type {Clock} from '../../lib/clock.js'
@@ -53,7 +54,7 @@ export function balanceClientAuth(db: Db, clock: Clock): MiddlewareHandler {
   return basicClientAuth({
     missing: () => refused('HTTP Basic authentication with client_id:client_secret is required'),
     async verify({username, password}, c) {
-      const client = await authenticateClient(db, username, password, {now: clock.now(), address: clientAddress(c)})
+      const client = await authenticateClient(narrow(db), username, password, {now: clock.now(), address: clientAddress(c)})
       if (!client) throw refused('client authentication failed')
       if (client.expired_at !== null) throw refused('this client account has expired')
       if (!hasGrant(client, 'balance')) throw refused('this client has no permission for the balance interface')

@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {narrow} from '../../store/database.js'
 import {balanceConfig} from './config.js'
 import {CompiledQuery, type Kysely} from 'kysely'
 import {canonical as canonicalEnum} from '../../lib/enums.js'
@@ -10,7 +11,7 @@ import {isUuid, newTimeOrderedUuid, storedIdOf} from '../../lib/ids.js'
 import {isValidNpi} from '../../lib/npi.js'
 import {findMemberBy} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
-import type {Database, Db} from '../../store/database.js'
+import type {BalanceView as Database, BalanceDb as Db} from './tables.js'
 import {type BatchRunner, savepointRunner, submitToSetWriter, writeTransaction} from '../../store/db.js'
 import {isRetryableConflict, storeKind} from '../../store/dialect.js'
 import {inBatch, type Outcome} from '../../store/writer.js'
@@ -108,13 +109,13 @@ export async function resolveAccountHolder(db: Db, key: string, id: string): Pro
           : `no account for user_id ${shown(id)}: a user_id is a positive integer`,
       )
     }
-    row = await recentHolder(db, `id:${userId}`, () => findMemberBy(db, 'id', userId))
+    row = await recentHolder(db, `id:${userId}`, () => findMemberBy(narrow(db), 'id', userId))
   } else if (key === 'npi') {
     if (!isValidNpi(value)) throw notFound(`no account for npi "${id}": not a valid NPI (10 digits ending in a Luhn check digit)`)
-    row = await recentHolder(db, `npi:${value}`, () => findMemberBy(db, 'npi', value))
+    row = await recentHolder(db, `npi:${value}`, () => findMemberBy(narrow(db), 'npi', value))
   } else {
     if (!/^\d{10,11}$/.test(value)) throw notFound(`no account for me "${id}": an AMA ME number is 10 or 11 digits`)
-    row = await recentHolder(db, `me:${value}`, () => findMemberBy(db, 'me', value))
+    row = await recentHolder(db, `me:${value}`, () => findMemberBy(narrow(db), 'me', value))
   }
   if (!row) throw notFound(`no account for ${key} ${value}`)
   return row

@@ -1,4 +1,6 @@
-import type {Generated, Insertable, Selectable, Updateable} from 'kysely'
+import type {Generated, Insertable, Kysely, Selectable, Updateable} from 'kysely'
+import type {GrantTables} from '../../grants/tables.js'
+import type {RegistryTables} from '../../registry/tables.js'
 import type {JsonColumn} from '../../store/json.js'
 import type {MemberDetails, TransactionStatus, TransactionType} from './schema.js'
 
@@ -87,3 +89,7 @@ export type TransactionRow = Selectable<BalanceTransactionTable>
 export type NewTransactionRow = Insertable<BalanceTransactionTable>
 export type TransactionUpdate = Updateable<BalanceTransactionTable>
 export type WithdrawalTypeRow = Selectable<WithdrawalTypeTable>
+
+/** What this layer's queries see: interface C's tables and those of the registry and grants below it. */
+export type BalanceView = BalanceTables & RegistryTables & GrantTables
+export type BalanceDb = Kysely<BalanceView>

@@ -1,7 +1,7 @@
 import {AppError} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
 import {metricsOf} from '../../store/context.js'
 import {type SearchOutcome, searchMetrics} from './metrics.js'

@@ -1,6 +1,6 @@
 import {AppError, badRequest} from '../../errors.js'
 import {describeZodError, parseInput} from '../../lib/validate.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {writeTransaction} from '../../store/db.js'
 import {documentConversations, NotADocument} from './document-stream.js'
 import * as repo from './repository.js'

@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {narrow} from '../../store/database.js'
 import {conversationsConfig} from './config.js'
 import {AppError, badRequest, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
@@ -7,7 +8,7 @@ import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import {countWrongGuess, tooManyAttempts} from '../../registry/throttle.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import {versionCache} from '../../store/version-cache.js'
@@ -75,7 +76,7 @@ export function apiKeyView(row: ApiKeyRow, now: Date): ApiKeyView {
 /** Issues a key to a client holding the conversations grant. The key is returned only here. */
 export async function issueApiKey(db: Db, input: NewApiKeyInput, now: Date, fixedKey?: string): Promise<ApiKeyView & {api_key: string}> {
   const parsed = parseInput(newApiKeySchema, input)
-  const client = await getClientRow(db, parsed.client_id)
+  const client = await getClientRow(narrow(db), parsed.client_id)
   if (!hasGrant(client, 'conversations')) throw badRequest(`client "${client.id}" does not hold the conversations grant (update-client ${client.id} --grant …,conversations)`)
   const apiKey = fixedKey ?? `mpk_${randomToken(32)}`
   const stamp = iso(now)
@@ -139,7 +140,7 @@ export async function authenticateKey(db: Db, presented: string, method: Method,
     return await checkKey(readerOf(db), presented, method, attempt.now)
   } catch (error) {
     if (error instanceof AppError && error.code === 'unauthorized') {
-      const wait = await countWrongGuess(db, 'api-key', attempt.address, attempt.now)
+      const wait = await countWrongGuess(narrow(db), 'api-key', attempt.address, attempt.now)
       if (wait > 0) throw tooManyAttempts(wait)
     }
     throw error
@@ -170,7 +171,7 @@ async function checkKey(db: Db, presented: string, method: Method, now: Date): P
   const row = await repo.findApiKeyByHash(db, sha256(presented))
   if (!row) throw new AppError('unauthorized', 'the API key is not valid', {details: 'Check the X-Service-Conversation-API-Key header.'})
   if (row.revoked_at !== null) refuseKey(row, method, now)
-  const client = await recentKeyClient(db, row.client_id, () => getClientRow(db, row.client_id))
+  const client = await recentKeyClient(db, row.client_id, () => getClientRow(narrow(db), row.client_id))
   if (client.expired_at !== null) throw new AppError('unauthorized', "the API key's client account has expired", {details: `Expired at ${client.expired_at}.`})
   if (!hasGrant(client, 'conversations'))
     throw new AppError('forbidden', "the API key's client may not use the conversation interface", {details: 'The client no longer holds the conversations grant.'})

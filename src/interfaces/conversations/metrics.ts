@@ -1,5 +1,5 @@
 import {defineMetrics} from '../../metrics/define.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {conversationsConfig} from './config.js'
 import {searchThreadsBusy} from './search-pool.js'
 

@@ -1,5 +1,5 @@
 import {CompiledQuery, sql} from 'kysely'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {contextOf, exclusiveDirect} from '../../store/context.js'
 import {inBatch} from '../../store/writer.js'
 import {isPostgres} from '../../store/dialect.js'

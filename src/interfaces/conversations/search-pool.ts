@@ -1,5 +1,5 @@
 import {exeAsset} from '../../exe-assets.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {onStoreClose, replicaOf, storeFile} from '../../store/db.js'
 import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'

@@ -1,5 +1,5 @@
 import {sql, type RawBuilder} from 'kysely'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import type {MatchedPost, SearchQuery, SummaryRow} from './search-types.js'
 import {dateLexemes, splitWindow, type WindowEdge} from './window.js'
 

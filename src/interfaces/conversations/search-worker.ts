@@ -7,7 +7,7 @@
  */
 import {Kysely, SqliteDialect} from 'kysely'
 import {parentPort, workerData} from 'node:worker_threads'
-import type {Database} from '../../store/database.js'
+import type {ConversationsView as Database} from './tables.js'
 import {loadBetterSqlite3From, openSqlite, withStatementCache} from '../../store/sqlite-reader.js'
 import {setContext} from '../../store/context.js'
 import {dataSearch, summarySearch, type DataStep} from './search.js'

@@ -1,6 +1,6 @@
 import {AppError} from '../../errors.js'
 import {sql} from 'kysely'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {inheritContext} from '../../store/context.js'
 import {isPostgres} from '../../store/dialect.js'
 import type {AnswerFormat} from './format.js'

@@ -1,4 +1,4 @@
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import type {SearchQuery, SummaryRow} from './search-types.js'
 import {dataSearch, summarySearch, type DataJob} from './search.js'
 import {freeTicket, type SearchStream, type SearchTicket, type Searcher} from './searcher.js'

@@ -1,6 +1,6 @@
 import {CompiledQuery} from 'kysely'
 import {AppError} from '../../errors.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {inheritContext} from '../../store/context.js'
 import {poolCounts, readTransaction} from '../../store/db.js'
 import {beginRead} from '../../store/dialect.js'

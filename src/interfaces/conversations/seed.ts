@@ -1,6 +1,6 @@
 import vocabulary from '../../../data/conversations/vocabulary.json' with {type: 'json'}
 import {badRequest} from '../../errors.js'
-import type {Db} from '../../store/database.js'
+import type {ConversationsDb as Db} from './tables.js'
 import {writeTransaction} from '../../store/db.js'
 import {sql} from 'kysely'
 import {Rng} from '../../lib/prng.js'

@@ -1,4 +1,6 @@
-import type {Insertable, Selectable} from 'kysely'
+import type {Insertable, Kysely, Selectable} from 'kysely'
+import type {GrantTables} from '../../grants/tables.js'
+import type {RegistryTables} from '../../registry/tables.js'
 import type {JsonColumn} from '../../store/json.js'
 import type {Method} from './schema.js'
 
@@ -88,3 +90,7 @@ export type NewAuthorRow = Insertable<ConversationAuthorTable>
 export type NewPostRow = Insertable<ConversationPostTable>
 export type NewCommentRow = Insertable<ConversationCommentTable>
 export type NewApiKeyRow = Insertable<ConversationApiKeyTable>
+
+/** What this layer's queries see: interface E's tables and those of the registry and grants below it. */
+export type ConversationsView = ConversationTables & RegistryTables & GrantTables
+export type ConversationsDb = Kysely<ConversationsView>

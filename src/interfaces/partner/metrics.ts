@@ -2,7 +2,8 @@ import type {Clock} from '../../lib/clock.js'
 import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import {listClients} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
-import type {Db} from '../../store/database.js'
+import type {PartnerDb as Db} from './tables.js'
+import {narrow} from '../../store/database.js'
 import {readerOf} from '../../store/db.js'
 import {pendingByClient} from './repository.js'
 
@@ -42,7 +43,7 @@ export const partnerMetrics = defineMetrics('partner', (kit, {db, clock}: {db: D
 /** Every partner client's pending deliveries, those with none at 0 (so a drained outbox reads 0, not stale). */
 async function outboxBacklog(db: Db, clock: Clock): Promise<OutboxBacklog[]> {
   const reader = readerOf(db)
-  const [pending, clients] = await Promise.all([pendingByClient(reader), listClients(reader)])
+  const [pending, clients] = await Promise.all([pendingByClient(reader), listClients(narrow(reader))])
   const now = clock.now().getTime()
   const byClient = new Map(pending.map((row) => [row.client_id, row]))
   const partners = new Set([...clients.filter((client) => hasGrant(client, 'partner')).map((client) => client.id), ...byClient.keys()])

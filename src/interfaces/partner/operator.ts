@@ -1,6 +1,6 @@
 import {AppError} from '../../errors.js'
 import type {Clock} from '../../lib/clock.js'
-import type {Db} from '../../store/database.js'
+import type {PartnerDb as Db} from './tables.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
 import {partnerTransport, type Transport} from '../../http/outbound.js'

@@ -1,10 +1,11 @@
 import {AppError, notFound} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import {isDotSegment} from './schema.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import {clientFromRow, findClient} from '../../registry/repository.js'
-import type {Db} from '../../store/database.js'
+import type {PartnerDb as Db} from './tables.js'
 import {writeTransaction} from '../../store/db.js'
 import * as repo from './repository.js'
 import type {DeliveryRow, DeliveryStatus, NewDeliveryRow, ResourceKind} from './tables.js'
@@ -93,7 +94,7 @@ async function supersede(db: Db, clientId: string, projectId: string, push: Push
 export async function resolvePartners(db: Db, requested: string[] | undefined): Promise<string[]> {
   if (requested?.length) {
     for (const clientId of requested) {
-      const row = await getClientRow(db, clientId)
+      const row = await getClientRow(narrow(db), clientId)
       if (!hasGrant(row, 'partner') || !row.partner_url) throw new AppError('bad_request', `partner: client "${clientId}" has no partner grant and URL`)
     }
     return [...new Set(requested)]
@@ -113,7 +114,7 @@ export async function enqueue(db: Db, projectId: string, partnerIds: string[], p
   for (const clientId of partnerIds) {
     // An expired partner still gets its rows: the worker marks them failed, list-deliveries shows
     // why, and retry-deliveries sends them once the client is reinstated.
-    if (!(await findClient(db, clientId))) continue
+    if (!(await findClient(narrow(db), clientId))) continue
     let batch: (NewDeliveryRow & {body: string | null})[] = []
     for (const push of pushes) {
       if (push.method === 'PUT' && push.kind !== 'member') {

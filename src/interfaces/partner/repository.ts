@@ -1,6 +1,6 @@
 import {claimForUpdate} from '../../store/dialect.js'
 import {sql, type SelectQueryBuilder} from 'kysely'
-import type {Database, Db} from '../../store/database.js'
+import type {PartnerView as Database, PartnerDb as Db} from './tables.js'
 import type {PartnerDeliveryTable, DeliveryRow, DeliveryStatus, EventRow, NewDeliveryRow, ProjectRow, QuotaMemberRow, QuotaRow} from './tables.js'
 
 export async function findProject(db: Db, projectId: string): Promise<ProjectRow | undefined> {

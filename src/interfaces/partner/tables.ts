@@ -1,4 +1,6 @@
-import type {Generated, Insertable, Selectable} from 'kysely'
+import type {Generated, Insertable, Kysely, Selectable} from 'kysely'
+import type {GrantTables} from '../../grants/tables.js'
+import type {RegistryTables} from '../../registry/tables.js'
 import type {JsonColumn} from '../../store/json.js'
 import type {Project, ProjectStatus, QuotaStatus} from './schema.js'
 
@@ -105,3 +107,7 @@ export type QuotaMemberRow = Selectable<PartnerQuotaMemberTable>
 export type EventRow = Selectable<PartnerEventTable>
 export type DeliveryRow = Selectable<PartnerDeliveryTable>
 export type NewDeliveryRow = Insertable<PartnerDeliveryTable>
+
+/** What this layer's queries see: interface B's tables and those of the registry and grants below it. */
+export type PartnerView = PartnerTables & RegistryTables & GrantTables
+export type PartnerDb = Kysely<PartnerView>

@@ -1,4 +1,5 @@
 import {hostname} from 'node:os'
+import {narrow} from '../../store/database.js'
 import {MEDPANEL_VERSION} from '../../version.js'
 import {iso, type Clock} from '../../lib/clock.js'
 import {randomToken} from '../../lib/ids.js'
@@ -9,7 +10,7 @@ import {metricsOf} from '../../store/context.js'
 import {storeFailure} from '../../store/failure.js'
 import {printable} from '../../lib/printable.js'
 import {createLogger, type LogFormat, type Logger} from '../../lib/log.js'
-import type {Db} from '../../store/database.js'
+import type {PartnerDb as Db} from './tables.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
@@ -204,7 +205,7 @@ export class DeliveryWorker {
 
   /** One attempt; true when the partner answered 2xx. */
   private async deliver(row: DeliveryRow): Promise<boolean> {
-    const client = await findClient(this.db, row.client_id)
+    const client = await findClient(narrow(this.db), row.client_id)
     if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
       await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
       metricsOf(this.db)?.of(partnerMetrics).attempts.undeliverable.inc()

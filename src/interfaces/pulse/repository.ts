@@ -1,5 +1,5 @@
 import {sql} from 'kysely'
-import type {Db} from '../../store/database.js'
+import type {PulseDb as Db} from './tables.js'
 import {isPostgres} from '../../store/dialect.js'
 import type {NewPulseQuestionRow, NewPulseRespondentRow, NewPulseRow, PulseQuestionRow} from './tables.js'
 

@@ -3,6 +3,7 @@ import type {Context, TypedResponse} from 'hono'
 import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError} from '../../errors.js'
 import {bearerToken} from '../../http/bearer-auth.js'
+import type {TokenEnv} from '../../http/env.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {presentToken} from '../../grants/service.js'
 import {serviceOrigin} from '../../http/allowed-hosts.js'
@@ -67,7 +68,7 @@ const NO_STORE = {'Cache-Control': 'no-store', Pragma: 'no-cache'}
  * client still holds the pulses grant. A member's sign-on token is refused even when its client
  * owns pulses: the member consented to share their profile, not the client's data.
  */
-async function requirePulsesToken(c: Context, next: () => Promise<void>) {
+async function requirePulsesToken(c: Context<TokenEnv>, next: () => Promise<void>) {
   const token = c.get('token')
   const reason =
     token.memberId !== null
@@ -83,7 +84,7 @@ async function requirePulsesToken(c: Context, next: () => Promise<void>) {
   await next()
 }
 
-function viewer(c: Context): pulses.Viewer {
+function viewer(c: Context<TokenEnv>): pulses.Viewer {
   const token = c.get('token')
   return {clientId: token.clientId, admin: token.clientAdmin}
 }
@@ -116,9 +117,10 @@ function toByteStream(chunks: AsyncGenerator<Uint8Array, void, undefined>, onErr
 /** Interface D as the app serves it. */
 export const pulseInterface: ServedInterface = {label: 'D', title: 'pulse export (D)', prefixes: ['/projects', '/clients'], routes: (deps) => pulseRoutes(deps)}
 
-export function pulseRoutes(deps: RouteDeps): OpenAPIHono {
+export function pulseRoutes(deps: RouteDeps): OpenAPIHono<TokenEnv> {
   const {db, logger} = deps
-  const app = new OpenAPIHono({defaultHook: schemaHook()})
+  // Every route here is behind bearerToken (below), so each reads the token it authenticated.
+  const app = new OpenAPIHono<TokenEnv>({defaultHook: schemaHook()})
 
   const paths = ['/projects/:projectId/export', '/clients/projectsInfo', '/clients/info']
   for (const path of paths) {

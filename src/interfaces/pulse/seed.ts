@@ -1,6 +1,6 @@
 import {AppError} from '../../errors.js'
 import {writeTransaction} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {PulseDb as Db} from './tables.js'
 import {Rng} from '../../lib/prng.js'
 import * as repo from './repository.js'
 import {isoUtc, type PulseProject, type PulseQuestion, type PulseRespondent, type PulseRowQuestion, type PulseStatus, type SurveyStatus} from './schema.js'

@@ -1,11 +1,12 @@
 import {AppError, notFound} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import {iso} from '../../lib/clock.js'
 import {isUuid} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {writeTransaction} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {PulseDb as Db} from './tables.js'
 import {toJsonText} from '../../store/json.js'
 import {nestQuestions} from './render.js'
 import * as repo from './repository.js'
@@ -125,7 +126,7 @@ export async function clientInfo(db: Db, viewer: Viewer): Promise<ClientInfo> {
 
 /** A client that may own pulses: it must exist and hold the pulses grant. */
 export async function requirePulseOwner(db: Db, clientId: string) {
-  const client = await findClient(db, clientId)
+  const client = await findClient(narrow(db), clientId)
   if (!client) throw notFound(`no client ${clientId}`)
   if (!hasGrant(client, 'pulses')) throw new AppError('bad_request', `client ${clientId} does not have the pulses grant (add it with update-client --grant)`)
   return client
@@ -275,7 +276,7 @@ export interface PulseListItem {
 }
 
 export async function listPulses(db: Db, clientId?: string): Promise<PulseListItem[]> {
-  if (clientId !== undefined && !(await findClient(db, clientId))) throw notFound(`no client ${clientId}`)
+  if (clientId !== undefined && !(await findClient(narrow(db), clientId))) throw notFound(`no client ${clientId}`)
   const rows = await repo.listPulses(db, clientId ?? null)
   return rows.map((r) => ({
     project_id: r.id,

@@ -1,4 +1,6 @@
-import type {Generated, Insertable, Selectable} from 'kysely'
+import type {Generated, Insertable, Kysely, Selectable} from 'kysely'
+import type {GrantTables} from '../../grants/tables.js'
+import type {RegistryTables} from '../../registry/tables.js'
 import type {JsonColumn} from '../../store/json.js'
 import type {PulseStatus, SurveyStatus} from './schema.js'
 
@@ -92,3 +94,7 @@ export type PulseQuestionRow = Selectable<PulseQuestionTable>
 export type NewPulseQuestionRow = Insertable<PulseQuestionTable>
 export type PulseRespondentRow = Selectable<PulseRespondentTable>
 export type NewPulseRespondentRow = Insertable<PulseRespondentTable>
+
+/** What this layer's queries see: interface D's tables and those of the registry and grants below it. */
+export type PulseView = PulseTables & RegistryTables & GrantTables
+export type PulseDb = Kysely<PulseView>

@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {narrow} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
 import * as grants from '../../grants/repository.js'
@@ -10,7 +11,7 @@ import {getMemberRow, hasGrant} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
 import {metricsOf} from '../../store/context.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
-import type {Database, Db} from '../../store/database.js'
+import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
 import {isValidChallenge} from './pkce.js'
 import {PUSHABLE, type PushedParams, REQUEST_URI_PREFIX, resolvePushedRequest, storePushedRequest} from './pushed-requests.js'
@@ -77,7 +78,7 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
     req = resolved.request
     pushed = resolved.idHash
   }
-  const client = req.client_id ? await findClient(db, req.client_id) : undefined
+  const client = req.client_id ? await findClient(narrow(db), req.client_id) : undefined
   if (!client) throw invalidRequest('unknown client_id: this application is not registered')
   if (client.expired_at !== null) throw new AppError('unauthorized_client', "this application's account has expired")
   if (!req.redirect_uri || !redirectMatches(client, req.redirect_uri)) {
@@ -191,16 +192,16 @@ export async function allow(
   const code = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
-    const member = await getMemberRow(trx, memberId)
+    const member = await getMemberRow(narrow(trx), memberId)
     if (member.active !== 1) throw new AppError('access_denied', 'this membership is not active', {status: 403})
     // A pushed request is answered once: its code and its spending stand or fall together.
     if (checked.pushed !== undefined && !(await repo.spendPushedRequest(trx, checked.pushed, stamp))) {
       throw new AppError('invalid_request', 'this authorization request was answered already: a request_uri is used once')
     }
-    await grants.supersedeCodes(trx, memberId, checked.client.id, stamp)
+    await grants.supersedeCodes(narrow(trx), memberId, checked.client.id, stamp)
     // Remembered, so the next sign-in for no more than this skips the consent page.
-    await grants.rememberConsent(trx, memberId, checked.client.id, checked.scopes, stamp)
-    await repo.insertCode(trx, {
+    await grants.rememberConsent(narrow(trx), memberId, checked.client.id, checked.scopes, stamp)
+    await grants.insertCode(narrow(trx), {
       code_hash: sha256(code),
       client_id: checked.client.id,
       member_id: memberId,
@@ -229,6 +230,6 @@ export function deny(checked: CheckedAuthorizeRequest): string {
 
 /** The client and redirect URI an authorization code was issued for (the demo callback page). */
 export async function findCodeClient(db: Db, code: string): Promise<{clientId: string; redirectUri: string} | undefined> {
-  const row = await repo.findCode(readerOf(db), sha256(code))
+  const row = await grants.findCode(narrow(readerOf(db)), sha256(code))
   return row ? {clientId: row.client_id, redirectUri: row.redirect_uri} : undefined
 }

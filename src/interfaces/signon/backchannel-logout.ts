@@ -3,7 +3,7 @@ import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import {writeTransaction} from '../../store/db.js'
-import type {Database, Db} from '../../store/database.js'
+import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import * as deliveries from './logout-repository.js'
 import {type EndedSession, endSessions, insertIdTokenSession, takeLogoutAudience, voidedSessions} from './repository.js'
 

@@ -5,7 +5,7 @@ import {AppError} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {CLIENT_ASSERTION_ALGS, jwksSchema} from '../../registry/client-keys.js'
 import type {Client} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {partnerTransport, type Transport} from '../../http/outbound.js'
 import {spendJti} from './repository.js'
 

@@ -1,10 +1,11 @@
 import {AppError} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import {type PresentedAssertion, verifyClientAssertion} from './client-assertion.js'
 import {findClient} from '../../registry/repository.js'
 import {authenticateClient} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
 import {readerOf} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 
 /** How a client proved itself at the token, revocation or introspection endpoint. */
 export interface ClientCredentials {
@@ -34,7 +35,7 @@ export async function requireClient(db: Db, credentials: ClientCredentials, now:
     ? await assertedClient(db, credentials.clientId, credentials.assertion, now)
     : credentials.clientSecret === undefined
       ? await publicClient(db, credentials.clientId)
-      : await authenticateClient(db, credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
+      : await authenticateClient(narrow(db), credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
   return client
@@ -46,7 +47,7 @@ export async function requireClient(db: Db, credentials: ClientCredentials, now:
  * other way round (OpenID Connect Core §9: the method is the registered one).
  */
 async function assertedClient(db: Db, clientId: string, assertion: PresentedAssertion, now: Date): Promise<Client> {
-  const client = await findClient(readerOf(db), clientId)
+  const client = await findClient(narrow(readerOf(db)), clientId)
   if (client?.token_endpoint_auth_method !== 'private_key_jwt') {
     throw new AppError('invalid_client', 'client authentication failed: unknown client, or one that does not authenticate with private_key_jwt')
   }
@@ -55,7 +56,7 @@ async function assertedClient(db: Db, clientId: string, assertion: PresentedAsse
 }
 
 async function publicClient(db: Db, clientId: string): Promise<Client> {
-  const client = await findClient(readerOf(db), clientId)
+  const client = await findClient(narrow(readerOf(db)), clientId)
   if (!client || !isPublicClient(client)) throw new AppError('invalid_client', 'client_secret is required')
   return client
 }

@@ -1,6 +1,7 @@
 import * as grants from '../../grants/repository.js'
+import {narrow} from '../../store/database.js'
 import {iso} from '../../lib/clock.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import * as repo from './repository.js'
 
 export interface AuthorizedApplication {
@@ -25,11 +26,11 @@ export interface ConsentRequest {
  * all. What lets a sign-in skip the consent page, and prompt=none answer with a code.
  */
 export async function scopesNotYetAllowed(db: Db, memberId: number, checked: ConsentRequest, now: Date): Promise<string[]> {
-  const consent = await grants.findConsent(db, memberId, checked.client.id)
+  const consent = await grants.findConsent(narrow(db), memberId, checked.client.id)
   const remembered = new Set(consent?.scopes.split(' ') ?? [])
   const missing = checked.scopes.filter((scope) => !remembered.has(scope))
   if (missing.length === 0) return missing
-  const live = (await repo.authorizedApplications(db, memberId, iso(now))).find((a) => a.client_id === checked.client.id)
+  const live = (await grants.authorizedApplications(narrow(db), memberId, iso(now))).find((a) => a.client_id === checked.client.id)
   const held = new Set(live?.scopes.split(/[ ,]+/) ?? [])
   return missing.filter((scope) => !held.has(scope))
 }
@@ -45,9 +46,9 @@ export async function alreadyAllowed(db: Db, memberId: number, checked: ConsentR
  */
 export async function authorizedApplications(db: Db, memberId: number, now: Date): Promise<AuthorizedApplication[]> {
   const stamp = iso(now)
-  const rows = await repo.authorizedApplications(db, memberId, stamp)
+  const rows = await grants.authorizedApplications(narrow(db), memberId, stamp)
   const byClient = new Map(rows.map((row) => [row.client_id, {...row, scopes: new Set(row.scopes.split(/[ ,]+/).filter(Boolean))}]))
-  const extra = [...(await grants.liveRefreshGrants(db, memberId, stamp)), ...(await grants.memberConsents(db, memberId))]
+  const extra = [...(await grants.liveRefreshGrants(narrow(db), memberId, stamp)), ...(await grants.memberConsents(narrow(db), memberId))]
   for (const grant of extra) {
     const known = byClient.get(grant.client_id)
     if (known) {

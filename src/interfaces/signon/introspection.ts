@@ -1,10 +1,11 @@
 import {AppError} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import * as grants from '../../grants/repository.js'
 import {resolveToken} from '../../grants/service.js'
 import {writeTransaction} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
 
 /**
@@ -24,9 +25,9 @@ export async function revoke(db: Db, credentials: ClientCredentials, token: stri
   const tokenHash = sha256(token)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
-    const refresh = await grants.findRefreshToken(trx, tokenHash)
-    if (refresh?.client_id === client.id) await grants.revokeTokens(trx, {codeHash: refresh.family}, stamp)
-    else await grants.revokeTokens(trx, {tokenHash, clientId: client.id}, stamp)
+    const refresh = await grants.findRefreshToken(narrow(trx), tokenHash)
+    if (refresh?.client_id === client.id) await grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp)
+    else await grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp)
   })
 }
 
@@ -43,7 +44,7 @@ export async function introspect(db: Db, credentials: ClientCredentials, token: 
   // Introspection is for a client's servers (RFC 7662 §2.1), which can keep a secret.
   if (isPublicClient(client)) throw new AppError('invalid_client', 'a public client cannot introspect tokens; introspect from a server with a confidential client')
   if (!token) throw new AppError('invalid_request', 'token is required')
-  const live = await resolveToken(db, token, now)
+  const live = await resolveToken(narrow(db), token, now)
   if ('dead' in live || live.clientId !== client.id) return {active: false}
   return {
     active: true,

@@ -1,5 +1,5 @@
 import type {Insertable} from 'kysely'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import type {LogoutDeliveryRow, LogoutDeliveryTable} from './tables.js'
 
 /** The back-channel logout outbox (logout_deliveries): what the logout worker reads and writes. */

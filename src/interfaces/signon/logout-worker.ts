@@ -1,4 +1,5 @@
 import {hostname} from 'node:os'
+import {narrow} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import {networkFailure, type Transport} from '../../http/outbound.js'
 import {iso, type Clock} from '../../lib/clock.js'
@@ -10,7 +11,7 @@ import {MEDPANEL_VERSION} from '../../version.js'
 import {findClient} from '../../registry/repository.js'
 import {metricsOf} from '../../store/context.js'
 import type {Kysely} from 'kysely'
-import type {Database} from '../../store/database.js'
+import type {SignonView as Database} from './tables.js'
 import {endVoidedSessions} from './backchannel-logout.js'
 import * as repo from './logout-repository.js'
 import {issueLogoutToken} from './oidc.js'
@@ -116,7 +117,7 @@ export class LogoutWorker {
   /** One attempt; true when the client answered 2xx (the spec's 200, or any success). */
   private async deliver(row: LogoutDeliveryRow): Promise<boolean> {
     const {db, clock, transport, issuer} = this.options
-    const client = await findClient(db, row.client_id)
+    const client = await findClient(narrow(db), row.client_id)
     if (!client?.backchannel_logout_uri || client.expired_at !== null) {
       await this.record(row, {ok: false, permanent: true, error: `client ${row.client_id} is gone, expired or has no back-channel logout URI`})
       metricsOf(db)?.of(signonMetrics).logoutAttempts.undeliverable.inc()

@@ -1,7 +1,8 @@
 import {AppError} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import {findClient} from '../../registry/repository.js'
 import type {Client} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {redirectWith} from './authorize.js'
 import {readOwnIdToken} from './signing-keys.js'
 
@@ -32,10 +33,10 @@ export async function checkLogoutRequest(
     if (!claims) throw invalidRequest('id_token_hint is not an ID token this service issued')
     const audience = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud
     if (params.client_id !== undefined && params.client_id !== audience) throw invalidRequest("client_id is not the ID token's audience")
-    client = typeof audience === 'string' ? await findClient(db, audience) : undefined
+    client = typeof audience === 'string' ? await findClient(narrow(db), audience) : undefined
     subject = claims.sub
   } else if (params.client_id !== undefined) {
-    client = await findClient(db, params.client_id)
+    client = await findClient(narrow(db), params.client_id)
     if (!client) throw invalidRequest('unknown client_id')
   }
   let destination: string | undefined

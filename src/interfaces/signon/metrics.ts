@@ -1,6 +1,6 @@
 import {type Clock, iso} from '../../lib/clock.js'
 import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {readerOf} from '../../store/db.js'
 import {countLiveSessions} from './repository.js'
 

@@ -3,7 +3,7 @@ import {SignJWT} from 'jose'
 import {signonConfig} from './config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
 import type {LiveToken} from '../../grants/service.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {isIdTokenAlg, signingKey} from './signing-keys.js'
 
 /**

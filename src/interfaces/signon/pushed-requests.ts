@@ -4,7 +4,7 @@ import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import type {Client} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import * as repo from './repository.js'
 
 /**

@@ -1,10 +1,11 @@
+import {narrow} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import * as grants from '../../grants/repository.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import type {Client} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {OFFLINE_ACCESS} from './scopes.js'
 
 /** Whether a grant's scopes ask for a refresh token (offline_access, only ever on an OpenID request). */
@@ -40,7 +41,7 @@ export async function issueRefreshToken(db: Db, grant: RefreshGrant, now: Date):
   const token = randomToken(32)
   const familyEnd = grant.familyExpiresAt ?? iso(new Date(now.getTime() + signonConfig.refreshTokenAbsoluteSeconds * 1000))
   const idleEnd = Math.min(now.getTime() + signonConfig.refreshTokenIdleSeconds * 1000, Date.parse(familyEnd))
-  await grants.insertRefreshToken(db, {
+  await grants.insertRefreshToken(narrow(db), {
     token_hash: sha256(token),
     family: grant.family,
     client_id: grant.clientId,

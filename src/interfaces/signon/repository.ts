@@ -1,56 +1,8 @@
-import {groupConcat} from '../../store/dialect.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import {type Insertable, sql} from 'kysely'
-import type {AuthorizationCodeRow, AuthorizationCodeTable, IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
+import type {IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
 import {iso} from '../../lib/clock.js'
 import {writeTransaction} from '../../store/db.js'
-
-export async function insertCode(db: Db, row: Insertable<AuthorizationCodeTable>): Promise<void> {
-  await db.insertInto('authorization_codes').values(row).execute()
-}
-
-export async function findCode(db: Db, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
-  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst()
-}
-
-/** Marks the code used; false when another exchange got there first. */
-export async function consumeCode(db: Db, codeHash: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('authorization_codes').set({used_at: now}).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst()
-  return result.numUpdatedRows === 1n
-}
-
-export interface AuthorizedApplicationRow {
-  client_id: string
-  name: string
-  url: string
-  logo_url: string
-  scopes: string
-  since: string
-  last_used_at: string | null
-}
-
-/** The clients a member has live tokens with: what the member allowed and has not taken back. */
-export async function authorizedApplications(db: Db, memberId: number, now: string): Promise<AuthorizedApplicationRow[]> {
-  return db
-    .selectFrom('access_tokens as t')
-    .innerJoin('clients as c', 'c.id', 't.client_id')
-    .where('t.member_id', '=', memberId)
-    .where('t.revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', now)]))
-    .where('c.expired_at', 'is', null)
-    .groupBy(['c.id', 'c.name', 'c.url', 'c.logo_url'])
-    .select((eb) => [
-      'c.id as client_id',
-      'c.name',
-      'c.url',
-      'c.logo_url',
-      groupConcat(db, eb.ref('t.scopes'), ' ').as('scopes'),
-      eb.fn.min<string>('t.created_at').as('since'),
-      eb.fn.max<string | null>('t.last_used_at').as('last_used_at'),
-    ])
-    .orderBy('c.name')
-    .execute()
-}
 
 export async function insertSession(db: Db, row: Omit<SigninSessionRow, 'ended_at'>): Promise<void> {
   await db.insertInto('signin_sessions').values(row).execute()

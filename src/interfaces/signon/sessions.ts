@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import {narrow} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -6,7 +7,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findMember} from '../../registry/repository.js'
 import type {MemberRow} from '../../registry/tables.js'
 import {writeTransaction} from '../../store/db.js'
-import type {Database, Db} from '../../store/database.js'
+import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import {enqueueLogouts} from './backchannel-logout.js'
 import * as repo from './repository.js'
 
@@ -75,7 +76,7 @@ export async function sessionMember(db: Db, sessionId: string, now: Date): Promi
   const session = await repo.findSession(db, sha256(sessionId))
   if (!session || session.ended_at !== null || session.expires_at <= iso(now)) return undefined
   const began = Date.parse(session.created_at)
-  const member = await findMember(db, session.member_id)
+  const member = await findMember(narrow(db), session.member_id)
   if (member?.active !== 1 || Date.parse(member.password_changed_at) > began) return undefined
   if (member.sessions_ended_at !== null && Date.parse(member.sessions_ended_at) >= began) return undefined
   return {member, signedInAt: session.created_at, sid: session.sid}

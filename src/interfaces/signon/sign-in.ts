@@ -1,11 +1,12 @@
 import {AppError, isClientError} from '../../errors.js'
+import {narrow} from '../../store/database.js'
 import type {Clock} from '../../lib/clock.js'
 import {decoyHash, hashPassword, needsRehash, verifyPassword} from '../../lib/hashing.js'
 import {findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {guardPasswordCheck} from '../../registry/throttle.js'
 import type {MemberRow} from '../../registry/tables.js'
 import {metricsOf} from '../../store/context.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import type {DeviceCookie} from './session-cookie.js'
 import {signonMetrics} from './metrics.js'
 
@@ -25,7 +26,7 @@ export interface SignInAttempt {
  * then this browser's failures count against it alone.
  */
 async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<string | undefined> {
-  const member = await findMemberByEmail(db, email)
+  const member = await findMemberByEmail(narrow(db), email)
   if (member?.id !== device.memberId || device.issuedAt <= Date.parse(member.password_changed_at)) return undefined
   if (member.sessions_ended_at !== null && device.issuedAt <= Date.parse(member.sessions_ended_at)) return undefined
   return device.id
@@ -42,12 +43,12 @@ export async function signIn(db: Db, email: string, password: string, attempt: S
   const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true}
   try {
     checked = await guardPasswordCheck(
-      db,
+      narrow(db),
       email,
       attempt.address,
       attempt.clock,
       async () => {
-        const found = await findMemberByEmail(db, email)
+        const found = await findMemberByEmail(narrow(db), email)
         // Verify against a decoy when the member is unknown, so timing does not reveal e-mails.
         const ok = await verifyPassword(password, found?.password_hash ?? decoyHash())
         if (!found || !ok || found.active !== 1) return undefined
@@ -67,6 +68,6 @@ export async function signIn(db: Db, email: string, password: string, attempt: S
     throw new AppError('access_denied', 'e-mail or password is not correct', {status: 401})
   }
   signins?.success.inc()
-  if (checked.rehashed !== undefined) await updateMemberRow(db, checked.member.id, {password_hash: checked.rehashed})
+  if (checked.rehashed !== undefined) await updateMemberRow(narrow(db), checked.member.id, {password_hash: checked.rehashed})
   return checked.member
 }

@@ -1,6 +1,6 @@
 import {iso} from '../../lib/clock.js'
 import {readerOf} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 
 /**
  * The ID-token signing keys a store holds, as an operator sees them (list-signing-keys): never the

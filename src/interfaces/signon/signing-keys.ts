@@ -2,7 +2,7 @@ import {calculateJwkThumbprint, compactVerify, exportJWK, exportPKCS8, generateK
 import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
 import {openSecret, readerOf, sealSecret, writeTransaction} from '../../store/db.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 import * as repo from './repository.js'
 
 /**

@@ -1,45 +1,6 @@
-import type {ColumnType, Generated, Selectable} from 'kysely'
-
-export interface AuthorizationCodeTable {
-  /** SHA-256 of the code; the code itself is never stored. */
-  code_hash: string
-  client_id: string
-  member_id: number
-  redirect_uri: string
-  scopes: string
-  code_challenge: string | null
-  /** OpenID Connect: the authorize request's nonce, echoed in the ID token. */
-  nonce: ColumnType<string | null, string | null | undefined, string | null>
-  /** OpenID Connect: when the member signed in (the session's start), the ID token's auth_time. */
-  auth_time: ColumnType<string | null, string | null | undefined, string | null>
-  /** OpenID Connect: the sign-in session's sid, for the ID token (back-channel logout). */
-  sid: ColumnType<string | null, string | null | undefined, string | null>
-  /** RFC 9449 §10: the thumbprint of the DPoP key the code was bound to in advance; only a proof of it exchanges the code. */
-  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
-  expires_at: string
-  /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
-  used_at: string | null
-  /** Set when a newer allow for the same member and client supersedes this code. */
-  superseded_at: string | null
-  created_at: string
-}
-
-export interface AccessTokenTable {
-  id: Generated<number>
-  token_hash: string
-  client_id: string
-  /** Null for client_credentials tokens, which act for the client itself. */
-  member_id: number | null
-  code_hash: string | null
-  scopes: string
-  expires_at: string | null
-  revoked_at: string | null
-  created_at: string
-  /** Last presented, to the nearest ten minutes; null until first used. */
-  last_used_at: ColumnType<string | null, string | null | undefined, string | null>
-  /** The JWK thumbprint of the DPoP key it is bound to (RFC 9449 `cnf.jkt`); null: a bearer token. */
-  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
-}
+import type {ColumnType, Kysely, Selectable} from 'kysely'
+import type {GrantTables} from '../../grants/tables.js'
+import type {RegistryTables} from '../../registry/tables.js'
 
 /** A member's sign-in on the consent and applications pages (one per browser sign-in). */
 export interface SigninSessionTable {
@@ -132,8 +93,6 @@ export interface PushedRequestTable {
 }
 
 export interface SignonTables {
-  authorization_codes: AuthorizationCodeTable
-  access_tokens: AccessTokenTable
   signin_sessions: SigninSessionTable
   signing_keys: SigningKeyTable
   used_jtis: UsedJtiTable
@@ -142,11 +101,13 @@ export interface SignonTables {
   logout_deliveries: LogoutDeliveryTable
 }
 
-export type AuthorizationCodeRow = Selectable<AuthorizationCodeTable>
-export type AccessTokenRow = Selectable<AccessTokenTable>
 export type SigninSessionRow = Selectable<SigninSessionTable>
 export type SigningKeyRow = Selectable<SigningKeyTable>
 export type UsedJtiRow = Selectable<UsedJtiTable>
 export type PushedRequestRow = Selectable<PushedRequestTable>
 export type IdTokenSessionRow = Selectable<IdTokenSessionTable>
 export type LogoutDeliveryRow = Selectable<LogoutDeliveryTable>
+
+/** What this layer's queries see: sign-on's tables and those of the registry and grants below it. */
+export type SignonView = SignonTables & RegistryTables & GrantTables
+export type SignonDb = Kysely<SignonView>

@@ -1,9 +1,10 @@
 import {iso} from '../../lib/clock.js'
+import {narrow} from '../../store/database.js'
 import {sha256} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import * as grants from '../../grants/repository.js'
 import type {Client} from '../../registry/tables.js'
-import type {Db} from '../../store/database.js'
+import type {SignonDb as Db} from './tables.js'
 
 /** The token endpoint's answer (and issue-token's). */
 export interface TokenResponse {
@@ -47,7 +48,7 @@ export async function mintToken(
   const dpopJkt = options.dpopJkt ?? null
   const token = randomToken(32)
   const expiresAt = ttlSeconds === null ? null : iso(new Date(now.getTime() + ttlSeconds * 1000))
-  await grants.insertToken(db, {
+  await grants.insertToken(narrow(db), {
     token_hash: sha256(token),
     client_id: client.id,
     member_id: memberId,

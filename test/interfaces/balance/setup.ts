@@ -1,8 +1,9 @@
 import {registerClient, addMember} from '../../../src/registry/service.js'
+import {narrow} from '../../../src/store/database.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import type {MemberRow} from '../../../src/registry/tables.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
-import type {Db} from '../../../src/store/database.js'
+import type {Db} from '../../../src/schema.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 
 export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
@@ -12,8 +13,8 @@ export const AUTH = {authorization: basic(CLIENT.id, CLIENT.secret)}
 /** A client with the balance grant and one without; returns nothing, ids are fixed. */
 export async function seedClients(db: Db, now: Date): Promise<void> {
   const base = {url: 'https://partner.example.com', logo_url: 'https://partner.example.com/logo.png', redirect_uris: ['https://partner.example.com/cb']}
-  await registerClient(db, {...base, name: 'Balance partner', grants: ['balance']}, now, CLIENT)
-  await registerClient(db, {...base, name: 'Sign-on only', grants: ['signon']}, now, {id: 'signon-client', secret: 'signon-client-secret'})
+  await registerClient(narrow(db), {...base, name: 'Balance partner', grants: ['balance']}, now, CLIENT)
+  await registerClient(narrow(db), {...base, name: 'Sign-on only', grants: ['signon']}, now, {id: 'signon-client', secret: 'signon-client-secret'})
 }
 
 let counter = 0
@@ -22,7 +23,7 @@ export async function seedMember(db: Db, now: Date, overrides: {country?: string
   counter += 1
   const n = String(100000000 + counter * 7919).slice(0, 9)
   return addMember(
-    db,
+    narrow(db),
     {
       email: `doc${counter}-${Date.now()}@example.com`,
       password: 'correct horse battery',

@@ -1,4 +1,5 @@
 import {join} from 'node:path'
+import {narrow} from '../../../src/store/database.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import {updateApiKey} from '../../../src/interfaces/conversations/keys.js'
@@ -37,7 +38,7 @@ describe('search threads shared between API keys', () => {
     // Big enough that the heaviest summary takes far longer than the work around a request (each
     // answered summary commits its log row, which waits for the disk): with 2,000 posts a quiet
     // machine ran A's whole queue while B's request was still on its way to the pool.
-    await seedPosts(store.db, {count: 8000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
+    await seedPosts(narrow(store.db), {count: 8000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
     await store.close()
   }, 300_000)
   afterAll(async () => {

@@ -6,6 +6,7 @@ import {afterAll, afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {documentConversations, NotADocument} from '../../../src/interfaces/conversations/document-stream.js'
 import {importConversations, importPosts, textChunks} from '../../../src/interfaces/conversations/import.js'
 import {countEveryDocument} from '../../../src/interfaces/conversations/term-days.js'
+import type {ConversationsDb} from '../../../src/interfaces/conversations/tables.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {cli, cliJson} from '../../helpers/cli.js'
 import {openCliStore, storeFlags} from '../../helpers/store.js'
@@ -96,7 +97,8 @@ describe('importing in chunks', () => {
   })
   afterEach(async () => ctx.store.close())
 
-  const statistics = () => ctx.db.selectFrom('conversation_term_days').selectAll().orderBy('term').orderBy('kind').orderBy('day').execute()
+  // The helper's store is untyped (Store<any>): name the tables this reads.
+  const statistics = () => (ctx.db as ConversationsDb).selectFrom('conversation_term_days').selectAll().orderBy('term').orderBy('kind').orderBy('day').execute()
   /**
    * The statistics as kept, as the store's own recount makes them, and as a brute-force count of
    * the stored documents makes them here (a recount shares the store's counting code; this does not).

@@ -6,7 +6,7 @@ import {RateLimiter} from '../../../src/interfaces/conversations/rate-limit.js'
 import * as repo from '../../../src/interfaces/conversations/repository.js'
 import type {SearchStream, Searcher} from '../../../src/interfaces/conversations/search-pool.js'
 import {createLogger} from '../../../src/lib/log.js'
-import type {Db} from '../../../src/store/database.js'
+import type {Db} from '../../../src/schema.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {clientWithKey} from './helpers.js'
 

@@ -1,9 +1,10 @@
 import {sql} from 'kysely'
+import {narrow} from '../../../src/store/database.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import {seedPosts} from '../../../src/interfaces/conversations/seed.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {openStore, SERVICE_SCHEMA} from '../../../src/schema.js'
+import {type Database, openStore, SERVICE_SCHEMA} from '../../../src/schema.js'
 import {openStore as openStoreWith, type Store} from '../../../src/store/db.js'
 import {emptyStore, onPostgres, openTestStore} from '../../helpers/store.js'
 import {clientWithKey, JSON_TYPE, query} from './helpers.js'
@@ -29,8 +30,8 @@ describe(`a store written before ${MIGRATION}`, () => {
 
   beforeAll(async () => {
     const before = {...SERVICE_SCHEMA, migrations: Object.fromEntries(Object.entries(SERVICE_SCHEMA.migrations).filter(([name]) => name !== MIGRATION))}
-    const old = await openStoreWith(place.options, before)
-    await seedPosts(old.db, SEED)
+    const old = await openStoreWith<Database>(place.options, before)
+    await seedPosts(narrow(old.db), SEED)
     await old.close()
     upgraded = await openStore(place.options)
     fresh = await openTestStore()

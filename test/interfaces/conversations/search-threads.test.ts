@@ -1,4 +1,5 @@
 import {sql} from 'kysely'
+import {narrow} from '../../../src/store/database.js'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
@@ -34,7 +35,7 @@ function appOn(store: Store, limits: Partial<ConversationLimits> = {}): TestCont
 
 async function storeFile(seed?: Parameters<typeof seedPosts>[1]): Promise<Store> {
   const store = await openStore({file: join(tempDir('medpanel-threads-'), 'store.db')})
-  if (seed) await seedPosts(store.db, seed)
+  if (seed) await seedPosts(narrow(store.db), seed)
   return store
 }
 

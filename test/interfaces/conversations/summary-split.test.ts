@@ -1,4 +1,5 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {narrow} from '../../../src/store/database.js'
 import {createApp} from '../../../src/app.js'
 import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {summaryCounts} from '../../../src/interfaces/conversations/repository.js'
@@ -93,7 +94,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL summary on two connections', () => {
     const {options, drop} = await reopenableStore()
     const small = await openStore({...options, poolSize: 2})
     try {
-      await importPosts(small.db, [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2)])
+      await importPosts(narrow(small.db), [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2)])
       const clock = new ManualClock()
       const app = createApp({db: small.db, clock, log: () => undefined})
       const {key} = await clientWithKey({store: small, db: small.db, clock, app, logs: []}, {data_calls: 1})

@@ -2,6 +2,7 @@ import {spawn} from 'node:child_process'
 import type {Hono} from 'hono'
 import {receiverApp} from '../../../src/interfaces/partner/receiver/routes.js'
 import {openReceiverStore, type ReceiverStore} from '../../../src/interfaces/partner/receiver/store.js'
+import type {HttpEnv} from '../../../src/http/env.js'
 import type {PartnerRequest, PartnerResponse, Transport} from '../../../src/http/outbound.js'
 import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import type {Clock, ManualClock} from '../../../src/lib/clock.js'
@@ -55,7 +56,7 @@ export class FakeTransport implements Transport {
 }
 
 /** A transport that hands each request to an in-process Hono app (the reference partner). */
-export function appTransport(app: Hono, before?: (request: PartnerRequest) => number | undefined): Transport & {requests: PartnerRequest[]} {
+export function appTransport(app: Hono<HttpEnv>, before?: (request: PartnerRequest) => number | undefined): Transport & {requests: PartnerRequest[]} {
   const requests: PartnerRequest[] = []
   return {
     requests,
@@ -69,7 +70,7 @@ export function appTransport(app: Hono, before?: (request: PartnerRequest) => nu
   }
 }
 
-export async function referencePartner(clock: Clock): Promise<{store: ReceiverStore; app: Hono; logs: string[]}> {
+export async function referencePartner(clock: Clock): Promise<{store: ReceiverStore; app: Hono<HttpEnv>; logs: string[]}> {
   const store = await openReceiverStore(':memory:')
   const logs: string[] = []
   const app = receiverApp({db: store.db, username: 'medpanel', password: 'pw-0', clock, log: (l) => logs.push(l)})

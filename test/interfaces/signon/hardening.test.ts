@@ -1,4 +1,5 @@
 import {join} from 'node:path'
+import {narrow} from '../../../src/store/database.js'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
@@ -114,15 +115,15 @@ describe('remembered token lookups', () => {
     const operator = await openStore({file})
     try {
       const now = new Date()
-      const client = await registerTestClient(server.db, {name: 'Acme', redirect_uris: [REDIRECT]}, now)
-      await addMember(server.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
-      const {access_token} = await issueToken(server.db, 1, client.client_id, now)
-      expect(await resolveToken(server.db, access_token, now)).toMatchObject({memberId: 1})
-      expect(await resolveToken(server.db, access_token, now)).toMatchObject({memberId: 1})
-      await updateMember(operator.db, 1, {password: 'changed by the operator'}, now)
+      const client = await registerTestClient(narrow(server.db), {name: 'Acme', redirect_uris: [REDIRECT]}, now)
+      await addMember(narrow(server.db), {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
+      const {access_token} = await issueToken(narrow(server.db), 1, client.client_id, now)
+      expect(await resolveToken(narrow(server.db), access_token, now)).toMatchObject({memberId: 1})
+      expect(await resolveToken(narrow(server.db), access_token, now)).toMatchObject({memberId: 1})
+      await updateMember(narrow(operator.db), 1, {password: 'changed by the operator'}, now)
       // The next request arrives in a later turn of the event loop, as requests do.
       await new Promise((resolve) => setImmediate(resolve))
-      expect(await resolveToken(server.db, access_token, now)).toEqual({dead: 'The access token was revoked'})
+      expect(await resolveToken(narrow(server.db), access_token, now)).toEqual({dead: 'The access token was revoked'})
     } finally {
       await operator.close()
       await server.close()

@@ -1,4 +1,5 @@
 import {randomBytes} from 'node:crypto'
+import {narrow} from '../../../src/store/database.js'
 import {generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT} from 'jose'
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
@@ -244,7 +245,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       process.env.MEDPANEL_SECRET_KEY = oldKey.toString('base64')
       rereadEnvironment()
       const first = await openStore(place.options)
-      const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(first.db, alg, new Date())))
+      const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(narrow(first.db), alg, new Date())))
       const sealedBefore = (await sql<{private_key: string}>`select private_key from signing_keys`.execute(first.db)).rows
       expect(sealedBefore.every((row) => row.private_key.startsWith(`sealed:v1:${keyId(oldKey)}:`))).toBe(true)
       await first.close()
@@ -271,14 +272,14 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       const later = await fresh.db.openStore(place.options)
       try {
         const now = new Date()
-        const {keys} = await fresh.keys.publishedKeys(later.db, now)
+        const {keys} = await fresh.keys.publishedKeys(narrow(later.db), now)
         for (const before of made) {
-          const key = await fresh.keys.signingKey(later.db, before.alg, now)
+          const key = await fresh.keys.signingKey(narrow(later.db), before.alg, now)
           expect(key.kid).toBe(before.kid)
           const token = await idToken(key, {sub: 'after-rotation'}, now)
           const jwk = keys.find((k: JWK) => k.kid === key.kid)!
           await expect(jwtVerify(token, await importJWK(jwk, key.alg), {issuer: ISSUER, currentDate: now})).resolves.toBeDefined()
-          expect(await fresh.keys.readOwnIdToken(later.db, token, ISSUER, now)).toMatchObject({sub: 'after-rotation'})
+          expect(await fresh.keys.readOwnIdToken(narrow(later.db), token, ISSUER, now)).toMatchObject({sub: 'after-rotation'})
         }
       } finally {
         await later.close()

@@ -1,8 +1,9 @@
 import {sql} from 'kysely'
+import {narrow} from '../../../src/store/database.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
-import type {Db} from '../../../src/store/database.js'
+import type {Db} from '../../../src/schema.js'
 import {openStore} from '../../../src/schema.js'
 import {writeStats, writeTransaction, type Store, type StoreOptions} from '../../../src/store/db.js'
 import {prepared} from '../../../src/store/prepared.js'
@@ -141,10 +142,10 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     const [first, second] = stores.map((s) => s.db) as [Db, Db]
     await seedClients(first, now)
     const added = await seedMember(first, now)
-    const member = (await findMemberBy(first, 'id', added.user_id))!
-    await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+    const member = (await findMemberBy(narrow(first), 'id', added.user_id))!
+    await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '100'}, now)
     const body = {type: 'CHARITY', amount: 7, member_details: PAYPAL_DETAILS}
-    const withdraw = (db: Db, key?: string) => balance.createWithdrawal(db, member, body, {now, clientId: 'balance-client', idempotencyKey: key})
+    const withdraw = (db: Db, key?: string) => balance.createWithdrawal(narrow(db), member, body, {now, clientId: 'balance-client', idempotencyKey: key})
     const results = await Promise.allSettled([
       ...Array.from({length: 40}, (_, i) => withdraw(i % 2 ? first : second)),
       ...Array.from({length: 10}, (_, i) => withdraw(i % 2 ? first : second, 'same-key')),
@@ -156,7 +157,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/insufficient funds/)
     const rows = await first.selectFrom('balance_transactions').selectAll().where('member_id', '=', member.id).where('type', 'in', ['WITHDRAWAL', 'WITHDRAWAL_FEE']).execute()
     const spent = rows.reduce((sum, row) => sum + Math.abs(Number(row.amount)), 0)
-    const summary = await balance.getSummary(first, member)
+    const summary = await balance.getSummary(narrow(first), member)
     const available = Number(summary.available_funds.toString())
     expect(available).toBeGreaterThanOrEqual(0)
     expect(available).toBeCloseTo(100 - spent, 6)
@@ -172,8 +173,8 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     await seedClients(first, now).catch(() => undefined)
     const members = []
     for (let i = 0; i < 16; i++) {
-      const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
-      await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+      const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
+      await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '100'}, now)
       members.push(member)
     }
     const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
@@ -183,20 +184,20 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
       // One process asks in ascending order of account, the other in descending: locked in the
       // order they arrived, the two batches of a lane would each hold what the other waits for.
       await Promise.all([
-        ...members.map((member) => balance.createWithdrawal(first, member, body, {now})),
-        ...members.toReversed().map((member) => balance.createWithdrawal(second, member, body, {now})),
+        ...members.map((member) => balance.createWithdrawal(narrow(first), member, body, {now})),
+        ...members.toReversed().map((member) => balance.createWithdrawal(narrow(second), member, body, {now})),
       ])
     }
     expect(reruns() - before).toBe(0)
-    for (const member of members) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('90')
+    for (const member of members) expect((await balance.getSummary(narrow(first), member)).available_funds.toString()).toBe('90')
   })
 
   it('take turns across processes: what queues while another holds the lane joins one batch', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [first, second] = stores.map((s) => s.db) as [Db, Db]
     await seedClients(first, now).catch(() => undefined)
-    const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
-    await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '100'}, now)
+    const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
+    await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '100'}, now)
     const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
     // The withdrawal lane's advisory lock ("medp", lane 0 of cluster lanes 1), held by another
     // session as another process's batch would hold it.
@@ -207,7 +208,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
       const pending: Promise<balance.WithdrawalResult>[] = []
       // Five turns apart: without the turns, the first would commit alone before the others came.
       for (let i = 0; i < 5; i++) {
-        pending.push(balance.createWithdrawal(second, member, body, {now}))
+        pending.push(balance.createWithdrawal(narrow(second), member, body, {now}))
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       expect(writeStats(second).commits - before.commits).toBe(0)
@@ -217,7 +218,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     expect(granted.every((result) => !result.replayed)).toBe(true)
     expect(writeStats(second).writes - before.writes).toBe(5)
     expect(writeStats(second).commits - before.commits).toBe(1)
-    expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('95')
+    expect((await balance.getSummary(narrow(first), member)).available_funds.toString()).toBe('95')
   })
 
   it('with two write lanes, take turns per lane: one lane waiting holds up none of the other', async () => {
@@ -227,8 +228,8 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     try {
       await seedClients(first, now).catch(() => undefined)
       const funded = async () => {
-        const member = (await findMemberBy(first, 'id', (await seedMember(first, now)).user_id))!
-        await balance.postCredit(first, member, {type: 'HONORARIUM', amount: '10'}, now)
+        const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
+        await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '10'}, now)
         return member
       }
       const one = await funded()
@@ -240,19 +241,19 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
       await first.connection().execute(async (conn) => {
         await sql`select pg_advisory_lock(${lane0})`.execute(conn)
         let evenDone = false
-        const waiting = balance.createWithdrawal(lanes.db, even, body, {now}).then(() => {
+        const waiting = balance.createWithdrawal(narrow(lanes.db), even, body, {now}).then(() => {
           evenDone = true
         })
         try {
           const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error('the odd account waited for lane 0')), 10_000).unref())
-          await Promise.race([balance.createWithdrawal(lanes.db, odd, body, {now}), stuck])
+          await Promise.race([balance.createWithdrawal(narrow(lanes.db), odd, body, {now}), stuck])
           expect(evenDone).toBe(false)
         } finally {
           await sql`select pg_advisory_unlock(${lane0})`.execute(conn)
         }
         await waiting
       })
-      for (const member of [even, odd]) expect((await balance.getSummary(first, member)).available_funds.toString()).toBe('9')
+      for (const member of [even, odd]) expect((await balance.getSummary(narrow(first), member)).available_funds.toString()).toBe('9')
     } finally {
       await lanes.close()
     }
@@ -263,14 +264,14 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     const [db] = stores.map((s) => s.db) as [Db]
     await seedClients(db, now).catch(() => undefined)
     const funded = async (amount: string) => {
-      const member = (await findMemberBy(db, 'id', (await seedMember(db, now)).user_id))!
-      await balance.postCredit(db, member, {type: 'HONORARIUM', amount}, now)
+      const member = (await findMemberBy(narrow(db), 'id', (await seedMember(db, now)).user_id))!
+      await balance.postCredit(narrow(db), member, {type: 'HONORARIUM', amount}, now)
       return member
     }
     const a = await funded('10')
     const c = await funded('5')
     const body = (amount: number) => ({type: 'CHARITY', amount, member_details: PAYPAL_DETAILS})
-    const withdraw = (id: number, amount: number, key?: string) => balance.createWithdrawal(db, {id}, body(amount), {now, clientId: 'balance-client', idempotencyKey: key})
+    const withdraw = (id: number, amount: number, key?: string) => balance.createWithdrawal(narrow(db), {id}, body(amount), {now, clientId: 'balance-client', idempotencyKey: key})
     const reruns = writeStats(db).reruns
     // One turn. A member nobody has (in a's lane, so in its batch) makes the set's statement fail:
     // the batch runs again one withdrawal at a time, and only that one fails.
@@ -287,9 +288,9 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     const [first, replay] = [results[2], results[3]] as PromiseFulfilledResult<balance.WithdrawalResult>[]
     expect(replay!.value).toEqual({created: first!.value.created, replayed: true})
     expect(first!.value.replayed).toBe(false)
-    expect((await balance.getSummary(db, a)).available_funds.toString()).toBe('1')
-    expect((await balance.getSummary(db, c)).available_funds.toString()).toBe('4')
-    const ledger = await balance.listTransactions(db, a)
+    expect((await balance.getSummary(narrow(db), a)).available_funds.toString()).toBe('1')
+    expect((await balance.getSummary(narrow(db), c)).available_funds.toString()).toBe('4')
+    const ledger = await balance.listTransactions(narrow(db), a)
     expect(ledger.map((t) => [t.type, t.amount.toString(), t.current_balance.toString()])).toEqual([
       ['HONORARIUM', '10', '10'],
       ['WITHDRAWAL', '-6', '4'],

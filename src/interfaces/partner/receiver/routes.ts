@@ -10,6 +10,8 @@ import type {Clock} from '../../../lib/clock.js'
 import * as svc from './service.js'
 import {receiverTransaction} from './store.js'
 import type {ReceiverDatabase} from './tables.js'
+import type {HttpEnv} from '../../../http/env.js'
+import {requestHeader} from '../../../http/fast.js'
 
 export interface ReceiverOptions {
   db: Kysely<ReceiverDatabase>
@@ -46,12 +48,12 @@ async function jsonBody(c: Context): Promise<unknown> {
  * The reference partner: every endpoint of interface B under /v1. Quota-scoped paths accept both
  * the plural `quotas` and the singular `quota` segment, since the spec uses both.
  */
-export function receiverApp(options: ReceiverOptions): Hono {
+export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
   const {db, clock} = options
   const logger = createLogger(options.log ?? stderrLog, options.logFormat)
-  const app = new Hono()
+  const app = new Hono<HttpEnv>()
   const now = () => clock.now().toISOString()
-  const delivery = (c: Context) => c.req.header('x-medpanel-delivery') || undefined
+  const delivery = (c: Context) => requestHeader(c, 'x-medpanel-delivery') || undefined
 
   // A delivery's X-Request-Id (the medpanel command or request that queued it) becomes this
   // request's id: the partner's log line carries the same id as medpanel's.

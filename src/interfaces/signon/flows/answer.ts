@@ -1,5 +1,5 @@
 import type {Client} from '../../../registry/tables.js'
-import type {Db} from '../../../store/database.js'
+import type {SignonDb as Db} from '../tables.js'
 import {noteIdToken} from '../backchannel-logout.js'
 import {type ClaimsMember, issueIdToken, OPENID} from '../oidc.js'
 import {openidAnswer, type TokenResponse} from '../tokens.js'

@@ -1,4 +1,5 @@
 import {AppError} from '../../../errors.js'
+import {narrow} from '../../../store/database.js'
 import * as grants from '../../../grants/repository.js'
 import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
@@ -6,7 +7,6 @@ import {getMemberRow, hasGrant} from '../../../registry/service.js'
 import {metricsOf} from '../../../store/context.js'
 import {writeTransaction} from '../../../store/db.js'
 import {isValidVerifier, verifierMatches} from '../pkce.js'
-import * as repo from '../repository.js'
 import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
 import {isPublicClient} from '../client-auth.js'
 import {mintToken} from '../tokens.js'
@@ -34,10 +34,10 @@ export const authorizationCode: GrantFlow = {
     const redirectUri = form.redirect_uri
     const stamp = iso(now)
     const outcome = await writeTransaction(db, async (trx) => {
-      const code = await repo.findCode(trx, codeHash)
+      const code = await grants.findCode(narrow(trx), codeHash)
       if (!code || code.client_id !== client.id) return invalidGrant('authorization code is invalid or was issued to another client')
       if (code.used_at !== null) {
-        await grants.revokeTokens(trx, {codeHash}, stamp)
+        await grants.revokeTokens(narrow(trx), {codeHash}, stamp)
         return invalidGrant('authorization code has already been used; tokens issued from it are now revoked')
       }
       if (code.superseded_at !== null) return invalidGrant('authorization code was replaced by a newer one or revoked')
@@ -50,8 +50,8 @@ export const authorizationCode: GrantFlow = {
         return invalidGrant('code_verifier sent for a code that was issued without a code_challenge')
       }
       if (code.dpop_jkt !== null && code.dpop_jkt !== dpopJkt) return invalidGrant('authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof signed with that key')
-      if (!(await repo.consumeCode(trx, codeHash, stamp))) return invalidGrant('authorization code has already been used')
-      const member = await getMemberRow(trx, code.member_id)
+      if (!(await grants.consumeCode(narrow(trx), codeHash, stamp))) return invalidGrant('authorization code has already been used')
+      const member = await getMemberRow(narrow(trx), code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const scopes = code.scopes.split(' ')
       const answer = {member, nonce: code.nonce, authTime: code.auth_time, sid: code.sid}

@@ -2,7 +2,7 @@ import type {Kysely} from 'kysely'
 import type {z} from 'zod'
 import type {GrantType} from '../../../grants/metrics.js'
 import type {Client} from '../../../registry/tables.js'
-import type {Database} from '../../../store/database.js'
+import type {SignonView as Database} from '../tables.js'
 import type {tokenForm} from '../schema.js'
 import type {TokenResponse} from '../tokens.js'
 

@@ -1,4 +1,5 @@
 import {AppError} from '../../../errors.js'
+import {narrow} from '../../../store/database.js'
 import * as grants from '../../../grants/repository.js'
 import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
@@ -30,13 +31,13 @@ export const refreshToken: GrantFlow = {
     const hash = sha256(form.refresh_token)
     const stamp = iso(now)
     const outcome = await writeTransaction(db, async (trx) => {
-      const row = await grants.findRefreshToken(trx, hash)
+      const row = await grants.findRefreshToken(narrow(trx), hash)
       if (!row || row.client_id !== client.id) return invalidGrant('refresh token is invalid or was issued to another client')
       if (row.revoked_at !== null) return invalidGrant('refresh token was revoked')
       // Before it is spent: whoever holds a copy without the key cannot use it, nor burn it for its owner.
       if (row.dpop_jkt !== null && row.dpop_jkt !== dpopJkt) return invalidGrant('refresh token is bound to a DPoP key: send a DPoP proof signed with that key')
-      if (row.used_at !== null || !(await grants.useRefreshToken(trx, hash, stamp))) {
-        await grants.revokeTokens(trx, {codeHash: row.family}, stamp)
+      if (row.used_at !== null || !(await grants.useRefreshToken(narrow(trx), hash, stamp))) {
+        await grants.revokeTokens(narrow(trx), {codeHash: row.family}, stamp)
         return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
       }
       if (row.expires_at <= stamp) return invalidGrant('refresh token has expired')
@@ -44,7 +45,7 @@ export const refreshToken: GrantFlow = {
       const asked = form.scope === undefined ? granted : scopeList(form.scope)
       const beyond = asked.filter((scope) => !granted.includes(scope))
       if (beyond.length > 0) return new AppError('invalid_scope', `scope goes beyond what the member allowed: ${beyond.join(' ')}`)
-      const member = await getMemberRow(trx, row.member_id)
+      const member = await getMemberRow(narrow(trx), row.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
       const grant = {

@@ -1,9 +1,11 @@
 import type {Context, MiddlewareHandler} from 'hono'
+import {narrow} from '../../../store/database.js'
 import {hasGrant} from '../../../registry/service.js'
 import {listClients} from '../../../registry/repository.js'
 import {readerOf} from '../../../store/db.js'
-import type {Db} from '../../../store/database.js'
+import type {SignonDb as Db} from '../tables.js'
 import {versionCache} from '../../../store/version-cache.js'
+import {requestHeader} from '../../../http/fast.js'
 
 /**
  * Cross-origin access for the endpoints a browser app calls itself (the token endpoint,
@@ -21,7 +23,7 @@ const originOwners = versionCache<string, Map<string, Set<string>>>(1)
 async function ownersOf(db: Db): Promise<Map<string, Set<string>>> {
   return originOwners(db, '', async () => {
     const owners = new Map<string, Set<string>>()
-    for (const client of await listClients(readerOf(db))) {
+    for (const client of await listClients(narrow(readerOf(db)))) {
       if (client.expired_at !== null || !hasGrant(client, 'signon')) continue
       for (const uri of client.redirect_uris) {
         const url = new URL(uri)
@@ -45,7 +47,7 @@ export function corsClient(c: Context, clientId: string): void {
 
 export function clientCors(db: Db): MiddlewareHandler {
   return async function crossOrigin(c, next) {
-    const origin = c.req.header('origin')
+    const origin = requestHeader(c, 'origin')
     const owners = origin === undefined ? undefined : (await ownersOf(db)).get(origin)
     if (origin === undefined || owners === undefined) return next()
     if (c.req.method === 'OPTIONS') {

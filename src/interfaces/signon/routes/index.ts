@@ -19,6 +19,7 @@ import {clientCors} from './cors.js'
 import {END_SESSION_PATH, JWKS_PATH, OIDC_JSON_PATHS, OIDC_METHODS, OPENID_CONFIGURATION_PATH, oidcRoutes, USERINFO_PATH} from './oidc.js'
 import {APPLICATIONS_PATH, AUTHORIZE_PATH, isAuthorizeRequestPost, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
 import {METADATA_PATH, REVOKE_PATH, TOKEN_METHODS, TOKEN_PATH, tokenRoutes} from './token.js'
+import {requestHeader} from '../../../http/fast.js'
 
 /**
  * Interface A, by flow: the browser's pages and forms (pages.tsx), the endpoints clients call
@@ -99,7 +100,7 @@ export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
 
 /** Whether a POST to the authorize endpoint is a relying party's authorization request (a form without the consent page's fields). */
 async function authorizeRequestPost(c: Context): Promise<boolean> {
-  if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) return false
+  if (!/^application\/x-www-form-urlencoded\b/i.test(requestHeader(c, 'content-type') ?? '')) return false
   return isAuthorizeRequestPost(await c.req.parseBody())
 }
 

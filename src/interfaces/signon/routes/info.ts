@@ -2,7 +2,6 @@ import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
 import {jsonResponse} from '../../../http/fast.js'
-import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {type PresentedToken, presentToken} from '../../../grants/service.js'
 import {memberInfoResponse, oauthError, tokenInfoResponse} from '../schema.js'
@@ -51,18 +50,19 @@ export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
   const verify = (token: PresentedToken) => presentToken(db, token, clock.now())
   // Token info answers a dead token with invalid_request and 401, as the interface always has.
-  const tokenGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_request'}))
-  const memberGuard = guardChain(useErrorShape(renderOAuthError), bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_token'}))
+  const oauthShape = useErrorShape(renderOAuthError)
+  const tokenBearer = bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_request'})
+  const memberBearer = bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_token'})
   for (const path of TOKEN_INFO_PATHS) {
     app.openapi(infoRoute(path, 'token'), async (c) => {
-      await tokenGuard(c)
-      return jsonResponse(c, tokenInfo(c.get('token')), 200, INFO_NO_STORE)
+      oauthShape(c)
+      return jsonResponse(c, tokenInfo(await tokenBearer(c)), 200, INFO_NO_STORE)
     })
   }
   for (const path of MEMBER_INFO_PATHS) {
     app.openapi(infoRoute(path, 'member'), async (c) => {
-      await memberGuard(c)
-      return jsonResponse(c, memberInfo(c.get('token')), 200, INFO_NO_STORE)
+      oauthShape(c)
+      return jsonResponse(c, memberInfo(await memberBearer(c)), 200, INFO_NO_STORE)
     })
   }
 }

@@ -4,7 +4,6 @@ import {DEMO_CLIENT_ID} from '../../../demo-data.js'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
 import {pagePolicy} from '../../../http/page-headers.js'
-import {guardChain} from '../../../http/guards.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {presentToken} from '../../../grants/service.js'
 import {authorizationServerMetadata} from '../discovery.js'
@@ -104,15 +103,14 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
-  const guard = guardChain(
-    useErrorShape(renderOAuthError),
-    bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true}),
-  )
+  const oauthShape = useErrorShape(renderOAuthError)
+  const bearer = bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true})
   for (const method of ['get', 'post'] as const) {
     app.openapi(userInfoRoute(method), async (c) => {
-      await guard(c)
-      corsClient(c, c.get('token').clientId)
-      return c.json(userInfo(c.get('token')), 200, {'Cache-Control': 'no-store'})
+      oauthShape(c)
+      const token = await bearer(c)
+      corsClient(c, token.clientId)
+      return c.json(userInfo(token), 200, {'Cache-Control': 'no-store'})
     })
   }
 

@@ -210,7 +210,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   app.openapi(metadataRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
   app.on('POST', [TOKEN_PATH, PAR_PATH], async (c, next) => {
-    if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) {
+    if (!/^application\/x-www-form-urlencoded\b/i.test(requestHeader(c, 'content-type') ?? '')) {
       throw new AppError('invalid_request', 'the body must be application/x-www-form-urlencoded')
     }
     await next()
