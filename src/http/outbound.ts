@@ -93,65 +93,76 @@ export function httpTransport(options: {resolve?: Resolver} = {}): Transport {
   return {
     send(request, timeoutMs, sendOptions = {}) {
       const limit = sendOptions.maxBodyBytes ?? config.http.outboundBodyLimitBytes
-      return new Promise<PartnerResponse>((done, fail) => {
-        let settled = false
-        let req: http.ClientRequest | undefined
-        const settle = (error: Error | undefined, response?: PartnerResponse) => {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          if (error) {
-            req?.destroy()
-            fail(error)
-          } else done(response!)
-        }
-        const timer = setTimeout(() => settle(timeoutError(timeoutMs)), timeoutMs)
-        const url = new URL(request.url)
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') return settle(new RefusedTarget(`refused: ${url.protocol} is not http(s)`))
-        if (url.username || url.password)
-          return settle(new RefusedTarget('refused: the partner URL carries credentials; set them with update-client --partner-username and --partner-password'))
-        const hostname = url.hostname.replace(/^\[|\]$/g, '')
-        checkedAddresses(hostname, resolve).then((addresses) => {
-          if (settled) return
-          const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8')
-          req = (url.protocol === 'https:' ? https : http).request({
-            method: request.method,
-            hostname,
-            port: url.port || undefined,
-            path: url.pathname + url.search,
-            headers: body ? {...request.headers, 'content-length': String(body.length)} : request.headers,
-            agent: agents[url.protocol as 'http:' | 'https:'],
-            lookup: pinned(addresses),
-          })
-          req.on('error', (error) => settle(error))
-          req.on('response', (res) => {
-            const chunks: Buffer[] = []
-            let size = 0
-            const finish = (truncated: boolean) => settle(undefined, {status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), truncated})
-            res.on('data', (chunk: Buffer) => {
-              if (settled) return
-              if (size + chunk.length > limit) {
-                chunks.push(chunk.subarray(0, limit - size))
-                size = limit
-                finish(true)
-                // The rest is never read: closing the socket stops the partner's sending.
-                res.destroy()
-                return
-              }
-              chunks.push(chunk)
-              size += chunk.length
-            })
-            res.on('end', () => finish(false))
-            res.on('error', (error) => settle(error))
-            res.on('close', () => {
-              if (!res.complete) settle(Object.assign(new Error('the partner closed the connection mid-answer'), {code: 'ECONNRESET'}))
-            })
-          })
-          req.end(body)
-        }, settle)
-      })
+      return sendOnce(request, timeoutMs, limit, resolve, agents)
     },
   }
+}
+
+/** One request to a partner: checked and pinned to the addresses its name resolved to, bounded in time and in the answer's size. */
+function sendOnce(request: PartnerRequest, timeoutMs: number, limit: number, resolve: Resolver, agents: Record<'http:' | 'https:', http.Agent>): Promise<PartnerResponse> {
+  return new Promise<PartnerResponse>((done, fail) => {
+    let settled = false
+    let req: http.ClientRequest | undefined
+    const settle = (error: Error | undefined, response?: PartnerResponse) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (error) {
+        req?.destroy()
+        fail(error)
+      } else done(response!)
+    }
+    const timer = setTimeout(() => settle(timeoutError(timeoutMs)), timeoutMs)
+    const url = new URL(request.url)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return settle(new RefusedTarget(`refused: ${url.protocol} is not http(s)`))
+    if (url.username || url.password)
+      return settle(new RefusedTarget('refused: the partner URL carries credentials; set them with update-client --partner-username and --partner-password'))
+    const hostname = url.hostname.replace(/^\[|\]$/g, '')
+    checkedAddresses(hostname, resolve).then((addresses) => {
+      if (settled) return
+      const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8')
+      req = (url.protocol === 'https:' ? https : http).request({
+        method: request.method,
+        hostname,
+        port: url.port || undefined,
+        path: url.pathname + url.search,
+        headers: body ? {...request.headers, 'content-length': String(body.length)} : request.headers,
+        agent: agents[url.protocol as 'http:' | 'https:'],
+        lookup: pinned(addresses),
+      })
+      req.on('error', (error) => settle(error))
+      req.on('response', (res) => readAnswer(res, limit, () => settled, settle))
+      req.end(body)
+    }, settle)
+  })
+}
+
+/**
+ * Reads a partner's answer into `settle`, keeping at most `limit` bytes of its body: past them the
+ * answer is marked truncated and the socket closed, so a partner cannot make us hold more.
+ */
+function readAnswer(res: http.IncomingMessage, limit: number, settled: () => boolean, settle: (error: Error | undefined, response?: PartnerResponse) => void): void {
+  const chunks: Buffer[] = []
+  let size = 0
+  const finish = (truncated: boolean) => settle(undefined, {status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), truncated})
+  res.on('data', (chunk: Buffer) => {
+    if (settled()) return
+    if (size + chunk.length > limit) {
+      chunks.push(chunk.subarray(0, limit - size))
+      size = limit
+      finish(true)
+      // The rest is never read: closing the socket stops the partner's sending.
+      res.destroy()
+      return
+    }
+    chunks.push(chunk)
+    size += chunk.length
+  })
+  res.on('end', () => finish(false))
+  res.on('error', (error) => settle(error))
+  res.on('close', () => {
+    if (!res.complete) settle(Object.assign(new Error('the partner closed the connection mid-answer'), {code: 'ECONNRESET'}))
+  })
 }
 
 /** The transport serve, push-* --wait and verify-partner use, and sign-on fetching clients' jwks_uris. */

@@ -334,30 +334,46 @@ async function dataCall(s: Searching): Promise<CallAnswer> {
   }
   const result: SummaryResult = {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, stream.summary)}
   const count = stream.conversations
-  async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
-    let done = false
-    let failed = false
-    try {
-      yield UTF8.encode(format.head(result, count))
-      for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
-      // Logged before the last bytes go out: an answer is never complete without its record.
-      await s.record()
-      done = true
-      yield UTF8.encode(format.tail(count))
-    } catch (error) {
-      failed = true
-      await refund()
-      throw error
-    } finally {
-      if (!done) {
-        metricsOf(db)?.of(searchMetrics).truncated.inc()
-        await stream.cancel()
-        // Nobody is left to hear that the record of an answer cut short failed: it is logged.
-        if (!failed) await s.record().catch((lost) => logLost(s, 'could not record a data answer cut short', lost))
-      }
-    }
+  return {kind: 'data', result, conversations: count, body: () => answerBody(s, stream, format, result, refund)}
+}
+
+/**
+ * A data answer's bytes: the head, the search's pages, the tail. The call is recorded before the
+ * last bytes go out; an answer cut short (the caller left, the search failed) is counted, its
+ * search stopped, and still recorded, or its data call given back when the search failed.
+ */
+async function* answerBody(
+  s: Searching,
+  stream: SearchStream,
+  format: AnswerFormat,
+  result: SummaryResult,
+  refund: () => Promise<void>,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const count = stream.conversations
+  let done = false
+  let failed = false
+  try {
+    yield UTF8.encode(format.head(result, count))
+    for (let page = await stream.next(); page !== undefined; page = await stream.next()) yield page
+    // Logged before the last bytes go out: an answer is never complete without its record.
+    await s.record()
+    done = true
+    yield UTF8.encode(format.tail(count))
+  } catch (error) {
+    failed = true
+    await refund()
+    throw error
+  } finally {
+    if (!done) await cutShort(s, stream, failed)
   }
-  return {kind: 'data', result, conversations: count, body}
+}
+
+/** An answer that ended before its tail: counted, its search stopped, and recorded unless it failed. */
+async function cutShort(s: Searching, stream: SearchStream, failed: boolean): Promise<void> {
+  metricsOf(s.db)?.of(searchMetrics).truncated.inc()
+  await stream.cancel()
+  // Nobody is left to hear that the record of an answer cut short failed: it is logged.
+  if (!failed) await s.record().catch((lost) => logLost(s, 'could not record a data answer cut short', lost))
 }
 
 /**

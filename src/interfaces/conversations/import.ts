@@ -134,66 +134,84 @@ export async function writeConversations(db: Db, source: ConversationSource, doc
   return writeTransaction(db, async (trx) => {
     const stored = await repo.maxIds(trx)
     // A fresh store holds nothing to check or replace.
-    let replaced = 0
-    if (stored.comment > 0) {
-      const wanted = [...commentIds].filter((id) => id <= stored.comment)
-      for (let i = 0; i < wanted.length; i += 10_000) {
-        for (const [commentId, owner] of await repo.commentOwners(trx, wanted.slice(i, i + 10_000))) {
-          // A comment of a post the document replaces may move to any of its posts.
-          if (!postIds.has(owner)) throw badRequest(`comment ${commentId} already belongs to post ${owner}, which this file does not replace`)
-        }
-      }
-    }
-    if (stored.post > 0) {
-      const wanted = [...postIds].filter((id) => id <= stored.post)
-      for (let i = 0; i < wanted.length; i += 10_000) {
-        const existing = await repo.postsByIds(trx, wanted.slice(i, i + 10_000))
-        replaced += existing.length
-        await repo.deletePosts(
-          trx,
-          existing.map((p) => p.id),
-        )
-      }
-    }
+    if (stored.comment > 0)
+      await checkCommentOwners(
+        trx,
+        [...commentIds].filter((id) => id <= stored.comment),
+        postIds,
+      )
+    const replaced =
+      stored.post > 0
+        ? await deleteReplacedPosts(
+            trx,
+            [...postIds].filter((id) => id <= stored.post),
+          )
+        : 0
     const counts = new TermDayCounts()
     let chunk: PostInput[] = []
-    const write = async () => {
-      const authors = new Map<string, NewAuthorRow>()
-      for (const post of chunk) {
-        authors.set(post.author.id, authorRow(post.author))
-        for (const comment of post.comments) authors.set(comment.author.id, authorRow(comment.author))
-      }
-      await repo.upsertAuthors(trx, [...authors.values()])
-      await repo.insertPosts(
-        trx,
-        chunk.map((post) => ({
-          id: post.id,
-          author_id: post.author.id,
-          published_at: post.published_at,
-          rating: post.rating,
-          iconsult: post.iconsult ? 1 : 0,
-          solved_at: post.solved_at,
-          title: post.title,
-          content: post.content,
-        })),
-        counts,
-      )
-      await repo.insertComments(
-        trx,
-        chunk.flatMap((post) =>
-          post.comments.map((c) => ({id: c.id, post_id: post.id, author_id: c.author.id, published_at: c.published_at, content: c.content, helpful_count: c.helpful_count})),
-        ),
-        counts,
-      )
-      chunk = []
-      if (counts.size >= STATISTICS_ROWS) await counts.write(trx, 1)
-    }
     for await (const [, post] of checkedPosts(source)) {
       chunk.push(post)
-      if (chunk.length >= CHUNK_POSTS) await write()
+      if (chunk.length < CHUNK_POSTS) continue
+      await writeChunk(trx, chunk, counts)
+      chunk = []
     }
-    if (chunk.length > 0) await write()
+    if (chunk.length > 0) await writeChunk(trx, chunk, counts)
     await counts.write(trx, 1)
     return {posts: postIds.size, comments: commentIds.size, authors: authorIds.size, replaced_posts: replaced}
   })
+}
+
+/** Refuses the file if a stored comment it names belongs to a post it does not replace (a comment may move between the posts it replaces). */
+async function checkCommentOwners(trx: Db, stored: number[], postIds: ReadonlySet<number>): Promise<void> {
+  for (let i = 0; i < stored.length; i += 10_000) {
+    for (const [commentId, owner] of await repo.commentOwners(trx, stored.slice(i, i + 10_000))) {
+      if (!postIds.has(owner)) throw badRequest(`comment ${commentId} already belongs to post ${owner}, which this file does not replace`)
+    }
+  }
+}
+
+/** Deletes the stored posts the file replaces (with their comments); answers how many there were. */
+async function deleteReplacedPosts(trx: Db, stored: number[]): Promise<number> {
+  let replaced = 0
+  for (let i = 0; i < stored.length; i += 10_000) {
+    const existing = await repo.postsByIds(trx, stored.slice(i, i + 10_000))
+    replaced += existing.length
+    await repo.deletePosts(
+      trx,
+      existing.map((p) => p.id),
+    )
+  }
+  return replaced
+}
+
+/** Writes one chunk of posts, their comments and their authors; the term-day counts go out once they are large. */
+async function writeChunk(trx: Db, chunk: readonly PostInput[], counts: TermDayCounts): Promise<void> {
+  const authors = new Map<string, NewAuthorRow>()
+  for (const post of chunk) {
+    authors.set(post.author.id, authorRow(post.author))
+    for (const comment of post.comments) authors.set(comment.author.id, authorRow(comment.author))
+  }
+  await repo.upsertAuthors(trx, [...authors.values()])
+  await repo.insertPosts(
+    trx,
+    chunk.map((post) => ({
+      id: post.id,
+      author_id: post.author.id,
+      published_at: post.published_at,
+      rating: post.rating,
+      iconsult: post.iconsult ? 1 : 0,
+      solved_at: post.solved_at,
+      title: post.title,
+      content: post.content,
+    })),
+    counts,
+  )
+  await repo.insertComments(
+    trx,
+    chunk.flatMap((post) =>
+      post.comments.map((c) => ({id: c.id, post_id: post.id, author_id: c.author.id, published_at: c.published_at, content: c.content, helpful_count: c.helpful_count})),
+    ),
+    counts,
+  )
+  if (counts.size >= STATISTICS_ROWS) await counts.write(trx, 1)
 }
