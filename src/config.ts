@@ -365,9 +365,10 @@ let current: Environment | undefined
 /**
  * This process's settings, read from its environment on first use and kept: every command reads
  * them as it starts (BaseCommand.init), so a bad value stops it there with one `Error:` line
- * naming the variable, before it serves or writes anything. Nothing else reads process.env, but
- * for the variables that stand for a flag (see Environment) and the secret a `--NAME-from-env`
- * flag names, which commands/base-command.ts reads when it is asked for.
+ * naming the variable, before it serves or writes anything. The few other reads of process.env
+ * (a flag's variable read before flags are parsed, a `--NAME-from-env` secret, systemd's
+ * NOTIFY_SOCKET and credentials, libuv's thread pool size, two settings made for libraries) are
+ * listed with their reasons in test/architecture/environment-reads.test.ts, which fails on a new one.
  */
 export function environment(): Environment {
   current ??= readEnvironment(process.env)

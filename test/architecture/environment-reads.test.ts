@@ -1,0 +1,39 @@
+import {readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+
+/*
+ * The environment is read in one place, src/config.ts (environment()), checked once as each
+ * command starts. These files read or set process.env besides it, each for the reason given; a new
+ * reader fails this test until it is listed here (and in config.ts's comment on environment()).
+ */
+const READERS: Record<string, string> = {
+  'src/config.ts': 'the one reader: every MEDPANEL_* setting without a flag, checked as a command starts',
+  'src/cli/main.ts': "sets SHELL when unset, for oclif's completion plugin",
+  'src/registry/throttle.ts': "UV_THREADPOOL_SIZE: libuv's own setting, which bounds how many password hashes run at once",
+  'src/store/sqlite/better-sqlite3.ts': 'sets SQLITE_USE_URI, the driver switch that lets it open file: URIs',
+  'src/lib/sd-notify.ts': "NOTIFY_SOCKET by default: systemd's, read where the notifier is made",
+  'src/compose.ts': "hands process.env to the systemd notifier (NOTIFY_SOCKET is systemd's, not a medpanel setting)",
+  'commands/base-command.ts': 'MEDPANEL_LOG_FORMAT before flags are parsed, so a parse error is written in the asked-for format',
+  'commands/serve.ts': "the metrics token from systemd's credentials ($CREDENTIALS_DIRECTORY), when no flag gives it",
+  'commands/support/secrets.ts': 'the variable a --NAME-from-env flag names, read only when that flag is given',
+  'commands/support/store.ts': 'MEDPANEL_DB set but empty, refused as a mistake rather than taken as the default store',
+}
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir), {withFileTypes: true}).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`
+    if (entry.isDirectory()) return sources(path)
+    return /\.tsx?$/.test(entry.name) ? [path] : []
+  })
+}
+
+describe('reading the environment', () => {
+  it('happens only in the files listed, each with its reason', () => {
+    const readers = [...sources('src'), ...sources('commands')].filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8'))).sort()
+    expect(readers).toEqual(Object.keys(READERS).sort())
+  })
+})
