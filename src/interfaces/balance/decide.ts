@@ -91,7 +91,9 @@ export function decideWithdrawal(ask: WithdrawalAsk, context: repo.WithdrawalCon
     before: amountText(available),
     fee: amountText(fee),
     stamp: ask.stamp,
-    remember: ask.idem ? {client_id: ask.idem.clientId, key: ask.idem.key, request_hash: ask.requestHash, status: 201, body: toJsonText(created), created_at: ask.stamp} : undefined,
+    remember: ask.idem
+      ? {client_id: ask.idem.clientId, key: ask.idem.key, request_hash: ask.requestHash, status: 201, body: toJsonText(created), created_at: ask.stamp}
+      : undefined,
   }
   // Where it is decided: no grant leaves the ledger broken (asserted again where it is written).
   assertWithdrawalWrite(write)

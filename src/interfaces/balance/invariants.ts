@@ -47,7 +47,7 @@ export interface WithdrawalLines {
 export function assertWithdrawalWrite(write: WithdrawalLines): void {
   const {rows, memberId} = write
   const withdrawal = rows[0]
-  if (!withdrawal || withdrawal.type !== 'WITHDRAWAL') throw new LedgerInvariantError(FEE_LINE, `a write for member ${memberId} does not start with its withdrawal`)
+  if (withdrawal?.type !== 'WITHDRAWAL') throw new LedgerInvariantError(FEE_LINE, `a write for member ${memberId} does not start with its withdrawal`)
   const fees = rows.slice(1)
   const fee = new Money(write.fee)
   const expected = fee.isZero() ? 0 : 1

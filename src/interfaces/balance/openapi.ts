@@ -129,7 +129,6 @@ export const regionsRoute = createRoute({
   responses: {200: json(z.array(regionSchema), 'Regions'), ...errors(401, 404, 405)},
 })
 
-
 /**
  * The withdrawal route as it is served: the same path, parameters and headers, validated by the
  * route; its body is read by the edge parser (body.ts) instead of a second JSON validator, so it

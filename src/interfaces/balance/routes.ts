@@ -21,16 +21,7 @@ import {regionsOf} from '../../lib/iso3166-regions.js'
 import {config} from '../../config.js'
 import {readWithdrawalText, withdrawalRequest} from './body.js'
 import type {ExactJson} from './decimal-json.js'
-import {
-  countriesRoute,
-  regionsRoute,
-  summaryRoute,
-  transactionRoute,
-  transactionsRoute,
-  withdrawalTypesRoute,
-  withdrawRoute,
-  withdrawServedRoute,
-} from './openapi.js'
+import {countriesRoute, regionsRoute, summaryRoute, transactionRoute, transactionsRoute, withdrawalTypesRoute, withdrawRoute, withdrawServedRoute} from './openapi.js'
 import {ACCOUNT_KEYS, parseIdempotencyKey, type WithdrawalRequest} from './schema.js'
 import * as balance from './service.js'
 

@@ -55,7 +55,23 @@ describe('readExactJson: one pass for the value, the exact numbers and the check
   })
 
   it('answers "not valid JSON" for any text JSON.parse refuses, even after a repeated key or past the depth', () => {
-    for (const bad of ['{"a":1,"a":2', '{"a":1,"a":2,}', `${'['.repeat(40)}1`, '[01]', '{"a":"\\x"}', '"\u0001"', '\ufeff{}', '{"a" 1}', '[1,]', 'nul', '-', '1.', '.5', '+1', '"\\u12"']) {
+    for (const bad of [
+      '{"a":1,"a":2',
+      '{"a":1,"a":2,}',
+      `${'['.repeat(40)}1`,
+      '[01]',
+      '{"a":"\\x"}',
+      '"\u0001"',
+      '\ufeff{}',
+      '{"a" 1}',
+      '[1,]',
+      'nul',
+      '-',
+      '1.',
+      '.5',
+      '+1',
+      '"\\u12"',
+    ]) {
       expect(() => JSON.parse(bad), bad).toThrow()
       expect(refusal(bad), bad).toBe('the body is not valid JSON')
     }
