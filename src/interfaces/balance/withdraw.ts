@@ -133,6 +133,11 @@ function decideInTurn(asks: readonly WithdrawalAsk[], contexts: readonly repo.Wi
   const funds = new Map<number, string>()
   const answers = new Map<string, NonNullable<repo.WithdrawalContext['prior']>>()
   const writes: repo.WithdrawalWrite[] = []
+  const carry = (write: repo.WithdrawalWrite, key: string | undefined) => {
+    writes.push(write)
+    funds.set(write.memberId, write.available)
+    if (key !== undefined && write.remember) answers.set(key, write.remember)
+  }
   const outcomes = asks.map((ask, i): Outcome => {
     const read = contexts[i]!
     const key = ask.idem && `${ask.idem.clientId}\n${ask.idem.key}`
@@ -141,11 +146,7 @@ function decideInTurn(asks: readonly WithdrawalAsk[], contexts: readonly repo.Wi
     const account = available === undefined ? read.account : {...read.account, available_funds: available}
     try {
       const {result, write} = decideWithdrawal(ask, answered ? {account, prior: answered} : {...read, account})
-      if (write) {
-        writes.push(write)
-        funds.set(ask.memberId, write.available)
-        if (key !== undefined && write.remember) answers.set(key, write.remember)
-      }
+      if (write) carry(write, key)
       return {ok: true, value: result}
     } catch (error) {
       return {ok: false, error}

@@ -1,17 +1,11 @@
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import * as decide from '../../../src/interfaces/balance/decide.js'
-import {
-  assertWithdrawalWrite,
-  FEE_LINE,
-  FUNDS_FOLLOW_LINES,
-  LedgerInvariantError,
-  NO_NEGATIVE_FUNDS,
-  type WithdrawalLines,
-} from '../../../src/interfaces/balance/invariants.js'
+import {assertWithdrawalWrite, FEE_LINE, FUNDS_FOLLOW_LINES, LedgerInvariantError, NO_NEGATIVE_FUNDS, type WithdrawalLines} from '../../../src/interfaces/balance/invariants.js'
 import * as repo from '../../../src/interfaces/balance/repository.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import type {NewTransactionRow} from '../../../src/interfaces/balance/tables.js'
 import {writeTransaction} from '../../../src/store/db.js'
+import {toJsonText} from '../../../src/store/json.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {AUTH, CHECK_DETAILS, type LedgerContext, ledgerContext, seedClients} from './setup.js'
 
@@ -45,10 +39,10 @@ const line = (overrides: Partial<NewTransactionRow>): NewTransactionRow => ({
   currency: 'USD',
   status: 'Processing',
   survey_id: null,
-  properties: '{}',
+  properties: toJsonText({}),
   withdrawal_id: null,
   withdrawal_type: 'CHECK',
-  member_details: '{}',
+  member_details: toJsonText({}),
   client_id: null,
   created_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:00:00.000Z',
