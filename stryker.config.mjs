@@ -9,8 +9,19 @@
  */
 export const MODULES = {
   balance: {
-    mutate: ['src/interfaces/balance/service.ts'],
+    // The ledger's service, one module per part (service.ts only names them together), and its edge parser.
+    mutate: [
+      'src/interfaces/balance/decide.ts',
+      'src/interfaces/balance/withdraw.ts',
+      'src/interfaces/balance/postings.ts',
+      'src/interfaces/balance/queries.ts',
+      'src/interfaces/balance/views.ts',
+      'src/interfaces/balance/invariants.ts',
+      'src/interfaces/balance/body.ts',
+      'src/interfaces/balance/decimal-json.ts',
+    ],
     tests: [
+      'test/interfaces/balance/ledger-invariants.test.ts',
       'test/interfaces/balance/api.test.ts',
       'test/interfaces/balance/ledger.property.test.ts',
       'test/interfaces/balance/ledger-edges.test.ts',
