@@ -7,6 +7,7 @@ import {formatMoney, parseAmount} from '../src/interfaces/balance/money.js'
 import {listCountries} from '../src/lib/iso3166.js'
 import {regionsOf} from '../src/lib/iso3166-regions.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
+import {withdrawalRequest} from '../src/interfaces/balance/body.js'
 import {
   checkWithdrawalFunds,
   createWithdrawal,
@@ -88,7 +89,9 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
     // Unknown or barred types go straight to the service, which explains the refusal.
     if (chosen && prompting) await askMissing(chosen, details)
 
-    const result = await createWithdrawal(db, member, {type: typeCode, amount: amount.trim(), member_details: details}, {now: this.clock.now(), clientId: null})
+    // The same edge as the route's body: the schema once, the amount an exact decimal.
+    const request = withdrawalRequest({type: typeCode, amount: amount.trim(), member_details: details})
+    const result = await createWithdrawal(db, member, request, {now: this.clock.now(), clientId: null})
     const tx = await getTransaction(db, result.created.transaction_id)
     const fee = (await listTransactions(db, member)).find((t) => t.type === 'WITHDRAWAL_FEE' && t.properties.withdrawal_id === tx.id)
     const after = await getSummary(db, member)

@@ -41,7 +41,11 @@ export function parseAmount(value: unknown, currency: string = DEFAULT_CURRENCY,
   } else {
     throw new AppError('bad_request', `${field}: must be a decimal number`)
   }
-  const amount = new Money(text)
+  return checkAmount(new Money(text), currency, field)
+}
+
+/** An exact amount's value: greater than 0, within the currency's decimals and MAX_AMOUNT (422 otherwise). */
+export function checkAmount(amount: Decimal, currency: string = DEFAULT_CURRENCY, field = 'amount'): Decimal {
   if (amount.lte(0)) throw new AppError('unprocessable', `${field}: must be greater than 0`)
   const places = MINOR_UNITS[currency] ?? 2
   if (amount.decimalPlaces() > places) throw new AppError('unprocessable', `${field}: ${currency} amounts have at most ${places} decimal places`)

@@ -3,6 +3,7 @@ import type {MemberRow} from '../../registry/tables.js'
 import type {BalanceDb as Db} from './tables.js'
 import {prepared} from '../../store/prepared.js'
 import {type Insertable, type Selectable, sql} from 'kysely'
+import {assertFunds, assertWithdrawalWrite, type WithdrawalLines} from './invariants.js'
 import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
 
 /*
@@ -63,6 +64,7 @@ const fundsUpdate = prepared(3, (db: Db, memberId: number, available: string, no
 )
 
 export async function setAvailableFunds(db: Db, memberId: number, available: string, now: string): Promise<void> {
+  assertFunds(available, memberId)
   await fundsUpdate(db, memberId, available, now)
 }
 
@@ -218,10 +220,8 @@ export async function withdrawalContext(db: Db, input: ContextAsk): Promise<With
 }
 
 /** What one withdrawal writes: its ledger rows, the account's new available funds, the answer to remember. */
-export interface WithdrawalWrite {
+export interface WithdrawalWrite extends WithdrawalLines {
   rows: NewTransactionRow[]
-  memberId: number
-  available: string
   stamp: string
   remember?: Insertable<BalanceIdempotencyTable> | undefined
 }
@@ -233,6 +233,8 @@ export interface WithdrawalWrite {
  * statement is prepared per shape (with or without a fee, with or without a key).
  */
 export async function recordWithdrawal(db: Db, write: WithdrawalWrite): Promise<void> {
+  // The last look before the store: a write that breaks the ledger's invariants is refused whole.
+  assertWithdrawalWrite(write)
   const {rows, memberId, available, stamp, remember} = write
   if (!isPostgres(db)) {
     for (const row of rows) await insertTransaction(db, row)
@@ -292,6 +294,7 @@ export async function withdrawalContexts(db: Db, asks: readonly ContextAsk[]): P
  */
 export async function recordWithdrawals(db: Db, writes: readonly WithdrawalWrite[]): Promise<void> {
   if (writes.length === 0) return
+  for (const write of writes) assertWithdrawalWrite(write)
   const funds = new Map<number, {member_id: number; available: string; stamp: string}>()
   for (const w of writes) funds.set(w.memberId, {member_id: w.memberId, available: w.available, stamp: w.stamp})
   const ledger = JSON.stringify(writes.flatMap((w) => w.rows.map((row) => Object.fromEntries(TRANSACTION_COLUMNS.map((column) => [column, row[column] ?? null])))))

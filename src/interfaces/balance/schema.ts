@@ -4,8 +4,7 @@ import {useOpenApi} from '../../lib/zod.js'
 
 useOpenApi()
 import {AppError} from '../../errors.js'
-import {parseInput} from '../../lib/validate.js'
-import {DECIMAL_TEXT} from './money.js'
+import {DECIMAL_TEXT, type Money} from './money.js'
 import {isCountry} from '../../lib/iso3166.js'
 import {isEmailAddress} from '../../lib/email.js'
 import {isRegionOf} from '../../lib/iso3166-regions.js'
@@ -121,14 +120,6 @@ export function validateMemberDetails(input: Record<string, unknown>, required: 
   return details
 }
 
-export type WithdrawalRequest = z.output<typeof withdrawalBodySchema>
-
-/** The body's shape only (400 when it cannot be used at all), by the same schema the route documents. */
-export function parseWithdrawalBody(body: unknown): WithdrawalRequest {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('bad_request', 'the body must be a JSON object with type, amount and member_details')
-  return parseInput(withdrawalBodySchema, body)
-}
-
 /** Free-form transaction properties: string keys to string values. */
 export function parseProperties(input: Record<string, unknown> | undefined): Record<string, string> {
   const out: Record<string, string> = {}
@@ -206,6 +197,23 @@ export const withdrawalBodySchema = z
   .strict()
   .openapi('WithdrawalRequest')
 export const withdrawalCreatedSchema = z.object({transaction_id: z.string(), uri: z.string()}).openapi('WithdrawalCreated')
+
+/** A withdrawal body as an in-process caller holds it (the CLI's flags, a test's object), before the schema reads it. */
+export type WithdrawalInput = Readonly<Record<string, unknown>>
+
+/**
+ * A withdrawal body as the service takes it (body.ts makes it): the schema's output, its amount an
+ * exact decimal. A field added to the schema arrives here, in the Idempotency-Key fingerprint and
+ * in the decision without further typing.
+ */
+export type WithdrawalRequest = Omit<z.output<typeof withdrawalBodySchema>, 'amount'> & {
+  amount: Money
+  /** The amount as written: a JSON number's text, the string sent, or a caller's number. */
+  amountWritten: string | number
+}
+
+/** The answer to a created withdrawal (and the one remembered for its Idempotency-Key). */
+export type WithdrawalCreated = z.infer<typeof withdrawalCreatedSchema>
 export const countrySchema = z.object({alpha_2_code: z.string(), short_name: z.string()}).openapi('Country')
 export const regionSchema = z.object({region_code: z.string(), name: z.string(), alpha_2_code: z.string(), postal_abbreviation: z.string()}).openapi('Region')
 export const messageSchema = z.object({message: z.string()}).openapi('BalanceError')

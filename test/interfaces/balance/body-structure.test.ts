@@ -1,6 +1,6 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
-import {checkJsonStructure} from '../../../src/interfaces/balance/decimal-json.js'
+import {readExactJson} from '../../../src/interfaces/balance/decimal-json.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
@@ -8,7 +8,7 @@ import {AUTH, PAYPAL_DETAILS, seedClients, seedMember} from './setup.js'
 
 const refusal = (text: string, depth = 32): string | undefined => {
   try {
-    checkJsonStructure(text, depth)
+    readExactJson(text, depth)
     return undefined
   } catch (error) {
     expect(error).toBeInstanceOf(AppError)
@@ -17,7 +17,7 @@ const refusal = (text: string, depth = 32): string | undefined => {
   }
 }
 
-describe('checkJsonStructure', () => {
+describe('readExactJson: the structure checks', () => {
   it('names a repeated key by its path, however it is spelled', () => {
     expect(refusal('{"amount":"abc","amount":10}')).toMatch(/^duplicate key amount\b/)
     expect(refusal('{"amount":10,"amount":10}')).toMatch(/^duplicate key amount\b/)
@@ -41,6 +41,40 @@ describe('checkJsonStructure', () => {
     expect(refusal(`{"m":${'{"a":'.repeat(32)}1${'}'.repeat(32)}}`)).toBe('the body nests deeper than 32 levels')
     // Brackets inside strings are text, not nesting.
     expect(refusal(`{"m":"${'['.repeat(100)}"}`)).toBeUndefined()
+  })
+})
+
+describe('readExactJson: one pass for the value, the exact numbers and the checks', () => {
+  it('reads what JSON.parse reads, and keeps the top-level numbers as written', () => {
+    const text = '{"type":"paypal","amount":10.10,"member_details":{"n":1.50,"a":[1e2,-0,"x\\u0041"]},"__proto__":{"p":true},"z":null}'
+    const {value, numbers} = readExactJson(text, 32)
+    expect(value).toEqual(JSON.parse(text))
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype)
+    expect(Object.keys(value as object)).toEqual(Object.keys(JSON.parse(text)))
+    expect([...numbers]).toEqual([['amount', '10.10']])
+  })
+
+  it('answers "not valid JSON" for any text JSON.parse refuses, even after a repeated key or past the depth', () => {
+    for (const bad of [
+      '{"a":1,"a":2',
+      '{"a":1,"a":2,}',
+      `${'['.repeat(40)}1`,
+      '[01]',
+      '{"a":"\\x"}',
+      '"\u0001"',
+      '\ufeff{}',
+      '{"a" 1}',
+      '[1,]',
+      'nul',
+      '-',
+      '1.',
+      '.5',
+      '+1',
+      '"\\u12"',
+    ]) {
+      expect(() => JSON.parse(bad), bad).toThrow()
+      expect(refusal(bad), bad).toBe('the body is not valid JSON')
+    }
   })
 })
 
