@@ -1,4 +1,4 @@
-import {existsSync, readdirSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
@@ -25,6 +25,24 @@ function names(entry: string): boolean {
 describe('the run lists', () => {
   it.each(Object.entries(lists))('%s names only test files and folders that exist', (_name, entries) => {
     expect(entries.filter((entry) => !names(entry))).toEqual([])
+  })
+})
+
+/** Every test file under `dir`, as a path from the root. */
+function testFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), {withFileTypes: true}).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`
+    if (entry.isDirectory()) return testFiles(path)
+    return /\.test\.tsx?$/.test(entry.name) ? [path] : []
+  })
+}
+
+describe('the isolated files', () => {
+  it('include every test file that mocks a module, re-imports the sources or fakes the timers', () => {
+    // In the shared project a module is imported once per worker: a mock made after another file
+    // imported the real one would not take, and the test would pass or fail by the order of files.
+    const needs = testFiles('test').filter((file) => /vi\.(mock|resetModules|useFakeTimers)\(/.test(readFileSync(join(root, file), 'utf8')))
+    expect(needs.filter((file) => !lists.ISOLATED.includes(file))).toEqual([])
   })
 })
 
