@@ -15,11 +15,15 @@
 // commits do one at a time.
 // --write-lanes N gives the PostgreSQL serves `--write-lanes N` (withdrawal batches at once across
 // the processes; the shipped default when not given).
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50 | 50,100,150] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N]
+// --baseline DIR adds another build's serve (a checkout built there), on a store of its own seeded
+// alike, to the same rounds, and prints this build over it round by round: how a change is shown
+// to cost nothing (SQLite, one process).
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50 | 50,100,150] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N] [--baseline ../medpanel-main]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
+import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
 import {benchStore, cannon, cpuRound, fmt, machineLine, median, postgresProbe, startBareServer, startJsonServer, usageError, wholeNumber, BIN, SERVER_NODE_FLAGS} from './lib.mjs'
 
@@ -35,6 +39,7 @@ try {
       store: {type: 'string', default: 'sqlite'},
       processes: {type: 'string', default: '1'},
       'write-lanes': {type: 'string'},
+      baseline: {type: 'string'},
     },
   }))
 } catch (error) {
@@ -55,6 +60,10 @@ const accountCount = wholeNumber('accounts', values.accounts)
 if (counts.some((n) => n > Math.min(...loads))) usageError('--processes: each serve process needs at least one of the --connections')
 const writeLanes = values['write-lanes'] === undefined ? undefined : wholeNumber('write-lanes', values['write-lanes'])
 if (writeLanes !== undefined && values.store !== 'postgres') usageError('--write-lanes needs --store postgres: SQLite has one writer')
+const baselineBin = values.baseline === undefined ? undefined : resolve(values.baseline, 'bin/run.js')
+if (baselineBin && (values.store !== 'sqlite' || counts.length > 1 || counts[0] !== 1))
+  usageError('--baseline compares one serve on SQLite: leave --store and --processes as they are')
+if (baselineBin && !existsSync(resolve(values.baseline, 'dist'))) usageError(`--baseline ${values.baseline}: no dist/ there; run \`npm run build\` in it first`)
 /** The serve flag of --write-lanes, for a PostgreSQL side. */
 const lanesFlag = (side) => (writeLanes !== undefined && side.target.url ? ['--write-lanes', String(writeLanes)] : [])
 
@@ -101,6 +110,7 @@ for (const processes of counts) {
   const target = benchStore(values.store, 'balance')
   sides.push({label: `${target.label}${values.store === 'postgres' ? `, ${processes} serve${processes > 1 ? 's' : ''}` : ''}`, processes, target})
 }
+if (baselineBin) sides.push({label: 'SQLite, the baseline build', processes: 1, target: benchStore('sqlite', 'balance-baseline'), bin: baselineBin})
 const probe = values.store === 'postgres' ? await postgresProbe(sides.at(-1).target.url) : undefined
 const seeding = performance.now()
 for (const side of sides) await seed(side.target)
@@ -128,7 +138,9 @@ for (const side of sides) {
   side.logs = Array.from({length: side.processes}, () => `${tmpdir()}/medpanel-bench-balance-${process.pid}-${logNumber++}.serve.log`)
   side.services = await Promise.all(
     side.logs.map((serveLog) =>
-      startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...side.target.flags, ...lanesFlag(side), '--json'], {stderrFile: serveLog}),
+      startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, side.bin ?? BIN, 'serve', '--port', '0', ...side.target.flags, ...lanesFlag(side), '--json'], {
+        stderrFile: serveLog,
+      }),
     ),
   )
   side.created = 0
@@ -342,6 +354,13 @@ for (const side of sides) {
     .reverse()
     .find((line) => line.startsWith('store: '))
   console.log(`  group commit: ${storeLine ? storeLine.slice('store: '.length) : 'no store line in the log'}`)
+}
+const baselineSide = sides.find((side) => side.bin)
+if (baselineSide) {
+  const [mine, theirs] = [sides[0].runs[0].measured, baselineSide.runs[0].measured]
+  const w = perRound(mine.withdrawals, theirs.withdrawals) ?? 0
+  const r = readers > 0 ? `, summaries ${fmt(perRound(mine.summaries, theirs.summaries) ?? 0, 3)}` : ''
+  console.log(`this build vs the baseline (${values.baseline}), same rounds: this / baseline withdrawals ${fmt(w, 3)} (goal >= 0.95: ${met(w >= 0.95)})${r}`)
 }
 console.log(`bare node:http (ceiling, same POSTs): ${fmt(median(ceiling.rates))} /s  p99 ${median(ceiling.p99)} ms  (alternating rounds)`)
 if (failed) process.exitCode = 1

@@ -12,9 +12,13 @@
 // demo client, asked for with a proof), each request with a fresh proof, in the same rounds: what
 // checking a proof costs (goal: at least half the bearer rate). Proofs are signed here before each
 // round (one per request, as a client would), so the rounds measure serve, not the signing.
-// Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres]
+// --baseline DIR adds another build's serve (a checkout built there) on the same store to the same
+// rounds, and prints this build over it: how a change is shown to cost nothing.
+// Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres --baseline ../medpanel-main]
 import {createHash, generateKeyPairSync, randomUUID, sign} from 'node:crypto'
+import {existsSync} from 'node:fs'
 import {tmpdir} from 'node:os'
+import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
 import {
   benchStore,
@@ -44,6 +48,7 @@ try {
       connections: {type: 'string', default: '50'},
       'paced-rate': {type: 'string', default: '1000'},
       store: {type: 'string', default: 'sqlite'},
+      baseline: {type: 'string'},
     },
   }))
 } catch (error) {
@@ -56,6 +61,12 @@ const round = 2
 // At least 9 unless asked: a 5 % difference has to stand out of the rounds' noise on a shared machine.
 const rounds = values.rounds === undefined ? Math.max(9, Math.round(duration / round)) : wholeNumber('rounds', values.rounds)
 const onPostgres = values.store === 'postgres'
+// --baseline DIR: another checkout of medpanel, built (`npm run build` there), whose serve answers
+// token info on the same store in the same alternating rounds: this build over it, round by
+// round, is the figure a change is judged by (a whole run against another whole run drifts with
+// the machine by more than the 5 % looked for).
+const baselineBin = values.baseline === undefined ? undefined : resolve(values.baseline, 'bin/run.js')
+if (baselineBin && !existsSync(resolve(values.baseline, 'dist'))) usageError(`--baseline ${values.baseline}: no dist/ there; run \`npm run build\` in it first`)
 
 const target = benchStore(values.store, 'signon')
 // On PostgreSQL, SQLite runs beside it in the same rounds: the ratio between them is the figure.
@@ -69,14 +80,15 @@ const token = tokenOf(target.flags)
 const besideToken = beside ? tokenOf(beside.flags) : undefined
 
 // As an operator runs it: access log on (stderr kept in a file), the delivery worker running.
-const serve = (flags, label, extra = []) =>
-  startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, BIN, 'serve', '--port', '0', ...extra, ...flags, '--json'], {
+const serve = (flags, label, extra = [], bin = BIN) =>
+  startJsonServer(process.execPath, [...SERVER_NODE_FLAGS, bin, 'serve', '--port', '0', ...extra, ...flags, '--json'], {
     stderrFile: `${tmpdir()}/medpanel-bench-signon-${process.pid}.${label}.log`,
   })
 const service = await serve(target.flags, 'serve')
 // The same, counting nothing and serving no /metrics: the difference is what the metrics cost.
 const unmetered = await serve(target.flags, 'no-metrics', ['--no-metrics'])
 const sqliteService = beside ? await serve(beside.flags, 'sqlite') : undefined
+const baselineService = baselineBin ? await serve(target.flags, 'baseline', [], baselineBin) : undefined
 const answer = '{"resource_owner_id":1,"scopes":["profile"],"expires_in_seconds":7200,"application":{"uid":"demo-client"},"created_at":1795306546}'
 const bare = await startBareServer(answer)
 // The framework alone (Hono on @hono/node-server, one route, the same answer): its floor.
@@ -130,6 +142,7 @@ try {
     floor: {url: floor.url, headers: {}},
   }
   if (sqliteService) sides.sqlite = {url: `${sqliteService.url}${path}`, headers: {authorization: `Bearer ${besideToken}`}}
+  if (baselineService) sides.baseline = {url: `${baselineService.url}${path}`, headers}
   for (const [name, side] of Object.entries(sides)) {
     Object.assign(side, {requests: 0, p99: [], errors: 0, rps: []})
     if (name === 'bare' || name === 'floor' || name === 'dpop') continue
@@ -164,8 +177,13 @@ try {
   }
   // The model's inputs: CPU per request in each serve and, on PostgreSQL, in the cluster, and the
   // WAL flushes (the one thing commits do one at a time) during the PostgreSQL rounds.
-  const model = {service: {serve: [], postgres: []}, sqlite: {serve: [], postgres: []}, dpop: {serve: [], postgres: []}}
-  const pids = {service: [service.child.pid], sqlite: sqliteService ? [sqliteService.child.pid] : [], dpop: [service.child.pid]}
+  const model = {service: {serve: [], postgres: []}, sqlite: {serve: [], postgres: []}, dpop: {serve: [], postgres: []}, baseline: {serve: [], postgres: []}}
+  const pids = {
+    service: [service.child.pid],
+    sqlite: sqliteService ? [sqliteService.child.pid] : [],
+    dpop: [service.child.pid],
+    baseline: baselineService ? [baselineService.child.pid] : [],
+  }
   const flushes = {ms: 0, requests: 0}
   for (let i = 0; i < rounds; i++) {
     for (const name of orderOf(i)) {
@@ -189,7 +207,7 @@ try {
     const what = name === 'floor' ? 'the framework floor' : `token info (${name})`
     if (name !== 'bare' && sides[name].errors) throw new Error(`${what} had ${sides[name].errors} failed answers`)
   }
-  const {service: a, dpop: d, off, bare: b, floor: f, sqlite: s} = sides
+  const {service: a, dpop: d, off, bare: b, floor: f, sqlite: s, baseline: base} = sides
   const rate = (side) => side.requests / (rounds * round)
   // The ratio of each round with its neighbour, then the median: a slow moment hits both sides.
   const ratioOf = (x, y) => median(x.rps.flatMap((r, i) => (y.rps[i] > 0 ? [r / y.rps[i]] : []))) ?? 0
@@ -219,11 +237,18 @@ try {
   console.log(
     `metrics on vs off (serve --no-metrics): ${fmt(rate(a))} vs ${fmt(rate(off))} req/s, p99 ${p99} vs ${median(off.p99)} ms; on/off ${fmt(metered, 3)}, cost ${fmt((1 - metered) * 100, 1)}% (goal <= 5%)  ${met(metered >= 0.95)}`,
   )
+  if (base) {
+    const change = ratioOf(a, base)
+    console.log(
+      `this build vs the baseline (${values.baseline}), same store, same rounds: token info ${fmt(rate(a))} vs ${fmt(rate(base))} req/s; this / baseline ${fmt(change, 3)} (goal >= 0.95)  ${met(change >= 0.95)}`,
+    )
+  }
   const ms = (x) => (x === undefined ? 'n/a' : fmt(x, 3))
   for (const [name, label] of [
     ['service', target.label],
     ['sqlite', 'SQLite'],
     ['dpop', `${target.label}, DPoP-bound`],
+    ['baseline', `${target.label}, the baseline build`],
   ]) {
     if (!model[name].serve.length) continue
     const pg = name === 'service' && probe ? `, postgres ${ms(median(model[name].postgres))} ms` : ''
@@ -231,6 +256,6 @@ try {
     console.log(`model: token info on ${label}: CPU per request serve ${ms(median(model[name].serve))} ms${pg}${serialised}`)
   }
 } finally {
-  await Promise.all([service, unmetered, sqliteService, bare, floor].filter(Boolean).map((one) => one.stop()))
+  await Promise.all([service, unmetered, sqliteService, baselineService, bare, floor].filter(Boolean).map((one) => one.stop()))
   await probe?.close()
 }
