@@ -6,7 +6,7 @@ import {rejectionOf} from '../../helpers/rejection.js'
 import {type LedgerContext, ledgerContext} from './setup.js'
 
 /*
- * What the ledger keeps and shows beyond its arithmetic (ledger-edges.test.ts has that): the
+ * What the ledger keeps and shows beyond its arithmetic (ledger-boundaries.test.ts has that): the
  * request hash an Idempotency-Key is stored with, the messages that quote a caller's identifier,
  * what a stored row that cannot be read is called, and the fields of the views. Expected values
  * are written out. Found by mutation testing (docs/architecture.md, "Mutation testing").
