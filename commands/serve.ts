@@ -168,6 +168,8 @@ export default class Serve extends BaseCommand<typeof Serve> {
       logFormat: this.logFormat(),
       ...(flags['access-log'] !== undefined ? {accessLog: flags['access-log']} : {}),
       worker: flags.worker,
+      // systemd's, not a medpanel setting: handed to the notifier as the environment has it.
+      ...(process.env.NOTIFY_SOCKET !== undefined ? {notifySocket: process.env.NOTIFY_SOCKET} : {}),
     }
   }
 

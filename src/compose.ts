@@ -24,7 +24,7 @@ import {narrow} from './store/database.js'
 
 /**
  * Everything `serve` is told, as plain values: the command turns its flags and environment into
- * these (checking each) and calls compose; nothing here reads a flag or process.env.
+ * these (checking each) and calls compose; nothing here reads a flag or the environment.
  */
 export interface ServeSettings {
   /** Opens the store: the command's own opener, which knows which file and what a failed run leaves behind. */
@@ -49,6 +49,8 @@ export interface ServeSettings {
   accessLog?: string
   /** Whether the partner delivery and back-channel logout workers run (--no-worker: neither). */
   worker: boolean
+  /** systemd's NOTIFY_SOCKET (Type=notify), as the environment gave it; unset outside systemd. */
+  notifySocket?: string
 }
 
 /** The two outbox workers as serve runs and stops them: side by side, stopped together. */
@@ -98,7 +100,7 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
   const logger = createLogger((line) => process.stderr.write(`${line}\n`), settings.logFormat)
   const requestLogger = createLogger(accessLog?.write ?? stderrLog, settings.logFormat)
   // systemd's Type=notify (deploy/medpanel.service); nothing without NOTIFY_SOCKET.
-  const notifier = serviceNotifier(process.env, (line) => logger.log('warn', `Warning: ${line}`, line))
+  const notifier = serviceNotifier({NOTIFY_SOCKET: settings.notifySocket}, (line) => logger.log('warn', `Warning: ${line}`, line))
   onHangup(accessLog, logger, notifier)
   const store = await settings.openStore()
   const {db} = store

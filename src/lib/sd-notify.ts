@@ -23,7 +23,7 @@ export interface ServiceNotifier {
   sent(): Promise<void>
 }
 
-export function serviceNotifier(env: Record<string, string | undefined> = process.env, warn: (line: string) => void = () => {}): ServiceNotifier | undefined {
+export function serviceNotifier(env: {NOTIFY_SOCKET?: string | undefined}, warn: (line: string) => void = () => {}): ServiceNotifier | undefined {
   if (!env.NOTIFY_SOCKET) return undefined
   let queue = Promise.resolve()
   let warned = false

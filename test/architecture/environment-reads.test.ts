@@ -13,10 +13,8 @@ const READERS: Record<string, string> = {
   'src/cli/main.ts': "sets SHELL when unset, for oclif's completion plugin",
   'src/registry/throttle.ts': "UV_THREADPOOL_SIZE: libuv's own setting, which bounds how many password hashes run at once",
   'src/store/sqlite/better-sqlite3.ts': 'sets SQLITE_USE_URI, the driver switch that lets it open file: URIs',
-  'src/lib/sd-notify.ts': "NOTIFY_SOCKET by default: systemd's, read where the notifier is made",
-  'src/compose.ts': "hands process.env to the systemd notifier (NOTIFY_SOCKET is systemd's, not a medpanel setting)",
   'commands/base-command.ts': 'MEDPANEL_LOG_FORMAT before flags are parsed, so a parse error is written in the asked-for format',
-  'commands/serve.ts': "the metrics token from systemd's credentials ($CREDENTIALS_DIRECTORY), when no flag gives it",
+  'commands/serve.ts': "systemd's: the metrics token from its credentials ($CREDENTIALS_DIRECTORY) when no flag gives it, and NOTIFY_SOCKET for compose's notifier",
   'commands/support/secrets.ts': 'the variable a --NAME-from-env flag names, read only when that flag is given',
   'commands/support/store.ts': 'MEDPANEL_DB set but empty, refused as a mistake rather than taken as the default store',
 }
