@@ -1,6 +1,7 @@
-import {readdirSync, readFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {filesUnder} from '../helpers/tree.js'
 import {describe, expect, it} from 'vitest'
 
 /*
@@ -21,17 +22,9 @@ const READERS: Record<string, string> = {
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
-function sources(dir: string): string[] {
-  return readdirSync(join(root, dir), {withFileTypes: true}).flatMap((entry) => {
-    const path = `${dir}/${entry.name}`
-    if (entry.isDirectory()) return sources(path)
-    return /\.tsx?$/.test(entry.name) ? [path] : []
-  })
-}
-
 describe('reading the environment', () => {
   it('happens only in the files listed, each with its reason', () => {
-    const readers = [...sources('src'), ...sources('commands')].filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8'))).sort()
+    const readers = [...filesUnder('src', /\.tsx?$/), ...filesUnder('commands', /\.tsx?$/)].filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8'))).sort()
     expect(readers).toEqual(Object.keys(READERS).sort())
   })
 })

@@ -1,6 +1,7 @@
-import {readdirSync, readFileSync} from 'node:fs'
-import {join, relative} from 'node:path'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {filesUnder} from '../helpers/tree.js'
 import {describe, expect, it} from 'vitest'
 
 /*
@@ -11,15 +12,7 @@ import {describe, expect, it} from 'vitest'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, {withFileTypes: true}).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sources(path)
-    return /\.tsx?$/.test(entry.name) ? [relative(root, path)] : []
-  })
-}
-
-const files = sources(join(root, 'src')).map((file) => ({file, text: readFileSync(join(root, file), 'utf8')}))
+const files = filesUnder('src', /\.tsx?$/).map((file) => ({file, text: readFileSync(join(root, file), 'utf8')}))
 const matching = (pattern: RegExp) =>
   files
     .filter(({text}) => pattern.test(text))

@@ -1,6 +1,7 @@
 import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {filesUnder} from '../helpers/tree.js'
 import {describe, expect, it} from 'vitest'
 import {MODULES, mutatedParts} from '../../scripts/mutation-modules.mjs'
 import * as lists from '../../scripts/test-lists.mjs'
@@ -28,20 +29,11 @@ describe('the run lists', () => {
   })
 })
 
-/** Every test file under `dir`, as a path from the root. */
-function testFiles(dir: string): string[] {
-  return readdirSync(join(root, dir), {withFileTypes: true}).flatMap((entry) => {
-    const path = `${dir}/${entry.name}`
-    if (entry.isDirectory()) return testFiles(path)
-    return /\.test\.tsx?$/.test(entry.name) ? [path] : []
-  })
-}
-
 describe('the isolated files', () => {
   it('include every test file that mocks a module, re-imports the sources or fakes the timers', () => {
     // In the shared project a module is imported once per worker: a mock made after another file
     // imported the real one would not take, and the test would pass or fail by the order of files.
-    const needs = testFiles('test').filter((file) => /vi\.(mock|resetModules|useFakeTimers)\(/.test(readFileSync(join(root, file), 'utf8')))
+    const needs = filesUnder('test', /\.test\.tsx?$/).filter((file) => /vi\.(mock|resetModules|useFakeTimers)\(/.test(readFileSync(join(root, file), 'utf8')))
     expect(needs.filter((file) => !lists.ISOLATED.includes(file))).toEqual([])
   })
 })
