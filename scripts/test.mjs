@@ -20,7 +20,7 @@ import {randomBytes} from 'node:crypto'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {availableParallelism, tmpdir} from 'node:os'
-import {dirname, join} from 'node:path'
+import {dirname, join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {ensureFreshBuild} from '../test/helpers/fresh-build.mjs'
 import {NOT_ON_POSTGRES, RUNTIME_TESTS, STARTS_PROCESSES} from './test-lists.mjs'
@@ -111,6 +111,7 @@ let passed = 0
 let failed = 0
 let skipped = 0
 const lines = []
+const failures = []
 for (const name of runtimes) {
   const runtime = RUNTIMES[name]
   const report = join(reports, `${name}.json`)
@@ -133,6 +134,7 @@ for (const name of runtimes) {
       ? ` (${counts.failedTests} test${counts.failedTests === 1 ? '' : 's'}, ${counts.failedFiles} file${counts.failedFiles === 1 ? '' : 's'} failed outside a test: a hook, an import)`
       : ''
   lines.push(`${name}: ${counts.passed} passed, ${counts.failed} failed${why}, ${counts.skipped} skipped in ${Math.round((Date.now() - started) / 1000)} s`)
+  for (const failure of failuresOf(report)) failures.push(`  ${name}: ${failure}`)
 }
 if (!process.env.MEDPANEL_TEST_REPORTS) rmSync(reports, {recursive: true, force: true})
 const treeAfter = treeBefore && snapshotTree(root)
@@ -144,9 +146,40 @@ if (treeBefore && treeAfter) {
     lines.push(`work tree: ${left.length} path${left.length === 1 ? '' : 's'} new or changed, 1 failed`)
   }
 }
+// The failures are named again at the very end, beside the totals: a log cut to its last lines
+// (a CI page, a terminal's scrollback) still says which test failed and why.
+if (failures.length > 0) console.log(`\nfailed:\n${failures.join('\n')}`)
 console.log(`\n${lines.join('\n')}`)
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(failed === 0 ? 0 : 1)
+
+/**
+ * Each failed test of one runtime's report as `file > title: first line of its message`, and each
+ * file that failed outside a test as `file: its message`; nothing when there is no report.
+ */
+function failuresOf(report) {
+  let json
+  try {
+    json = JSON.parse(readFileSync(report, 'utf8'))
+  } catch {
+    return []
+  }
+  const firstLine = (text) =>
+    String(text ?? '')
+      .replace(/\u001b\[[0-9;]*m/g, '')
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim()
+      .slice(0, 240) ?? ''
+  const out = []
+  for (const file of json.testResults ?? []) {
+    const path = relative(root, file.name)
+    const tests = (file.assertionResults ?? []).filter((test) => test.status === 'failed')
+    for (const test of tests) out.push(`${path} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`)
+    if (file.status === 'failed' && tests.length === 0) out.push(`${path}: ${firstLine(file.message)}`)
+  }
+  return out
+}
 
 /**
  * What one runtime's run counts, from vitest's JSON report. A failed test counts once; so does a
