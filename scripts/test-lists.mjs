@@ -10,6 +10,7 @@
  * of once per file, which was most of the in-process tests' time (docs/architecture.md, Tests).
  */
 export const ISOLATED = [
+  'test/architecture/grant-recipe.test.ts',
   'test/interfaces/balance/ledger-invariants.test.ts',
   'test/interfaces/partner/record-after-store-outage.test.ts',
   'test/interfaces/partner/lease-takeover.test.ts',

@@ -1,5 +1,5 @@
 import {CLAIMS_SUPPORTED, OPENID} from './oidc.js'
-import {GRANT_FLOWS} from './flows/index.js'
+import {GRANT_FLOWS} from './grant-types.js'
 import {CLIENT_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
 import {CLIENT_ASSERTION_ALGS} from '../../registry/client-keys.js'

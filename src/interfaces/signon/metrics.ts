@@ -2,18 +2,21 @@ import {type Clock, iso} from '../../lib/clock.js'
 import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import type {SignonDb as Db} from './tables.js'
 import {readerOf} from '../../store/db.js'
+import {ISSUED_BY} from './grant-types.js'
 import {countLiveSessions} from './repository.js'
 
 export const SIGNIN_OUTCOMES = ['success', 'failure'] as const
 export type SigninOutcome = (typeof SIGNIN_OUTCOMES)[number]
 
 /**
- * Sign-on's own metrics (the codes and tokens it hands out are grants', src/grants/metrics.ts).
+ * Sign-on's own metrics: the tokens it issues, by the grant that issued them (the codes it hands
+ * out and the tokens revoked are counted by grants, src/grants/metrics.ts).
  * The sessions gauge reads the store when scraped, on its read-only connection where there is
  * one, so a scrape never waits behind a batch of writes.
  */
 export const signonMetrics = defineMetrics('signon', (kit, {db, clock}: {db: Db; clock: Clock}) => {
   const made = {
+    tokensIssued: kit.children('signon_tokens_issued_total', 'Access tokens issued, by grant type (operator: issue-token)', 'grant_type', ISSUED_BY),
     signins: kit.children(
       'signon_signins_total',
       'Sign-ins on the consent page, by outcome (failure: wrong e-mail or password, inactive member, or refused by the guessing limits)',

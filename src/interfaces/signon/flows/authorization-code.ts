@@ -4,7 +4,6 @@ import * as grants from '../../../grants/repository.js'
 import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
-import {metricsOf} from '../../../store/context.js'
 import {writeTransaction} from '../../../store/db.js'
 import {isValidVerifier, verifierMatches} from '../pkce.js'
 import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
@@ -12,7 +11,6 @@ import {isPublicClient} from '../client-auth.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
-import {grantMetrics} from '../../../grants/metrics.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
 
@@ -73,7 +71,6 @@ export const authorizationCode: GrantFlow = {
     })
     // Errors are returned, not thrown, so the replay revocation above commits.
     if (outcome instanceof AppError) throw outcome
-    metricsOf(db)?.of(grantMetrics).tokensIssued.authorization_code.inc()
     // Core §3.1.3.3: the nonce of the authorization request, echoed.
     const {minted, ...answer} = outcome
     return memberAnswer(db, minted, {issuer, client, ...answer, now})

@@ -1,10 +1,8 @@
 import {AppError} from '../../../errors.js'
 import {hasGrant} from '../../../registry/service.js'
-import {metricsOf} from '../../../store/context.js'
 import {CLIENT_SCOPES, scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import type {GrantFlow} from './grant.js'
-import {grantMetrics} from '../../../grants/metrics.js'
 
 /** client_credentials (RFC 6749 §4.4): a token acting for the client itself, for clients that own pulses. */
 export const clientCredentials: GrantFlow = {
@@ -15,8 +13,6 @@ export const clientCredentials: GrantFlow = {
     const scopes = form.scope ? scopeList(form.scope) : [...CLIENT_SCOPES]
     const unknown = scopes.filter((s) => !(CLIENT_SCOPES as readonly string[]).includes(s))
     if (unknown.length > 0) throw new AppError('invalid_scope', `unknown scope: ${unknown.join(' ')}`)
-    const minted = await mintToken(db, client, null, scopes.join(' '), null, now, {dpopJkt})
-    metricsOf(db)?.of(grantMetrics).tokensIssued.client_credentials.inc()
-    return minted
+    return mintToken(db, client, null, scopes.join(' '), null, now, {dpopJkt})
   },
 }

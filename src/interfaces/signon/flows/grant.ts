@@ -1,6 +1,5 @@
 import type {Kysely} from 'kysely'
 import type {z} from 'zod'
-import type {GrantType} from '../../../grants/metrics.js'
 import type {Client} from '../../../registry/tables.js'
 import type {SignonView as Database} from '../tables.js'
 import type {tokenForm} from '../schema.js'
@@ -28,11 +27,12 @@ export interface TokenRequest {
 
 /**
  * One grant type of the token endpoint (RFC 6749 §4, §6): the endpoint looks the request's
- * grant_type up in flows/index.ts and hands the request over. A new grant is one module that
- * exports a GrantFlow, and one line in that map.
+ * grant_type up among those flows/index.ts lists, hands the request over, and counts the token
+ * it answers under the grant's name. A new grant is one module that exports a GrantFlow, and its
+ * name in that list.
  */
 export interface GrantFlow {
   /** The grant_type value, as discovery lists it and the metrics count it. */
-  readonly grantType: GrantType
+  readonly grantType: string
   exchange(request: TokenRequest): Promise<TokenResponse>
 }

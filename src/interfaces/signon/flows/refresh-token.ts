@@ -4,14 +4,12 @@ import * as grants from '../../../grants/repository.js'
 import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
-import {metricsOf} from '../../../store/context.js'
 import {writeTransaction} from '../../../store/db.js'
 import {issueRefreshToken, refreshedAccessTtl} from '../refresh-tokens.js'
 import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
-import {grantMetrics} from '../../../grants/metrics.js'
 
 const invalidGrant = (why: string) => new AppError('invalid_grant', why)
 
@@ -62,7 +60,6 @@ export const refreshToken: GrantFlow = {
     })
     // Returned, not thrown, so the family's revocation above commits.
     if (outcome instanceof AppError) throw outcome
-    metricsOf(db)?.of(grantMetrics).tokensIssued.refresh_token.inc()
     // Core §12.2: a new ID token for the same member and sign-in (the same sid), without a nonce.
     return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, sid: outcome.sid, now})
   },

@@ -10,11 +10,13 @@ import {introspectForm, introspectionResponse, oauthError, parForm, parResponse,
 import {pushAuthorizationRequest} from '../authorize.js'
 import {type ClientCredentials, requireTokenClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
-import {GRANT_FLOWS} from '../flows/index.js'
+import {GRANT_FLOWS} from '../grant-types.js'
 import {introspect, revoke} from '../introspection.js'
 import {checkProof, currentNonce} from '../../../grants/dpop.js'
 import type {SignonContext} from './context.js'
 import {corsClient} from './cors.js'
+import {signonMetrics} from '../metrics.js'
+import {metricsOf} from '../../../store/context.js'
 
 /** The endpoints a client calls with its own credentials, and the methods each serves. */
 export const TOKEN_PATH = '/oauth/token'
@@ -236,6 +238,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const dpopJkt = await presentedProof(c, issuer, TOKEN_PATH, now)
     const authenticate = () => requireTokenClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}), dpopJkt, now)
     const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now})
+    metricsOf(db)?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
     // The nonce for the client's next proof, so it need not be refused once to learn it.
     return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(db, now)}}
   }
