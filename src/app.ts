@@ -25,6 +25,7 @@ import type {Metrics} from './metrics/metrics.js'
 import {metricsEndpoint} from './http/metrics-endpoint.js'
 import {httpMetrics, type InterfaceLabel} from './http/metrics.js'
 import {pageHeaders} from './http/page-headers.js'
+import {jsonResponse} from './http/fast.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
@@ -94,10 +95,10 @@ function serviceRoutes(app: OpenAPIHono, deps: AppSettings, metrics: Metrics | u
   // demo data and its credentials exist. A load balancer or a test script can trust a 200.
   app.get('/healthz', async (c) => {
     if (deps.readiness && !deps.readiness.ready) {
-      return c.json({status: 'starting', reason: deps.readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
+      return jsonResponse(c, {status: 'starting', reason: deps.readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
     }
     await deps.db.selectFrom('settings').select('key').limit(1).execute()
-    return c.json({status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
+    return jsonResponse(c, {status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
   if (metrics) {
     app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken))

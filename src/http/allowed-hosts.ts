@@ -1,5 +1,6 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {AppError} from '../errors.js'
+import {jsonResponse} from './fast.js'
 
 /**
  * Which host names the service answers to, and which one it calls its own.
@@ -139,7 +140,7 @@ export function hostCheck(entries: readonly string[]): MiddlewareHandler {
     const host = hostOf(c.req.url)
     const named = host.length > 100 ? `${host.slice(0, 100)}…` : host
     return Promise.resolve(
-      c.json({message: `this service does not answer for the host "${named}"; an operator adds names with serve --allowed-host`}, 421, {'Cache-Control': 'no-store'}),
+      jsonResponse(c, {message: `this service does not answer for the host "${named}"; an operator adds names with serve --allowed-host`}, 421, {'Cache-Control': 'no-store'}),
     )
   }
 }

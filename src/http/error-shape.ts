@@ -4,6 +4,7 @@ import {storeFailure, storeRefusal} from '../store/failure.js'
 import {AppError, type Challenge, codeOfStatus} from '../errors.js'
 import {guarded, type Guard} from './guards.js'
 import {type ErrorRenderer, httpVariables} from './env.js'
+import {jsonResponse} from './fast.js'
 
 export type {ErrorRenderer} from './env.js'
 
@@ -49,8 +50,11 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal', 'internal server error')
 }
 
-/** `{"message": …}`: interface C's shape, and the default for routes that name none. */
-export const renderMessage: ErrorRenderer = (c, error) => c.json({message: error.message}, error.status as 400, errorHeaders(error))
+/**
+ * `{"message": …}`: interface C's shape, and the default for routes that name none. An error
+ * answers this request only, so no cache keeps it (as OAuth's never are, RFC 6749 §5.2).
+ */
+export const renderMessage: ErrorRenderer = (c, error) => jsonResponse(c, {message: error.message}, error.status as 400, {'Cache-Control': 'no-store', ...errorHeaders(error)})
 
 /**
  * The headers of an error answer, for every renderer: the error's own, and WWW-Authenticate

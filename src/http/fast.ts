@@ -1,6 +1,7 @@
 import type {IncomingMessage} from 'node:http'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import type {ContentfulStatusCode} from 'hono/utils/http-status'
+import type {JSONParsed} from 'hono/utils/types'
 import type {z} from 'zod'
 import {cacheBodyText, cacheForm, nodeIncoming} from './hono-node.js'
 import {type HttpEnv, httpVariables} from './env.js'
@@ -20,23 +21,63 @@ export function requestHeader(c: Context, name: string): string | undefined {
 }
 
 /**
- * A JSON response with plain-object headers. On Node the adapter writes those straight to the
- * socket; Hono's `c.json` with extra headers goes through a Fetch `Headers` object and back.
- * It carries the request id itself, since it bypasses headers set earlier with `c.header`.
+ * A JSON response with plain-object headers: every JSON answer of the service is made here, never
+ * with `c.json` (test/architecture/http-spelling.test.ts). On Node the adapter writes those
+ * headers straight to the socket; Hono's `c.json` with extra headers goes through a Fetch
+ * `Headers` object and back. It carries the request id, and the headers set with
+ * `responseHeader` before it (Hono's own `c.header` would be lost here).
  */
-export function jsonResponse<T, S extends ContentfulStatusCode>(c: Context, body: T, status: S, headers: Record<string, string> = {}): TypedResponse<T, S, 'json'> {
+export function jsonResponse<T, S extends ContentfulStatusCode>(
+  c: Context,
+  body: T,
+  status: S,
+  headers: Record<string, string> = {},
+): Response & TypedResponse<JSONParsed<T>, S, 'json'> {
   // The route typing only needs to know what the body holds; the object is a plain Response.
-  return textResponse(c, JSON.stringify(body), status, {'content-type': 'application/json', ...headers}) as unknown as TypedResponse<T, S, 'json'>
+  return textResponse(c, JSON.stringify(body), status, {'content-type': 'application/json', ...headers}) as Response & TypedResponse<JSONParsed<T>, S, 'json'>
 }
 
 /**
  * A response with a ready text body and plain-object headers (see jsonResponse), carrying the
- * request id; `headers` must name the content type.
+ * request id (where a request id was given: the partner receiver's app has none) and the headers
+ * set earlier with `responseHeader`; `headers` must name the content type, and win over those.
  */
 export function textResponse(c: Context, text: string, status: ContentfulStatusCode, headers: Record<string, string>): Response {
-  const response = new Response(text, {status, headers: {'x-request-id': httpVariables(c).get('requestId'), ...headers}})
-  withRequestId.add(response)
+  const id = httpVariables(c).get('requestId')
+  const own = id === undefined ? headers : {'x-request-id': id, ...headers}
+  const set = pendingHeaders.get(c)
+  const response = new Response(text, {status, headers: set === undefined ? own : withPending(set, own)})
+  if (id !== undefined) withRequestId.add(response)
   return response
+}
+
+/**
+ * Headers set with `responseHeader` before the answer was made, by lower-cased name, for the
+ * plain-object answers above.
+ */
+const pendingHeaders = new WeakMap<Context, Record<string, string>>()
+
+/**
+ * Sets a header of the answer, the one way to do so (never `c.header`): before the handler
+ * answers, on whatever answer it makes (jsonResponse and textResponse as well as Hono's own
+ * `c.html` and `c.body`); in a middleware after `next()`, on the answer made.
+ */
+export function responseHeader(c: Context, name: string, value: string): void {
+  c.header(name, value)
+  if (c.finalized) return
+  const set = pendingHeaders.get(c)
+  if (set === undefined) pendingHeaders.set(c, {[name.toLowerCase()]: value})
+  else set[name.toLowerCase()] = value
+}
+
+/** `set` under `own`: a header named in both, in any case, is `own`'s. */
+function withPending(set: Record<string, string>, own: Record<string, string>): Record<string, string> {
+  const merged: Record<string, string> = {...set}
+  for (const [name, value] of Object.entries(own)) {
+    delete merged[name.toLowerCase()]
+    merged[name] = value
+  }
+  return merged
 }
 
 const withRequestId = new WeakSet<Response>()

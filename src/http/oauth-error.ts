@@ -1,6 +1,6 @@
 import {type Challenge, isOAuthCode} from '../errors.js'
 import {type ErrorRenderer, errorHeaders} from './error-shape.js'
-import {requestHeader} from './fast.js'
+import {jsonResponse, requestHeader} from './fast.js'
 
 /** The realm OAuth client authentication by HTTP Basic names in its challenge. */
 export const OAUTH_REALM = 'medpanel'
@@ -16,7 +16,7 @@ const CLIENT_CHALLENGE: Challenge = {scheme: 'Basic', realm: OAUTH_REALM}
 export const renderOAuthError: ErrorRenderer = (c, error) => {
   const code = isOAuthCode(error.code) ? error.code : error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : 'invalid_request'
   const challenge = code === 'invalid_client' && requestHeader(c, 'authorization') !== undefined ? CLIENT_CHALLENGE : undefined
-  return c.json({error: code, error_description: error.message}, error.status as 400, {
+  return jsonResponse(c, {error: code, error_description: error.message}, error.status as 400, {
     ...errorHeaders(error, challenge),
     'Cache-Control': 'no-store',
     Pragma: 'no-cache',

@@ -7,7 +7,9 @@ import {describe, expect, it} from 'vitest'
 /*
  * One way to do each HTTP thing. A request header is read with requestHeader (src/http/fast.ts),
  * which on Node reads the parsed headers instead of making the adapter build a Fetch Headers
- * object; `c.req.header(...)` is its fallback there and nowhere else. An Authorization header's
+ * object; `c.req.header(...)` is its fallback there and nowhere else. A JSON answer is made with
+ * jsonResponse, never Hono's `c.json`, and a response header set with responseHeader, never
+ * `c.header` (which jsonResponse's plain-object answers would drop). An Authorization header's
  * token is read by presentedCredential (src/http/bearer-auth.ts), for bearer auth and /metrics.
  */
 
@@ -32,6 +34,11 @@ describe('one spelling for each HTTP thing', () => {
     expect(files.length).toBeGreaterThan(100)
     const found = sites(/\.req\.header\(/g)
     expect(found).toEqual({'src/http/fast.ts': 1, ...NOT_YET_CONVERTED})
+  })
+
+  it('answers JSON through jsonResponse and sets response headers through responseHeader, never c.json or c.header', () => {
+    expect(sites(/\bc\.json\(/g)).toEqual({})
+    expect(sites(/\bc\.header\(/g)).toEqual({'src/http/fast.ts': 1})
   })
 
   it('parses a Bearer credential in one place', () => {

@@ -6,7 +6,7 @@ import type {AppDeps, ServedInterface} from '../../deps.js'
 import {AppError, type Challenge} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
-import {carriesRequestId, requestBodyText, requestHeader, textResponse} from '../../http/fast.js'
+import {carriesRequestId, requestBodyText, requestHeader, responseHeader, textResponse} from '../../http/fast.js'
 import {clientAddress} from '../../http/client-address.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {invalidRequest, schemaHook, type SchemaRefusal} from '../../http/validation.js'
@@ -157,8 +157,9 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono<BalanceEnv> {
   })
   app.use('/balance/*', errorShape(renderMessage), async (c, next) => {
     await next()
-    // Answers made by sendText carry it already; errors and refusals get it here.
-    if (!carriesRequestId(c.res)) c.header('Cache-Control', 'no-store')
+    // Answers made by sendText, and errors rendered by renderMessage, carry it already; anything
+    // else Hono made (its plain 404 text, say) gets it here.
+    if (!carriesRequestId(c.res)) responseHeader(c, 'Cache-Control', 'no-store')
   })
   app.use('/balance/*', balanceClientAuth(db, clock))
   app.on('POST', '/balance/:key/:id/withdrawals', readWithdrawalBody)

@@ -8,7 +8,7 @@ import {apiKey} from '../../http/api-key.js'
 import {schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/client-address.js'
-import {requestHeader} from '../../http/fast.js'
+import {requestHeader, responseHeader} from '../../http/fast.js'
 import {answerSchema, type AnswerKind} from './answer-schema.js'
 import type {AnswerFormat, ErrorBody} from './format.js'
 import {FORMATS, type FormatList} from './formats.js'
@@ -69,7 +69,7 @@ function formatNegotiation(formats: FormatList): MiddlewareHandler<ConversationE
     if (!format) throw new AppError('not_acceptable', 'the Accept header names no format this interface serves', {details: advice})
     c.set('conversationFormat', format)
     await next()
-    c.header('Vary', 'Accept')
+    responseHeader(c, 'Vary', 'Accept')
   }
 }
 

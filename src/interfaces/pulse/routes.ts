@@ -12,6 +12,7 @@ import {renderOAuthError} from '../../http/oauth-error.js'
 import {schemaHook} from '../../http/validation.js'
 import {clientInfoResponse, exportSchema, oauthErrorBody, projectIdParam, projectsInfoResponse, type PulseDocument} from './schema.js'
 import * as pulses from './service.js'
+import {jsonResponse} from '../../http/fast.js'
 
 const TAG = 'D. Pulse export'
 const errors = {
@@ -151,8 +152,8 @@ export function pulseRoutes(deps: RouteDeps): OpenAPIHono<TokenEnv> {
     return response as unknown as TypedResponse<PulseDocument, 200, 'json'>
   })
 
-  app.openapi(projectsInfoRoute, async (c) => c.json(await pulses.clientProjects(db, viewer(c)), 200, NO_STORE))
-  app.openapi(clientInfoRoute, async (c) => c.json(await pulses.clientInfo(db, viewer(c)), 200, NO_STORE))
+  app.openapi(projectsInfoRoute, async (c) => jsonResponse(c, await pulses.clientProjects(db, viewer(c)), 200, NO_STORE))
+  app.openapi(clientInfoRoute, async (c) => jsonResponse(c, await pulses.clientInfo(db, viewer(c)), 200, NO_STORE))
 
   for (const path of paths) app.all(path, methodNotAllowed('GET'))
   return app

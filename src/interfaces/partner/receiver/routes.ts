@@ -11,7 +11,7 @@ import * as svc from './service.js'
 import {receiverTransaction} from './store.js'
 import type {ReceiverDatabase} from './tables.js'
 import type {HttpEnv} from '../../../http/env.js'
-import {requestHeader} from '../../../http/fast.js'
+import {jsonResponse, requestHeader} from '../../../http/fast.js'
 
 export interface ReceiverOptions {
   db: Kysely<ReceiverDatabase>
@@ -58,7 +58,7 @@ export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
   // A delivery's X-Request-Id (the medpanel command or request that queued it) becomes this
   // request's id: the partner's log line carries the same id as medpanel's.
   app.use(accessLog(logger.write, {format: logger.format, interfaceOf: (path) => (path === '/v1' || path.startsWith('/v1/') ? 'B' : null)}))
-  app.get('/healthz', (c) => c.json({status: 'ok'}))
+  app.get('/healthz', (c) => jsonResponse(c, {status: 'ok'}, 200))
   app.use('/v1/*', partnerBasicAuth(options.username, options.password))
   app.use('/v1/*', async function logWrite(c, next) {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
@@ -74,21 +74,23 @@ export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
 
   const project = '/v1/projects/:p'
   const quota = `${project}/:seg{quotas?}/:q`
-  app.get(project, async (c) => c.json(await svc.getProject(db, c.req.param('p'))))
-  app.put(project, async (c) => c.json(await svc.putProject(db, c.req.param('p'), await jsonBody(c), delivery(c), now())))
-  app.get(`${project}/quotas`, async (c) => c.json(await svc.listQuotas(db, c.req.param('p'))))
-  app.get(quota, async (c) => c.json(await svc.getQuota(db, c.req.param('p'), c.req.param('q'))))
-  app.put(quota, async (c) => c.json(await svc.putQuota(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), delivery(c), now())))
-  app.get(`${quota}/members`, async (c) => c.json(await svc.listMembers(db, c.req.param('p'), c.req.param('q'))))
-  app.put(`${quota}/members`, async (c) => c.json(await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'replace', delivery(c), now())))
-  app.post(`${quota}/members`, async (c) => c.json(await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'append', delivery(c), now())))
-  app.get(`${quota}/members/:npi`, async (c) => c.json(await svc.getMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'))))
-  app.put(`${quota}/members/:npi`, async (c) => c.json(await svc.putMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), await jsonBody(c), delivery(c), now())))
-  app.delete(`${quota}/members/:npi`, async (c) => c.json(await svc.deleteMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), delivery(c), now())))
-  app.get(`${project}/events`, async (c) => c.json(await svc.listEvents(db, c.req.param('p'))))
-  app.post(`${project}/events`, async (c) => c.json(await svc.postEvent(db, c.req.param('p'), await jsonBody(c), delivery(c), now())))
+  app.get(project, async (c) => jsonResponse(c, await svc.getProject(db, c.req.param('p')), 200))
+  app.put(project, async (c) => jsonResponse(c, await svc.putProject(db, c.req.param('p'), await jsonBody(c), delivery(c), now()), 200))
+  app.get(`${project}/quotas`, async (c) => jsonResponse(c, await svc.listQuotas(db, c.req.param('p')), 200))
+  app.get(quota, async (c) => jsonResponse(c, await svc.getQuota(db, c.req.param('p'), c.req.param('q')), 200))
+  app.put(quota, async (c) => jsonResponse(c, await svc.putQuota(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), delivery(c), now()), 200))
+  app.get(`${quota}/members`, async (c) => jsonResponse(c, await svc.listMembers(db, c.req.param('p'), c.req.param('q')), 200))
+  app.put(`${quota}/members`, async (c) => jsonResponse(c, await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'replace', delivery(c), now()), 200))
+  app.post(`${quota}/members`, async (c) => jsonResponse(c, await svc.writeMembers(db, c.req.param('p'), c.req.param('q'), await jsonBody(c), 'append', delivery(c), now()), 200))
+  app.get(`${quota}/members/:npi`, async (c) => jsonResponse(c, await svc.getMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi')), 200))
+  app.put(`${quota}/members/:npi`, async (c) =>
+    jsonResponse(c, await svc.putMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), await jsonBody(c), delivery(c), now()), 200),
+  )
+  app.delete(`${quota}/members/:npi`, async (c) => jsonResponse(c, await svc.deleteMember(db, c.req.param('p'), c.req.param('q'), c.req.param('npi'), delivery(c), now()), 200))
+  app.get(`${project}/events`, async (c) => jsonResponse(c, await svc.listEvents(db, c.req.param('p')), 200))
+  app.post(`${project}/events`, async (c) => jsonResponse(c, await svc.postEvent(db, c.req.param('p'), await jsonBody(c), delivery(c), now()), 200))
 
-  app.notFound((c) => c.json({message: `no route for ${c.req.method} ${c.req.path}`}, 404))
+  app.notFound((c) => jsonResponse(c, {message: `no route for ${c.req.method} ${c.req.path}`}, 404))
   app.onError((error, c) => {
     const appError = toAppError(error)
     if (appError.status >= 500) {
@@ -100,7 +102,7 @@ export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
         error: detail,
       })
     }
-    return c.json({message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, errorHeaders(appError))
+    return jsonResponse(c, {message: appError.status >= 500 ? 'internal error' : appError.message}, appError.status as 400, errorHeaders(appError))
   })
   return app
 }

@@ -16,6 +16,7 @@ import {endSession, readSession} from '../session-cookie.js'
 import {publishedKeys} from '../signing-keys.js'
 import type {SignonContext} from './context.js'
 import {corsClient} from './cors.js'
+import {jsonResponse, responseHeader} from '../../../http/fast.js'
 
 export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration'
 export const USERINFO_PATH = '/oauth/userinfo'
@@ -98,10 +99,10 @@ const endSessionPost = createRoute({
 export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
 
-  app.openapi(configurationRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+  app.openapi(configurationRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
-  app.openapi(jwksRoute, async (c) => c.json((await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
+  app.openapi(jwksRoute, async (c) => jsonResponse(c, (await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
   const oauthShape = useErrorShape(renderOAuthError)
   const bearer = bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true})
@@ -110,7 +111,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       oauthShape(c)
       const token = await bearer(c)
       corsClient(c, token.clientId)
-      return c.json(userInfo(token), 200, {'Cache-Control': 'no-store'})
+      return jsonResponse(c, userInfo(token), 200, {'Cache-Control': 'no-store'})
     })
   }
 
@@ -126,14 +127,14 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
     const now = clock.now()
     const {client, subject, destination} = await checkLogoutRequest(db, params, ctx.issuerOf(c), now)
-    c.header('Cache-Control', 'no-store')
+    responseHeader(c, 'Cache-Control', 'no-store')
     const signed = await ctx.signedIn(c)
     if (signed) {
       const proven = subject !== undefined && subject === String(signed.member.id)
       if (params.confirm === 'yes') await ctx.requireFormToken(c, params.csrf_token)
       else if (!proven) {
         // The confirming form's answer redirects to the client: the page's policy must let it.
-        if (destination) c.header('Content-Security-Policy', pagePolicy([new URL(destination).origin]))
+        if (destination) responseHeader(c, 'Content-Security-Policy', pagePolicy([new URL(destination).origin]))
         const {csrf_token: _csrf, confirm: _confirm, ...carried} = params
         return c.html(<ConfirmSignOutPage memberName={signed.member.first_name} clientName={client?.name} params={carried} csrf={await ctx.formToken(c)} />)
       }

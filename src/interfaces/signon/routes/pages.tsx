@@ -18,6 +18,7 @@ import {signIn} from '../sign-in.js'
 import {endSession, giveDevice, readDevice, readSession, startSession} from '../session-cookie.js'
 import {config} from '../../../config.js'
 import type {SignonContext} from './context.js'
+import {responseHeader} from '../../../http/fast.js'
 
 /** The demo's client on the demo's default address: the examples work against `serve --demo`. */
 export const AUTHORIZE_EXAMPLE = {
@@ -259,11 +260,11 @@ async function authorizeFlow(ctx: SignonContext, c: Context, query: Record<strin
   }
   const csrf = await ctx.formToken(c)
   const params = carried(query, checked)
-  c.header('Cache-Control', 'no-store')
-  c.header('X-Frame-Options', 'DENY')
+  responseHeader(c, 'Cache-Control', 'no-store')
+  responseHeader(c, 'X-Frame-Options', 'DENY')
   // Allow and Deny answer with a redirect to the client, and so may signing in, when the member
   // allowed this before: the page's policy must let its form lead there.
-  c.header('Content-Security-Policy', pagePolicy([formTarget(checked.redirectUri)]))
+  responseHeader(c, 'Content-Security-Policy', pagePolicy([formTarget(checked.redirectUri)]))
   if (!current) return c.html(<SignInPage client={checked.client} params={params} csrf={csrf} email={checked.oidc?.loginHint} />)
   // Sign out comes back to this same request, now at its sign-in form.
   const returnTo = `${AUTHORIZE_PATH}?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))}`
@@ -331,7 +332,7 @@ function applicationRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
   app.openapi(applicationsPage, async (c) => {
     const csrf = await ctx.formToken(c)
-    c.header('Cache-Control', 'no-store')
+    responseHeader(c, 'Cache-Control', 'no-store')
     const member = await ctx.sessionMember(c)
     if (!member) return c.html(<SignInPage params={{return_to: APPLICATIONS_PATH}} csrf={csrf} />)
     const applications = await authorizedApplications(db, member.id, clock.now())
@@ -349,7 +350,7 @@ function applicationRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     if (!application) throw new AppError('bad_request', 'That application has no access to take back.')
     // Revoke asks first: only the confirming form (confirm=yes) takes the access back.
     if (form.confirm !== 'yes') {
-      c.header('Cache-Control', 'no-store')
+      responseHeader(c, 'Cache-Control', 'no-store')
       return c.html(<RevokeConfirmPage application={application} csrf={await ctx.formToken(c)} />, 200)
     }
     await revokeConsent(db, member.id, application.client_id, clock.now())

@@ -209,7 +209,7 @@ function presentedAssertion(c: Context, form: PresentedForm, audience: Audience)
 export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
 
-  app.openapi(metadataRoute, (c) => c.json(authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+  app.openapi(metadataRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
   app.on('POST', [TOKEN_PATH, PAR_PATH], async (c, next) => {
     if (!/^application\/x-www-form-urlencoded\b/i.test(requestHeader(c, 'content-type') ?? '')) {
