@@ -1,5 +1,5 @@
 import * as Flags from '@oclif/core/flags'
-import {pageApiKeys, type ApiKeyListItem} from '../src/operator/queries.js'
+import {pageApiKeys, type ApiKeyListItem} from '../src/interfaces/conversations/keys.js'
 import {BaseCommand} from './base-command.js'
 import {apiKeysTable} from './output/operator.js'
 import {pagingFlags, sayMore} from './output/paging.js'

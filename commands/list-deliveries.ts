@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {deliveriesTable} from './output/partner.js'
 import type {DeliveryView} from '../src/interfaces/partner/outbox.js'
 import {DELIVERY_STATUSES} from '../src/interfaces/partner/outbox.js'
-import {pageDeliveries} from '../src/operator/queries.js'
+import {pageDeliveries} from '../src/interfaces/partner/projects.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
 import {pagingFlags, sinceFlag} from './output/paging.js'
 

@@ -1,5 +1,5 @@
 import {PROJECT_STATUSES} from '../src/interfaces/partner/schema.js'
-import {pageProjects, type ProjectListItem} from '../src/operator/queries.js'
+import {pageProjects, type ProjectListItem} from '../src/interfaces/partner/projects.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
 import {projectsTable} from './output/operator.js'
 import {pagingFlags, sayMore} from './output/paging.js'

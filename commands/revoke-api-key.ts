@@ -1,5 +1,5 @@
 import * as Args from '@oclif/core/args'
-import {revokeApiKey} from '../src/operator/queries.js'
+import {revokeApiKey} from '../src/interfaces/conversations/keys.js'
 import {BaseCommand} from './base-command.js'
 
 export default class RevokeApiKey extends BaseCommand<typeof RevokeApiKey> {

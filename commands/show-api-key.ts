@@ -1,6 +1,6 @@
 import * as Args from '@oclif/core/args'
 import {formatRecord} from '../src/lib/table.js'
-import {showApiKey, type ApiKeyListItem} from '../src/operator/queries.js'
+import {showApiKey, type ApiKeyListItem} from '../src/interfaces/conversations/keys.js'
 import {BaseCommand} from './base-command.js'
 
 export default class ShowApiKey extends BaseCommand<typeof ShowApiKey> {

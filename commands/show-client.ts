@@ -1,6 +1,6 @@
 import * as Args from '@oclif/core/args'
 import {getClient, type ClientView} from '../src/registry/views.js'
-import {pageApiKeys, type ApiKeyListItem} from '../src/operator/queries.js'
+import {pageApiKeys, type ApiKeyListItem} from '../src/interfaces/conversations/keys.js'
 import {BaseCommand} from './base-command.js'
 import {apiKeysTable} from './output/operator.js'
 import {clientRecord} from './output/registry.js'

@@ -1,5 +1,5 @@
 import * as Args from '@oclif/core/args'
-import {projectDetail, type ProjectDetail} from '../src/operator/queries.js'
+import {projectDetail, type ProjectDetail} from '../src/interfaces/partner/projects.js'
 import {BaseCommand} from './base-command.js'
 import {projectText} from './output/operator.js'
 

@@ -1,6 +1,6 @@
 import * as Args from '@oclif/core/args'
 import {formatRecord} from '../src/lib/table.js'
-import {transactionWithMember} from '../src/operator/queries.js'
+import {transactionWithMember} from '../src/interfaces/balance/operator.js'
 import {BaseCommand} from './base-command.js'
 import {transactionText} from './output/balance.js'
 

@@ -1,5 +1,6 @@
 import {formatRecord, formatTable} from '../../src/lib/table.js'
-import type {ApiKeyListItem, ProjectDetail, ProjectListItem} from '../../src/operator/queries.js'
+import type {ApiKeyListItem} from '../../src/interfaces/conversations/keys.js'
+import type {ProjectDetail, ProjectListItem} from '../../src/interfaces/partner/projects.js'
 
 /** Human output of the operator commands for API keys and partner projects. */
 

@@ -1,5 +1,6 @@
 import type {InferResult, Insertable} from 'kysely'
-import type {AccessTokenTable, AuthorizationCodeRow, AuthorizationCodeTable, ConsentRow, GrantsDb as Db, RefreshTokenRow, RefreshTokenTable} from './tables.js'
+import type {AccessTokenTable, AuthorizationCodeRow, AuthorizationCodeTable, ConsentRow, GrantsDb as Db, GrantsView, RefreshTokenRow, RefreshTokenTable} from './tables.js'
+import {countByClient, type ClientHolding} from '../store/client-holding.js'
 import {groupConcat} from '../store/dialect.js'
 import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
@@ -230,15 +231,7 @@ export async function forgetConsent(db: Db, memberId: number, clientId: string):
 
 /** How many access tokens and authorization codes a client has, live or not (remove-client's check). */
 export async function clientCredentialCounts(db: Db, clientId: string): Promise<{access_tokens: number; authorization_codes: number}> {
-  const count = async (table: 'access_tokens' | 'authorization_codes') => {
-    const row = await db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('client_id', '=', clientId)
-      .executeTakeFirstOrThrow()
-    return Number(row.n)
-  }
-  return {access_tokens: await count('access_tokens'), authorization_codes: await count('authorization_codes')}
+  return {access_tokens: await countByClient(db, 'access_tokens', clientId), authorization_codes: await countByClient(db, 'authorization_codes', clientId)}
 }
 
 /** Deletes everything grants keeps for a client: its tokens, refresh tokens, consents and codes (remove-client --force). */
@@ -247,4 +240,10 @@ export async function deleteClientCredentials(db: Db, clientId: string): Promise
   await db.deleteFrom('refresh_tokens').where('client_id', '=', clientId).execute()
   await db.deleteFrom('consents').where('client_id', '=', clientId).execute()
   await db.deleteFrom('authorization_codes').where('client_id', '=', clientId).execute()
+}
+
+/** What grants keeps for a client, as remove-client counts and releases it. */
+export const grantsHolding: ClientHolding<GrantsView, 'access_tokens' | 'authorization_codes'> = {
+  count: clientCredentialCounts,
+  release: deleteClientCredentials,
 }

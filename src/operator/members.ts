@@ -1,5 +1,6 @@
 import {sql} from 'kysely'
 import {normalEmail} from '../lib/email.js'
+import type {Page, PageAsk} from '../lib/page.js'
 import type {Db} from '../schema.js'
 import {memberView, type MemberView} from '../registry/views.js'
 
@@ -8,17 +9,6 @@ import {memberView, type MemberView} from '../registry/views.js'
  * without loading the interfaces' modules (and zod) it does not use. Paged in SQL: a store may
  * hold tens of thousands of members, and a command must not read them all to print a hundred.
  */
-
-export interface Page<T> {
-  rows: T[]
-  /** Rows matching the filter, on every page. */
-  total: number
-}
-
-export interface PageAsk {
-  limit: number
-  offset: number
-}
 
 /** Filters of list-members: exact e-mail (any case) or NPI, or a name's beginning (first, last or both, any case). */
 export interface MemberFilter {

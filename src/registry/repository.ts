@@ -38,6 +38,11 @@ export async function updateClientRow(db: Db, id: string, patch: ClientUpdate): 
   await db.updateTable('clients').set(patch).where('id', '=', id).execute()
 }
 
+/** Deletes a client's row (remove-client, once everything that keeps rows for it has let go of them). */
+export async function deleteClientRow(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('clients').where('id', '=', id).execute()
+}
+
 export async function insertMember(db: Db, row: NewMemberRow): Promise<number> {
   const {id} = await db.insertInto('members').values(row).returning('id').executeTakeFirstOrThrow()
   return id

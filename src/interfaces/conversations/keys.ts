@@ -8,7 +8,9 @@ import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
 import {countWrongGuess, tooManyAttempts} from '../../registry/throttle.js'
-import type {ConversationsDb as Db} from './tables.js'
+import type {ConversationsDb as Db, ConversationsView} from './tables.js'
+import type {Page, PageAsk} from '../../lib/page.js'
+import {countByClient, type ClientHolding} from '../../store/client-holding.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import {versionCache} from '../../store/version-cache.js'
@@ -18,7 +20,7 @@ import {apiKeyPatchSchema, METHODS, newApiKeySchema, type ApiKeyPatch, type Meth
 import type {ApiKeyRow} from './tables.js'
 import {isoSeconds} from './views.js'
 
-// API keys of interface E: what operators issue and change, and the check of a presented key.
+// API keys of interface E: what operators issue, list, change and revoke, and the check of a presented key.
 
 export interface ApiKeyView {
   id: string
@@ -103,6 +105,53 @@ export async function findApiKeyRow(db: Db, keyOrId: string): Promise<ApiKeyRow>
   const row = /^key_[0-9a-f]{20}$/.test(keyOrId) ? await repo.findApiKey(db, keyOrId) : await repo.findApiKeyByHash(db, sha256(keyOrId))
   if (!row) throw notFound('no API key matches that key or id')
   return row
+}
+
+/** An API key as operators list it: never the key itself (the store keeps only its hash). */
+export interface ApiKeyListItem extends ApiKeyView {
+  data_calls_used: number
+  period_started_at: string
+  status: 'active' | 'revoked' | 'lapsed'
+}
+
+function apiKeyListItem(row: ApiKeyRow, now: Date): ApiKeyListItem {
+  const period = currentPeriod(row, now)
+  const lapsed = row.subscription_ends_at !== null && now.getTime() >= new Date(row.subscription_ends_at).getTime()
+  return {
+    ...apiKeyView(row, now),
+    data_calls_used: period.used,
+    period_started_at: iso(period.started),
+    status: row.revoked_at !== null ? 'revoked' : lapsed ? 'lapsed' : 'active',
+  }
+}
+
+/** The keys page by page, of one client (which must exist) or of all (list-api-keys, show-client). */
+export async function pageApiKeys(db: Db, ask: PageAsk & {clientId?: string}, now: Date): Promise<Page<ApiKeyListItem>> {
+  if (ask.clientId !== undefined) await getClientRow(narrow(db), ask.clientId)
+  const page = await repo.pageApiKeyRows(db, ask)
+  return {rows: page.rows.map((row) => apiKeyListItem(row, now)), total: page.total}
+}
+
+/** One API key as list-api-keys shows it, by its id or by the key itself. */
+export async function showApiKey(db: Db, keyOrId: string, now: Date): Promise<ApiKeyListItem> {
+  return apiKeyListItem(await findApiKeyRow(db, keyOrId), now)
+}
+
+/** Revokes one key; says whether it already was, so a second run changes nothing and says so. */
+export async function revokeApiKey(db: Db, keyOrId: string, now: Date): Promise<{id: string; client_id: string; revoked_at: string; already_revoked: boolean}> {
+  return writeTransaction(db, async (trx) => {
+    const row = await findApiKeyRow(trx, keyOrId)
+    if (row.revoked_at !== null) return {id: row.id, client_id: row.client_id, revoked_at: row.revoked_at, already_revoked: true}
+    const stamp = iso(now)
+    await repo.updateApiKeyRow(trx, row.id, {revoked_at: stamp, updated_at: stamp})
+    return {id: row.id, client_id: row.client_id, revoked_at: stamp, already_revoked: false}
+  })
+}
+
+/** A client's API keys (with their call log), as remove-client counts and releases them. */
+export const apiKeyHolding: ClientHolding<ConversationsView, 'api_keys'> = {
+  count: async (db, clientId) => ({api_keys: await countByClient(db, 'conversation_api_keys', clientId)}),
+  release: (trx, clientId) => repo.deleteClientApiKeys(trx, clientId),
 }
 
 /**

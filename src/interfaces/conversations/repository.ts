@@ -1,5 +1,6 @@
 import {CompiledQuery, sql} from 'kysely'
 import type {ConversationsDb as Db} from './tables.js'
+import type {Page, PageAsk} from '../../lib/page.js'
 import {contextOf, exclusiveDirect} from '../../store/context.js'
 import {inBatch} from '../../store/writer.js'
 import {isPostgres} from '../../store/dialect.js'
@@ -549,6 +550,22 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
 
 export async function updateApiKeyRow(db: Db, id: string, patch: Partial<Omit<ApiKeyRow, 'id' | 'key_hash' | 'client_id' | 'created_at'>>): Promise<void> {
   await db.updateTable('conversation_api_keys').set(patch).where('id', '=', id).execute()
+}
+
+/** One page of the keys, oldest first, of one client or of all (list-api-keys, show-client). */
+export async function pageApiKeyRows(db: Db, ask: PageAsk & {clientId?: string}): Promise<Page<ApiKeyRow>> {
+  let query = db.selectFrom('conversation_api_keys')
+  if (ask.clientId !== undefined) query = query.where('client_id', '=', ask.clientId)
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('created_at').orderBy('id').limit(ask.limit).offset(ask.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return {rows, total: Number(count.n)}
+}
+
+/** Deletes a client's keys (remove-client --force); the schema deletes their call log with them. */
+export async function deleteClientApiKeys(db: Db, clientId: string): Promise<void> {
+  await db.deleteFrom('conversation_api_keys').where('client_id', '=', clientId).execute()
 }
 
 /** Gives back a data call whose answer could not be produced, if its period has not moved on. */

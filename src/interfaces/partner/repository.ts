@@ -2,6 +2,10 @@ import {claimForUpdate} from '../../store/dialect.js'
 import {sql, type SelectQueryBuilder} from 'kysely'
 import type {PartnerView as Database, PartnerDb as Db} from './tables.js'
 import type {PartnerDeliveryTable, DeliveryRow, DeliveryStatus, EventRow, NewDeliveryRow, ProjectRow, QuotaMemberRow, QuotaRow} from './tables.js'
+import type {Page, PageAsk} from '../../lib/page.js'
+
+/** The statuses of a delivery not yet made to its partner. */
+export const UNDELIVERED = ['pending', 'failed'] as const satisfies readonly DeliveryStatus[]
 
 export async function findProject(db: Db, projectId: string): Promise<ProjectRow | undefined> {
   return db.selectFrom('partner_projects').selectAll().where('project_id', '=', projectId).executeTakeFirst()
@@ -287,4 +291,99 @@ export async function pendingByClient(db: Db): Promise<{client_id: string; depth
     .groupBy('client_id')
     .execute()
   return rows.map((row) => ({client_id: row.client_id, depth: Number(row.depth), oldest: String(row.oldest)}))
+}
+
+// What operators read of projects and the outbox (list-projects, show-project, list-deliveries),
+// and what remove-client takes away. Paged in SQL: a command must not read every row to print a page.
+
+/** One page of projects in id order, each with how many quotas it has. */
+export async function pageProjectRows(db: Db, ask: PageAsk & {status?: string}): Promise<Page<ProjectRow & {quotas: number | string | null}>> {
+  let query = db.selectFrom('partner_projects')
+  if (ask.status !== undefined) query = query.where('status', '=', ask.status as never)
+  const [rows, count] = await Promise.all([
+    query
+      .selectAll()
+      .select((eb) =>
+        eb.selectFrom('partner_quotas as q').select(eb.fn.countAll<number | string>().as('n')).whereRef('q.project_id', '=', 'partner_projects.project_id').as('quotas'),
+      )
+      .orderBy('project_id')
+      .limit(ask.limit)
+      .offset(ask.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return {rows, total: Number(count.n)}
+}
+
+/** The deliveries of these projects counted by project and status, with the last delivered_at of each. */
+export async function deliveryStatusCounts(db: Db, projectIds: string[]) {
+  return db
+    .selectFrom('partner_deliveries')
+    .select((eb) => ['project_id', 'status', eb.fn.countAll<number | string>().as('n'), eb.fn.max('delivered_at').as('last')])
+    .where('project_id', 'in', projectIds)
+    .groupBy(['project_id', 'status'])
+    .execute()
+}
+
+/** A project's quotas in id order, each with how many members it has. */
+export async function quotasWithMemberCounts(db: Db, projectId: string) {
+  return db
+    .selectFrom('partner_quotas as q')
+    .select(['q.quota_id', 'q.status', 'q.limit_count', 'q.completes'])
+    .select((eb) =>
+      eb
+        .selectFrom('partner_quota_members as m')
+        .select(eb.fn.countAll<number | string>().as('n'))
+        .whereRef('m.project_id', '=', 'q.project_id')
+        .whereRef('m.quota_id', '=', 'q.quota_id')
+        .as('members'),
+    )
+    .where('q.project_id', '=', projectId)
+    .orderBy('q.quota_id')
+    .execute()
+}
+
+/** The project's last queued delivery, whatever its status. */
+export async function lastDelivery(db: Db, projectId: string) {
+  return db
+    .selectFrom('partner_deliveries')
+    .select(['id', 'client_id', 'method', 'path', 'status', 'created_at', 'updated_at'])
+    .where('project_id', '=', projectId)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+}
+
+/** One page of the outbox counted back from the newest row, newest first. */
+export async function pageDeliveryRows(db: Db, ask: PageAsk & {status?: DeliveryStatus; projectId?: string; since?: string}): Promise<Page<DeliveryRow>> {
+  let query = db.selectFrom('partner_deliveries')
+  if (ask.status) query = query.where('status', '=', ask.status)
+  if (ask.projectId) query = query.where('project_id', '=', ask.projectId)
+  if (ask.since) query = query.where('created_at', '>=', ask.since)
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('seq', 'desc').limit(ask.limit).offset(ask.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return {rows, total: Number(count.n)}
+}
+
+/**
+ * Projects whose partner list may name the client: partner_ids is a JSON list in a text column, so
+ * a LIKE narrows it on both stores, and the caller's parse of the list decides.
+ */
+export async function projectsMaybeListing(db: Db, clientId: string): Promise<Pick<ProjectRow, 'project_id' | 'partner_ids'>[]> {
+  return db
+    .selectFrom('partner_projects')
+    .select(['project_id', 'partner_ids'])
+    .where(sql<boolean>`partner_ids like ${`%${JSON.stringify(clientId).slice(1, -1)}%`}`)
+    .execute()
+}
+
+export async function setPartnerIds(db: Db, projectId: string, partnerIds: ProjectRow['partner_ids']): Promise<void> {
+  await db.updateTable('partner_projects').set({partner_ids: partnerIds}).where('project_id', '=', projectId).execute()
+}
+
+/** Deletes a client's deliveries not yet made (pending or failed); delivered and superseded rows stay as history. */
+export async function deleteUndelivered(db: Db, clientId: string): Promise<void> {
+  await db.deleteFrom('partner_deliveries').where('client_id', '=', clientId).where('status', 'in', UNDELIVERED).execute()
 }

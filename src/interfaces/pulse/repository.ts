@@ -1,5 +1,6 @@
 import {sql} from 'kysely'
-import type {PulseDb as Db} from './tables.js'
+import type {PulseDb as Db, PulseView} from './tables.js'
+import {countByClient, type ClientHolding} from '../../store/client-holding.js'
 import {isPostgres} from '../../store/dialect.js'
 import type {NewPulseQuestionRow, NewPulseRespondentRow, NewPulseRow, PulseQuestionRow} from './tables.js'
 
@@ -148,4 +149,15 @@ export async function pulseHeadlines(db: Db, clientId: string | null) {
   let query = db.selectFrom('pulses').select(['id', 'title', 'status', 'last_updated']).orderBy('created_at').orderBy(sql`rowid`)
   if (clientId !== null) query = query.where('client_id', '=', clientId)
   return query.execute()
+}
+
+/**
+ * A client's pulses, as remove-client counts and releases them; the schema deletes their
+ * questions, respondents and answers with them.
+ */
+export const pulseHolding: ClientHolding<PulseView, 'pulses'> = {
+  count: async (db, clientId) => ({pulses: await countByClient(db, 'pulses', clientId)}),
+  release: async (trx, clientId) => {
+    await trx.deleteFrom('pulses').where('client_id', '=', clientId).execute()
+  },
 }
