@@ -1,6 +1,6 @@
 import * as Flags from '@oclif/core/flags'
 import type {MemberView} from '../src/registry/views.js'
-import {pageMembers} from '../src/operator/members.js'
+import {pageMembers} from '../src/registry/member-pages.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
 import {pagingFlags, sayMore, sinceFlag} from './output/paging.js'
 import {memberTable} from './output/registry.js'

@@ -1,13 +1,13 @@
 import {sql} from 'kysely'
 import {normalEmail} from '../lib/email.js'
 import type {Page, PageAsk} from '../lib/page.js'
-import type {Db} from '../schema.js'
-import {memberView, type MemberView} from '../registry/views.js'
+import type {RegistryDb as Db} from './tables.js'
+import {memberView, type MemberView} from './views.js'
 
 /*
- * Paged lists for the operator commands. Kept apart from queries.ts so that list-members starts
- * without loading the interfaces' modules (and zod) it does not use. Paged in SQL: a store may
- * hold tens of thousands of members, and a command must not read them all to print a hundred.
+ * The members, a page at a time, for list-members. Kept apart from the registry's validating
+ * service so that the command starts without loading zod. Paged in SQL: a store may hold tens of
+ * thousands of members, and a command must not read them all to print a hundred.
  */
 
 /** Filters of list-members: exact e-mail (any case) or NPI, or a name's beginning (first, last or both, any case). */
