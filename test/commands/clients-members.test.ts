@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
 import {acmeRegistration, cli, cliJson, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
@@ -109,10 +109,11 @@ describe('client and member commands', () => {
     expect(cliJson(['show-client', clientId, ...base])).toMatchObject({post_logout_redirect_uris: [], id_token_alg: 'RS256'})
   })
 
-  it('register-client and update-client set post-logout redirect URIs and the ID-token algorithm; show-client and list-clients show them', () => {
-    const acme = acmeRegistration(base)
-    const registered = cliJson([
-      ...acme,
+  const postLogoutUris = ['https://acme.example/bye', 'http://127.0.0.1:9999/bye', 'https://acme.example/logged-out?from=medpanel']
+  /** Registers Acme with the three post-logout redirect URIs above (two flags, one with a comma) and ES256 ID tokens. */
+  const registerWithLogoutUris = () =>
+    cliJson([
+      ...acmeRegistration(base),
       '--post-logout-redirect-uri',
       'https://acme.example/bye,http://127.0.0.1:9999/bye',
       '--post-logout-redirect-uri',
@@ -120,12 +121,14 @@ describe('client and member commands', () => {
       '--id-token-alg',
       'es256',
     ])
-    const uris = ['https://acme.example/bye', 'http://127.0.0.1:9999/bye', 'https://acme.example/logged-out?from=medpanel']
-    expect(registered).toMatchObject({post_logout_redirect_uris: uris, id_token_alg: 'ES256', redirect_uris: ['https://acme.example/cb']})
+
+  it('register-client sets post-logout redirect URIs and the ID-token algorithm; show-client and list-clients show them', () => {
+    const registered = registerWithLogoutUris()
+    expect(registered).toMatchObject({post_logout_redirect_uris: postLogoutUris, id_token_alg: 'ES256', redirect_uris: ['https://acme.example/cb']})
     const id = registered.client_id as string
-    expect(cliJson(['show-client', id, ...base])).toMatchObject({post_logout_redirect_uris: uris, id_token_alg: 'ES256'})
+    expect(cliJson(['show-client', id, ...base])).toMatchObject({post_logout_redirect_uris: postLogoutUris, id_token_alg: 'ES256'})
     expect(cliJson<Array<Record<string, unknown>>>(['list-clients', ...base]).find((c) => c.client_id === id)).toMatchObject({
-      post_logout_redirect_uris: uris,
+      post_logout_redirect_uris: postLogoutUris,
       id_token_alg: 'ES256',
     })
     const shown = cli(['show-client', id, ...base])
@@ -134,8 +137,12 @@ describe('client and member commands', () => {
     const listed = cli(['list-clients', ...base]).stdout.split('\n')
     expect(listed[0]).toMatch(/\bid_token_alg\s+logout_uris\b/)
     expect(listed.find((line) => line.startsWith(id))).toMatch(/\sES256\s+3\s/)
+  })
 
-    // Each flag replaces only its own setting.
+  it('update-client changes the post-logout redirect URIs and the ID-token algorithm, each flag only its own setting', () => {
+    const registered = registerWithLogoutUris()
+    expect(registered).toMatchObject({post_logout_redirect_uris: postLogoutUris, id_token_alg: 'ES256'})
+    const id = registered.client_id as string
     const moved = cliJson(['update-client', id, ...base, '--post-logout-redirect-uri', 'https://acme.example/signed-out'])
     expect(moved).toMatchObject({post_logout_redirect_uris: ['https://acme.example/signed-out'], id_token_alg: 'ES256', redirect_uris: ['https://acme.example/cb']})
     const rs = cliJson(['update-client', id, ...base, '--id-token-alg', 'RS256'])
@@ -156,17 +163,27 @@ describe('client and member commands', () => {
     expect(cli(['show-client', id, ...base]).stdout).toMatch(/^dpop_bound_access_tokens\s+false$/m)
   })
 
-  it('refuses post-logout redirect URIs a redirect URI could not be, and unknown algorithms, changing nothing', () => {
-    const acme = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
-    const register = (...flags: string[]) => cli(['register-client', ...base, ...acme, ...flags])
-    expectUserError(register('--post-logout-redirect-uri', 'http://acme.example/bye'), /post_logout_redirect_uris\[0\]: must use https \(http is allowed only for loopback hosts\)/)
-    expectUserError(register('--post-logout-redirect-uri', 'https://acme.example/ok,https://acme.example/bye#top'), /post_logout_redirect_uris\[1\]: must not contain a fragment/)
-    expectUserError(register('--post-logout-redirect-uri', '/bye'), /post_logout_redirect_uris\[0\]: must be an absolute URL/)
-    expectUserError(register('--id-token-alg', 'HS256'), /--id-token-alg: Expected one of RS256, ES256 \(any case\), got "HS256"/)
-    expectUserError(register('--id-token-alg', 'none'), /--id-token-alg: Expected one of RS256, ES256/)
-    expect(cliJson<unknown[]>(['list-clients', ...base])).toEqual([])
+  const acmeFlags = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
+  /** register-client for Acme with `flags` added, as run (not expected to succeed). */
+  const registerWith = (...flags: string[]) => cli(['register-client', ...base, ...acmeFlags, ...flags])
 
-    const id = cliJson([...['register-client', ...base, ...acme], '--post-logout-redirect-uri', 'https://acme.example/bye']).client_id as string
+  it('register-client refuses post-logout redirect URIs a redirect URI could not be, and unknown algorithms, storing nothing', () => {
+    expectUserError(
+      registerWith('--post-logout-redirect-uri', 'http://acme.example/bye'),
+      /post_logout_redirect_uris\[0\]: must use https \(http is allowed only for loopback hosts\)/,
+    )
+    expectUserError(
+      registerWith('--post-logout-redirect-uri', 'https://acme.example/ok,https://acme.example/bye#top'),
+      /post_logout_redirect_uris\[1\]: must not contain a fragment/,
+    )
+    expectUserError(registerWith('--post-logout-redirect-uri', '/bye'), /post_logout_redirect_uris\[0\]: must be an absolute URL/)
+    expectUserError(registerWith('--id-token-alg', 'HS256'), /--id-token-alg: Expected one of RS256, ES256 \(any case\), got "HS256"/)
+    expectUserError(registerWith('--id-token-alg', 'none'), /--id-token-alg: Expected one of RS256, ES256/)
+    expect(cliJson<unknown[]>(['list-clients', ...base])).toEqual([])
+  })
+
+  it('update-client refuses a bad post-logout redirect URI, an unknown algorithm, or setting and removing the URIs at once, changing nothing', () => {
+    const id = cliJson(['register-client', ...base, ...acmeFlags, '--post-logout-redirect-uri', 'https://acme.example/bye']).client_id as string
     const before = cli(['show-client', id, ...base, '--json']).stdout
     expectUserError(cli(['update-client', id, ...base, '--post-logout-redirect-uri', 'ftp://acme.example/bye']), /post_logout_redirect_uris\[0\]: must use https/)
     expectUserError(cli(['update-client', id, ...base, '--id-token-alg', 'PS256']), /--id-token-alg: Expected one of RS256, ES256/)
@@ -177,17 +194,17 @@ describe('client and member commands', () => {
     expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
   })
 
-  it('registers, changes, shows and removes a back-channel logout URI; refuses a bad one, changing nothing', () => {
-    const acme = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
-    const register = (...flags: string[]) => cli(['register-client', ...base, ...acme, ...flags])
-    expectUserError(register('--backchannel-logout-uri', 'http://acme.example/bcl'), /backchannel_logout_uri: must use https: .* \(http is allowed on loopback only\)/)
-    expectUserError(register('--backchannel-logout-uri', 'https://acme.example/bcl#top'), /backchannel_logout_uri: must not contain a fragment/)
-    expectUserError(register('--backchannel-logout-uri', '/bcl'), /backchannel_logout_uri: must be an https URL/)
-    expectUserError(register('--backchannel-logout-uri', 'https://169.254.169.254/bcl'), /backchannel_logout_uri: must not point at a link-local address/)
-    expectUserError(register('--backchannel-logout-session-required'), /--backchannel-logout-uri/)
+  it('register-client refuses a back-channel logout URI that is not https, has a fragment, is relative or link-local, and a session flag without one, storing nothing', () => {
+    expectUserError(registerWith('--backchannel-logout-uri', 'http://acme.example/bcl'), /backchannel_logout_uri: must use https: .* \(http is allowed on loopback only\)/)
+    expectUserError(registerWith('--backchannel-logout-uri', 'https://acme.example/bcl#top'), /backchannel_logout_uri: must not contain a fragment/)
+    expectUserError(registerWith('--backchannel-logout-uri', '/bcl'), /backchannel_logout_uri: must be an https URL/)
+    expectUserError(registerWith('--backchannel-logout-uri', 'https://169.254.169.254/bcl'), /backchannel_logout_uri: must not point at a link-local address/)
+    expectUserError(registerWith('--backchannel-logout-session-required'), /--backchannel-logout-uri/)
     expect(cliJson<unknown[]>(['list-clients', ...base])).toEqual([])
+  })
 
-    const registered = cliJson([...['register-client', ...base, ...acme], '--backchannel-logout-uri', 'http://127.0.0.1:8080/bcl', '--backchannel-logout-session-required'])
+  it('registers, changes, shows and removes a back-channel logout URI; update-client refuses a bad one, changing nothing', () => {
+    const registered = cliJson(['register-client', ...base, ...acmeFlags, '--backchannel-logout-uri', 'http://127.0.0.1:8080/bcl', '--backchannel-logout-session-required'])
     expect(registered).toMatchObject({backchannel_logout_uri: 'http://127.0.0.1:8080/bcl', backchannel_logout_session_required: true})
     const id = registered.client_id as string
     const before = cli(['show-client', id, ...base, '--json']).stdout
@@ -227,54 +244,6 @@ describe('client and member commands', () => {
     } finally {
       await store.close()
     }
-  })
-
-  it("show-member by e-mail or NPI, list-members filtered by e-mail, NPI or a name's beginning, show-api-key", () => {
-    const add = (email: string, first: string, last: string, npi: string) =>
-      cliJson([
-        'add-member',
-        ...base,
-        '--email',
-        email,
-        '--password',
-        'long-enough-1',
-        '--first-name',
-        first,
-        '--last-name',
-        last,
-        '--country',
-        'US',
-        '--specialty',
-        'Oncology',
-        '--npi',
-        npi,
-      ])
-    const ana = add('ana.ruiz@clinic.example', 'Ana', 'Ruiz', '1234567893')
-    const anabel = add('anabel@clinic.example', 'Anabel', 'Ortiz', '1987654328')
-    add('ben@clinic.example', 'Ben', 'Anand', '1245319599')
-    expect(cliJson(['show-member', ...base, '--email', 'ANA.RUIZ@clinic.example']).user_id).toBe(ana.user_id)
-    expect(cliJson(['show-member', ...base, '--npi', '1987654328']).user_id).toBe(anabel.user_id)
-    expectUserError(cli(['show-member', ...base, '--email', 'nobody@clinic.example']), /no member with e-mail "nobody@clinic.example"/)
-    expectUserError(cli(['show-member', ...base]), /name the member one way: a user_id, --email or --npi/)
-    expectUserError(cli(['show-member', String(ana.user_id), ...base, '--npi', '1234567893']), /name the member one way/)
-    const ids = (args: string[]) => cliJson<{user_id: number}[]>(['list-members', ...base, ...args]).map((m) => m.user_id)
-    expect(ids(['--email', 'Anabel@Clinic.Example'])).toEqual([anabel.user_id])
-    expect(ids(['--npi', '1234567893'])).toEqual([ana.user_id])
-    // First name, last name ("Anand") or full name: any case, the beginning only.
-    expect(ids(['--name', 'ana'])).toHaveLength(3)
-    expect(ids(['--name', 'ANA R'])).toEqual([ana.user_id])
-    expect(ids(['--name', 'nab'])).toEqual([])
-    // Wildcards are letters here: nobody's name begins with "%".
-    expect(ids(['--name', '%'])).toEqual([])
-    expect(cliJson<unknown>(['list-members', ...base, '--email', 'nobody@clinic.example'])).toEqual([])
-    const client = registerAcme()
-    cli(['update-client', client, ...base, '--grant', 'signon,balance,conversations'])
-    const key = cliJson(['issue-api-key', client, ...base, '--methods', 'summary'])
-    const byId = cliJson(['show-api-key', key.id, ...base])
-    expect(byId).toMatchObject({id: key.id, client_id: client, status: 'active', data_calls_used: 0})
-    expect(byId).not.toHaveProperty('api_key')
-    expect(cliJson(['show-api-key', key.api_key, ...base]).id).toBe(key.id)
-    expectUserError(cli(['show-api-key', 'key_nothing', ...base]), /API key/)
   })
 
   it('add-member, list-members, show-member, update-member', () => {
@@ -344,5 +313,78 @@ describe('client and member commands', () => {
     const member = cliJson([...args, '--email', 'fm@clinic.example', '--specialty', '  family MEDICINE '])
     expect(member).toMatchObject({primary_specialty: 'Family Medicine'})
     expect(cli(['add-member', '--help']).stdout.replace(/\s+/g, ' ')).toContain('Family Medicine, Gastroenterology')
+  })
+})
+
+describe('finding members and API keys', () => {
+  // One store for these tests, which only read it: Ana Ruiz, Anabel Ortiz and Ben Anand, each with an NPI.
+  const db = join(tempDir(), 'find.db')
+  const base = ['--db', db]
+  let ana: {user_id: number}
+  let anabel: {user_id: number}
+  const add = (email: string, first: string, last: string, npi: string) =>
+    cliJson([
+      'add-member',
+      ...base,
+      '--email',
+      email,
+      '--password',
+      'long-enough-1',
+      '--first-name',
+      first,
+      '--last-name',
+      last,
+      '--country',
+      'US',
+      '--specialty',
+      'Oncology',
+      '--npi',
+      npi,
+    ])
+  /** The user_ids list-members answers with `args`. */
+  const ids = (args: string[]) => cliJson<{user_id: number}[]>(['list-members', ...base, ...args]).map((m) => m.user_id)
+
+  beforeAll(async () => {
+    await makeStoreFile(db)
+    ana = add('ana.ruiz@clinic.example', 'Ana', 'Ruiz', '1234567893')
+    anabel = add('anabel@clinic.example', 'Anabel', 'Ortiz', '1987654328')
+    add('ben@clinic.example', 'Ben', 'Anand', '1245319599')
+  })
+
+  it('show-member finds a member by e-mail in any case, or by NPI', () => {
+    expect(cliJson(['show-member', ...base, '--email', 'ANA.RUIZ@clinic.example']).user_id).toBe(ana.user_id)
+    expect(cliJson(['show-member', ...base, '--npi', '1987654328']).user_id).toBe(anabel.user_id)
+  })
+
+  it('show-member refuses an unknown e-mail, no way of naming the member, and two ways at once, in one Error line', () => {
+    expectUserError(cli(['show-member', ...base, '--email', 'nobody@clinic.example']), /no member with e-mail "nobody@clinic.example"/)
+    expectUserError(cli(['show-member', ...base]), /name the member one way: a user_id, --email or --npi/)
+    expectUserError(cli(['show-member', String(ana.user_id), ...base, '--npi', '1234567893']), /name the member one way/)
+  })
+
+  it('list-members --email matches in any case, --npi exactly, and an unknown e-mail lists nobody', () => {
+    expect(ids(['--email', 'Anabel@Clinic.Example'])).toEqual([anabel.user_id])
+    expect(ids(['--npi', '1234567893'])).toEqual([ana.user_id])
+    expect(cliJson<unknown>(['list-members', ...base, '--email', 'nobody@clinic.example'])).toEqual([])
+  })
+
+  it('list-members --name matches the beginning of a first, last or full name in any case, wildcards as letters', () => {
+    // First name, last name ("Anand") or full name: any case, the beginning only.
+    expect(ids(['--name', 'ana'])).toHaveLength(3)
+    expect(ids(['--name', 'ANA R'])).toEqual([ana.user_id])
+    expect(ids(['--name', 'nab'])).toEqual([])
+    // Wildcards are letters here: nobody's name begins with "%".
+    expect(ids(['--name', '%'])).toEqual([])
+  })
+
+  it('show-api-key shows a key by its id or by the key itself, never the key, and refuses an unknown one', () => {
+    const client = cliJson([...acmeRegistration(base, 'https://acme.example/cb,http://127.0.0.1:9999/cb'), '--grant', 'signon', '--grant', 'balance']).client_id
+    cli(['update-client', client, ...base, '--grant', 'signon,balance,conversations'])
+    const key = cliJson(['issue-api-key', client, ...base, '--methods', 'summary'])
+    const byId = cliJson(['show-api-key', key.id, ...base])
+    expect(byId).toMatchObject({id: key.id, client_id: client, status: 'active', data_calls_used: 0})
+    expect(byId).not.toHaveProperty('api_key')
+    expect(cliJson(['show-api-key', key.api_key, ...base]).id).toBe(key.id)
+    expectUserError(cli(['show-api-key', 'key_nothing', ...base]), /API key/)
   })
 })

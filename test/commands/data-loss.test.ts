@@ -1,6 +1,6 @@
 import {statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson, partnerRegistration, tempDir} from '../helpers/cli.js'
 
 const oneLineError = (result: {status: number; stdout: string; stderr: string}, pattern: RegExp) => {
@@ -18,68 +18,103 @@ describe('no silent data loss from the CLI', () => {
     oneLineError(cli([...client, '--database-url', '']), /^Error: --database-url \(or MEDPANEL_DATABASE_URL\) is empty/)
   })
 
-  it('restore asks (or needs --force) before replacing a store, and keeps the store it replaced, with its key', () => {
+  describe('restore asks (or needs --force) before replacing a store, and keeps the store it replaced, with its key', () => {
+    // One store with a member, a backup of it, then a credit the backup lacks; the tests run in order.
     const dir = tempDir()
-    const store = join(dir, 'medpanel.db')
-    const db = ['--db', store]
-    cliJson([
-      'add-member',
-      ...db,
-      '--email',
-      'kept@clinic.example',
-      '--password',
-      'long-enough-1',
-      '--first-name',
-      'K',
-      '--last-name',
-      'Ept',
-      '--country',
-      'US',
-      '--specialty',
-      'Oncology',
-    ])
-    cliJson(['backup', ...db, '--to', join(dir, 'backup.db')])
-    // A credit made after the backup: the restore would lose it, but for the copy kept.
-    cliJson(['credit', 'user_id', '1', ...db, '--amount', '12.5', '--type', 'INCENTIVE'])
-    oneLineError(
-      cli(['restore', ...db, '--from', join(dir, 'backup.db')]),
-      /^Error: restore replaces the store .*medpanel\.db: give --force to go ahead \(it is saved first as .*medpanel\.before-restore-\d{8}T\d{6}Z\.db\)/,
-    )
-    expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(12.5)
-    const restored = cliJson(['restore', ...db, '--from', join(dir, 'backup.db'), '--force'], {MEDPANEL_NOW: '2026-11-28T12:45:00Z'})
-    expect(restored.replaced_saved_as).toBe(join(dir, 'medpanel.before-restore-20261128T124500Z.db'))
-    expect(statSync(restored.replaced_saved_as).mode & 0o777).toBe(0o600)
-    expect(statSync(`${restored.replaced_saved_as}.key`).mode & 0o777).toBe(0o600)
-    expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(0)
-    // The saved store opens with its own key and still holds the credit.
-    expect(cliJson(['show-balance', 'user_id', '1', '--db', restored.replaced_saved_as]).available_funds).toBe(12.5)
-    // A restore into a place where no store is asks nothing and saves nothing.
-    expect(cliJson(['restore', '--db', join(dir, 'fresh.db'), '--from', join(dir, 'backup.db')]).replaced_saved_as).toBeNull()
+    const db = ['--db', join(dir, 'medpanel.db')]
+    let savedAs: string
+    beforeAll(() => {
+      cliJson([
+        'add-member',
+        ...db,
+        '--email',
+        'kept@clinic.example',
+        '--password',
+        'long-enough-1',
+        '--first-name',
+        'K',
+        '--last-name',
+        'Ept',
+        '--country',
+        'US',
+        '--specialty',
+        'Oncology',
+      ])
+      cliJson(['backup', ...db, '--to', join(dir, 'backup.db')])
+      // A credit made after the backup: the restore would lose it, but for the copy kept.
+      cliJson(['credit', 'user_id', '1', ...db, '--amount', '12.5', '--type', 'INCENTIVE'])
+    })
+
+    it('without --force, refuses in one line that says where the replaced store would be saved, and changes nothing', () => {
+      oneLineError(
+        cli(['restore', ...db, '--from', join(dir, 'backup.db')]),
+        /^Error: restore replaces the store .*medpanel\.db: give --force to go ahead \(it is saved first as .*medpanel\.before-restore-\d{8}T\d{6}Z\.db\)/,
+      )
+      expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(12.5)
+    })
+
+    it('with --force, restores the backup and saves the store it replaced, owner-only, with its key', () => {
+      const restored = cliJson(['restore', ...db, '--from', join(dir, 'backup.db'), '--force'], {MEDPANEL_NOW: '2026-11-28T12:45:00Z'})
+      savedAs = restored.replaced_saved_as
+      expect(savedAs).toBe(join(dir, 'medpanel.before-restore-20261128T124500Z.db'))
+      expect(statSync(savedAs).mode & 0o777).toBe(0o600)
+      expect(statSync(`${savedAs}.key`).mode & 0o777).toBe(0o600)
+      expect(cliJson(['show-balance', 'user_id', '1', ...db]).available_funds).toBe(0)
+    })
+
+    it('the saved store opens with its own key and still holds the credit', () => {
+      expect(cliJson(['show-balance', 'user_id', '1', '--db', savedAs]).available_funds).toBe(12.5)
+    })
+
+    it('a restore into a place where no store is asks nothing and saves nothing', () => {
+      expect(cliJson(['restore', '--db', join(dir, 'fresh.db'), '--from', join(dir, 'backup.db')]).replaced_saved_as).toBeNull()
+    })
   })
 
-  it('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {
+  describe('push-members refuses an empty or header-only file unless --allow-empty, queueing nothing', () => {
     const dir = tempDir()
     const db = ['--db', join(dir, 'm.db')]
-    cliJson([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'])
-    cliJson(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom'])
-    writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 5, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
-    cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', join(dir, 'quota.json')])
-    const before = cliJson<unknown[]>(['list-deliveries', ...db]).length
+    let before: number
+    beforeAll(() => {
+      cliJson([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'])
+      cliJson(['push-project', ...db, '--project-id', 'P1', '--name', 'X', '--duration', '5', '--status', 'active', '--type', 'custom'])
+      writeFileSync(join(dir, 'quota.json'), JSON.stringify({quota_id: 'Q1', status: 'open', limit: 5, incidence_rate: 0.5, closes_at: '2027-01-01T00:00:00Z'}))
+      cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', join(dir, 'quota.json')])
+      before = cliJson<unknown[]>(['list-deliveries', ...db]).length
+    })
+
+    // One test per empty file.
     for (const [name, content] of [
       ['empty.csv', ''],
       ['header.csv', 'npi,honoraria,url\n'],
       ['empty.json', '[]'],
     ] as const) {
-      const file = join(dir, name)
-      writeFileSync(file, content)
-      oneLineError(
-        cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file, '--json']),
-        new RegExp(`^Error: .*${name.replace('.', '\\.')}.*(no members|allow-empty)`),
-      )
+      it(`refuses ${name} in one line naming it, and queues nothing`, () => {
+        const file = join(dir, name)
+        writeFileSync(file, content)
+        oneLineError(
+          cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file, '--json']),
+          new RegExp(`^Error: .*${name.replace('.', '\\.')}.*(no members|allow-empty)`),
+        )
+        expect(cliJson<unknown[]>(['list-deliveries', ...db]).length).toBe(before)
+      })
     }
-    expect(cliJson<unknown[]>(['list-deliveries', ...db]).length).toBe(before)
-    const emptied = cliJson<{members: number; total: number}>(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', join(dir, 'empty.json'), '--allow-empty'])
-    expect(emptied).toMatchObject({members: 0, total: 0})
+
+    it('pushes an empty member list with --allow-empty', () => {
+      writeFileSync(join(dir, 'empty.json'), '[]')
+      const emptied = cliJson<{members: number; total: number}>([
+        'push-members',
+        ...db,
+        '--project-id',
+        'P1',
+        '--quota-id',
+        'Q1',
+        '--file',
+        join(dir, 'empty.json'),
+        '--allow-empty',
+      ])
+      expect(emptied).toMatchObject({members: 0, total: 0})
+    })
   })
 
   it('issue-token refuses a client without the signon grant, and token info refuses such member tokens', () => {

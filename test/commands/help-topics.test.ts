@@ -74,18 +74,20 @@ describe('medpanel --help', () => {
     }
   })
 
-  it("lists one topic's commands for TOPIC and help TOPIC, as gh lists a group", () => {
-    for (const topic of COMMAND_TOPICS) {
-      for (const args of [[topic.name], ['help', topic.name], [topic.name.toUpperCase()]]) {
+  // One test per topic, as gh lists a group: the topic's name, help and the name in capitals.
+  for (const topic of COMMAND_TOPICS) {
+    const upper = topic.name.toUpperCase()
+    it(`lists the ${topic.name} topic's commands alone for ${topic.name}, help ${topic.name} and ${upper}`, () => {
+      for (const args of [[topic.name], ['help', topic.name], [upper]]) {
         const result = cli(args)
         expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(0)
         expect(result.stderr).toBe('')
         const found = sections(result.stdout)
-        expect([...found.keys()].filter((heading) => heading !== 'USAGE')).toEqual([topic.name.toUpperCase()])
-        expect(found.get(topic.name.toUpperCase())).toEqual(topic.commands.filter((id) => every.includes(id)))
+        expect([...found.keys()].filter((heading) => heading !== 'USAGE')).toEqual([upper])
+        expect(found.get(upper)).toEqual(topic.commands.filter((id) => every.includes(id)))
       }
-    }
-  })
+    })
+  }
 
   it('answers a stray argument to a command that takes none with one Error: line and exit 1', () => {
     for (const args of [

@@ -48,35 +48,44 @@ describe('API keys, transactions, projects and removing clients from the command
     expect(table.stdout).toContain(keyId)
     expect(table.stdout).not.toContain(apiKey)
     expectUserError(cli(['list-api-keys', ...db, '--client', 'nobody']), /no client with id "nobody"/)
-    // show-client lists the client's keys as well.
+  })
+
+  it("show-client lists the client's API keys as well, as JSON and as a table", () => {
     const shown = cliJson(['show-client', insight, ...db])
     expect(shown.api_keys).toEqual([expect.objectContaining({id: keyId, status: 'active'})])
     expect(cli(['show-client', insight, ...db]).stdout).toMatch(new RegExp(`API keys:\\n[^]*${keyId}`))
   })
 
-  it('revoke-api-key revokes a key, which interface E then refuses; a second run says it already was', async () => {
-    const clock = new ManualClock()
-    const call = async () => {
-      const store = await openCliStore(db[1]!)
-      try {
-        const app = createApp({db: store.db, clock, log: () => undefined})
-        const res = await app.request(`/conversations/summary?${query(['heart'], '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z')}`, {
-          headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': apiKey},
-        })
-        return res.status
-      } finally {
-        await store.close()
-      }
+  /** What interface E answers a summary asked with the key the beforeAll issued: 200, or 401 once revoked. */
+  const summaryStatus = async () => {
+    const store = await openCliStore(db[1]!)
+    try {
+      const app = createApp({db: store.db, clock: new ManualClock(), log: () => undefined})
+      const res = await app.request(`/conversations/summary?${query(['heart'], '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z')}`, {
+        headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': apiKey},
+      })
+      return res.status
+    } finally {
+      await store.close()
     }
-    expect(await call()).toBe(200)
+  }
+
+  it('revoke-api-key revokes a key, which interface E then refuses', async () => {
+    expect(await summaryStatus()).toBe(200)
     const first = cli(['revoke-api-key', keyId, ...db])
     expect(first.status, first.stderr).toBe(0)
     expect(first.stdout).toContain(`Revoked API key ${keyId} of ${insight}`)
-    expect(await call()).toBe(401)
+    expect(await summaryStatus()).toBe(401)
+  })
+
+  it('revoke-api-key run again, by the key or its id, says it already was; list-api-keys shows it revoked', () => {
     const again = cliJson(['revoke-api-key', apiKey, ...db])
     expect(again).toMatchObject({id: keyId, already_revoked: true})
     expect(cli(['revoke-api-key', keyId, ...db]).stdout).toContain('was already revoked')
     expect(cliJson(['list-api-keys', ...db, '--client', insight])[0]).toMatchObject({status: 'revoked', revoked: true})
+  })
+
+  it('revoke-api-key refuses an unknown key and a missing one with one Error line', () => {
     expectUserError(cli(['revoke-api-key', 'key_00000000000000000000', ...db]), /no API key matches/)
     expectUserError(cli(['revoke-api-key', ...db]), /Missing 1 required arg/)
   })
@@ -92,57 +101,77 @@ describe('API keys, transactions, projects and removing clients from the command
     expectUserError(cli(['show-transaction', '00000000-0000-4000-8000-000000000000', ...db]), /no transaction with id/)
   })
 
-  it('list-projects and show-project show quotas and the outbox per project', () => {
+  describe('list-projects and show-project show quotas and the outbox per project', () => {
     // A partner nobody listens for: pushes stay pending in the outbox, which is what is counted.
-    const partner = register(db, 'Panel Partner', ['--grant', 'partner', '--partner-url', 'http://127.0.0.1:9/', '--partner-username', 'u', '--partner-password', 'pw'])
-    for (const id of ['P-1', 'P-2']) {
-      cliJson(['push-project', ...db, '--project-id', id, '--name', `Study ${id}`, '--duration', '10', '--status', 'active', '--type', 'custom', '--partner', partner])
-    }
-    const quotaFile = join(dir, 'quota.json')
-    writeFileSync(
-      quotaFile,
-      JSON.stringify({
-        quota_id: 'Q-1',
-        status: 'open',
-        limit: 5,
-        incidence_rate: 0.35,
-        type: 'specialty',
-        matching_specialties: ['Cardiology'],
-        matching_regions: ['CA'],
-        cost_per_complete: '140.00',
-        honoraria: 90.5,
-        url: 'https://survey.example/s/P-1?npi=<npi>',
-        closes_at: '2030-12-31T23:00:00Z',
-      }),
-    )
-    cliJson(['push-quota', ...db, '--project-id', 'P-1', '--file', quotaFile])
-    const projects = cliJson<Record<string, unknown>[]>(['list-projects', ...db])
-    expect(projects).toEqual([
-      expect.objectContaining({project_id: 'P-1', name: 'Study P-1', status: 'active', partners: [partner], quotas: 1, pending: 2, delivered: 0, last_delivered_at: null}),
-      expect.objectContaining({project_id: 'P-2', quotas: 0, pending: 1}),
-    ])
-    expect(cli(['list-projects', ...db]).stdout).toMatch(/^PROJECT ID\s+STATUS\s+QUOTAS\s+PARTNERS\s+PENDING\s+FAILED\s+DELIVERED/)
-    const page = cli(['list-projects', ...db, '--limit', '1', '--json'])
-    expect(JSON.parse(page.stdout)).toHaveLength(1)
-    expect(page.stderr).toBe('1 more projects not shown (2 in all); see the next with --offset 1, or raise --limit\n')
-    const one = cliJson(['show-project', 'P-1', ...db])
-    expect(one).toMatchObject({project_id: 'P-1', partners: [partner], quotas: [{quota_id: 'Q-1', status: 'open', limit: 5, completes: 0, members: 0}], deliveries: {pending: 2}})
-    expect(one.last_delivery).toMatchObject({client_id: partner, status: 'pending'})
-    expect(cli(['show-project', 'P-1', ...db]).stdout).toMatch(/QUOTA ID\s+STATUS\s+LIMIT\s+COMPLETES\s+MEMBERS\n[-\s]+\nQ-1\s+open\s+5\s+0\s+0/)
-    expectUserError(cli(['show-project', 'P-404', ...db]), /no project "P-404"/)
-    expectUserError(cli(['list-projects', ...db, '--status', 'sideways']), /Expected one of onhold, active, closed/)
+    // These tests run in order on what this beforeAll pushed; the last removes the partner.
+    let partner: string
+    beforeAll(() => {
+      partner = register(db, 'Panel Partner', ['--grant', 'partner', '--partner-url', 'http://127.0.0.1:9/', '--partner-username', 'u', '--partner-password', 'pw'])
+      for (const id of ['P-1', 'P-2']) {
+        cliJson(['push-project', ...db, '--project-id', id, '--name', `Study ${id}`, '--duration', '10', '--status', 'active', '--type', 'custom', '--partner', partner])
+      }
+      const quotaFile = join(dir, 'quota.json')
+      writeFileSync(
+        quotaFile,
+        JSON.stringify({
+          quota_id: 'Q-1',
+          status: 'open',
+          limit: 5,
+          incidence_rate: 0.35,
+          type: 'specialty',
+          matching_specialties: ['Cardiology'],
+          matching_regions: ['CA'],
+          cost_per_complete: '140.00',
+          honoraria: 90.5,
+          url: 'https://survey.example/s/P-1?npi=<npi>',
+          closes_at: '2030-12-31T23:00:00Z',
+        }),
+      )
+      cliJson(['push-quota', ...db, '--project-id', 'P-1', '--file', quotaFile])
+    })
 
-    // The partner has pending deliveries and two projects list it: refused without --force.
-    expectUserError(cli(['remove-client', partner, ...db]), /still has 3 undelivered partner deliveries, 2 partner projects listing it; remove-client --force/)
-    const removed = cliJson(['remove-client', partner, ...db, '--force'])
-    expect(removed.removed).toMatchObject({undelivered_deliveries: 3, partner_projects: 2})
-    expect(cliJson(['list-projects', ...db])[0]).toMatchObject({project_id: 'P-1', partners: [], pending: 0})
+    it("list-projects shows each project's status, partners, quotas and pending deliveries, as JSON and as a table", () => {
+      const projects = cliJson<Record<string, unknown>[]>(['list-projects', ...db])
+      expect(projects).toEqual([
+        expect.objectContaining({project_id: 'P-1', name: 'Study P-1', status: 'active', partners: [partner], quotas: 1, pending: 2, delivered: 0, last_delivered_at: null}),
+        expect.objectContaining({project_id: 'P-2', quotas: 0, pending: 1}),
+      ])
+      expect(cli(['list-projects', ...db]).stdout).toMatch(/^PROJECT ID\s+STATUS\s+QUOTAS\s+PARTNERS\s+PENDING\s+FAILED\s+DELIVERED/)
+    })
+
+    it('list-projects --limit shows one page and says on stderr how many more and how to see them', () => {
+      const page = cli(['list-projects', ...db, '--limit', '1', '--json'])
+      expect(JSON.parse(page.stdout)).toHaveLength(1)
+      expect(page.stderr).toBe('1 more projects not shown (2 in all); see the next with --offset 1, or raise --limit\n')
+    })
+
+    it("show-project shows the project's quotas with their completes and its last delivery, as JSON and as a table", () => {
+      const one = cliJson(['show-project', 'P-1', ...db])
+      expect(one).toMatchObject({project_id: 'P-1', partners: [partner], quotas: [{quota_id: 'Q-1', status: 'open', limit: 5, completes: 0, members: 0}], deliveries: {pending: 2}})
+      expect(one.last_delivery).toMatchObject({client_id: partner, status: 'pending'})
+      expect(cli(['show-project', 'P-1', ...db]).stdout).toMatch(/QUOTA ID\s+STATUS\s+LIMIT\s+COMPLETES\s+MEMBERS\n[-\s]+\nQ-1\s+open\s+5\s+0\s+0/)
+    })
+
+    it('show-project refuses an unknown project, and list-projects an unknown --status, with one Error line', () => {
+      expectUserError(cli(['show-project', 'P-404', ...db]), /no project "P-404"/)
+      expectUserError(cli(['list-projects', ...db, '--status', 'sideways']), /Expected one of onhold, active, closed/)
+    })
+
+    it('remove-client refuses a partner with pending deliveries and projects listing it; --force removes both, and the projects list it no more', () => {
+      expectUserError(cli(['remove-client', partner, ...db]), /still has 3 undelivered partner deliveries, 2 partner projects listing it; remove-client --force/)
+      const removed = cliJson(['remove-client', partner, ...db, '--force'])
+      expect(removed.removed).toMatchObject({undelivered_deliveries: 3, partner_projects: 2})
+      expect(cliJson(['list-projects', ...db])[0]).toMatchObject({project_id: 'P-1', partners: [], pending: 0})
+    })
   })
 
-  it('remove-client refuses while tokens, keys or pulses depend on it, names them, and --force removes them', async () => {
+  it('remove-client refuses while tokens, keys or pulses depend on it, and names them', () => {
     const refused = cli(['remove-client', 'demo-client', ...db])
     expectUserError(refused, /^Error: client demo-client still has .*1 API key, 7 pulses; remove-client --force removes them with it$/)
     expect(cliJson(['list-pulses', ...db, '--client', 'demo-client', '--limit', '1000'])).toHaveLength(7)
+  })
+
+  it('remove-client --force removes the client with its keys, pulses, respondents, tokens and codes; then it is unknown', async () => {
     const gone = cliJson(['remove-client', 'demo-client', ...db, '--force'])
     expect(gone).toMatchObject({client_id: 'demo-client', removed: {api_keys: 1, pulses: 7}})
     const store = await openCliStore(db[1]!)
@@ -166,7 +195,9 @@ describe('API keys, transactions, projects and removing clients from the command
       await store.close()
     }
     expectUserError(cli(['remove-client', 'demo-client', ...db]), /no client with id "demo-client"/)
-    // A client nothing depends on goes without --force.
+  })
+
+  it('remove-client removes a client nothing depends on without --force', () => {
     const bare = register(db, 'Bare', ['--grant', 'balance'])
     expect(cli(['remove-client', bare, ...db]).stdout).toBe(`Removed client ${bare}.\n`)
   })
@@ -219,13 +250,16 @@ describe('paging the list commands', () => {
     expect(table.stdout).toContain('m299@clinic.example')
   })
 
-  it('pages with --offset without gaps or repeats, and filters by --status and --since', () => {
+  it('pages with --offset without gaps or repeats', () => {
     const seen: string[] = []
     for (let offset = 0; offset < MEMBERS; offset += 70) {
       seen.push(...cliJson<{email: string}[]>(['list-members', ...db, '--limit', '70', '--offset', String(offset)]).map((m) => m.email))
     }
     expect(seen).toHaveLength(MEMBERS)
     expect(new Set(seen).size).toBe(MEMBERS)
+  })
+
+  it('filters by --status and --since, saying how many more match or that none do', () => {
     const inactive = cli(['list-members', ...db, '--status', 'INACTIVE', '--limit', '10', '--json'])
     expect(JSON.parse(inactive.stdout).every((m: {active: boolean}) => !m.active)).toBe(true)
     expect(inactive.stderr).toMatch(/^90 more members not shown \(100 in all\)/)
@@ -242,11 +276,12 @@ describe('paging the list commands', () => {
     expectUserError(cli(['list-transactions', 'user_id', '1', ...db, '--limit', 'many']), /--limit/)
   })
 
-  it('list-clients, list-deliveries, list-pulses, list-transactions and list-api-keys take --limit and --offset', () => {
-    for (const args of [['list-clients'], ['list-deliveries'], ['list-pulses'], ['list-api-keys'], ['list-projects'], ['list-transactions', 'user_id', '1']]) {
+  // One test per list command: each answers an empty page past what it holds.
+  for (const args of [['list-clients'], ['list-deliveries'], ['list-pulses'], ['list-api-keys'], ['list-projects'], ['list-transactions', 'user_id', '1']]) {
+    it(`${args.join(' ')} takes --limit and --offset`, () => {
       const result = cli([...args, ...db, '--limit', '3', '--offset', '1', '--json'])
       expect(result.status, `${args[0]}: ${result.stderr}`).toBe(0)
       expect(JSON.parse(result.stdout), args[0]).toEqual([])
-    }
-  })
+    })
+  }
 })

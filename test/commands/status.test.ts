@@ -2,7 +2,7 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 import {SERVICE_SCHEMA} from '../../src/schema.js'
 import {cli, cliArgv, cliJson, partnerRegistration, startCli, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
@@ -66,108 +66,124 @@ describe('medpanel status', {timeout: 0}, () => {
     expect(text.stdout).toContain('No API key has used 80% or more of its data-call allowance.')
   })
 
-  it('after a scenario: counts, the exact total balance, the outbox per partner with a failed delivery, keys near their allowance', () => {
+  describe('after a scenario', () => {
+    // The scenario, built once at fixed times (MEDPANEL_NOW); the tests read it at 2026-01-05T01:00:00Z.
     const dir = tempDir()
     const db = ['--db', join(dir, 'scenario.db')]
     const at = (time: string) => ({MEDPANEL_NOW: time})
     const t0 = at('2026-01-01T00:00:00Z')
-    // A partner nobody listens for (port 9): its pushes wait in the outbox.
-    const partner = cliJson<{client_id: string}>([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'], t0)
-    const research = cliJson<{client_id: string}>(
-      ['register-client', ...db, '--name', 'Research', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--grant', 'conversations'],
-      t0,
-    )
-    const member = (email: string) =>
-      cliJson<{user_id: number}>(
-        ['add-member', ...db, '--email', email, '--password', 'long enough password', '--first-name', 'S', '--last-name', 'T', '--country', 'US', '--specialty', 'Oncology'],
-        t0,
-      ).user_id
-    const [ana, ben] = [member('ana@clinic.example'), member('ben@clinic.example')]
-    cliJson(['credit', 'user_id', String(ana), '--amount', '100.5', '--type', 'honorarium', ...db], t0)
-    cliJson(
-      [
-        'withdraw',
-        'user_id',
-        String(ana),
-        '--type',
-        'paypal',
-        '--amount',
-        '40',
-        '--detail',
-        'first_name=S',
-        '--detail',
-        'last_name=T',
-        '--detail',
-        'email=s@clinic.example',
-        ...db,
-      ],
-      t0,
-    )
-    // 0.1 + 0.2: a float would make the total 60.800000000000004.
-    cliJson(['credit', 'user_id', String(ben), '--amount', '0.1', '--type', 'incentive', ...db], t0)
-    cliJson(['credit', 'user_id', String(ben), '--amount', '0.2', '--type', 'incentive', ...db], t0)
-    // A project pushed and tried at once (refused: nothing listens), then a quota four days later:
-    // trying the project's queue again gives the project's PUT up (past the 3-day retry window).
-    cli(['push-project', ...db, '--project-id', 'P1', '--name', 'Study', '--duration', '10', '--status', 'active', '--type', 'custom', '--wait'], t0)
-    const quota = join(dir, 'quota.json')
-    writeFileSync(
-      quota,
-      JSON.stringify({
-        quota_id: 'Q1',
-        status: 'open',
-        limit: 2,
-        incidence_rate: 0.35,
-        type: 'specialty',
-        matching_specialties: ['Cardiology'],
-        matching_regions: ['CA'],
-        cost_per_complete: '140.00',
-        honoraria: 90.5,
-        url: 'https://survey.example/s?npi=<npi>',
-        closes_at: '2030-12-31T23:00:00Z',
-      }),
-    )
-    const t4 = at('2026-01-05T00:00:00Z')
-    cli(['push-quota', ...db, '--project-id', 'P1', '--file', quota, '--wait'], t4)
-    cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Second', '--duration', '5', '--status', 'active', '--type', 'custom'], at('2026-01-05T00:30:00Z'))
-    // Keys: one with its whole allowance used (0 of 0 left), one far from it, one that makes no
-    // data calls, and a revoked one.
-    const exhausted = cliJson<{id: string}>(['issue-api-key', research.client_id, '--data-calls', '0', ...db], t0)
-    cliJson(['issue-api-key', research.client_id, '--data-calls', '10', ...db], t0)
-    cliJson(['issue-api-key', research.client_id, '--methods', 'summary', '--data-calls', '0', ...db], t0)
-    const revoked = cliJson<{id: string}>(['issue-api-key', research.client_id, '--data-calls', '0', ...db], t0)
-    cliJson(['update-api-key', revoked.id, '--revoke', ...db], t0)
+    const readAt = at('2026-01-05T01:00:00Z')
+    let partner: {client_id: string}
+    let research: {client_id: string}
+    let exhausted: {id: string}
 
-    const raw = cli(['status', ...db, '--json'], at('2026-01-05T01:00:00Z'))
-    expect(raw.status, raw.stderr).toBe(0)
-    // The total is written from its exact decimal text.
-    expect(raw.stdout).toMatch(/"available_funds": 60\.8\n/)
-    const report = JSON.parse(raw.stdout) as Status
-    expect(report).toMatchObject({clients: 2, members: 2, balance: {accounts: 2, totals: [{currency: 'USD', available_funds: 60.8}]}})
-    expect(report.outbox).toEqual({
-      partners: [
-        {
-          client_id: partner.client_id,
-          name: 'P',
-          pending: 2,
-          failed: 1,
-          oldest_pending_at: '2026-01-05T00:00:00.000Z',
-          oldest_pending_age_seconds: 3600,
-        },
-      ],
-      pending: 2,
-      failed_deliveries: 1,
+    beforeAll(() => {
+      // A partner nobody listens for (port 9): its pushes wait in the outbox.
+      partner = cliJson<{client_id: string}>([...partnerRegistration(db, 'http://127.0.0.1:9'), '--partner-username', 'u', '--partner-password', 'p'], t0)
+      research = cliJson<{client_id: string}>(
+        ['register-client', ...db, '--name', 'Research', '--url', 'https://r.example', '--logo-url', 'https://r.example/l.png', '--grant', 'conversations'],
+        t0,
+      )
+      const member = (email: string) =>
+        cliJson<{user_id: number}>(
+          ['add-member', ...db, '--email', email, '--password', 'long enough password', '--first-name', 'S', '--last-name', 'T', '--country', 'US', '--specialty', 'Oncology'],
+          t0,
+        ).user_id
+      const [ana, ben] = [member('ana@clinic.example'), member('ben@clinic.example')]
+      cliJson(['credit', 'user_id', String(ana), '--amount', '100.5', '--type', 'honorarium', ...db], t0)
+      cliJson(
+        [
+          'withdraw',
+          'user_id',
+          String(ana),
+          '--type',
+          'paypal',
+          '--amount',
+          '40',
+          '--detail',
+          'first_name=S',
+          '--detail',
+          'last_name=T',
+          '--detail',
+          'email=s@clinic.example',
+          ...db,
+        ],
+        t0,
+      )
+      // 0.1 + 0.2: a float would make the total 60.800000000000004.
+      cliJson(['credit', 'user_id', String(ben), '--amount', '0.1', '--type', 'incentive', ...db], t0)
+      cliJson(['credit', 'user_id', String(ben), '--amount', '0.2', '--type', 'incentive', ...db], t0)
+      // A project pushed and tried at once (refused: nothing listens), then a quota four days later:
+      // trying the project's queue again gives the project's PUT up (past the 3-day retry window).
+      cli(['push-project', ...db, '--project-id', 'P1', '--name', 'Study', '--duration', '10', '--status', 'active', '--type', 'custom', '--wait'], t0)
+      const quota = join(dir, 'quota.json')
+      writeFileSync(
+        quota,
+        JSON.stringify({
+          quota_id: 'Q1',
+          status: 'open',
+          limit: 2,
+          incidence_rate: 0.35,
+          type: 'specialty',
+          matching_specialties: ['Cardiology'],
+          matching_regions: ['CA'],
+          cost_per_complete: '140.00',
+          honoraria: 90.5,
+          url: 'https://survey.example/s?npi=<npi>',
+          closes_at: '2030-12-31T23:00:00Z',
+        }),
+      )
+      const t4 = at('2026-01-05T00:00:00Z')
+      cli(['push-quota', ...db, '--project-id', 'P1', '--file', quota, '--wait'], t4)
+      cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Second', '--duration', '5', '--status', 'active', '--type', 'custom'], at('2026-01-05T00:30:00Z'))
+      // Keys: one with its whole allowance used (0 of 0 left), one far from it, one that makes no
+      // data calls, and a revoked one.
+      exhausted = cliJson<{id: string}>(['issue-api-key', research.client_id, '--data-calls', '0', ...db], t0)
+      cliJson(['issue-api-key', research.client_id, '--data-calls', '10', ...db], t0)
+      cliJson(['issue-api-key', research.client_id, '--methods', 'summary', '--data-calls', '0', ...db], t0)
+      const revoked = cliJson<{id: string}>(['issue-api-key', research.client_id, '--data-calls', '0', ...db], t0)
+      cliJson(['update-api-key', revoked.id, '--revoke', ...db], t0)
     })
-    expect(report.api_keys).toEqual({
-      active: 2,
-      near_allowance_percent: 80,
-      near_allowance: [expect.objectContaining({id: exhausted.id, client_id: research.client_id, data_call_allowance: 0, data_calls_used: 0, used_percent: 100})],
+
+    it('--json: counts, the exact total balance, the outbox per partner with a failed delivery, keys near their allowance', () => {
+      const raw = cli(['status', ...db, '--json'], readAt)
+      expect(raw.status, raw.stderr).toBe(0)
+      // The total is written from its exact decimal text.
+      expect(raw.stdout).toMatch(/"available_funds": 60\.8\n/)
+      const report = JSON.parse(raw.stdout) as Status
+      expect(report).toMatchObject({clients: 2, members: 2, balance: {accounts: 2, totals: [{currency: 'USD', available_funds: 60.8}]}})
+      expect(report.outbox).toEqual({
+        partners: [
+          {
+            client_id: partner.client_id,
+            name: 'P',
+            pending: 2,
+            failed: 1,
+            oldest_pending_at: '2026-01-05T00:00:00.000Z',
+            oldest_pending_age_seconds: 3600,
+          },
+        ],
+        pending: 2,
+        failed_deliveries: 1,
+      })
+      expect(report.api_keys).toEqual({
+        active: 2,
+        near_allowance_percent: 80,
+        near_allowance: [expect.objectContaining({id: exhausted.id, client_id: research.client_id, data_call_allowance: 0, data_calls_used: 0, used_percent: 100})],
+      })
     })
-    const text = cli(['status', ...db], at('2026-01-05T01:00:00Z')).stdout
-    expect(text).toMatch(/^total balance +60\.80 USD$/m)
-    expect(text).toMatch(new RegExp(`^${partner.client_id} +P +2 +2026-01-05T00:00:00\\.000Z +1h 0m +1$`, 'm'))
-    expect(text).toMatch(new RegExp(`^${exhausted.id} +${research.client_id} +0/0 +100 +never$`, 'm'))
-    // The same store, all of it read again by the commands that own each part.
-    expect(cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'failed'])).toHaveLength(1)
+
+    it('as a table: the total balance, the outbox per partner, the key at its allowance', () => {
+      const text = cli(['status', ...db], readAt).stdout
+      expect(text).toMatch(/^total balance +60\.80 USD$/m)
+      expect(text).toMatch(new RegExp(`^${partner.client_id} +P +2 +2026-01-05T00:00:00\\.000Z +1h 0m +1$`, 'm'))
+      expect(text).toMatch(new RegExp(`^${exhausted.id} +${research.client_id} +0/0 +100 +never$`, 'm'))
+    })
+
+    it('agrees with list-deliveries, which reads the same failed delivery', () => {
+      // The same store, read again by the command that owns that part.
+      expect(cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'failed'])).toHaveLength(1)
+    })
   })
 
   it('while serve runs on the store: answers at once, sees what serve just wrote, and serve keeps answering', async () => {

@@ -84,6 +84,18 @@ const FILES: Record<string, string> = {
   }),
 }
 
+/**
+ * The examples that can run unattended as printed, by command, the commands in ORDER first. A
+ * server's example runs when it serves on a free port and says where (--port 0); one on a fixed
+ * port would serve until stopped.
+ */
+const runnable = new Map<string, string[]>()
+for (const {command, line} of await allExamples()) {
+  if (line.includes('…') || NOT_UNATTENDED[line] || NEEDS_POSTGRES.has(command)) continue
+  if (LONG_RUNNING.has(command) && !line.includes('--port 0')) continue
+  runnable.set(command, [...(runnable.get(command) ?? []), line])
+}
+
 describe.skipIf(onPostgres)('every command --help example', () => {
   const dir = tempDir('medpanel-help-examples-')
   const bin = medpanelOnPath(dir)
@@ -157,27 +169,31 @@ describe.skipIf(onPostgres)('every command --help example', () => {
     }
   })
 
-  it('runs as written, and every command has at least one that runs', async () => {
-    const ran = new Set<string>()
-    const failures: string[] = []
-    for (const {command, line} of await allExamples()) {
-      if (line.includes('…') || NOT_UNATTENDED[line] || NEEDS_POSTGRES.has(command)) continue
-      const script = line.replaceAll('127.0.0.1:9090', `127.0.0.1:${partnerPort}`)
-      if (LONG_RUNNING.has(command)) {
-        // A server runs when it serves on a free port and says where: start it, read its first
-        // line (the --json address), then stop it.
-        if (!line.includes('--port 0')) continue
-        const address = await firstJson(script)
-        if (typeof address?.url !== 'string') failures.push(`${line}\n  did not print its address within 30 s`)
-        else ran.add(command)
-        continue
+  // One test per example, in ORDER (later examples use what earlier ones made); the last test
+  // checks that every command had one that ran.
+  const ran = new Set<string>()
+  for (const [command, lines] of runnable) {
+    describe(`medpanel ${command} --help`, () => {
+      for (const line of lines) {
+        it(`runs as written: ${line}`, async () => {
+          const script = line.replaceAll('127.0.0.1:9090', `127.0.0.1:${partnerPort}`)
+          if (LONG_RUNNING.has(command)) {
+            // A server runs when it serves on a free port and says where: start it, read its first
+            // line (the --json address), then stop it.
+            const address = await firstJson(script)
+            expect(typeof address?.url, `${line}\n  did not print its address within 30 s`).toBe('string')
+          } else {
+            const run = bash(script)
+            expect(run.status, `${line}\n  exit ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join('\n  ')}`).toBe(0)
+          }
+          ran.add(command)
+        })
       }
-      const run = bash(script)
-      if (run.status !== 0) failures.push(`${line}\n  exit ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join('\n  ')}`)
-      else ran.add(command)
-    }
-    expect(failures, failures.join('\n')).toEqual([])
+    })
+  }
+
+  it('every command has at least one example that runs as written', () => {
     const without = Object.keys(COMMAND_LOADERS).filter((name) => !ran.has(name) && !NEEDS_POSTGRES.has(name))
     expect(without, 'commands with no example that runs as written').toEqual([])
-  }, 400_000)
+  })
 })

@@ -36,33 +36,48 @@ describe('balance commands and a running server', () => {
     ])
   })
 
-  it('credits, withdraws and moves statuses from the command line, printing exact amounts', () => {
+  // Credits, withdrawals and statuses from the command line, printing exact amounts.
+  it('credits by ME number, and show-balance by NPI prints the exact sum: 0.1 three times is 0.3', () => {
     for (let i = 0; i < 3; i++) expect(cli(['credit', 'me', '03512345671', '--amount', '0.1', '--type', 'INCENTIVE', ...store]).status).toBe(0)
     const summary = cli(['show-balance', 'npi', '1234567893', '--json', ...store])
     expect(JSON.parse(summary.stdout)).toEqual({available_funds: 0.3, currency: 'USD', preferred_status: false})
     expect(summary.stdout).toContain('"available_funds": 0.3,')
+  })
 
+  /** Credits 0.30, withdraws 0.25 to charity with details from a file, and returns the withdrawal. */
+  const withdrawFromCredit = () => {
+    cliJson(['credit', 'user_id', '1', '--amount', '0.3', '--type', 'INCENTIVE', ...store])
     const details = join(dir, 'details.json')
     writeFileSync(details, JSON.stringify({first_name: 'Cy', last_name: 'Ng', email: 'cy@example.com'}))
-    const tx = cliJson(['withdraw', 'user_id', '1', '--type', 'charity', '--amount', '0.25', '--details', details, ...store])
+    return cliJson(['withdraw', 'user_id', '1', '--type', 'charity', '--amount', '0.25', '--details', details, ...store])
+  }
+
+  it('withdraws, printing the exact funds left, moves the withdrawal to Completed, and list-transactions shows it', () => {
+    const tx = withdrawFromCredit()
     expect(tx).toMatchObject({type: 'WITHDRAWAL', amount: -0.25, status: 'Processing', survey_id: null, fee: null, available_funds_after: 0.05})
     expect(tx.transaction_id).toBe(tx.id)
     expect(cliJson(['update-transaction', tx.id, '--status', 'Completed', ...store]).status).toBe('Completed')
+    const human = cli(['list-transactions', 'user_id', '1', ...store])
+    expect(human.status).toBe(0)
+    expect(human.stdout).toMatch(/WITHDRAWAL\s+Completed\s+-0\.25 USD\s+0\.05 USD/)
+  })
 
+  it('refuses a Completed transaction going back to Processing, and a debit past the funds, with one Error line', () => {
+    const tx = withdrawFromCredit()
+    expect(cliJson(['update-transaction', tx.id, '--status', 'Completed', ...store]).status).toBe('Completed')
     const refused = cli(['update-transaction', tx.id, '--status', 'Processing', ...store])
     expect(refused.status).toBe(1)
     expect(refused.stderr).toMatch(/^Error: a Completed transaction cannot become Processing/)
     const overdraw = cli(['debit', 'user_id', '1', '--amount', '1', ...store])
     expect(overdraw.status).toBe(1)
     expect(overdraw.stderr).toMatch(/^Error: insufficient funds/)
+  })
+
+  it('without a terminal, withdraw needs --type and credit needs --amount, each named in one Error line', () => {
     const noTty = cli(['withdraw', 'user_id', '1', '--amount', '0.01', ...store])
     expect(noTty.stderr).toMatch(/^Error: missing required flag --type/)
     const noAmount = cli(['credit', 'user_id', '1', '--type', 'INCENTIVE', ...store])
     expect([noAmount.status, noAmount.stderr]).toEqual([1, 'Error: missing required flag --amount (a terminal would be asked for it)\n'])
-
-    const human = cli(['list-transactions', 'user_id', '1', ...store])
-    expect(human.status).toBe(0)
-    expect(human.stdout).toMatch(/WITHDRAWAL\s+Completed\s+-0\.25 USD\s+0\.05 USD/)
   })
 
   it('restricts a type for a person and lists what is left', () => {
@@ -75,8 +90,17 @@ describe('balance commands and a running server', () => {
     const types = cliJson<Array<{type: string; fee: unknown}>>(['list-withdrawal-types', 'user_id', '1', ...store])
     expect(types.map((t) => t.type)).not.toContain('PAYPAL')
     expect(types.find((t) => t.type === 'CHECK')!.fee).toEqual({amount: 2.5, currency: 'USD'})
+  })
+
+  it('refuses to restrict a type that does not exist, and lifts a restriction with --lift', () => {
+    cliJson(['restrict-withdrawal-type', 'user_id', '1', '--type', 'PAYPAL', ...store])
     expect(cli(['restrict-withdrawal-type', 'user_id', '1', '--type', 'NOPE', ...store]).stderr).toMatch(/^Error: type: "NOPE" is not a withdrawal type/)
-    cliJson(['restrict-withdrawal-type', 'user_id', '1', '--type', 'PAYPAL', '--lift', ...store])
+    expect(cliJson(['restrict-withdrawal-type', 'user_id', '1', '--type', 'PAYPAL', '--lift', ...store])).toEqual({
+      user_id: 1,
+      type: 'PAYPAL',
+      restricted: false,
+      restricted_types: [],
+    })
   })
 
   describe('against serve', () => {

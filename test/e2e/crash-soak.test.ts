@@ -1,7 +1,7 @@
 import {Decimal} from 'decimal.js'
 import {statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {npiFromBase} from '../../src/lib/npi.js'
 import {cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.js'
 import {makeStoreFile} from '../helpers/store.js'
@@ -44,99 +44,111 @@ async function verifyLedger(url: string, auth: string, members: number[]): Promi
 }
 
 describe('crashes, repeated', () => {
-  it('withdrawals at 20 concurrent through 5 SIGKILLs: ledgers balance, every 201 exists exactly once, a backup taken mid-soak restores balanced', async () => {
+  describe('withdrawals at 20 concurrent through 5 SIGKILLs: ledgers balance, every 201 exists exactly once, a backup taken mid-soak restores balanced', () => {
+    // One store, a round of withdrawals and a SIGKILL a test, in order; the last two check what is left.
     const dir = tempDir('medpanel-soak-')
     const db = ['--db', join(dir, 'soak.db')]
-    const client = cliJson<{client_id: string; client_secret: string}>([
-      'register-client',
-      ...db,
-      '--name',
-      'Soak',
-      '--url',
-      'https://soak.example',
-      '--logo-url',
-      'https://soak.example/l.png',
-      '--grant',
-      'balance',
-    ])
-    const auth = clientBasic(client)
+    let auth: string
     const members: number[] = []
-    for (let i = 0; i < 4; i++) {
-      const member = cliJson<{user_id: number}>([
-        'add-member',
-        ...db,
-        '--email',
-        `soak${i}@clinic.example`,
-        '--password',
-        'soak password 1',
-        '--first-name',
-        'Sam',
-        '--last-name',
-        'Oak',
-        '--country',
-        'US',
-        '--specialty',
-        'Cardiology',
-      ])
-      cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '100000', '--type', 'HONORARIUM'])
-      members.push(member.user_id)
-    }
     const acknowledged: string[] = []
     const backupFile = join(dir, 'mid-soak-backup.db')
+
+    beforeAll(() => {
+      const client = cliJson<{client_id: string; client_secret: string}>([
+        'register-client',
+        ...db,
+        '--name',
+        'Soak',
+        '--url',
+        'https://soak.example',
+        '--logo-url',
+        'https://soak.example/l.png',
+        '--grant',
+        'balance',
+      ])
+      auth = clientBasic(client)
+      for (let i = 0; i < 4; i++) {
+        const member = cliJson<{user_id: number}>([
+          'add-member',
+          ...db,
+          '--email',
+          `soak${i}@clinic.example`,
+          '--password',
+          'soak password 1',
+          '--first-name',
+          'Sam',
+          '--last-name',
+          'Oak',
+          '--country',
+          'US',
+          '--specialty',
+          'Cardiology',
+        ])
+        cliJson(['credit', 'user_id', String(member.user_id), ...db, '--amount', '100000', '--type', 'HONORARIUM'])
+        members.push(member.user_id)
+      }
+    })
+
     for (let round = 0; round < 5; round++) {
-      const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
-      let stopped = false
-      const loop = async (n: number) => {
-        while (!stopped) {
-          try {
-            const res = await fetch(`${server.url}/balance/user_id/${members[n % members.length]}/withdrawals`, {
-              method: 'POST',
-              headers: {authorization: auth, 'content-type': 'application/json'},
-              body: JSON.stringify({type: 'PAYPAL', amount: 1.25, member_details: {first_name: 'Sam', last_name: 'Oak', email: 'sam@clinic.example'}}),
-            })
-            const body = (await res.json()) as {transaction_id?: string}
-            if (res.status === 201) acknowledged.push(body.transaction_id!)
-            else throw new Error(`unexpected ${res.status}: ${JSON.stringify(body)}`)
-          } catch (error) {
-            if (stopped || /fetch failed|ECONNRESET|socket|other side closed|connection/i.test(String((error as Error).cause ?? error))) return
-            throw error
+      const what = round === 2 ? ', an online backup taken meanwhile' : ''
+      it(`round ${round + 1} of 5: serve answers 20 concurrent withdrawals with 201 until SIGKILLed${what}`, async () => {
+        const server = await startCli(['serve', '--port', '0', '--no-worker', ...db])
+        let stopped = false
+        const loop = async (n: number) => {
+          while (!stopped) {
+            try {
+              const res = await fetch(`${server.url}/balance/user_id/${members[n % members.length]}/withdrawals`, {
+                method: 'POST',
+                headers: {authorization: auth, 'content-type': 'application/json'},
+                body: JSON.stringify({type: 'PAYPAL', amount: 1.25, member_details: {first_name: 'Sam', last_name: 'Oak', email: 'sam@clinic.example'}}),
+              })
+              const body = (await res.json()) as {transaction_id?: string}
+              if (res.status === 201) acknowledged.push(body.transaction_id!)
+              else throw new Error(`unexpected ${res.status}: ${JSON.stringify(body)}`)
+            } catch (error) {
+              if (stopped || /fetch failed|ECONNRESET|socket|other side closed|connection/i.test(String((error as Error).cause ?? error))) return
+              throw error
+            }
           }
         }
-      }
-      const loops = Array.from({length: 20}, (_, n) => loop(n))
-      await sleep(600)
-      if (round === 2) {
-        // An online backup while 20 writers go on.
-        const backup = await cliAsync(['backup', ...db, '--to', backupFile, '--json'])
-        expect(backup.status, backup.stderr).toBe(0)
-      }
-      await sleep(300)
-      stopped = true
-      await kill(server)
-      await Promise.all(loops)
-    }
-    expect(acknowledged.length).toBeGreaterThan(100)
-
-    const last = await startCli(['serve', '--port', '0', '--no-worker', ...db])
-    try {
-      const seen = await verifyLedger(last.url, auth, members)
-      for (const id of acknowledged) expect(seen.get(id), id).toBe(1)
-    } finally {
-      await last.stop()
+        const loops = Array.from({length: 20}, (_, n) => loop(n))
+        await sleep(600)
+        if (round === 2) {
+          // An online backup while 20 writers go on.
+          const backup = await cliAsync(['backup', ...db, '--to', backupFile, '--json'])
+          expect(backup.status, backup.stderr).toBe(0)
+        }
+        await sleep(300)
+        stopped = true
+        await kill(server)
+        await Promise.all(loops)
+      })
     }
 
-    // The mid-soak backup restores to a store whose ledger balances.
-    const restoredDb = ['--db', join(dir, 'restored.db')]
-    const restored = await cliAsync(['restore', ...restoredDb, '--from', backupFile, '--json'])
-    expect(restored.status, restored.stderr).toBe(0)
-    const fromBackup = await startCli(['serve', '--port', '0', '--no-worker', ...restoredDb])
-    try {
-      const seen = await verifyLedger(fromBackup.url, auth, members)
-      expect(seen.size).toBeGreaterThan(members.length)
-    } finally {
-      await fromBackup.stop()
-    }
-  }, 180_000)
+    it('after the kills, every ledger balances and every acknowledged withdrawal exists exactly once', async () => {
+      expect(acknowledged.length).toBeGreaterThan(100)
+      const last = await startCli(['serve', '--port', '0', '--no-worker', ...db])
+      try {
+        const seen = await verifyLedger(last.url, auth, members)
+        for (const id of acknowledged) expect(seen.get(id), id).toBe(1)
+      } finally {
+        await last.stop()
+      }
+    })
+
+    it('the backup taken mid-soak restores to a store whose ledger balances', async () => {
+      const restoredDb = ['--db', join(dir, 'restored.db')]
+      const restored = await cliAsync(['restore', ...restoredDb, '--from', backupFile, '--json'])
+      expect(restored.status, restored.stderr).toBe(0)
+      const fromBackup = await startCli(['serve', '--port', '0', '--no-worker', ...restoredDb])
+      try {
+        const seen = await verifyLedger(fromBackup.url, auth, members)
+        expect(seen.size).toBeGreaterThan(members.length)
+      } finally {
+        await fromBackup.stop()
+      }
+    })
+  })
 
   it('restore refuses a store that a running serve has open, and changes nothing', async () => {
     const dir = tempDir('medpanel-restore-')
@@ -157,11 +169,24 @@ describe('crashes, repeated', () => {
     }
   })
 
-  it('pushes through 5 SIGKILLs mid-delivery: partner-serve ends with exactly the final state, in order', async () => {
+  describe('pushes through 5 SIGKILLs mid-delivery: partner-serve ends with exactly the final state, in order', () => {
+    // One partner and one outbox of 400 pushes; a serve started and SIGKILLed mid-delivery a test, in order.
     const dir = tempDir('medpanel-push-soak-')
     const db = ['--db', join(dir, 'push.db')]
-    const partner = await startCli(['partner-serve', '--port', '0', '--username', 'soak', '--password', 'soak-pw', '--db', join(dir, 'partner.db')])
-    try {
+    let partner: RunningCli
+    const all = Array.from({length: 400}, (_, i) => {
+      const npi = npiFromBase(String(300000000 + i))
+      return {npi, honoraria: 20 + i, url: `https://survey.example/s?npi=${npi}`}
+    })
+    const auth = {authorization: basicAuth('soak', 'soak-pw')}
+    const received = async () => {
+      const res = await fetch(`${partner.url}/v1/projects/S1/quotas/Q1/members`, {headers: auth})
+      return res.status === 200 ? ((await res.json()) as unknown[]) : []
+    }
+    let killsDuringDelivery = 0
+
+    beforeAll(async () => {
+      partner = await startCli(['partner-serve', '--port', '0', '--username', 'soak', '--password', 'soak-pw', '--db', join(dir, 'partner.db')])
       const client = cliJson<{client_id: string}>([
         'register-client',
         ...db,
@@ -180,10 +205,6 @@ describe('crashes, repeated', () => {
         '--partner-password',
         'soak-pw',
       ])
-      const all = Array.from({length: 400}, (_, i) => {
-        const npi = npiFromBase(String(300000000 + i))
-        return {npi, honoraria: 20 + i, url: `https://survey.example/s?npi=${npi}`}
-      })
       const file = join(dir, 'members.json')
       writeFileSync(file, JSON.stringify(all))
       cliJson(['push-project', ...db, '--project-id', 'S1', '--name', 'Soak', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', client.client_id])
@@ -191,23 +212,27 @@ describe('crashes, repeated', () => {
       cliJson(['push-quota', ...db, '--project-id', 'S1', '--file', join(dir, 'quota.json')])
       // One member per request: hundreds of deliveries, so each kill lands mid-way.
       cliJson(['push-members', ...db, '--project-id', 'S1', '--quota-id', 'Q1', '--file', file, '--chunk', '1'])
-      const auth = {authorization: basicAuth('soak', 'soak-pw')}
-      const received = async () => {
-        const res = await fetch(`${partner.url}/v1/projects/S1/quotas/Q1/members`, {headers: auth})
-        return res.status === 200 ? ((await res.json()) as unknown[]) : []
-      }
+    })
+    afterAll(async () => {
+      await partner?.stop()
+    })
 
-      let killsDuringDelivery = 0
-      for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < 5; round++) {
+      it(`round ${round + 1} of 5: a serve delivering the outbox is SIGKILLed once 20 more members arrived, and the store opens again`, async () => {
         const server = await startCli(['serve', '--port', '0', ...db])
         const before = (await received()).length
         for (let i = 0; i < 200 && (await received()).length < before + 20; i++) await sleep(10)
         await kill(server)
         const pending = cliJson<unknown[]>(['list-deliveries', '--limit', '100000', ...db, '--status', 'pending'])
         if (pending.length > 0) killsDuringDelivery++
-      }
-      expect(killsDuringDelivery).toBeGreaterThanOrEqual(3)
+      })
+    }
 
+    it('at least three of the five kills landed while deliveries were pending', () => {
+      expect(killsDuringDelivery).toBeGreaterThanOrEqual(3)
+    })
+
+    it('the next serve delivers the rest: exactly the final state, in the order it was pushed, nothing failed', async () => {
       const final = await startCli(['serve', '--port', '0', ...db])
       try {
         let members: unknown[] = []
@@ -222,8 +247,6 @@ describe('crashes, repeated', () => {
       } finally {
         await final.stop()
       }
-    } finally {
-      await partner.stop()
-    }
-  }, 180_000)
+    })
+  })
 })

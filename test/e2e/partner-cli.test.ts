@@ -75,7 +75,8 @@ describe('interface B commands against partner-serve', () => {
     await partner?.stop()
   })
 
-  it('pushes a whole project lifecycle with --wait and the partner ends equal to medpanel', async () => {
+  // A whole project lifecycle with --wait, a step a test, in order: the partner ends equal to medpanel.
+  it('push-project --wait delivers the project, and the partner holds what medpanel does', async () => {
     const project = cliJson([
       'push-project',
       ...db,
@@ -85,10 +86,14 @@ describe('interface B commands against partner-serve', () => {
     ])
     expect(project.wait).toMatchObject({delivered: 1, pending: 0, failed: 0})
     expect(await get('/v1/projects/P1')).toEqual(project.project)
+  })
 
+  it('push-quota --wait delivers a quota, its money as numbers at the partner', async () => {
     const q = cliJson(['push-quota', ...db, '--project-id', 'P1', '--file', file('quota.json', quota), '--wait'])
     expect(await get('/v1/projects/P1/quotas/Q1')).toEqual({...q.quota, cost_per_complete: 140, honoraria: 90.5})
+  })
 
+  it('push-members replaces the list in chunks, --append adds to it, remove-member takes one off; the partner lists who is left', async () => {
     const csv = ['npi,honoraria,url', ...NPI.slice(0, 5).map((n) => `${n},90.50,https://survey.example/s/P1?npi=${n}`)].join('\n')
     const replaced = cli(['push-members', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--file', file('members.csv', csv), '--chunk', '2', '--wait', '--json'])
     expect(replaced.status).toBe(0)
@@ -111,7 +116,9 @@ describe('interface B commands against partner-serve', () => {
     const list = (await get('/v1/projects/P1/quotas/Q1/members')) as {npi: string; honoraria: number}[]
     expect(list.map((m) => m.npi)).toEqual([NPI[0], NPI[2], NPI[3], NPI[4], NPI[9]])
     expect(list[0]!.honoraria).toBe(90.5)
+  })
 
+  it('push-event delivers events in order; the complete that fills the quota closes it, and a later start is quotafull', async () => {
     cliJson(['push-event', ...db, '--project-id', 'P1', '--npi', NPI[0]!, '--state', 'start', '--at', '2026-03-01T10:00:00Z', '--wait'])
     cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[0]!, '--state', 'complete', '--wait'])
     const filled = cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[2]!, '--state', 'complete', '--wait'])
@@ -122,15 +129,21 @@ describe('interface B commands against partner-serve', () => {
     const events = (await get('/v1/projects/P1/events')) as {state: string; event_at: string}[]
     expect(events.map((e) => e.state)).toEqual(['start', 'complete', 'complete', 'quotafull'])
     expect(events[0]!.event_at).toBe('2026-03-01T10:00:00Z')
+  })
 
+  it('push-quota --status reopens the quota at the partner', async () => {
     cliJson(['push-quota', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--status', 'open', '--wait'])
     expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('open')
+  })
 
+  it('close-project --wait closes the project and its open quotas at the partner', async () => {
     const closed = cliJson(['close-project', 'P1', ...db, '--wait'])
     expect(closed.closed_quotas).toEqual(['Q1'])
     expect((await get('/v1/projects/P1')).status).toBe('closed')
     expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('closed')
+  })
 
+  it('list-deliveries shows every push of the lifecycle delivered to the partner, as JSON and as a table', () => {
     const deliveries = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P1'])
     expect(deliveries.length).toBeGreaterThanOrEqual(14)
     expect(deliveries.every((d: {status: string; client_id: string}) => d.status === 'delivered' && d.client_id === clientId)).toBe(true)
@@ -154,40 +167,48 @@ describe('interface B commands against partner-serve', () => {
     expect(cliJson(['list-deliveries', '--limit', '100000', ...db]).length).toBe(before)
   })
 
-  it('marks deliveries failed for an expired partner, and retry-deliveries sends them once reinstated', async () => {
-    const other = cliJson([
-      'register-client',
-      ...db,
-      '--name',
-      'Beta',
-      '--url',
-      'https://beta.example',
-      '--logo-url',
-      'https://beta.example/l.png',
-      '--grant',
-      'partner',
-      '--partner-url',
-      partner.url,
-      '--partner-username',
-      'acme',
-      '--partner-password',
-      's3cret',
-    ])
-    cliJson(['push-project', ...db, '--project-id', 'P3', '--name', 'Oncology', '--duration', '10', '--status', 'onhold', '--type', 'real-time', '--partner', other.client_id])
-    cliJson(['update-client', other.client_id, ...db, '--expire'])
-    const waited = cli(['push-quota', ...db, '--project-id', 'P3', '--file', file('q3.json', {...quota, quota_id: 'Q3'}), '--wait', '--json'])
-    expect(waited.status).toBe(1)
-    expect(waited.stderr).toMatch(/^Error: 1 delivery was not delivered \(first: PUT \/v1\/projects\/P3\/quotas\/Q3: partner client .* expired/m)
-    expect(JSON.parse(waited.stdout).wait).toMatchObject({delivered: 0, failed: 1})
-    const failed = cliJson(['list-deliveries', ...db, '--status', 'failed'])
-    expect(failed.map((d: {path: string}) => d.path)).toEqual(['/v1/projects/P3', '/v1/projects/P3/quotas/Q3'])
-    expect(cli(['retry-deliveries', ...db]).stderr).toMatch(/^Error: missing required flag --id or --failed/)
-    cliJson(['update-client', other.client_id, ...db, '--unexpire'])
-    const retried = cliJson(['retry-deliveries', ...db, '--id', failed[0].id, '--id', failed[1].id])
-    expect(retried.requeued).toHaveLength(2)
-    cliJson(['close-project', 'P3', ...db, '--wait'])
-    expect(await get('/v1/projects/P3')).toMatchObject({status: 'closed', project_type: 'real-time'})
-    expect(cliJson(['list-deliveries', ...db, '--status', 'pending'])).toEqual([])
+  describe('marks deliveries failed for an expired partner, and retry-deliveries sends them once reinstated', () => {
+    let other: {client_id: string}
+    let failed: {id: string; path: string}[]
+
+    it('push-quota --wait to an expired partner exits 1 naming the first delivery not made; both pushes are failed', () => {
+      other = cliJson([
+        'register-client',
+        ...db,
+        '--name',
+        'Beta',
+        '--url',
+        'https://beta.example',
+        '--logo-url',
+        'https://beta.example/l.png',
+        '--grant',
+        'partner',
+        '--partner-url',
+        partner.url,
+        '--partner-username',
+        'acme',
+        '--partner-password',
+        's3cret',
+      ])
+      cliJson(['push-project', ...db, '--project-id', 'P3', '--name', 'Oncology', '--duration', '10', '--status', 'onhold', '--type', 'real-time', '--partner', other.client_id])
+      cliJson(['update-client', other.client_id, ...db, '--expire'])
+      const waited = cli(['push-quota', ...db, '--project-id', 'P3', '--file', file('q3.json', {...quota, quota_id: 'Q3'}), '--wait', '--json'])
+      expect(waited.status).toBe(1)
+      expect(waited.stderr).toMatch(/^Error: 1 delivery was not delivered \(first: PUT \/v1\/projects\/P3\/quotas\/Q3: partner client .* expired/m)
+      expect(JSON.parse(waited.stdout).wait).toMatchObject({delivered: 0, failed: 1})
+      failed = cliJson(['list-deliveries', ...db, '--status', 'failed'])
+      expect(failed.map((d) => d.path)).toEqual(['/v1/projects/P3', '/v1/projects/P3/quotas/Q3'])
+    })
+
+    it('retry-deliveries needs --id or --failed, and requeues the failed ones, which go once the partner is reinstated', async () => {
+      expect(cli(['retry-deliveries', ...db]).stderr).toMatch(/^Error: missing required flag --id or --failed/)
+      cliJson(['update-client', other.client_id, ...db, '--unexpire'])
+      const retried = cliJson(['retry-deliveries', ...db, '--id', failed[0]!.id, '--id', failed[1]!.id])
+      expect(retried.requeued).toHaveLength(2)
+      cliJson(['close-project', 'P3', ...db, '--wait'])
+      expect(await get('/v1/projects/P3')).toMatchObject({status: 'closed', project_type: 'real-time'})
+      expect(cliJson(['list-deliveries', ...db, '--status', 'pending'])).toEqual([])
+    })
   })
 
   it('verify-partner passes against partner-serve', () => {
@@ -195,50 +216,63 @@ describe('interface B commands against partner-serve', () => {
     expect(report).toMatchObject({ok: true, failed: 0})
   })
 
-  it('serve delivers the outbox in the background and loses nothing when SIGKILLed mid-way', async () => {
+  describe('serve delivers the outbox in the background and loses nothing when SIGKILLed mid-way', () => {
     const all = Array.from({length: 300}, (_, i) => {
       const npi = npiFromBase(String(200000000 + i))
       return {npi, honoraria: 10 + i, url: `https://survey.example/s?npi=${npi}`}
     })
-    cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Crash test', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', clientId])
-    cliJson(['push-quota', ...db, '--project-id', 'P2', '--file', file('q2.json', {...quota, limit: 100})])
-    // One member per request: hundreds of small deliveries, so the kill lands while many are pending.
-    cliJson(['push-members', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--file', file('all.json', all), '--chunk', '1'])
+    let queued: {status: string; attempts: number}[]
+    /** The serve started after the SIGKILL, which the last tests stop. */
+    let second: RunningCli | undefined
 
-    // --no-worker leaves the outbox alone. No waiting needed to see it: serve starts its worker
-    // right after it reports ready, and on SIGTERM lets that worker finish the sends it has in
-    // flight before exiting, so a serve that ran a worker would exit with part of P2's queue sent
-    // (or at least tried). After a clean exit the outbox must be exactly as it was.
-    const queued = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
-    expect(queued).toHaveLength(all.length + 2)
-    expect(queued.every((d: {status: string; attempts: number}) => d.status === 'pending' && d.attempts === 0)).toBe(true)
-    const idle = await startCli(['serve', ...db, '--port', '0', '--no-worker'])
-    // Answering a request means serve has run past its startup (worker and signal handlers set).
-    expect((await fetch(`${idle.url}/healthz`)).status).toBe(200)
-    expect(await idle.stop('SIGTERM')).toBe(0)
-    const after = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
-    const touched = after.filter((d: {status: string; attempts: number}) => d.status !== 'pending' || d.attempts > 0)
-    expect(
-      touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`),
-      'deliveries serve --no-worker touched',
-    ).toEqual([])
-    expect(after).toEqual(queued)
-    expect(await get('/v1/projects/P2')).toBe(404)
-    expect(idle.stderr()).not.toMatch(/delivery /)
+    beforeAll(() => {
+      cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Crash test', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', clientId])
+      cliJson(['push-quota', ...db, '--project-id', 'P2', '--file', file('q2.json', {...quota, limit: 100})])
+      // One member per request: hundreds of small deliveries, so the kill lands while many are pending.
+      cliJson(['push-members', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--file', file('all.json', all), '--chunk', '1'])
+    })
+    afterAll(async () => {
+      await second?.stop()
+    })
 
-    const first = await startCli(['serve', ...db, '--port', '0'])
-    for (let i = 0; i < 400; i++) {
-      const members = await get('/v1/projects/P2/quotas/Q1/members')
-      if (Array.isArray(members) && members.length > 0) break
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    first.child.kill('SIGKILL')
-    await new Promise((r) => first.child.once('exit', r))
-    const pendingAfterKill = cliJson(['list-deliveries', ...db, '--status', 'pending', '--project-id', 'P2'])
-    expect(pendingAfterKill.length).toBeGreaterThan(0)
+    it('serve --no-worker leaves the outbox alone: after a clean exit it is exactly as it was', async () => {
+      // --no-worker leaves the outbox alone. No waiting needed to see it: serve starts its worker
+      // right after it reports ready, and on SIGTERM lets that worker finish the sends it has in
+      // flight before exiting, so a serve that ran a worker would exit with part of P2's queue sent
+      // (or at least tried). After a clean exit the outbox must be exactly as it was.
+      queued = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
+      expect(queued).toHaveLength(all.length + 2)
+      expect(queued.every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true)
+      const idle = await startCli(['serve', ...db, '--port', '0', '--no-worker'])
+      // Answering a request means serve has run past its startup (worker and signal handlers set).
+      expect((await fetch(`${idle.url}/healthz`)).status).toBe(200)
+      expect(await idle.stop('SIGTERM')).toBe(0)
+      const after = cliJson(['list-deliveries', '--limit', '100000', ...db, '--project-id', 'P2'])
+      const touched = after.filter((d: {status: string; attempts: number}) => d.status !== 'pending' || d.attempts > 0)
+      expect(
+        touched.map((d: {method: string; path: string; status: string}) => `${d.method} ${d.path} ${d.status}`),
+        'deliveries serve --no-worker touched',
+      ).toEqual([])
+      expect(after).toEqual(queued)
+      expect(await get('/v1/projects/P2')).toBe(404)
+      expect(idle.stderr()).not.toMatch(/delivery /)
+    })
 
-    const second = await startCli(['serve', ...db, '--port', '0'])
-    try {
+    it('a serve SIGKILLed while it delivers leaves the rest pending', async () => {
+      const first = await startCli(['serve', ...db, '--port', '0'])
+      for (let i = 0; i < 400; i++) {
+        const members = await get('/v1/projects/P2/quotas/Q1/members')
+        if (Array.isArray(members) && members.length > 0) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      first.child.kill('SIGKILL')
+      await new Promise((r) => first.child.once('exit', r))
+      const pendingAfterKill = cliJson(['list-deliveries', ...db, '--status', 'pending', '--project-id', 'P2'])
+      expect(pendingAfterKill.length).toBeGreaterThan(0)
+    })
+
+    it('the next serve delivers the rest: the partner ends with every member, once each, in order', async () => {
+      second = await startCli(['serve', ...db, '--port', '0'])
       // Waited for by a deadline, not a count of polls: a loaded machine drained the 300 in
       // more than the 15 s that 300 polls 50 ms apart gave it.
       let members: unknown = []
@@ -248,7 +282,9 @@ describe('interface B commands against partner-serve', () => {
         await new Promise((r) => setTimeout(r, 50))
       }
       expect(members).toEqual(all)
-      // A push from another process while serve runs is picked up by its worker.
+    })
+
+    it('a push from another process while serve runs is picked up by its worker, which leaves nothing pending', async () => {
       cliJson(['push-event', ...db, '--project-id', 'P2', '--quota-id', 'Q1', '--npi', all[0]!.npi, '--state', 'screenout'])
       let events: unknown = []
       for (const until = Date.now() + 30_000; Date.now() < until; ) {
@@ -258,9 +294,13 @@ describe('interface B commands against partner-serve', () => {
       }
       expect(events).toMatchObject([{npi: all[0]!.npi, state: 'screenout'}])
       expect(cliJson(['list-deliveries', ...db, '--status', 'pending'])).toEqual([])
-    } finally {
-      expect(await second.stop('SIGTERM')).toBe(0)
-    }
-    expect(second.stderr()).toMatch(/delivery .* POST \/v1\/projects\/P2\/events -> delivered \(200\)/)
-  }, 180_000) // two serve processes and 300 deliveries: near 30 s on a loaded machine
+    })
+
+    it('that serve stops cleanly on SIGTERM, and logged the delivery of the event', async () => {
+      const server = second!
+      second = undefined
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(server.stderr()).toMatch(/delivery .* POST \/v1\/projects\/P2\/events -> delivered \(200\)/)
+    })
+  })
 })

@@ -116,34 +116,47 @@ describe('sign-on end to end with oauth4webapi', () => {
     expect(tokens.scope).toBe('pulses')
   })
 
-  it('operator commands kill live tokens: update-member --password, then revoke-consent', async () => {
-    const first = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
+  describe('operator commands kill live tokens: update-member --password, then revoke-consent', () => {
+    // In order, each on a token issued to the member just before.
+    const issue = () => cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id]).access_token
     const check = (token: string) => fetch(`${server.url}/user/oauth/token/info`, {headers: {authorization: `Bearer ${token}`}}).then((r) => r.status)
-    expect(await check(first.access_token)).toBe(200)
-    expect(cliJson(['update-member', String(member.user_id), '--db', db, '--password', 'e2e-password-2'])).toMatchObject({revoked_tokens: 1})
-    expect(await check(first.access_token)).toBe(401)
 
-    const second = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({
-      user_id: member.user_id,
-      client_id: client.client_id,
-      revoked_tokens: 1,
+    it('update-member --password revokes the live token it had', async () => {
+      const first = issue()
+      expect(await check(first)).toBe(200)
+      expect(cliJson(['update-member', String(member.user_id), '--db', db, '--password', 'e2e-password-2'])).toMatchObject({revoked_tokens: 1})
+      expect(await check(first)).toBe(401)
     })
-    expect(await check(second.access_token)).toBe(401)
 
-    const third = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    // Also kills the client_credentials token of the test above: 2 in all.
-    expect(cliJson(['update-client', client.client_id, '--db', db, '--token-ttl', '60'])).toMatchObject({token_ttl: 60, revoked_tokens: 2})
-    expect(await check(third.access_token)).toBe(401)
+    it("revoke-consent revokes the member's token for that client", async () => {
+      const second = issue()
+      expect(cliJson(['revoke-consent', String(member.user_id), '--db', db, '--client', client.client_id])).toEqual({
+        user_id: member.user_id,
+        client_id: client.client_id,
+        revoked_tokens: 1,
+      })
+      expect(await check(second)).toBe(401)
+    })
 
-    const fourth = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    expect(cli(['update-member', String(member.user_id), '--db', db, '--deactivate']).status).toBe(0)
-    expect(await check(fourth.access_token)).toBe(401)
-    expect(cli(['update-member', String(member.user_id), '--db', db, '--activate']).status).toBe(0)
+    it("update-client --token-ttl revokes the client's live tokens, client_credentials ones included", async () => {
+      const third = issue()
+      // Also kills the client_credentials token of the test above: 2 in all.
+      expect(cliJson(['update-client', client.client_id, '--db', db, '--token-ttl', '60'])).toMatchObject({token_ttl: 60, revoked_tokens: 2})
+      expect(await check(third)).toBe(401)
+    })
 
-    const fifth = cliJson<{access_token: string}>(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id])
-    expect(cliJson(['update-client', client.client_id, '--db', db, '--expire'])).toMatchObject({expired: true, revoked_tokens: 1})
-    expect(await check(fifth.access_token)).toBe(401)
+    it("update-member --deactivate kills the member's token; --activate lets the member back", async () => {
+      const fourth = issue()
+      expect(cli(['update-member', String(member.user_id), '--db', db, '--deactivate']).status).toBe(0)
+      expect(await check(fourth)).toBe(401)
+      expect(cli(['update-member', String(member.user_id), '--db', db, '--activate']).status).toBe(0)
+    })
+
+    it("update-client --expire revokes the client's tokens", async () => {
+      const fifth = issue()
+      expect(cliJson(['update-client', client.client_id, '--db', db, '--expire'])).toMatchObject({expired: true, revoked_tokens: 1})
+      expect(await check(fifth)).toBe(401)
+    })
   })
 
   it('serve stops cleanly on SIGTERM', async () => {

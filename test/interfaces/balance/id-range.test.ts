@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {isStoredId, isUuid, MAX_STORED_ID, storedIdOf} from '../../../src/lib/ids.js'
 import {findMember, findMemberBy} from '../../../src/registry/repository.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
@@ -82,9 +82,9 @@ describe('an id out of the integer range over HTTP', () => {
 })
 
 describe('an id out of the integer range on the command line', () => {
-  let store: string[]
-  beforeEach(() => {
-    store = ['--db', join(tempDir(), 'ids.db')]
+  // One store with one member for all: every command here is refused, so none changes it.
+  const store = ['--db', join(tempDir(), 'ids.db')]
+  beforeAll(() => {
     cliJson(
       ['add-member', '--email', 'ids@example.com', '--password', 'long enough pw', '--first-name', 'Ida', '--last-name', 'Ng', '--country', 'US', '--specialty', 'Oncology'].concat(
         store,
@@ -92,27 +92,31 @@ describe('an id out of the integer range on the command line', () => {
     )
   })
 
-  it('is one Error: line naming nobody and exit 1, for every command that takes a member id', () => {
-    const id = '987654321987'
-    for (const args of [
-      ['show-member', id],
-      ['update-member', id, '--deactivate'],
-      // The member is looked up before the client.
-      ['revoke-consent', id, '--client', 'nobody'],
-      ['show-balance', 'user_id', id],
-      ['list-transactions', 'user_id', id],
-      ['credit', 'user_id', id, '--amount', '5'],
-      ['debit', 'user_id', id, '--amount', '5'],
-      ['withdraw', 'user_id', id, '--type', 'PAYPAL', '--amount', '5'],
-      ['restrict-withdrawal-type', 'user_id', id, '--type', 'CHECK'],
-      ['list-withdrawal-types', 'user_id', id],
-    ]) {
+  const id = '987654321987'
+  // One test per command that takes a member id.
+  for (const args of [
+    ['show-member', id],
+    ['update-member', id, '--deactivate'],
+    // The member is looked up before the client.
+    ['revoke-consent', id, '--client', 'nobody'],
+    ['show-balance', 'user_id', id],
+    ['list-transactions', 'user_id', id],
+    ['credit', 'user_id', id, '--amount', '5'],
+    ['debit', 'user_id', id, '--amount', '5'],
+    ['withdraw', 'user_id', id, '--type', 'PAYPAL', '--amount', '5'],
+    ['restrict-withdrawal-type', 'user_id', id, '--type', 'CHECK'],
+    ['list-withdrawal-types', 'user_id', id],
+  ]) {
+    it(`is one Error: line naming nobody and exit 1: ${args.join(' ')}`, () => {
       const run = cli([...args, ...store])
       expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(1)
       const lines = run.stderr.trim().split('\n')
       expect(lines, args.join(' ')).toHaveLength(1)
       expect(lines[0], args.join(' ')).toMatch(new RegExp(`^Error: no (member|account) (with|for) user_id ${id}$`))
-    }
+    })
+  }
+
+  it('is one Error: line naming no transaction for a transaction id that is no UUID', () => {
     const update = cli(['update-transaction', 'not-a-uuid', '--status', 'Completed', ...store])
     expect(update.status).toBe(1)
     expect(update.stderr.trim()).toBe('Error: no transaction with id "not-a-uuid"')

@@ -120,35 +120,35 @@ describe('registering a partner URL', () => {
   const clientsOf = (store: string[]) => (!onPostgres && !existsSync(store[1]!) ? [] : cliJson<unknown[]>(['list-clients', ...store]))
   const register = (store: string[], url: string, ...extra: string[]) => cli([...partnerRegistration(store, url), '--partner-username', 'u', '--partner-password', 'p', ...extra])
 
-  it('refuses the metadata service, link-local, unspecified and credentials in the URL: one Error line, exit 1, nothing stored', () => {
-    const store = db()
-    const refused: [string, RegExp][] = [
-      ['http://169.254.169.254/latest/meta-data', /link-local/],
-      ['https://169.254.169.254', /link-local/],
-      // The URL parser reads these as 169.254.169.254 too.
-      ['http://2852039166/', /link-local/],
-      ['http://0xa9.0xfe.0xa9.0xfe/', /link-local/],
-      ['http://[fe80::1]:8080', /link-local/],
-      ['http://[::ffff:169.254.169.254]', /link-local.*IPv6/],
-      ['https://[::ffff:0:a9fe:a9fe]/', /link-local.*IPv6/],
-      ['https://[::ffff:0:0:a9fe:a9fe]/', /link-local.*IPv6/],
-      ['https://[2002:a9fe:a9fe::]/', /link-local.*IPv6/],
-      ['http://0.0.0.0:8080', /unspecified/],
-      ['http://[::]:8080', /unspecified/],
-      ['https://user:hunter2pw@partner.example', /must not carry credentials/],
-      ['https://user@partner.example', /must not carry credentials/],
-    ]
-    for (const [url, why] of refused) {
-      // The override flag lifts only the plain-http rule, never these.
+  // The override flag lifts only the plain-http rule, never these: each is refused with it given.
+  const refused: [string, RegExp, string][] = [
+    ['http://169.254.169.254/latest/meta-data', /link-local/, 'the metadata service'],
+    ['https://169.254.169.254', /link-local/, 'the metadata service over https'],
+    // The URL parser reads these as 169.254.169.254 too.
+    ['http://2852039166/', /link-local/, 'the metadata service as one decimal number'],
+    ['http://0xa9.0xfe.0xa9.0xfe/', /link-local/, 'the metadata service in hexadecimal'],
+    ['http://[fe80::1]:8080', /link-local/, 'an IPv6 link-local address'],
+    ['http://[::ffff:169.254.169.254]', /link-local.*IPv6/, 'the metadata service mapped into IPv6'],
+    ['https://[::ffff:0:a9fe:a9fe]/', /link-local.*IPv6/, 'the metadata service translated (SIIT)'],
+    ['https://[::ffff:0:0:a9fe:a9fe]/', /link-local.*IPv6/, 'the metadata service mapped with zeros after ffff'],
+    ['https://[2002:a9fe:a9fe::]/', /link-local.*IPv6/, 'the metadata service behind 6to4'],
+    ['http://0.0.0.0:8080', /unspecified/, 'the unspecified IPv4 address'],
+    ['http://[::]:8080', /unspecified/, 'the unspecified IPv6 address'],
+    ['https://user:hunter2pw@partner.example', /must not carry credentials/, 'a user and password in the URL'],
+    ['https://user@partner.example', /must not carry credentials/, 'a user name in the URL'],
+  ]
+  for (const [url, why, what] of refused) {
+    it(`refuses ${what} (${url}) even with --allow-insecure-partner-url: one Error line, exit 1, nothing stored`, () => {
+      const store = db()
       const run = register(store, url, '--allow-insecure-partner-url')
       expect(run.status, url).toBe(1)
       expect(run.stderr, url).toMatch(/^Error: partner_url: must/)
       expect(run.stderr, url).toMatch(why)
       expect(run.stderr.trim().split('\n'), url).toHaveLength(1)
       expect(run.stderr + run.stdout, url).not.toContain('hunter2pw')
-    }
-    expect(clientsOf(store)).toEqual([])
-  })
+      expect(clientsOf(store)).toEqual([])
+    })
+  }
 
   it('refuses plain http to a host other than loopback unless the operator allows it, then warns on stderr only', () => {
     const store = db()
@@ -171,7 +171,7 @@ describe('registering a partner URL', () => {
     }
   })
 
-  it('update-client checks a new URL the same way, and leaves an allowed URL alone when another field changes', () => {
+  it('update-client refuses a link-local, unspecified or credentialed URL even with --allow-insecure-partner-url, changing nothing', () => {
     const store = db()
     const client = JSON.parse(register(store, 'http://partner.example', '--allow-insecure-partner-url', '--json').stdout)
     for (const url of ['http://169.254.169.254', 'http://[fe80::a]', 'http://[::ffff:169.254.1.1]', 'http://0.0.0.0', 'https://a:b@partner.example']) {
@@ -180,6 +180,12 @@ describe('registering a partner URL', () => {
       expect(run.stderr, url).toMatch(/^Error: partner_url: must/)
       expect(run.stderr.trim().split('\n'), url).toHaveLength(1)
     }
+    expect(cliJson(['show-client', client.client_id, ...store]).partner_url).toBe('http://partner.example')
+  })
+
+  it('update-client refuses plain http to another host without the flag, leaves an allowed URL alone when another field changes, and warns when the flag moves it', () => {
+    const store = db()
+    const client = JSON.parse(register(store, 'http://partner.example', '--allow-insecure-partner-url', '--json').stdout)
     const insecure = cli(['update-client', client.client_id, ...store, '--partner-url', 'http://other.example'])
     expect(insecure.status).toBe(1)
     expect(insecure.stderr).toMatch(/must use https/)
