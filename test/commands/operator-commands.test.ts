@@ -1,4 +1,3 @@
-import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
@@ -6,6 +5,7 @@ import {ManualClock} from '../../src/lib/clock.js'
 import {cli, cliJson, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
 import {query} from '../interfaces/conversations/helpers.js'
+import {specialtyQuotaFile} from '../helpers/partner-input.js'
 
 /** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
 function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
@@ -110,23 +110,7 @@ describe('API keys, transactions, projects and removing clients from the command
       for (const id of ['P-1', 'P-2']) {
         cliJson(['push-project', ...db, '--project-id', id, '--name', `Study ${id}`, '--duration', '10', '--status', 'active', '--type', 'custom', '--partner', partner])
       }
-      const quotaFile = join(dir, 'quota.json')
-      writeFileSync(
-        quotaFile,
-        JSON.stringify({
-          quota_id: 'Q-1',
-          status: 'open',
-          limit: 5,
-          incidence_rate: 0.35,
-          type: 'specialty',
-          matching_specialties: ['Cardiology'],
-          matching_regions: ['CA'],
-          cost_per_complete: '140.00',
-          honoraria: 90.5,
-          url: 'https://survey.example/s/P-1?npi=<npi>',
-          closes_at: '2030-12-31T23:00:00Z',
-        }),
-      )
+      const quotaFile = specialtyQuotaFile(dir, {quota_id: 'Q-1', limit: 5, url: 'https://survey.example/s/P-1?npi=<npi>'})
       cliJson(['push-quota', ...db, '--project-id', 'P-1', '--file', quotaFile])
     })
 

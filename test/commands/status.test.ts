@@ -6,6 +6,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {SERVICE_SCHEMA} from '../../src/schema.js'
 import {cli, cliArgv, cliJson, partnerRegistration, startCli, tempDir} from '../helpers/cli.js'
 import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
+import {specialtyQuotaFile} from '../helpers/partner-input.js'
 
 // `medpanel status`: one read-only look at a store. It never migrates or creates anything, so it
 // reports on a store from an older release as it is, beside a running serve, and on a store this
@@ -116,23 +117,7 @@ describe('medpanel status', {timeout: 0}, () => {
       // A project pushed and tried at once (refused: nothing listens), then a quota four days later:
       // trying the project's queue again gives the project's PUT up (past the 3-day retry window).
       cli(['push-project', ...db, '--project-id', 'P1', '--name', 'Study', '--duration', '10', '--status', 'active', '--type', 'custom', '--wait'], t0)
-      const quota = join(dir, 'quota.json')
-      writeFileSync(
-        quota,
-        JSON.stringify({
-          quota_id: 'Q1',
-          status: 'open',
-          limit: 2,
-          incidence_rate: 0.35,
-          type: 'specialty',
-          matching_specialties: ['Cardiology'],
-          matching_regions: ['CA'],
-          cost_per_complete: '140.00',
-          honoraria: 90.5,
-          url: 'https://survey.example/s?npi=<npi>',
-          closes_at: '2030-12-31T23:00:00Z',
-        }),
-      )
+      const quota = specialtyQuotaFile(dir)
       const t4 = at('2026-01-05T00:00:00Z')
       cli(['push-quota', ...db, '--project-id', 'P1', '--file', quota, '--wait'], t4)
       cliJson(['push-project', ...db, '--project-id', 'P2', '--name', 'Second', '--duration', '5', '--status', 'active', '--type', 'custom'], at('2026-01-05T00:30:00Z'))

@@ -5,6 +5,7 @@ import {cli, cliJson, startCli, tempDir, type RunningCli} from '../helpers/cli.j
 import {npiFromBase} from '../../src/lib/npi.js'
 import {NPI} from '../interfaces/partner/helpers.js'
 import {basicAuth} from '../helpers/http-basic.js'
+import {specialtyQuota} from '../helpers/partner-input.js'
 
 /** End to end: the built CLI pushing to `partner-serve` on loopback. */
 describe('interface B commands against partner-serve', () => {
@@ -33,19 +34,7 @@ describe('interface B commands against partner-serve', () => {
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
     return path
   }
-  const quota = {
-    quota_id: 'Q1',
-    status: 'open',
-    limit: 2,
-    incidence_rate: 0.35,
-    type: 'specialty',
-    matching_specialties: ['Cardiology'],
-    matching_regions: ['CA', 'NY', 'PR'],
-    cost_per_complete: '140.00',
-    honoraria: 90.5,
-    url: 'https://survey.example/s/P1?npi=<npi>',
-    closes_at: '2026-12-31T23:00:00Z',
-  }
+  const quota = specialtyQuota({matching_regions: ['CA', 'NY', 'PR'], url: 'https://survey.example/s/P1?npi=<npi>', closes_at: '2026-12-31T23:00:00Z'})
 
   beforeAll(async () => {
     partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
