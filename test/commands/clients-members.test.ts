@@ -60,7 +60,7 @@ describe('client and member commands', () => {
     expect(human.stdout).toMatch(/client_id\s+name\s+grants/)
   })
 
-  it('refuses bad registrations with one line naming the field, and stores nothing', () => {
+  it('refuses a redirect URI that is not https or not absolute, and a missing one, with one line naming it, and stores nothing', () => {
     const before = cliJson<unknown[]>(['list-clients', ...base]).length
     expectUserError(
       cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'http://x.example/cb']),
@@ -75,6 +75,11 @@ describe('client and member commands', () => {
       // Named with the other values a sign-on client cannot do without, before anything else is checked.
       /missing required flag --redirect-uri \(a terminal would be asked for it\)/,
     )
+    expect(cliJson<unknown[]>(['list-clients', ...base])).toHaveLength(before)
+  })
+
+  it('refuses a site URL that is no URL, and a partner client without its partner URL, with one line naming the field, and stores nothing', () => {
+    const before = cliJson<unknown[]>(['list-clients', ...base]).length
     expectUserError(
       cli(['register-client', ...base, '--name', 'X', '--url', 'not a url', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'https://x.example/cb']),
       /url: must be an http\(s\) URL/,

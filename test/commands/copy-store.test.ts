@@ -3,7 +3,7 @@ import {narrow} from '../../src/store/database.js'
 import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {type Kysely, sql} from 'kysely'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 import {signIn} from '../../src/interfaces/signon/sign-in.js'
 import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces/signon/signing-keys.js'
 import {systemClock} from '../../src/lib/clock.js'
@@ -18,103 +18,123 @@ import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 // Moving an operator's SQLite store to PostgreSQL. Needs a cluster, so it runs in the suites'
 // PostgreSQL run; the SQLite side is given through MEDPANEL_DB, which no test helper rewrites.
 describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQL database', () => {
-  it('copies every row with its id, re-seals secrets, moves the id sequences on, and refuses a second copy', async () => {
+  describe('copies every row with its id, re-seals secrets, moves the id sequences on, and refuses a second copy', () => {
+    // One SQLite store (the demo, a partner with a sealed password, a credit, two signing-key
+    // pairs) copied once into one database; the tests run in order on the copy.
     const file = join(tempDir(), 'old.db')
     const sqlite = {MEDPANEL_DB: file}
-    cliJson(['demo'], sqlite)
-    const partner = cliJson<{client_id: string}>(
-      [
-        'register-client',
-        '--name',
-        'Panel Co',
-        '--url',
-        'https://panel.example',
-        '--logo-url',
-        'https://panel.example/l.png',
-        '--redirect-uri',
-        'https://panel.example/cb',
-        '--grant',
-        'partner',
-        '--partner-url',
-        'http://127.0.0.1:9/panel',
-        '--partner-username',
-        'mp',
-        '--partner-password',
-        'partner-secret-1',
-      ],
-      sqlite,
-    )
-    cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
-    // ID-token signing keys: a retired pair still published, and the current pair.
-    const source = await openStore({file})
-    const keys = await rotateSigningKeys(narrow(source.db), new Date()).then(() => rotateSigningKeys(narrow(source.db), new Date(), {immediately: true}))
-    await source.close()
-    const url = await freshDatabaseUrl()
-    const pg = ['--database-url', url]
+    let partner: {client_id: string}
+    let keys: Awaited<ReturnType<typeof rotateSigningKeys>>
+    let url: string
+    let pg: string[]
 
-    const copied = cliJson<{rows: number; resealed: number; tables: {table: string; rows: number}[]}>(['copy-store', '--to', url], sqlite)
-    expect(copied.resealed).toBeGreaterThanOrEqual(1)
-    const sourceCount = (table: string) => copied.tables.find((t) => t.table === table)?.rows
-    expect(sourceCount('members')).toBe(3)
-    expect(sourceCount('pulse_answers')).toBeGreaterThan(1000)
-    expect(sourceCount('conversation_posts')).toBeGreaterThan(100)
-    expect(sourceCount('signing_keys')).toBe(4)
-    expect(copied.resealed).toBeGreaterThanOrEqual(5)
+    beforeAll(async () => {
+      cliJson(['demo'], sqlite)
+      partner = cliJson<{client_id: string}>(
+        [
+          'register-client',
+          '--name',
+          'Panel Co',
+          '--url',
+          'https://panel.example',
+          '--logo-url',
+          'https://panel.example/l.png',
+          '--redirect-uri',
+          'https://panel.example/cb',
+          '--grant',
+          'partner',
+          '--partner-url',
+          'http://127.0.0.1:9/panel',
+          '--partner-username',
+          'mp',
+          '--partner-password',
+          'partner-secret-1',
+        ],
+        sqlite,
+      )
+      cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
+      // ID-token signing keys: a retired pair still published, and the current pair.
+      const source = await openStore({file})
+      keys = await rotateSigningKeys(narrow(source.db), new Date()).then(() => rotateSigningKeys(narrow(source.db), new Date(), {immediately: true}))
+      await source.close()
+      url = await freshDatabaseUrl()
+      pg = ['--database-url', url]
+    })
 
-    // The same commands read the same answers, byte for byte, from either store.
+    it('copies every table, its rows counted, and re-seals the secrets', () => {
+      const copied = cliJson<{rows: number; resealed: number; tables: {table: string; rows: number}[]}>(['copy-store', '--to', url], sqlite)
+      expect(copied.resealed).toBeGreaterThanOrEqual(1)
+      const sourceCount = (table: string) => copied.tables.find((t) => t.table === table)?.rows
+      expect(sourceCount('members')).toBe(3)
+      expect(sourceCount('pulse_answers')).toBeGreaterThan(1000)
+      expect(sourceCount('conversation_posts')).toBeGreaterThan(100)
+      expect(sourceCount('signing_keys')).toBe(4)
+      expect(copied.resealed).toBeGreaterThanOrEqual(5)
+    })
+
+    // The same commands read the same answers, byte for byte, from either store: one test each.
     for (const command of [['list-clients'], ['list-members'], ['list-transactions', 'user_id', '1'], ['show-balance', 'npi', '1234567893'], ['list-pulses']]) {
-      const before = cli([...command, '--json'], sqlite)
-      expect(before.status, before.stderr).toBe(0)
-      expect(cli([...command, ...pg, '--json']).stdout, command.join(' ')).toBe(before.stdout)
+      it(`${command.join(' ')} answers the same, byte for byte, from either store`, () => {
+        const before = cli([...command, '--json'], sqlite)
+        expect(before.status, before.stderr).toBe(0)
+        expect(cli([...command, ...pg, '--json']).stdout, command.join(' ')).toBe(before.stdout)
+      })
     }
 
-    const store = await openStore({url})
-    try {
-      // E's search columns were built on the target: the copied posts can be searched.
-      const untokenized = await store.db
-        .selectFrom('conversation_posts')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where(sql`title_tokens`, 'is', null)
-        .executeTakeFirstOrThrow()
-      expect(Number(untokenized.n)).toBe(0)
-      const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
-      expect(row.partner_password).not.toContain('partner-secret-1')
-      expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
-      // The signing keys opened under the target's key: the same keys sign there.
-      for (const key of keys.current) expect((await signingKey(narrow(store.db), key.alg, new Date())).kid).toBe(key.kid)
-      expect((await publishedKeys(narrow(store.db), new Date())).keys).toHaveLength(4)
-    } finally {
-      await store.close()
-    }
+    it("builds the search columns of the copied posts; the partner password and the signing keys open under the target's key", async () => {
+      const store = await openStore({url})
+      try {
+        // E's search columns were built on the target: the copied posts can be searched.
+        const untokenized = await store.db
+          .selectFrom('conversation_posts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where(sql`title_tokens`, 'is', null)
+          .executeTakeFirstOrThrow()
+        expect(Number(untokenized.n)).toBe(0)
+        const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
+        expect(row.partner_password).not.toContain('partner-secret-1')
+        expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
+        // The signing keys opened under the target's key: the same keys sign there.
+        for (const key of keys.current) expect((await signingKey(narrow(store.db), key.alg, new Date())).kid).toBe(key.kid)
+        expect((await publishedKeys(narrow(store.db), new Date())).keys).toHaveLength(4)
+      } finally {
+        await store.close()
+      }
+    })
 
-    const next = cliJson<{user_id: number}>([
-      'add-member',
-      ...pg,
-      '--email',
-      'new.doctor@clinic.example',
-      '--password',
-      'a long enough password',
-      '--first-name',
-      'New',
-      '--last-name',
-      'Doctor',
-      '--country',
-      'US',
-      '--specialty',
-      'Cardiology',
-    ])
-    expect(next.user_id).toBe(4)
+    it('moves the id sequences on: the next member added on the target gets the next id', () => {
+      const next = cliJson<{user_id: number}>([
+        'add-member',
+        ...pg,
+        '--email',
+        'new.doctor@clinic.example',
+        '--password',
+        'a long enough password',
+        '--first-name',
+        'New',
+        '--last-name',
+        'Doctor',
+        '--country',
+        'US',
+        '--specialty',
+        'Cardiology',
+      ])
+      expect(next.user_id).toBe(4)
+    })
 
-    const again = cli(['copy-store', '--to', url], sqlite)
-    expect(again.status).toBe(1)
-    expect(again.stderr).toMatch(/^Error: the target already holds data \(table \w+ has rows\)/)
-    expect(cliJson<unknown[]>(['list-members', ...pg])).toHaveLength(4)
+    it('refuses a second copy into a database that holds data, changing nothing', () => {
+      const again = cli(['copy-store', '--to', url], sqlite)
+      expect(again.status).toBe(1)
+      expect(again.stderr).toMatch(/^Error: the target already holds data \(table \w+ has rows\)/)
+      expect(cliJson<unknown[]>(['list-members', ...pg])).toHaveLength(4)
+    })
 
-    const notPostgres = cli(['copy-store', '--to', join(tempDir(), 'x.db')], sqlite)
-    expect(notPostgres.status).toBe(1)
-    expect(notPostgres.stderr).toMatch(/^Error: --to must be a postgres:\/\/ URL/)
-    // A dozen CLI runs, each starting Node and opening a store: a minute or more on a loaded machine.
-  }, 240_000)
+    it('refuses a --to that is not a postgres:// URL', () => {
+      const notPostgres = cli(['copy-store', '--to', join(tempDir(), 'x.db')], sqlite)
+      expect(notPostgres.status).toBe(1)
+      expect(notPostgres.stderr).toMatch(/^Error: --to must be a postgres:\/\/ URL/)
+    })
+  })
 
   it('says, on Ctrl-C mid-copy, that nothing was copied, exits 130, and leaves the target empty', async () => {
     const file = join(tempDir(), 'big.db')
@@ -185,27 +205,27 @@ async function dataTables(db: Kysely<any>): Promise<string[]> {
 
 describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLite file', () => {
   /** A SQLite store with a sealed partner password and a member who signs in, copied to PostgreSQL. */
-  let setup: Promise<{first: string; url: string; clientId: string}> | undefined
-  const prepared = () =>
-    (setup ??= (async () => {
-      const first = join(tempDir(), 'first.db')
-      const env = {MEDPANEL_DB: first}
-      cliJson(['demo'], env)
-      const partner = cliJson<{client_id: string}>(
-        [...partnerRegistration([], 'http://127.0.0.1:9/panel'), '--partner-username', 'mp', '--partner-password', 'partner-secret-1'],
-        env,
-      )
-      cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
-      const source = await openStore({file: first})
-      await rotateSigningKeys(narrow(source.db), new Date())
-      await source.close()
-      const url = await freshDatabaseUrl()
-      cliJson(['copy-store', '--to', url], env)
-      return {first, url, clientId: partner.client_id}
-    })())
+  let first: string
+  let url: string
+  let clientId: string
+  beforeAll(async () => {
+    first = join(tempDir(), 'first.db')
+    const env = {MEDPANEL_DB: first}
+    cliJson(['demo'], env)
+    const partner = cliJson<{client_id: string}>(
+      [...partnerRegistration([], 'http://127.0.0.1:9/panel'), '--partner-username', 'mp', '--partner-password', 'partner-secret-1'],
+      env,
+    )
+    cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
+    const source = await openStore({file: first})
+    await rotateSigningKeys(narrow(source.db), new Date())
+    await source.close()
+    url = await freshDatabaseUrl()
+    cliJson(['copy-store', '--to', url], env)
+    clientId = partner.client_id
+  })
 
   it('copies every row back, equal to the store it came from, with the secrets under a new key file and the credentials working', async () => {
-    const {first, url, clientId} = await prepared()
     const dir = tempDir()
     const second = join(dir, 'laptop.db')
     const copied = cliJson<{rows: number; resealed: number; file: string; key_file: string; tables: {table: string; rows: number}[]}>([
@@ -246,10 +266,9 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
     const listed = cli(['list-clients', '--json'], {MEDPANEL_DB: second, MEDPANEL_SECRET_KEY: undefined as unknown as string})
     expect(listed.status, listed.stderr).toBe(0)
     expect(JSON.parse(listed.stdout).map((c: {client_id: string}) => c.client_id)).toContain(clientId)
-  }, 240_000)
+  })
 
   it('says, on Ctrl-C mid-copy, that nothing was kept, exits 130, and leaves no file', async () => {
-    const {url} = await prepared()
     const dir = tempDir()
     const holder = await openStore({url})
     let release: () => void = () => undefined
@@ -279,7 +298,7 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
       await holder.close()
     }
     expect(readdirSync(dir)).toEqual([])
-  }, 240_000)
+  })
 })
 
 // Refused before any store is opened: no cluster needed (the URL names none).

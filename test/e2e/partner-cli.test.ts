@@ -107,9 +107,15 @@ describe('interface B commands against partner-serve', () => {
     expect(list[0]!.honoraria).toBe(90.5)
   })
 
-  it('push-event delivers events in order; the complete that fills the quota closes it, and a later start is quotafull', async () => {
+  it('push-event --wait delivers a start at the time given, then a complete, in order', async () => {
     cliJson(['push-event', ...db, '--project-id', 'P1', '--npi', NPI[0]!, '--state', 'start', '--at', '2026-03-01T10:00:00Z', '--wait'])
     cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[0]!, '--state', 'complete', '--wait'])
+    const events = (await get('/v1/projects/P1/events')) as {state: string; event_at: string}[]
+    expect(events.map((e) => e.state)).toEqual(['start', 'complete'])
+    expect(events[0]!.event_at).toBe('2026-03-01T10:00:00Z')
+  })
+
+  it('the complete that fills the quota closes it at the partner, and a start after it is quotafull', async () => {
     const filled = cliJson(['push-event', ...db, '--project-id', 'P1', '--quota-id', 'Q1', '--npi', NPI[2]!, '--state', 'complete', '--wait'])
     expect(filled.quota).toMatchObject({status: 'closed', closed_now: true})
     expect((await get('/v1/projects/P1/quotas/Q1')).status).toBe('closed')
