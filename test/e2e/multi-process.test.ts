@@ -201,62 +201,94 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
     }
   })
 
-  it("pushes queued while all three run reach partner-serve once each, in each project's order", async () => {
-    const projects = ['PA', 'PB', 'PC', 'PD']
-    for (const project of projects) pushStudy(project, 20, 300000000)
-    const queued = cliJson<{id: string; project_id: string; path: string; method: string}[]>(['list-deliveries', '--limit', '100000', ...store])
-    // Per project: the project, its quota, and twenty one-member chunks of the list.
-    expect(queued.length).toBe(projects.length * 22)
-
-    let delivered: {id: string; status: string}[] = []
-    for (let i = 0; i < 600; i++) {
-      delivered = cliJson(['list-deliveries', '--limit', '100000', ...store])
-      if (delivered.every((d) => d.status === 'delivered')) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(delivered.filter((d) => d.status !== 'delivered')).toEqual([])
-
+  /** The partner's log of the projects named, in arrival order (read straight from its file: no CLI start per poll). */
+  const arrivals = async (projects: readonly string[]) => {
     const received = await openReceiverStore(join(dir, 'partner.db'))
     try {
       const log = await received.db.selectFrom('received_requests').selectAll().orderBy('seq').execute()
+      return log.filter((r) => projects.some((p) => r.path.startsWith(`/v1/projects/${p}/`) || r.path === `/v1/projects/${p}`))
+    } finally {
+      await received.close()
+    }
+  }
+  /** Waits, by polling the partner's log, until every id queued has arrived at least once. */
+  const untilArrived = async (projects: readonly string[], ids: readonly string[]) => {
+    for (let i = 0; i < 1200; i++) {
+      const seen = new Set((await arrivals(projects)).map((r) => r.delivery_id))
+      if (ids.every((id) => seen.has(id))) return
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  /** The outbox's rows for `ids` not yet marked delivered, waiting a little for the last answers to be recorded. */
+  const undelivered = async (ids: readonly string[]) => {
+    let pending: {id: string; status: string}[] = []
+    for (let i = 0; i < 20; i++) {
+      pending = cliJson<{id: string; status: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter((d) => ids.includes(d.id) && d.status !== 'delivered')
+      if (pending.length === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    return pending
+  }
+
+  describe("pushes queued while all three run reach partner-serve once each, in each project's order", () => {
+    const projects = ['PA', 'PB', 'PC', 'PD']
+    let queued: {id: string; project_id: string}[] = []
+
+    it.each(projects)('project %s, its quota and twenty one-member chunks are queued', (project) => {
+      pushStudy(project, 20, 300000000)
+      const mine = cliJson<{id: string; project_id: string}[]>(['list-deliveries', '--project-id', project, '--limit', '100000', ...store])
+      // The project, its quota, and twenty one-member chunks of the list.
+      expect(mine.length).toBe(22)
+    })
+
+    it('every delivery arrives and is marked delivered', async () => {
+      queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter((d) => projects.includes(d.project_id))
+      expect(queued.length).toBe(projects.length * 22)
+      const ids = queued.map((d) => d.id)
+      await untilArrived(projects, ids)
+      expect(await undelivered(ids)).toEqual([])
+    })
+
+    it('each arrived exactly once, and per project in the order queued', async () => {
+      const log = await arrivals(projects)
       // Exactly once: no process was killed, so no delivery id may arrive twice.
       const ids = log.map((r) => r.delivery_id)
       expect(new Set(ids).size).toBe(ids.length)
       expect([...ids].sort()).toEqual(queued.map((d) => d.id).sort())
-      // In order: per project, the partner saw the deliveries in the order they were queued.
       for (const project of projects) {
         const expected = queued.filter((d) => d.project_id === project).map((d) => d.id)
         const seen = log.filter((r) => r.path.startsWith(`/v1/projects/${project}`)).map((r) => r.delivery_id)
         expect(seen, project).toEqual(expected)
       }
-    } finally {
-      await received.close()
-    }
+    })
   })
 
-  it('a process SIGKILLed mid-send leaves its deliveries to the others: each arrives, at most resent with its own id, in order', async () => {
+  describe('a process SIGKILLed mid-send leaves its deliveries to the others: each arrives, at most resent with its own id, in order', () => {
     const projects = ['KA', 'KB', 'KC']
-    for (const project of projects) pushStudy(project, 60, 400000000)
-    const queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter((d) => projects.includes(d.project_id))
-    const received = await openReceiverStore(join(dir, 'partner.db'))
-    try {
-      const arrived = async () =>
-        (await received.db.selectFrom('received_requests').selectAll().orderBy('seq').execute()).filter((r) => projects.some((p) => r.path.startsWith(`/v1/projects/${p}`)))
-      for (let i = 0; i < 400 && (await arrived()).length < 10; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    let queued: {id: string; project_id: string}[] = []
+
+    it.each(projects)('project %s and sixty one-member chunks are queued', (project) => {
+      pushStudy(project, 60, 400000000)
+    })
+
+    it('the third process is killed while sends are under way', async () => {
+      queued = cliJson<{id: string; project_id: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter((d) => projects.includes(d.project_id))
+      expect(queued.length).toBe(projects.length * 62)
+      for (let i = 0; i < 400 && (await arrivals(projects)).length < 10; i++) await new Promise((resolve) => setTimeout(resolve, 10))
       const victim = servers[2]!
       victim.child.kill('SIGKILL')
       await new Promise((resolve) => victim.child.once('exit', resolve))
       servers = servers.slice(0, 2)
+    })
 
-      let pending = queued.length
-      for (let i = 0; i < 600 && pending > 0; i++) {
-        pending = cliJson<{id: string; status: string}[]>(['list-deliveries', '--limit', '100000', ...store]).filter(
-          (d) => queued.some((q) => q.id === d.id) && d.status !== 'delivered',
-        ).length
-        if (pending > 0) await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      expect(pending).toBe(0)
-      const log = await arrived()
+    it('the other two deliver everything', async () => {
+      const ids = queued.map((d) => d.id)
+      await untilArrived(projects, ids)
+      expect(await undelivered(ids)).toEqual([])
+    })
+
+    it('at most the sends in flight arrived twice, and first arrivals are in order per project', async () => {
+      const log = await arrivals(projects)
       const ids = log.map((r) => r.delivery_id)
       expect([...new Set(ids)].sort()).toEqual(queued.map((d) => d.id).sort())
       // A resend is the send that was in flight when the process died: at most one per project.
@@ -265,8 +297,6 @@ describe.skipIf(!onPostgres)('three serve processes on one PostgreSQL database',
         const firstArrivals = [...new Set(log.filter((r) => r.path.startsWith(`/v1/projects/${project}`)).map((r) => r.delivery_id))]
         expect(firstArrivals, project).toEqual(queued.filter((d) => d.project_id === project).map((d) => d.id))
       }
-    } finally {
-      await received.close()
-    }
+    })
   })
 })
