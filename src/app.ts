@@ -80,7 +80,7 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<Ap
   for (const path of ['/', ...served.flatMap((one) => one.pagePaths ?? [])]) app.use(path, pageHeaders())
 
   serviceRoutes(app, deps, metrics)
-  for (const one of served) app.route('/', one.routes({...deps, logger}))
+  for (const one of served) app.route('/', one.routes({...deps, logger, metrics}))
   registerPartnerWebhooks(app)
   app.doc31('/openapi.json', openApiHead(served))
   app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))

@@ -122,7 +122,7 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
   )
   const baseUrl = settings.publicBase ?? server.url
   app = createApp(appSettings(settings, {db, baseUrl, readiness, metrics, requestLogger, listening: server.url}))
-  const worker = settings.worker ? outboxWorkers(db, settings.clock, baseUrl, settings.logFormat) : undefined
+  const worker = settings.worker ? outboxWorkers(db, settings.clock, baseUrl, settings.logFormat, metrics) : undefined
   return {store, clock: settings.clock, logger, requestLogger, accessLog, metrics, keys, reader: readerOf(db), notifier, readiness, server, baseUrl, app, worker}
 }
 
@@ -148,11 +148,12 @@ function appSettings(
 
 /**
  * The partner delivery worker and the back-channel logout worker, over the same guarded
- * transport; their lines go to the batched stderr sink, never to --access-log's file.
+ * transport, counting into the app's registry; their lines go to the batched stderr sink, never
+ * to --access-log's file.
  */
-function outboxWorkers(db: Db, clock: Clock, issuer: string, logFormat: LogFormat): Workers {
-  const delivery = new DeliveryWorker({db: narrow(db), clock, transport: partnerTransport, log: stderrLog, logFormat})
-  const logout = new LogoutWorker({db: narrow(db), clock, transport: partnerTransport, issuer, log: stderrLog, logFormat})
+function outboxWorkers(db: Db, clock: Clock, issuer: string, logFormat: LogFormat, metrics: Metrics | undefined): Workers {
+  const delivery = new DeliveryWorker({db: narrow(db), clock, transport: partnerTransport, log: stderrLog, logFormat, metrics})
+  const logout = new LogoutWorker({db: narrow(db), clock, transport: partnerTransport, issuer, log: stderrLog, logFormat, metrics})
   return {
     start: () => {
       delivery.start()

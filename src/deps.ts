@@ -65,10 +65,12 @@ export interface Readiness {
 }
 
 /**
- * What an interface's routes are given: the shared settings, the one logger the app built, and
- * the interface's own settings `S`.
+ * What an interface's routes are given: the shared settings, the one logger and the one metrics
+ * registry the app settled on (undefined with metrics off), and the interface's own settings `S`.
+ * Whatever counts below a route is handed the registry (or its own set of it) by the route: no
+ * layer looks it up from the store.
  */
-export type RouteDeps<S extends object = object> = AppDeps & {logger: Logger} & S
+export type RouteDeps<S extends object = object> = Omit<AppDeps, 'metrics'> & {logger: Logger; metrics: Metrics | undefined} & S
 
 /**
  * One interface as the app serves it. Each interface describes itself beside its routes, and

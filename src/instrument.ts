@@ -8,10 +8,9 @@ import type {Clock} from './lib/clock.js'
 import {type MetricSet, Metrics} from './metrics/metrics.js'
 import {registryMetrics} from './registry/metrics.js'
 import {passwordHashCounts} from './registry/throttle.js'
-import {bindMetrics, metricsOf} from './store/context.js'
 import type {Db} from './schema.js'
 import type {StoreHandle} from './store/database.js'
-import {cachesListening, poolCounts, readerOf, storeFile} from './store/db.js'
+import {cachesListening, poolCounts, readerOf, storeFile, writeStats} from './store/db.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
 import {SERVICE_SCHEMA} from './schema.js'
@@ -30,15 +29,20 @@ interface Scope {
  */
 const DECLARED_METRICS: readonly MetricSet<unknown, Scope>[] = [grantMetrics, signonMetrics, partnerMetrics, balanceMetrics, searchMetrics, registryMetrics]
 
+/** The registry made for each store handle (storeMetrics): one per store, however many apps serve it. */
+const registries = new WeakMap<object, Metrics>()
+
 /**
- * The metrics of the store an app serves: made with the first app on the store and bound to it
- * (store/context.ts), so every app on that store, the delivery worker and the layers below count
- * into one registry, and /metrics shows them all. Its gauges read the store when scraped, on the
- * read-only connection where there is one, so a scrape never waits behind a batch of writes.
+ * The metrics of the store an app serves: made with the first app on the store, and the same
+ * registry for every later app on it, so /metrics shows one count however many apps serve the
+ * store. The registry is handed on from there (RouteDeps.metrics, the workers' options); only
+ * the store's group writer is told of it here, to count its commits. Its gauges read the store
+ * when scraped, on the read-only connection where there is one, so a scrape never waits behind a
+ * batch of writes.
  */
 export function storeMetrics(db: Db, clock: Clock): Metrics {
-  const bound = metricsOf(db)
-  if (bound) return bound
+  const made = registries.get(db)
+  if (made) return made
   const postgres = storeKind(db) === 'postgres'
   const sources = {
     migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
@@ -47,7 +51,11 @@ export function storeMetrics(db: Db, clock: Clock): Metrics {
       : {sqliteWalBytes: () => walBytes(storeFile(db))}),
   }
   const metrics = new Metrics<Scope>(sources, DECLARED_METRICS, {db, clock, passwordHashes: passwordHashCounts})
-  bindMetrics(db, metrics)
+  registries.set(db, metrics)
+  writeStats(db).onCommit = (seconds, transactions) => {
+    metrics.store.commitDuration.observe(seconds)
+    metrics.store.batchSize.observe(transactions)
+  }
   return metrics
 }
 

@@ -17,7 +17,7 @@ export const grantMetrics = defineMetrics('grants', (kit) => ({
   codesIssued: kit.single('signon_codes_issued_total', 'Authorization codes issued (a member allowed a client, on the consent page or by prompt=none)'),
   tokensRevoked: kit.children(
     'signon_tokens_revoked_total',
-    'Access tokens revoked (RFC 7009, a taken-back consent, a reused code, a member or client change), by the grant type they came from',
+    'Access tokens revoked by the service (RFC 7009, a taken-back consent, a reused code or refresh token), by the grant type they came from',
     'grant_type',
     REVOKED_ORIGINS,
   ),

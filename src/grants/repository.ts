@@ -2,10 +2,10 @@ import type {InferResult, Insertable} from 'kysely'
 import type {AccessTokenTable, AuthorizationCodeRow, AuthorizationCodeTable, ConsentRow, GrantsDb as Db, GrantsView, RefreshTokenRow, RefreshTokenTable} from './tables.js'
 import {countByClient, type ClientHolding} from '../store/client-holding.js'
 import {groupConcat} from '../store/dialect.js'
-import {metricsOf} from '../store/context.js'
 import {prepared} from '../store/prepared.js'
 import {versionCache} from '../store/version-cache.js'
 import {config} from '../config.js'
+import type {Metrics} from '../metrics/metrics.js'
 import {grantMetrics} from './metrics.js'
 
 // The rows behind every credential the service hands out after sign-on: access tokens, refresh
@@ -95,9 +95,10 @@ export interface TokenScope {
 /**
  * Revokes every live token matching all given fields; returns how many died. Counted for the
  * metrics by the grant each came from (a code's, the client's own, or an operator's issue-token),
- * as the statement runs.
+ * as the statement runs, in the registry of the caller that has one (a request of `serve`; an
+ * operator's command counts nowhere: no /metrics shows its process).
  */
-export async function revokeTokens(db: Db, scope: TokenScope, now: string): Promise<number> {
+export async function revokeTokens(db: Db, scope: TokenScope, now: string, metrics?: Metrics): Promise<number> {
   if (scope.clientId === undefined && scope.memberId === undefined && scope.codeHash === undefined && scope.tokenHash === undefined) {
     throw new Error('revokeTokens needs at least one field to match')
   }
@@ -109,7 +110,7 @@ export async function revokeTokens(db: Db, scope: TokenScope, now: string): Prom
   // The refresh tokens of what ends go with it: a code's family, a member's or a client's. A
   // single access token (revocation of that token) leaves its family's refresh token alone.
   if (scope.tokenHash === undefined) await revokeRefreshTokens(db, {family: scope.codeHash, memberId: scope.memberId, clientId: scope.clientId}, now)
-  const revoked = metricsOf(db)?.of(grantMetrics).tokensRevoked
+  const revoked = metrics?.of(grantMetrics).tokensRevoked
   if (!revoked) return Number((await query.executeTakeFirst()).numUpdatedRows)
   const rows = await query.returning(['member_id', 'code_hash']).execute()
   for (const row of rows) revoked[row.code_hash !== null ? 'authorization_code' : row.member_id === null ? 'client_credentials' : 'operator'].inc()

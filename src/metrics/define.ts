@@ -44,6 +44,9 @@ export interface MetricSet<T, S = unknown> {
   make(kit: MetricKit, scope: S): T
 }
 
+/** What a set's code counts into: `CountersOf<typeof partnerMetrics>` is what `metrics.of(partnerMetrics)` answers. */
+export type CountersOf<M> = M extends MetricSet<infer T, infer _Scope> ? T : never
+
 let slots = 0
 
 export function defineMetrics<T, S = unknown>(title: string, make: (kit: MetricKit, scope: S) => T): MetricSet<T, S> {

@@ -7,10 +7,11 @@ import {type PoolCounts, registerStoreMetrics, type StoreMetrics, type StoreSour
 /**
  * The service's Prometheus metrics (GET /metrics, docs/operations.md "Metrics"), on prom-client.
  *
- * One `Metrics` per store handle an app serves (src/instrument.ts makes it and binds it to the
- * store, where the layers that have only the store find it: see `metricsOf` in
- * store/context.ts). `serve` has one store, so one per process; every test's fresh store gets its
- * own, so tests read their own counters however many apps vitest runs in one process. The
+ * One `Metrics` per store handle an app serves (src/instrument.ts makes it). It is handed to
+ * whatever counts: the routes get it in RouteDeps and pass it, or their part's set of it, to the
+ * services they call; the workers get it in their options. No layer looks it up from the store.
+ * `serve` has one store, so one per process; every test's fresh store gets its own, so tests
+ * read their own counters however many apps vitest runs in one process. The
  * process's own metrics (CPU, memory, event-loop lag, GC) exist once per process, in a registry of
  * their own, and every app's /metrics shows them too.
  *
@@ -22,7 +23,7 @@ import {type PoolCounts, registerStoreMetrics, type StoreMetrics, type StoreSour
  */
 
 export type {InterfaceLabel, MetricKit, MetricSet, PoolCounts, StoreMetrics, StoreSources}
-export {type Child, DELIVERY_OUTCOMES, type DeliveryOutcome, defineMetrics, METRICS_PREFIX} from './define.js'
+export {type Child, type CountersOf, DELIVERY_OUTCOMES, type DeliveryOutcome, defineMetrics, METRICS_PREFIX} from './define.js'
 export {RouteSeries} from './http.js'
 
 let processRegistry: Registry | undefined

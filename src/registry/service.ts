@@ -8,7 +8,8 @@ import {parseInput} from '../lib/validate.js'
 import {readerOf, sealSecret, writeTransaction} from '../store/db.js'
 import {versionCache} from '../store/version-cache.js'
 import {toJsonText} from '../store/json.js'
-import {countWrongGuess, tooManyAttempts} from './throttle.js'
+import {countWrongGuess, type GuessAttempt, tooManyAttempts} from './throttle.js'
+import type {Metrics} from '../metrics/metrics.js'
 import type {RegistryView as Database, RegistryDb as Db} from './tables.js'
 import type {Kysely} from 'kysely'
 import {forgetConsent, revokeTokens, supersedeCodes, supersedeMemberCodes} from '../grants/repository.js'
@@ -193,7 +194,7 @@ const recentClient = versionCache<string, Client | undefined>(config.caches.clie
  * against the caller's address (registry/throttle.ts), and past its allowance is thrown as 429
  * instead of answered undefined.
  */
-export async function authenticateClient(db: Db, id: string, secret: string, attempt?: {now: Date; address?: string | undefined}): Promise<Client | undefined> {
+export async function authenticateClient(db: Db, id: string, secret: string, attempt?: GuessAttempt): Promise<Client | undefined> {
   const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
   // The digest is remembered only for a secret that matched, and is compared with the client's
   // current one, so a rotated secret is refused at once.
@@ -206,7 +207,7 @@ export async function authenticateClient(db: Db, id: string, secret: string, att
     return row
   }
   if (attempt) {
-    const wait = await countWrongGuess(db, 'client-secret', attempt.address, attempt.now)
+    const wait = await countWrongGuess(db, 'client-secret', attempt)
     if (wait > 0) throw tooManyAttempts(wait)
   }
   return undefined
@@ -270,8 +271,18 @@ export async function updateMember(db: Kysely<Database>, id: number, input: Memb
   })
 }
 
-/** The member withdraws a client's access: its tokens die and its pending codes expire. */
-export async function revokeConsent(db: Kysely<Database>, memberId: number, clientId: string, now: Date): Promise<{user_id: number; client_id: string; revoked_tokens: number}> {
+/**
+ * The member withdraws a client's access: its tokens die and its pending codes expire. The tokens
+ * are counted in `metrics`, the serving app's registry, when the member did it on the applications
+ * page (an operator's command has none).
+ */
+export async function revokeConsent(
+  db: Kysely<Database>,
+  memberId: number,
+  clientId: string,
+  now: Date,
+  metrics?: Metrics,
+): Promise<{user_id: number; client_id: string; revoked_tokens: number}> {
   return writeTransaction(db, async (trx) => {
     await getMemberRow(trx, memberId)
     await getClientRow(trx, clientId)
@@ -279,7 +290,7 @@ export async function revokeConsent(db: Kysely<Database>, memberId: number, clie
     await supersedeCodes(narrow(trx), memberId, clientId, stamp)
     // The remembered consent goes too: the next sign-in asks the member again.
     await forgetConsent(narrow(trx), memberId, clientId)
-    const revoked = await revokeTokens(narrow(trx), {memberId, clientId}, stamp)
+    const revoked = await revokeTokens(narrow(trx), {memberId, clientId}, stamp, metrics)
     return {user_id: memberId, client_id: clientId, revoked_tokens: revoked}
   })
 }

@@ -4,7 +4,7 @@ import {limitKey} from '../lib/ip-address.js'
 import {type Clock, iso} from '../lib/clock.js'
 import type {RegistryDb as Db} from './tables.js'
 import {writeTransaction} from '../store/db.js'
-import {metricsOf} from '../store/context.js'
+import type {Metrics} from '../metrics/metrics.js'
 import {config} from '../config.js'
 import {availableParallelism} from 'node:os'
 import {type HashCaller, HashQueue, HashQueueFull} from './hash-queue.js'
@@ -107,13 +107,20 @@ async function sweepNowAndThen(trx: Trx, now: Date): Promise<void> {
     .execute()
 }
 
+/** A guess as the limits see it: when, from where, and the registry a refusal is counted in (undefined with metrics off). */
+export interface GuessAttempt {
+  now: Date
+  address?: string | undefined
+  metrics?: Metrics | undefined
+}
+
 /**
  * Counts one wrong high-entropy credential against the caller's address, and answers how long that
  * address is held back: 0 when no lock was in force as the guess came (the caller answers 401 as
  * usual), else the seconds for a 429's Retry-After, the lock now lengthened by this guess too.
  * Never called for a right credential, which is always accepted.
  */
-export async function countWrongGuess(db: Db, kind: CredentialKind, address: string | undefined, now: Date): Promise<number> {
+export async function countWrongGuess(db: Db, kind: CredentialKind, {address, now, metrics}: GuessAttempt): Promise<number> {
   const subject = `${kind}@${addressPart(address)}`
   const wait = await writeTransaction(db, async (trx) => {
     await sweepNowAndThen(trx, now)
@@ -125,7 +132,7 @@ export async function countWrongGuess(db: Db, kind: CredentialKind, address: str
     return secondsUntil(row?.locked_until ?? null, now) > 0 ? secondsUntil(lockedUntil, now) : 0
   })
   // Every caller answers a wait with 429: counted here, once, by the kind of secret only.
-  if (wait > 0) metricsOf(db)?.of(registryMetrics).guessing[kind === 'api-key' ? 'api_key' : 'client_secret'].inc()
+  if (wait > 0) metrics?.of(registryMetrics).guessing[kind === 'api-key' ? 'api_key' : 'client_secret'].inc()
   return wait
 }
 
@@ -193,6 +200,8 @@ export interface PasswordAttempt {
   device?: string | undefined
   /** The address is on the operator's allow list (serve --guessing-allow): no spraying limit. */
   exempt?: boolean
+  /** The serving app's registry, where a refusal is counted; undefined with metrics off. */
+  metrics?: Metrics | undefined
 }
 
 /** One count an attempt is reserved against. */
@@ -247,7 +256,7 @@ export async function guardPasswordCheck<T>(
       [`address:${addressPart(address)}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
       [member, THROTTLE.passwordChecksInFlightPerMember],
     ] as const) {
-      if (!enter(key, limit)) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
+      if (!enter(key, limit)) throw refused(attempt.metrics, tooManyAttempts(1, 'Too many sign-ins at once.'))
       gates.push(key)
     }
     const caller: HashCaller = {address: addressPart(address), member, trusted: attempt.device !== undefined}
@@ -255,11 +264,11 @@ export async function guardPasswordCheck<T>(
     try {
       // The attempt is counted once its hash is about to run: one refused here was not made.
       result = await hashes.run(caller, async () => {
-        await reserve(db, counted, clock.now())
+        await reserve(db, counted, clock.now(), attempt.metrics)
         return check()
       })
     } catch (error) {
-      if (error instanceof HashQueueFull) throw refused(db, tooManyAttempts(1, 'Too many sign-ins at once.'))
+      if (error instanceof HashQueueFull) throw refused(attempt.metrics, tooManyAttempts(1, 'Too many sign-ins at once.'))
       throw error
     }
     if (result === undefined) await confirmFailure(db, counted, clock.now())
@@ -271,19 +280,19 @@ export async function guardPasswordCheck<T>(
 }
 
 /** A password check refused by the limits, counted for the metrics (by kind of secret only). */
-function refused(db: Db, error: AppError): AppError {
-  metricsOf(db)?.of(registryMetrics).guessing.password.inc()
+function refused(metrics: Metrics | undefined, error: AppError): AppError {
+  metrics?.of(registryMetrics).guessing.password.inc()
   return error
 }
 
 /** Counts the attempt before it is checked; refuses while any of its counts is locked. */
-async function reserve(db: Db, counted: Counted[], now: Date): Promise<void> {
+async function reserve(db: Db, counted: Counted[], now: Date, metrics: Metrics | undefined): Promise<void> {
   await writeTransaction(db, async (trx) => {
     await sweepNowAndThen(trx, now)
     const rows = []
     for (const count of counted) rows.push({...count, row: await readRow(trx, count.subject)})
     const wait = Math.max(...rows.map(({row}) => secondsUntil(row?.locked_until ?? null, now)))
-    if (wait > 0) throw refused(db, tooManyAttempts(wait))
+    if (wait > 0) throw refused(metrics, tooManyAttempts(wait))
     for (const {subject, rule, window, row} of rows) {
       const failures = liveFailures(row, now, window) + 1
       const seconds = lockSeconds(rule, failures)

@@ -1,4 +1,4 @@
-import type {Metrics, PoolCounts} from '../metrics/metrics.js'
+import type {PoolCounts} from '../metrics/metrics.js'
 import type {Keyring} from './secrets.js'
 
 /** What a store handle carries besides its connection: its content version and its keys. */
@@ -34,12 +34,6 @@ export interface StoreContext {
   writeLanes?: number
   /** PostgreSQL: this process's connections in the pool, for the metrics. */
   pool?: () => PoolCounts
-  /**
-   * The metrics of the app serving this store (bindMetrics), so that the layers that are handed
-   * only the store (the group writer, the guessing limits, services) count into the registry of
-   * the app whose /metrics shows them. Unset in commands, which serve no /metrics.
-   */
-  metrics?: Metrics
 }
 
 /** Runs one statement synchronously and returns its rows (StoreContext.direct). */
@@ -62,23 +56,6 @@ export function contextOf(db: object): StoreContext | undefined {
 export function inheritContext(child: object, parent: object): void {
   const context = contexts.get(parent)
   if (context) contexts.set(child, {...context, reader: undefined, replica: undefined})
-}
-
-/** The metrics bound to a store handle, also reached from its transactions; undefined when none counts. */
-export function metricsOf(db: object): Metrics | undefined {
-  return contexts.get(db)?.metrics
-}
-
-/**
- * Makes `metrics` the store's (see StoreContext.metrics), on the handle and its read-only
- * connection. Transactions begun from then on inherit it.
- */
-export function bindMetrics(db: object, metrics: Metrics): void {
-  const context = contexts.get(db)
-  if (!context) return
-  context.metrics = metrics
-  const reader = context.reader && contexts.get(context.reader)
-  if (reader) reader.metrics = metrics
 }
 
 /** The synchronous executor of a connection nobody else uses (StoreContext.exclusive), if this is one. */

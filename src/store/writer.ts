@@ -1,5 +1,5 @@
 import {CompiledQuery, sql, type Kysely} from 'kysely'
-import {contextOf, inheritContext, metricsOf} from './context.js'
+import {contextOf, inheritContext} from './context.js'
 import {config} from '../config.js'
 
 /**
@@ -55,6 +55,11 @@ export interface WriterStats {
   commits: number
   /** PostgreSQL: batches rolled back and run again after a serialization failure or deadlock. */
   reruns: number
+  /**
+   * Told of each commit: how long the COMMIT took, in seconds, and how many write transactions it
+   * carried. The store's metrics listen here (src/instrument.ts); nothing listens in a command.
+   */
+  onCommit?: ((seconds: number, transactions: number) => void) | undefined
 }
 
 /** Each request's savepoint statements, made once: a batch runs two per request. */
@@ -123,11 +128,7 @@ export class GroupWriter {
           const committing = performance.now()
           await sql`commit`.execute(conn)
           this.stats.commits++
-          const metrics = metricsOf(this.db)
-          if (metrics) {
-            metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
-            metrics.store.batchSize.observe(batch.length)
-          }
+          this.stats.onCommit?.((performance.now() - committing) / 1000, batch.length)
         } catch (error) {
           await sql`rollback`.execute(conn).catch(() => undefined)
           throw error

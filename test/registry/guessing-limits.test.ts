@@ -3,7 +3,6 @@ import {ManualClock} from '../../src/lib/clock.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
 import {registryMetrics} from '../../src/registry/metrics.js'
 import {countWrongGuess, defaultHashSlots, guardPasswordCheck, type PasswordAttempt, setPasswordHashSlots, tooManyAttempts} from '../../src/registry/throttle.js'
-import {bindMetrics} from '../../src/store/context.js'
 import type {Store} from '../../src/store/db.js'
 import {openTestStore} from '../helpers/store.js'
 
@@ -291,7 +290,7 @@ describe('password checks in flight', () => {
 })
 
 describe('wrong client secrets and API keys', () => {
-  const guess = (kind: 'client-secret' | 'api-key', address: string | null = '192.0.2.7') => countWrongGuess(store.db, kind, address ?? undefined, clock.now())
+  const guess = (kind: 'client-secret' | 'api-key', address: string | null = '192.0.2.7') => countWrongGuess(store.db, kind, {address: address ?? undefined, now: clock.now()})
 
   it('answers the first 20 as usual, then waits 2, 4, 8 … seconds, never beyond 900', async () => {
     for (let i = 0; i < 20; i++) expect(await guess('client-secret')).toBe(0)
@@ -335,14 +334,17 @@ describe('refusals counted for the metrics', () => {
       of: (set: unknown) => (set === registryMetrics ? {guessing} : undefined),
       store: {commitDuration: ignored, batchSize: ignored},
     }
-    bindMetrics(store.db, metrics as unknown as Metrics)
-    for (let i = 0; i < 20; i++) await countWrongGuess(store.db, 'api-key', '192.0.2.7', clock.now())
-    for (let i = 0; i < 20; i++) await countWrongGuess(store.db, 'client-secret', '192.0.2.7', clock.now())
+    const registry = metrics as unknown as Metrics
+    const counting = {address: '192.0.2.7', metrics: registry}
+    for (let i = 0; i < 20; i++) await countWrongGuess(store.db, 'api-key', {...counting, now: clock.now()})
+    for (let i = 0; i < 20; i++) await countWrongGuess(store.db, 'client-secret', {...counting, now: clock.now()})
     expect(counted).toEqual([])
-    await countWrongGuess(store.db, 'api-key', '192.0.2.7', clock.now())
-    await countWrongGuess(store.db, 'client-secret', '192.0.2.7', clock.now())
-    for (let i = 0; i < 5; i++) await attempt('203.0.113.1')
-    await attempt('203.0.113.1', RIGHT)
+    await countWrongGuess(store.db, 'api-key', {...counting, now: clock.now()})
+    await countWrongGuess(store.db, 'client-secret', {...counting, now: clock.now()})
+    // Without the registry nothing is counted; with it, a refused password is.
+    await countWrongGuess(store.db, 'api-key', {address: '192.0.2.7', now: clock.now()})
+    for (let i = 0; i < 5; i++) await attempt('203.0.113.1', WRONG, EMAIL, {metrics: registry})
+    await attempt('203.0.113.1', RIGHT, EMAIL, {metrics: registry})
     expect(counted).toEqual(['api_key', 'client_secret', 'password'])
   })
 })
@@ -351,14 +353,14 @@ describe('forgotten rows', () => {
   const subjects = async () => (await store.db.selectFrom('auth_failures').select('subject').orderBy('subject').execute()).map((row) => row.subject)
 
   it('are swept now and then (one write in a hundred), never while they still count', async () => {
-    for (const address of ['192.0.2.1', '192.0.2.2']) await countWrongGuess(store.db, 'api-key', address, clock.now())
+    for (const address of ['192.0.2.1', '192.0.2.2']) await countWrongGuess(store.db, 'api-key', {address: address, now: clock.now()})
     clock.advance(1800)
-    await countWrongGuess(store.db, 'api-key', '192.0.2.3', clock.now())
+    await countWrongGuess(store.db, 'api-key', {address: '192.0.2.3', now: clock.now()})
     clock.advance(1801)
     const random = vi.spyOn(Math, 'random')
     // Drawn at 0.01 or above: no sweep.
     random.mockReturnValue(0.01)
-    await countWrongGuess(store.db, 'api-key', '192.0.2.4', clock.now())
+    await countWrongGuess(store.db, 'api-key', {address: '192.0.2.4', now: clock.now()})
     expect(await subjects()).toEqual(['api-key@192.0.2.1', 'api-key@192.0.2.2', 'api-key@192.0.2.3', 'api-key@192.0.2.4'])
     // Below it: rows forgotten over an hour ago go, the one from half an hour ago stays.
     random.mockReturnValue(0.0099)

@@ -2,7 +2,7 @@ import {OpenAPIHono} from '@hono/zod-openapi'
 import {narrow} from '../../store/database.js'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import {HTTPException} from 'hono/http-exception'
-import type {AppDeps, ServedInterface} from '../../deps.js'
+import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError, type Challenge} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
 import {errorShape, renderMessage} from '../../http/error-shape.js'
@@ -14,8 +14,8 @@ import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {BalanceDb as Db} from './tables.js'
 import {readerOf} from '../../store/db.js'
-import {metricsOf} from '../../store/context.js'
 import type {Clock} from '../../lib/clock.js'
+import type {Metrics} from '../../metrics/metrics.js'
 import {toJson} from '../../lib/exact-json.js'
 import {listCountries} from '../../lib/iso3166.js'
 import {regionsOf} from '../../lib/iso3166-regions.js'
@@ -37,11 +37,11 @@ const BALANCE_CHALLENGE: Challenge = {scheme: 'Basic', realm: 'medpanel balance'
 const refused = (reason: string) => new AppError('unauthorized', reason, {challenge: BALANCE_CHALLENGE})
 
 /** HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant. */
-export function balanceClientAuth(db: Db, clock: Clock): MiddlewareHandler<BalanceEnv> {
+export function balanceClientAuth(db: Db, clock: Clock, metrics?: Metrics): MiddlewareHandler<BalanceEnv> {
   return basicClientAuth({
     missing: () => refused('HTTP Basic authentication with client_id:client_secret is required'),
     async verify({username, password}, c) {
-      const client = await authenticateClient(narrow(db), username, password, {now: clock.now(), address: clientAddress(c)})
+      const client = await authenticateClient(narrow(db), username, password, {now: clock.now(), address: clientAddress(c), metrics})
       if (!client) throw refused('client authentication failed')
       if (client.expired_at !== null) throw refused('this client account has expired')
       if (!hasGrant(client, 'balance')) throw refused('this client has no permission for the balance interface')
@@ -116,9 +116,9 @@ interface WithdrawalAddress {
 }
 
 /** POST …/withdrawals: counted by outcome (created, replayed, or refused with its reason). */
-async function withdraw(c: BalanceContext, {db, clock}: AppDeps, asked: WithdrawalAddress): Promise<TypedResponse<never, 201, 'json'>> {
+async function withdraw(c: BalanceContext, {db, clock, metrics: registry}: RouteDeps, asked: WithdrawalAddress): Promise<TypedResponse<never, 201, 'json'>> {
   const request = withdrawalOf(c)
-  const metrics = metricsOf(db)?.of(balanceMetrics)
+  const metrics = registry?.of(balanceMetrics)
   let result: balance.WithdrawalResult
   try {
     const member = await balance.resolveAccountHolder(db, asked.key, asked.id)
@@ -145,7 +145,7 @@ export const balanceInterface: ServedInterface = {
   routes: (deps) => balanceRoutes(deps) as unknown as OpenAPIHono,
 }
 
-export function balanceRoutes(deps: AppDeps): OpenAPIHono<BalanceEnv> {
+export function balanceRoutes(deps: RouteDeps): OpenAPIHono<BalanceEnv> {
   const {db, clock} = deps
   // Plain reads go to the store's read-only connection, so they never wait behind a batch of writes.
   const reader = readerOf(db)
@@ -161,7 +161,7 @@ export function balanceRoutes(deps: AppDeps): OpenAPIHono<BalanceEnv> {
     // else Hono made (its plain 404 text, say) gets it here.
     if (!carriesRequestId(c.res)) responseHeader(c, 'Cache-Control', 'no-store')
   })
-  app.use('/balance/*', balanceClientAuth(db, clock))
+  app.use('/balance/*', balanceClientAuth(db, clock, deps.metrics))
   app.on('POST', '/balance/:key/:id/withdrawals', readWithdrawalBody)
 
   const holder = (c: {req: {valid(target: 'param'): {key: string; id: string}}}) => {

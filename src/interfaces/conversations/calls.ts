@@ -3,8 +3,8 @@ import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import type {ConversationsDb as Db} from './tables.js'
 import {readTransaction, writeTransaction} from '../../store/db.js'
-import {metricsOf} from '../../store/context.js'
-import {type SearchOutcome, searchMetrics} from './metrics.js'
+import type {CountersOf} from '../../metrics/metrics.js'
+import type {SearchOutcome, searchMetrics} from './metrics.js'
 import type {AnswerFormat} from './format.js'
 import {formatNamed, type FormatName} from './formats.js'
 import {currentPeriod, refuseKey} from './keys.js'
@@ -45,6 +45,8 @@ export interface CallContext {
   searcher: Searcher
   /** Where failures that reach no caller are written (a refund or a record that could not be saved). */
   logger: Logger
+  /** E's counters in the serving app's registry (src/interfaces/conversations/metrics.ts); undefined with metrics off. */
+  counted?: CountersOf<typeof searchMetrics> | undefined
 }
 
 /** A summary answer, whole; or a data answer as its head and a generator of its bytes (head included). */
@@ -139,7 +141,7 @@ function allowance(key: ApiKeyRow, method: Method, now: Date): {key: ApiKeyRow; 
  */
 export async function conversationCall(db: Db, request: CallRequest, now: Date, context: CallContext): Promise<CallAnswer> {
   // Counted for the metrics by kind and outcome; a HEAD request runs no search and is not counted.
-  const counted = request.headOnly ? undefined : metricsOf(db)?.of(searchMetrics).requests[request.method]
+  const counted = request.headOnly ? undefined : context.counted?.requests[request.method]
   try {
     const answer = await call(db, request, now, context)
     counted?.ok.inc()
@@ -180,8 +182,7 @@ function searchOutcome(error: unknown): SearchOutcome {
 }
 
 /** A search's wait for its thread and its run, from when it was handed over until it answered. */
-function observeSearch(db: Db, ticket: SearchTicket, handedAt: number): void {
-  const metrics = metricsOf(db)?.of(searchMetrics)
+function observeSearch(metrics: CallContext['counted'], ticket: SearchTicket, handedAt: number): void {
   if (!metrics) return
   const started = ticket.startedAt ?? handedAt
   metrics.queueWait.observe(Math.max(0, started - handedAt) / 1000)
@@ -219,7 +220,7 @@ interface Searching {
 async function search(db: Db, request: CallRequest, now: Date, context: CallContext, admitted: Admitted): Promise<CallAnswer> {
   const {limits} = context
   const {query, ticket} = admitted
-  const {key, remaining, periodStarted} = await spendAllowance(db, request, now, admitted.spends)
+  const {key, remaining, periodStarted} = await spendAllowance(db, request, now, admitted.spends, context.counted)
   const echo = {start: isoSeconds(query.start), end: isoSeconds(query.end), terms: query.terms}
   const id = newUuid()
   if (request.headOnly || !ticket) {
@@ -251,7 +252,7 @@ async function search(db: Db, request: CallRequest, now: Date, context: CallCont
  * just read and checked is the one its answer reports from. A data call reads the row again
  * inside the transaction that spends the call, so two calls racing for the last one cannot both win.
  */
-async function spendAllowance(db: Db, request: CallRequest, now: Date, spends: boolean): Promise<ReturnType<typeof allowance>> {
+async function spendAllowance(db: Db, request: CallRequest, now: Date, spends: boolean, counted: CallContext['counted']): Promise<ReturnType<typeof allowance>> {
   if (request.method === 'summary') return allowance(request.key, request.method, now)
   const checked = await (spends ? writeTransaction : readTransaction)(db, async (trx) => {
     const key = (await repo.findApiKey(trx, request.key.id)) ?? request.key
@@ -262,7 +263,7 @@ async function spendAllowance(db: Db, request: CallRequest, now: Date, spends: b
     }
     return state
   })
-  if (spends) metricsOf(db)?.of(searchMetrics).dataCalls.inc()
+  if (spends) counted?.dataCalls.inc()
   return checked
 }
 
@@ -302,7 +303,7 @@ async function summaryCall(s: Searching): Promise<CallAnswer> {
   let rows: SummaryRow[]
   try {
     rows = await searching
-    observeSearch(s.db, s.ticket, handedAt)
+    observeSearch(s.context.counted, s.ticket, handedAt)
   } catch (error) {
     // The search's failure is what the caller hears; a record left behind is only logged.
     if ((await recorded).written) await repo.deleteCall(s.db, s.id).catch((lost) => logLost(s, 'could not take back the record of a failed summary call', lost))
@@ -327,7 +328,7 @@ async function dataCall(s: Searching): Promise<CallAnswer> {
   try {
     const handedAt = performance.now()
     stream = await context.searcher.data({search: s.wanted, format, pageSize: context.limits.pageSize, maxConversations: context.limits.maxConversations}, s.timing, ticket)
-    observeSearch(db, ticket, handedAt)
+    observeSearch(context.counted, ticket, handedAt)
   } catch (error) {
     await refund()
     throw error
@@ -370,7 +371,7 @@ async function* answerBody(
 
 /** An answer that ended before its tail: counted, its search stopped, and recorded unless it failed. */
 async function cutShort(s: Searching, stream: SearchStream, failed: boolean): Promise<void> {
-  metricsOf(s.db)?.of(searchMetrics).truncated.inc()
+  s.context.counted?.truncated.inc()
   await stream.cancel()
   // Nobody is left to hear that the record of an answer cut short failed: it is logged.
   if (!failed) await s.record().catch((lost) => logLost(s, 'could not record a data answer cut short', lost))

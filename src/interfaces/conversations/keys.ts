@@ -7,7 +7,7 @@ import {sha256} from '../../lib/hashing.js'
 import {newUuid, randomToken} from '../../lib/ids.js'
 import {parseInput} from '../../lib/validate.js'
 import {getClientRow, hasGrant} from '../../registry/service.js'
-import {countWrongGuess, tooManyAttempts} from '../../registry/throttle.js'
+import {countWrongGuess, type GuessAttempt, tooManyAttempts} from '../../registry/throttle.js'
 import type {ConversationsDb as Db, ConversationsView} from './tables.js'
 import type {Page, PageAsk} from '../../lib/page.js'
 import {countByClient, type ClientHolding} from '../../store/client-holding.js'
@@ -184,12 +184,12 @@ export async function updateApiKey(db: Db, keyOrId: string, input: ApiKeyPatch, 
  * key is always accepted; a wrong one counts against the caller's address (registry/throttle.ts),
  * whose further wrong keys, past the allowance, are answered 429 instead of 401.
  */
-export async function authenticateKey(db: Db, presented: string, method: Method, attempt: {now: Date; address?: string | undefined}): Promise<ApiKeyRow> {
+export async function authenticateKey(db: Db, presented: string, method: Method, attempt: GuessAttempt): Promise<ApiKeyRow> {
   try {
     return await checkKey(readerOf(db), presented, method, attempt.now)
   } catch (error) {
     if (error instanceof AppError && error.code === 'unauthorized') {
-      const wait = await countWrongGuess(narrow(db), 'api-key', attempt.address, attempt.now)
+      const wait = await countWrongGuess(narrow(db), 'api-key', attempt)
       if (wait > 0) throw tooManyAttempts(wait)
     }
     throw error

@@ -1,6 +1,7 @@
 import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
 import type {Context, MiddlewareHandler} from 'hono'
 import type {RouteDeps, ServedInterface} from '../../deps.js'
+import {searchMetrics} from './metrics.js'
 import {AppError} from '../../errors.js'
 import {errorHeaders, errorShape, type ErrorRenderer} from '../../http/error-shape.js'
 import {toByteStream} from '../../http/byte-stream.js'
@@ -165,7 +166,8 @@ export function conversationRoutes(deps: RouteDeps<ConversationSettings>, format
   const limits = conversationLimits(deps.conversations)
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
-  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger})
+  const counted = deps.metrics?.of(searchMetrics)
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger, counted})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
   app.use('/conversations/*', errorShape(conversationErrors(formats[0])), formatNegotiation(formats))
@@ -175,14 +177,14 @@ export function conversationRoutes(deps: RouteDeps<ConversationSettings>, format
 
 /** One method's route: its key check, its answer, and its 405. */
 function serveMethod(app: OpenAPIHono<ConversationEnv>, method: Method, formats: FormatList, serving: Serving): void {
-  const {db, clock} = serving.deps
+  const {db, clock, metrics} = serving.deps
   const route = callRoute(method, formats)
   app.on(
     ['GET', 'HEAD'],
     route.getRoutingPath(),
     apiKey({
       header: API_KEY_HEADER,
-      verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c)}),
+      verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c), metrics}),
       missing: () => new AppError('unauthorized', 'an API key is required', {details: `Send the key in the ${API_KEY_HEADER} header.`}),
       accept: (c: Context<ConversationEnv>, key) => c.set('conversationKey', key),
     }),

@@ -6,7 +6,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import {openSecret, writeTransaction} from '../../store/db.js'
-import {metricsOf} from '../../store/context.js'
+import type {CountersOf, Metrics} from '../../metrics/metrics.js'
 import {storeFailure} from '../../store/failure.js'
 import {printable} from '../../lib/printable.js'
 import {createLogger, type LogFormat, type Logger} from '../../lib/log.js'
@@ -36,6 +36,8 @@ export interface WorkerOptions {
   logFormat?: LogFormat
   /** Called after each attempt, e.g. to move a progress bar. */
   onAttempt?: (row: DeliveryRow, ok: boolean) => void
+  /** The serving app's registry, where attempts and retries are counted; none in an operator's command. */
+  metrics?: Metrics | undefined
 }
 
 export interface DrainOptions {
@@ -49,6 +51,9 @@ export interface DrainResult {
   delivered: number
   failedAttempts: number
 }
+
+/** What the worker counts into (src/interfaces/partner/metrics.ts). */
+type PartnerCounters = CountersOf<typeof partnerMetrics>
 
 /**
  * Sends the outbox. Claims the head of each partner's project queue (see repository `claimable`),
@@ -65,6 +70,7 @@ export class DeliveryWorker {
   private readonly timeoutMs: number
   private readonly logger: Logger
   private readonly onAttempt: WorkerOptions['onAttempt']
+  private readonly counted: PartnerCounters | undefined
   private running = false
   private stopping = false
   /** Rows this worker has claimed and not yet finished with (see releaseDeadLeases). */
@@ -80,6 +86,7 @@ export class DeliveryWorker {
     this.timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
     this.logger = createLogger(options.log ?? (() => {}), options.logFormat)
     this.onAttempt = options.onAttempt
+    this.counted = options.metrics?.of(partnerMetrics)
   }
 
   /**
@@ -208,7 +215,7 @@ export class DeliveryWorker {
     const client = await findClient(narrow(this.db), row.client_id)
     if (!client || !hasGrant(client, 'partner') || !client.partner_url || !client.partner_username || !client.partner_password || client.expired_at !== null) {
       await this.finish(row, {ok: false, permanent: true, error: `partner client ${row.client_id} is gone, expired or has no partner URL and credentials`})
-      metricsOf(this.db)?.of(partnerMetrics).attempts.undeliverable.inc()
+      this.counted?.attempts.undeliverable.inc()
       return false
     }
     const stored = await repo.deliveryBody(this.db, row.seq)
@@ -243,7 +250,7 @@ export class DeliveryWorker {
       outcome = {ok: false, error: error instanceof RefusedTarget ? reason : `network error: ${reason}`}
     }
     const status = await this.finish(row, outcome)
-    metricsOf(this.db)?.of(partnerMetrics).attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
+    this.counted?.attempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `delivery ${row.id} ${row.method} ${row.path} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}${row.request_id ? ` id=${row.request_id}` : ''}`,
@@ -300,7 +307,7 @@ export class DeliveryWorker {
       status: delay === null ? 'failed' : 'pending',
       next_attempt_at: delay === null ? row.next_attempt_at : iso(new Date(now.getTime() + delay * 1000)),
     })
-    if (delay !== null) metricsOf(this.db)?.of(partnerMetrics).retriesScheduled.inc()
+    if (delay !== null) this.counted?.retriesScheduled.inc()
     return delay === null ? 'failed' : 'pending'
   }
 

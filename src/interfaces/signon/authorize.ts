@@ -9,7 +9,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {getMemberRow, hasGrant} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
-import {metricsOf} from '../../store/context.js'
+import type {Metrics} from '../../metrics/metrics.js'
 import {readerOf, writeTransaction} from '../../store/db.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
@@ -180,7 +180,7 @@ export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode
 /**
  * The member allowed access: a new single-use code replaces any unused code the pair still had.
  * `session` is the member's sign-in session: when it began (the ID token's auth_time) and its sid.
- * Returns where to send the browser.
+ * The code is counted in `metrics`, the serving app's registry. Returns where to send the browser.
  */
 export async function allow(
   db: Kysely<Database>,
@@ -188,6 +188,7 @@ export async function allow(
   memberId: number,
   now: Date,
   session: {signedInAt: string; sid: string | null} | null = null,
+  metrics?: Metrics,
 ): Promise<string> {
   const code = randomToken(32)
   const stamp = iso(now)
@@ -216,7 +217,7 @@ export async function allow(
       created_at: stamp,
     })
   })
-  metricsOf(db)?.of(grantMetrics).codesIssued.inc()
+  metrics?.of(grantMetrics).codesIssued.inc()
   return redirectWith(checked.redirectUri, {code, state: checked.state})
 }
 

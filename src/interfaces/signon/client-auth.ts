@@ -4,6 +4,7 @@ import {type PresentedAssertion, verifyClientAssertion} from './client-assertion
 import {findClient} from '../../registry/repository.js'
 import {authenticateClient} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
+import type {Metrics} from '../../metrics/metrics.js'
 import {readerOf} from '../../store/db.js'
 import type {SignonDb as Db} from './tables.js'
 
@@ -16,6 +17,11 @@ export interface ClientCredentials {
   address?: string | undefined
   /** private_key_jwt: the signed assertion presented instead of a secret (clientId is its iss). */
   assertion?: PresentedAssertion
+  /**
+   * The serving app's registry: a wrong secret refused by the guessing limits, and the tokens a
+   * revocation ends, are counted there. Undefined with metrics off (and in an operator's command).
+   */
+  metrics?: Metrics | undefined
 }
 
 /** Whether a client is public (RFC 6749 §2.1): it holds no secret and authenticates with none. */
@@ -35,7 +41,7 @@ export async function requireClient(db: Db, credentials: ClientCredentials, now:
     ? await assertedClient(db, credentials.clientId, credentials.assertion, now)
     : credentials.clientSecret === undefined
       ? await publicClient(db, credentials.clientId)
-      : await authenticateClient(narrow(db), credentials.clientId, credentials.clientSecret, {now, address: credentials.address})
+      : await authenticateClient(narrow(db), credentials.clientId, credentials.clientSecret, {now, address: credentials.address, metrics: credentials.metrics})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
   return client

@@ -26,8 +26,8 @@ export async function revoke(db: Db, credentials: ClientCredentials, token: stri
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
     const refresh = await grants.findRefreshToken(narrow(trx), tokenHash)
-    if (refresh?.client_id === client.id) await grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp)
-    else await grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp)
+    if (refresh?.client_id === client.id) await grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp, credentials.metrics)
+    else await grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp, credentials.metrics)
   })
 }
 

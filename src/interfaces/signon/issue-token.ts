@@ -1,11 +1,9 @@
 import {AppError} from '../../errors.js'
 import {narrow} from '../../store/database.js'
 import {getClientRow, getMemberRow, hasGrant} from '../../registry/service.js'
-import {metricsOf} from '../../store/context.js'
 import type {SignonDb as Db} from './tables.js'
 import {AUTHORIZE_SCOPES, MEMBER_SCOPES} from './scopes.js'
 import {mintToken, type TokenResponse} from './tokens.js'
-import {signonMetrics} from './metrics.js'
 
 /** An operator mints a member token directly (test scripts), as if the member had allowed. */
 export async function issueToken(db: Db, memberId: number, clientId: string, now: Date, scopes: readonly string[] = MEMBER_SCOPES): Promise<TokenResponse> {
@@ -23,7 +21,5 @@ export async function issueToken(db: Db, memberId: number, clientId: string, now
   const unknown = scopes.filter((scope) => !AUTHORIZE_SCOPES.includes(scope))
   if (unknown.length > 0) throw new AppError('bad_request', `unknown scope: ${unknown.join(' ')} (a member's token may have ${AUTHORIZE_SCOPES.join(', ')})`)
   if (scopes.length === 0) throw new AppError('bad_request', `a member's token needs at least one scope of ${AUTHORIZE_SCOPES.join(', ')}`)
-  const minted = await mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
-  metricsOf(db)?.of(signonMetrics).tokensIssued.operator?.inc()
-  return minted
+  return mintToken(db, client, memberId, [...new Set(scopes)].join(' '), null, now)
 }

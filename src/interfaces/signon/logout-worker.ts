@@ -9,7 +9,7 @@ import {printable} from '../../lib/printable.js'
 import {retryDelay} from '../../lib/retry-schedule.js'
 import {MEDPANEL_VERSION} from '../../version.js'
 import {findClient} from '../../registry/repository.js'
-import {metricsOf} from '../../store/context.js'
+import type {Metrics} from '../../metrics/metrics.js'
 import type {Kysely} from 'kysely'
 import type {SignonView as Database} from './tables.js'
 import {endVoidedSessions} from './backchannel-logout.js'
@@ -32,6 +32,8 @@ export interface LogoutWorkerOptions {
   timeoutMs?: number
   log?: (line: string) => void
   logFormat?: LogFormat
+  /** The serving app's registry, where the posts' outcomes are counted; none in an operator's command. */
+  metrics?: Metrics | undefined
 }
 
 /** What one drain did. */
@@ -120,7 +122,7 @@ export class LogoutWorker {
     const client = await findClient(narrow(db), row.client_id)
     if (!client?.backchannel_logout_uri || client.expired_at !== null) {
       await this.record(row, {ok: false, permanent: true, error: `client ${row.client_id} is gone, expired or has no back-channel logout URI`})
-      metricsOf(db)?.of(signonMetrics).logoutAttempts.undeliverable.inc()
+      this.options.metrics?.of(signonMetrics).logoutAttempts.undeliverable.inc()
       return false
     }
     const token = await issueLogoutToken(db, {issuer, clientId: client.id, alg: client.id_token_alg, sub: String(row.member_id), sid: row.sid, jti: row.id, now: clock.now()})
@@ -138,7 +140,7 @@ export class LogoutWorker {
       outcome = {ok: false, error: failure.timeout ? `timed out after ${this.timeoutMs / 1000} s` : `network error: ${failure.reason}`}
     }
     const status = await this.record(row, outcome)
-    metricsOf(db)?.of(signonMetrics).logoutAttempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
+    this.options.metrics?.of(signonMetrics).logoutAttempts[outcome.ok ? 'delivered' : outcome.status === undefined ? 'network_error' : 'failed'].inc()
     this.logger.log(
       outcome.ok ? 'info' : status === 'failed' ? 'error' : 'warn',
       `logout ${row.id} to ${row.client_id} -> ${outcome.ok ? `delivered (${outcome.status})` : outcome.error}`,

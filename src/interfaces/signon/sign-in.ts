@@ -5,10 +5,10 @@ import {decoyHash, hashPassword, needsRehash, verifyPassword} from '../../lib/ha
 import {findMemberByEmail, updateMemberRow} from '../../registry/repository.js'
 import {guardPasswordCheck} from '../../registry/throttle.js'
 import type {MemberRow} from '../../registry/tables.js'
-import {metricsOf} from '../../store/context.js'
 import type {SignonDb as Db} from './tables.js'
 import type {DeviceCookie} from './session-cookie.js'
 import {signonMetrics} from './metrics.js'
+import type {Metrics} from '../../metrics/metrics.js'
 
 export interface SignInAttempt {
   clock: Clock
@@ -18,6 +18,8 @@ export interface SignInAttempt {
   device?: DeviceCookie | undefined
   /** The address is on the allow list (serve --guessing-allow). */
   exempt?: boolean
+  /** The serving app's registry: the sign-in's outcome, and a refusal by the limits, are counted there; undefined with metrics off. */
+  metrics?: Metrics | undefined
 }
 
 /**
@@ -38,9 +40,9 @@ async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<
  * password of an inactive member alike, so the form never tells a guesser which part was right.
  */
 export async function signIn(db: Db, email: string, password: string, attempt: SignInAttempt): Promise<MemberRow> {
-  const signins = metricsOf(db)?.of(signonMetrics).signins
+  const signins = attempt.metrics?.of(signonMetrics).signins
   let checked: {member: MemberRow; rehashed: string | undefined} | undefined
-  const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true}
+  const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true, metrics: attempt.metrics}
   try {
     checked = await guardPasswordCheck(
       narrow(db),

@@ -1,5 +1,5 @@
 import {CompiledQuery, type Kysely} from 'kysely'
-import {contextOf, inheritContext, metricsOf} from '../context.js'
+import {contextOf, inheritContext} from '../context.js'
 import {isRetryableConflict} from '../dialect.js'
 import {type Job, markWriting, type Outcome, settle, type WriterStats} from '../writer.js'
 import {config} from '../../config.js'
@@ -240,11 +240,7 @@ export class PostgresWriter {
         const committing = performance.now()
         await conn.executeQuery(this.runner.commit)
         this.stats.commits++
-        const metrics = metricsOf(this.db)
-        if (metrics) {
-          metrics.store.commitDuration.observe((performance.now() - committing) / 1000)
-          metrics.store.batchSize.observe(batch.length)
-        }
+        this.stats.onCommit?.((performance.now() - committing) / 1000, batch.length)
         return outcomes
       } catch (error) {
         // After a failed COMMIT the transaction is already over, and ROLLBACK only warns.

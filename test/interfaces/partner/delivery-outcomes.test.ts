@@ -7,7 +7,6 @@ import {ManualClock} from '../../../src/lib/clock.js'
 import type {Metrics} from '../../../src/metrics/metrics.js'
 import {partnerMetrics} from '../../../src/interfaces/partner/metrics.js'
 import {updateClient} from '../../../src/registry/service.js'
-import {bindMetrics} from '../../../src/store/context.js'
 import type {Store} from '../../../src/store/db.js'
 import {MEDPANEL_VERSION} from '../../../src/version.js'
 import {FakeTransport, members, NPI, partnerStore, projectInput, quotaInput} from './helpers.js'
@@ -211,10 +210,9 @@ describe('what an attempt leaves behind', () => {
       of: (set: unknown) => (set === partnerMetrics ? partner : {}),
       store: {commitDuration: {observe: () => undefined}, batchSize: {observe: () => undefined}},
     }
-    bindMetrics(db, metrics as unknown as Metrics)
     await pushProject(db, projectInput(), {}, clock.now())
     const answers: (number | Error)[] = [500, Object.assign(new Error('fetch failed'), {cause: {code: 'ECONNREFUSED'}}), 200]
-    const w = new DeliveryWorker({db, clock, transport: new FakeTransport((_r, i) => answers[i]!)})
+    const w = new DeliveryWorker({db, clock, transport: new FakeTransport((_r, i) => answers[i]!), metrics: metrics as unknown as Metrics})
     for (const wait of [0, 5, 30]) {
       clock.advance(wait)
       await w.drain()

@@ -21,7 +21,7 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const authorizationCode: GrantFlow = {
   grantType: 'authorization_code',
-  async exchange({db, form, authenticate, dpopJkt, issuer, now}) {
+  async exchange({db, form, authenticate, dpopJkt, issuer, now, metrics}) {
     if (!form.code) throw new AppError('invalid_request', 'code is required')
     if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
     const verifier = form.code_verifier
@@ -35,7 +35,7 @@ export const authorizationCode: GrantFlow = {
       const code = await grants.findCode(narrow(trx), codeHash)
       if (!code || code.client_id !== client.id) return invalidGrant('authorization code is invalid or was issued to another client')
       if (code.used_at !== null) {
-        await grants.revokeTokens(narrow(trx), {codeHash}, stamp)
+        await grants.revokeTokens(narrow(trx), {codeHash}, stamp, metrics)
         return invalidGrant('authorization code has already been used; tokens issued from it are now revoked')
       }
       if (code.superseded_at !== null) return invalidGrant('authorization code was replaced by a newer one or revoked')

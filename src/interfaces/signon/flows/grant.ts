@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import type {Metrics} from '../../../metrics/metrics.js'
 import type {z} from 'zod'
 import type {Client} from '../../../registry/tables.js'
 import type {SignonView as Database} from '../tables.js'
@@ -23,6 +24,8 @@ export interface TokenRequest {
   /** The issuer ID tokens name: the service's base URL. */
   issuer: string
   now: Date
+  /** The serving app's registry, where the tokens a replayed code or refresh token revokes are counted; undefined with metrics off. */
+  metrics?: Metrics | undefined
 }
 
 /**

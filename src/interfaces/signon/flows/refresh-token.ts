@@ -22,7 +22,7 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const refreshToken: GrantFlow = {
   grantType: 'refresh_token',
-  async exchange({db, form, authenticate, dpopJkt, issuer, now}) {
+  async exchange({db, form, authenticate, dpopJkt, issuer, now, metrics}) {
     if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')
     const client = await authenticate()
     if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the refresh_token grant')
@@ -35,7 +35,7 @@ export const refreshToken: GrantFlow = {
       // Before it is spent: whoever holds a copy without the key cannot use it, nor burn it for its owner.
       if (row.dpop_jkt !== null && row.dpop_jkt !== dpopJkt) return invalidGrant('refresh token is bound to a DPoP key: send a DPoP proof signed with that key')
       if (row.used_at !== null || !(await grants.useRefreshToken(narrow(trx), hash, stamp))) {
-        await grants.revokeTokens(narrow(trx), {codeHash: row.family}, stamp)
+        await grants.revokeTokens(narrow(trx), {codeHash: row.family}, stamp, metrics)
         return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
       }
       if (row.expires_at <= stamp) return invalidGrant('refresh token has expired')

@@ -256,7 +256,7 @@ async function authorizeFlow(ctx: SignonContext, c: Context, query: Record<strin
     }
   }
   if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
-    return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current), ctx.issuerOf(c)), 302)
+    return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current, ctx.deps.metrics), ctx.issuerOf(c)), 302)
   }
   const csrf = await ctx.formToken(c)
   const params = carried(query, checked)
@@ -287,7 +287,7 @@ function signInRoute(app: OpenAPIHono, ctx: SignonContext): void {
     try {
       const address = clientAddress(c)
       const device = await readDevice(c, secret)
-      const member = await signIn(db, form.email ?? '', form.password ?? '', {clock, address, device, exempt: ctx.guessingExempt(address)})
+      const member = await signIn(db, form.email ?? '', form.password ?? '', {clock, address, device, exempt: ctx.guessingExempt(address), metrics: ctx.deps.metrics})
       // A new session id at every sign-in; the one this browser had before, if any, ends.
       const sessionId = await openSession(db, member.id, await readSession(c, secret), clock.now())
       await startSession(c, secret, sessionId, ctx.publicHttps)
@@ -318,7 +318,7 @@ function decideRoute(app: OpenAPIHono, ctx: SignonContext): void {
     const checked = await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
     const signed = await ctx.signedIn(c)
     if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await ctx.formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed), ctx.issuerOf(c)), 302)
+    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed, ctx.deps.metrics), ctx.issuerOf(c)), 302)
     if (form.decision === 'deny') {
       if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, clock.now())
       return c.redirect(withIssuer(deny(checked), ctx.issuerOf(c)), 302)
@@ -353,7 +353,7 @@ function applicationRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       responseHeader(c, 'Cache-Control', 'no-store')
       return c.html(<RevokeConfirmPage application={application} csrf={await ctx.formToken(c)} />, 200)
     }
-    await revokeConsent(db, member.id, application.client_id, clock.now())
+    await revokeConsent(db, member.id, application.client_id, clock.now(), ctx.deps.metrics)
     return c.redirect(APPLICATIONS_PATH, 303)
   })
 }

@@ -16,7 +16,7 @@ import {checkProof, currentNonce} from '../../../grants/dpop.js'
 import type {SignonContext} from './context.js'
 import {corsClient} from './cors.js'
 import {signonMetrics} from '../metrics.js'
-import {metricsOf} from '../../../store/context.js'
+import type {Metrics} from '../../../metrics/metrics.js'
 
 /** The endpoints a client calls with its own credentials, and the methods each serves. */
 export const TOKEN_PATH = '/oauth/token'
@@ -165,11 +165,12 @@ interface Audience {
   path: string
 }
 
-function clientCredentials(c: Context, form: PresentedForm, audience: Audience): ClientCredentials {
+/** The credentials a request presents, with the registry its refusals are counted in (undefined with metrics off). */
+function clientCredentials(c: Context, form: PresentedForm, audience: Audience, metrics: Metrics | undefined): ClientCredentials {
   const credentials = presentedCredentials(c, form, audience)
   // A browser app's origin may read the answer only if it is one of this client's.
   corsClient(c, credentials.clientId)
-  return credentials
+  return metrics === undefined ? credentials : {...credentials, metrics}
 }
 
 type PresentedForm = {client_id?: string | undefined; client_secret?: string | undefined; client_assertion_type?: string | undefined; client_assertion?: string | undefined}
@@ -207,7 +208,7 @@ function presentedAssertion(c: Context, form: PresentedForm, audience: Audience)
 
 /** The token endpoint, revocation (RFC 7009), introspection (RFC 7662) and the metadata document (RFC 8414). */
 export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
-  const {db, clock} = ctx.deps
+  const {db, clock, metrics} = ctx.deps
 
   app.openapi(metadataRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
@@ -236,9 +237,9 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
     const dpopJkt = await presentedProof(c, issuer, TOKEN_PATH, now)
-    const authenticate = () => requireTokenClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}), dpopJkt, now)
-    const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now})
-    metricsOf(db)?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
+    const authenticate = () => requireTokenClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}, metrics), dpopJkt, now)
+    const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now, metrics})
+    metrics?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
     // The nonce for the client's next proof, so it need not be refused once to learn it.
     return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(db, now)}}
   }
@@ -249,13 +250,13 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const issuer = ctx.issuerOf(c)
     // RFC 9449 §10.1: a proof with the push binds the code to its key.
     const proofJkt = await presentedProof(c, issuer, PAR_PATH, now)
-    const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH})
+    const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH}, metrics)
     return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, now, proofJkt), 201, NO_STORE)
   })
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
-    await revoke(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}), form.token, clock.now())
+    await revoke(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}, metrics), form.token, clock.now())
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
     return jsonResponse(c, {}, 200, NO_STORE)
   })
@@ -269,6 +270,6 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return introspection(c, form)
   })
   const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await introspect(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}), form.token, clock.now()), 200, NO_STORE)
+    jsonResponse(c, await introspect(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics), form.token, clock.now()), 200, NO_STORE)
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }
