@@ -1,7 +1,6 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
 import {narrow} from '../../store/database.js'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
-import {HTTPException} from 'hono/http-exception'
 import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError, type Challenge} from '../../errors.js'
 import {basicClientAuth} from '../../http/basic-auth.js'
@@ -84,12 +83,18 @@ const refuseBalanceRequest: SchemaRefusal = (failure, c) => {
 }
 
 /**
- * A withdrawal's body, read before the route checks the path and headers: JSON declared (415), at
- * most the body limit (413), then the edge parser's first step (400: empty, not JSON, a repeated
- * key, too deep). Its result waits in the context for the handler.
+ * The content types a JSON body may be declared with: application/json or a +json type, with
+ * parameters and nothing else (the shape @hono/zod-openapi's body validators admit elsewhere).
+ */
+const JSON_CONTENT_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i
+
+/**
+ * A withdrawal's body, read before the route checks the path and headers: JSON declared (415, the
+ * one check of it), at most the body limit (413), then the edge parser's first step (400: empty,
+ * not JSON, a repeated key, too deep). Its result waits in the context for the handler.
  */
 const readWithdrawalBody: MiddlewareHandler<BalanceEnv> = async (c, next) => {
-  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(requestHeader(c, 'content-type') ?? '')) {
+  if (!JSON_CONTENT_TYPE.test(requestHeader(c, 'content-type') ?? '')) {
     throw new AppError('unsupported_media_type', 'the body must be JSON, sent with Content-Type: application/json')
   }
   const limit = config.http.requestBodyLimitBytes
@@ -98,12 +103,8 @@ const readWithdrawalBody: MiddlewareHandler<BalanceEnv> = async (c, next) => {
   await next()
 }
 
-/** The content types a JSON body may be declared with, as the OpenAPI router admits them (415 otherwise). */
-const JSON_CONTENT_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i
-
 /** The edge parser's second step, where the route's body validator stood: after the path and headers. */
 function withdrawalOf(c: BalanceContext): WithdrawalRequest {
-  if (!JSON_CONTENT_TYPE.test(requestHeader(c, 'content-type') ?? '')) throw new HTTPException(415, {message: 'Unsupported Media Type'})
   const {value, numbers} = c.get('withdrawalJson')
   return withdrawalRequest(value, numbers)
 }

@@ -266,7 +266,15 @@ describe('interface C over HTTP', () => {
       const res = await withdraw({type: 'PAYPAL', amount: 10, member_details: PAYPAL_DETAILS}, {'content-type': 'text/plain'})
       expect(res.status).toBe(415)
       expect(await res.json()).toEqual({message: 'the body must be JSON, sent with Content-Type: application/json'})
-      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":30,')
+      // One check, with one answer: JSON with anything but parameters after it is refused the same way.
+      for (const declared of ['application/json garbage', 'application/jsonx', 'application/json; charset']) {
+        const odd = await withdraw({type: 'PAYPAL', amount: 10, member_details: PAYPAL_DETAILS}, {'content-type': declared})
+        expect([declared, odd.status, await odd.json()]).toEqual([declared, 415, {message: 'the body must be JSON, sent with Content-Type: application/json'}])
+      }
+      for (const declared of ['application/json; charset=utf-8', 'application/merchant+json', 'APPLICATION/JSON']) {
+        expect([declared, (await withdraw({type: 'PAYPAL', amount: 1, member_details: PAYPAL_DETAILS}, {'content-type': declared})).status]).toEqual([declared, 201])
+      }
+      expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":27,')
     })
 
     it('answers 403 for a type restricted for the person, and for a type not offered in their country', async () => {
