@@ -8,15 +8,17 @@ type NewClientInput = Parameters<typeof registerClient>[1]
 export type TestClientInput = Partial<NewClientInput> & {name: string}
 
 /**
- * Registers a client the way `register-client` would, with a site and logo made from its name
- * (`Pulse Co` → https://pulse-co.example) unless the test gives them, and the
+ * Registers a client the way `register-client` would, with a site made from its name
+ * (`Pulse Co` → https://pulse-co.example) and a logo under the site unless the test gives them, and the
  * arguments in registerClient's order: the fields a test would
  * otherwise spell out by hand only to satisfy the registry. `fixed` gives a known id and secret.
  */
 export function registerTestClient(db: Db, input: TestClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
-  const site = `https://${input.name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')}.example`
+  const site =
+    input.url ??
+    `https://${input.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')}.example`
   return registerClient(db, {url: site, logo_url: `${site}/logo.png`, ...input}, now, fixed)
 }

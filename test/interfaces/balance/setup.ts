@@ -1,10 +1,11 @@
-import {registerClient, addMember} from '../../../src/registry/service.js'
+import {addMember} from '../../../src/registry/service.js'
 import {narrow} from '../../../src/store/database.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import type {MemberRow} from '../../../src/registry/tables.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
 import type {Db} from '../../../src/schema.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
@@ -12,9 +13,11 @@ export const AUTH = {authorization: basic(CLIENT.id, CLIENT.secret)}
 
 /** A client with the balance grant and one without; returns nothing, ids are fixed. */
 export async function seedClients(db: Db, now: Date): Promise<void> {
-  const base = {url: 'https://partner.example.com', logo_url: 'https://partner.example.com/logo.png', redirect_uris: ['https://partner.example.com/cb']}
-  await registerClient(narrow(db), {...base, name: 'Balance partner', grants: ['balance']}, now, CLIENT)
-  await registerClient(narrow(db), {...base, name: 'Sign-on only', grants: ['signon']}, now, {id: 'signon-client', secret: 'signon-client-secret'})
+  await registerTestClient(narrow(db), {name: 'Balance partner', grants: ['balance']}, now, CLIENT)
+  await registerTestClient(narrow(db), {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://sign-on-only.example/cb']}, now, {
+    id: 'signon-client',
+    secret: 'signon-client-secret',
+  })
 }
 
 let counter = 0

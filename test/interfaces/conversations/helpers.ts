@@ -1,19 +1,15 @@
 import {XMLParser} from 'fast-xml-parser'
 import {expect} from 'vitest'
-import {registerClient} from '../../../src/registry/service.js'
 import {issueApiKey} from '../../../src/interfaces/conversations/keys.js'
 import type {TestContext} from '../../helpers/app.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 export const JSON_TYPE = 'application/vnd.service-v1+json'
 export const XML_TYPE = 'application/vnd.service-v1+xml'
 
 /** Registers a client with the conversations grant and issues it a key. */
 export async function clientWithKey(ctx: TestContext, options: Parameters<typeof issueApiKey>[1] extends infer T ? Partial<T> : never = {}) {
-  const client = await registerClient(
-    ctx.db,
-    {name: 'Insight Co', url: 'https://insight.example', logo_url: 'https://insight.example/logo.png', redirect_uris: [], grants: ['conversations'], admin: false, token_ttl: null},
-    ctx.clock.now(),
-  )
+  const client = await registerTestClient(ctx.db, {name: 'Insight Co', grants: ['conversations']}, ctx.clock.now())
   const key = await issueApiKey(ctx.db, {client_id: client.client_id, ...options}, ctx.clock.now())
   return {client, key}
 }

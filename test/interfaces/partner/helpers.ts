@@ -7,9 +7,9 @@ import type {PartnerRequest, PartnerResponse, Transport} from '../../../src/http
 import {DeliveryWorker} from '../../../src/interfaces/partner/worker.js'
 import type {Clock, ManualClock} from '../../../src/lib/clock.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
-import {registerClient} from '../../../src/registry/service.js'
 import type {Store} from '../../../src/store/db.js'
 import {cliArgv} from '../../helpers/cli.js'
+import {registerTestClient} from '../../helpers/clients.js'
 import {openMemoryStore} from '../../helpers/store.js'
 
 export const PARTNER_URL = 'http://partner.test'
@@ -18,12 +18,10 @@ export async function partnerStore(clock: ManualClock, partners = 1): Promise<{s
   const store = await openMemoryStore()
   const clientIds: string[] = []
   for (let i = 0; i < partners; i++) {
-    const client = await registerClient(
+    const client = await registerTestClient(
       store.db,
       {
         name: `Partner ${i + 1}`,
-        url: 'https://partner.example',
-        logo_url: 'https://partner.example/logo.png',
         grants: ['partner'],
         partner_url: i === 0 ? PARTNER_URL : `http://partner${i + 1}.test/base`,
         // Fake transports never leave the process: plain http to these names is fine here.

@@ -1,7 +1,8 @@
 import type {TestContext} from '../../helpers/app.js'
 import {form} from '../../helpers/app.js'
-import {registerClient, addMember, type RegisteredClient, type MemberView} from '../../../src/registry/service.js'
+import {addMember, type RegisteredClient, type MemberView} from '../../../src/registry/service.js'
 import type {NewClientInput} from '../../../src/registry/schema.js'
+import {registerTestClient} from '../../helpers/clients.js'
 
 export const REDIRECT = 'https://client.example/callback'
 export const ORIGIN = 'http://localhost'
@@ -36,11 +37,7 @@ export async function setupClientAndMember(
   email = 'ana@clinic.example',
 ): Promise<{client: RegisteredClient; member: MemberView}> {
   const now = ctx.clock.now()
-  const registered = await registerClient(
-    ctx.db,
-    {name: 'Acme Research', url: 'https://client.example', logo_url: 'https://client.example/logo.png', redirect_uris: [REDIRECT], token_ttl: 3600, ...client},
-    now,
-  )
+  const registered = await registerTestClient(ctx.db, {name: 'Acme Research', url: 'https://client.example', redirect_uris: [REDIRECT], token_ttl: 3600, ...client}, now)
   const member = await addMember(ctx.db, {email, password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology', npi: '1234567893'}, now)
   return {client: registered, member}
 }
