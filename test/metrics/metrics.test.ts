@@ -15,7 +15,7 @@ import type {Store} from '../../src/store/db.js'
 import {freshApp, form, type TestContext} from '../helpers/app.js'
 import {tempDir} from '../helpers/cli.js'
 import {onPostgres} from '../helpers/store.js'
-import {AUTH, basic, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from '../interfaces/balance/setup.js'
+import {AUTH, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from '../interfaces/balance/setup.js'
 import {clientWithKey, JSON_TYPE, query} from '../interfaces/conversations/helpers.js'
 import {FakeTransport, projectInput} from '../interfaces/partner/helpers.js'
 import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from '../interfaces/signon/flow.js'
@@ -254,7 +254,7 @@ describe('/metrics', () => {
     await updateMember(ctx.db, member.user_id, {active: false}, ctx.clock.now())
     expect((await withdraw(paypal(1))).status).toBe(403)
     // Refused before the rules by authentication: an HTTP 401, no withdrawal refusal.
-    expect((await withdraw(paypal(1), {authorization: basic(CLIENT.id, 'wrong')})).status).toBe(401)
+    expect((await withdraw(paypal(1), {authorization: basicAuth(CLIENT.id, 'wrong')})).status).toBe(401)
 
     const after = await scrape(ctx.app)
     const C = 'medpanel_balance_'

@@ -3,7 +3,8 @@ import {findMemberBy} from '../../../src/registry/repository.js'
 import {registerClient, updateClient, updateMember} from '../../../src/registry/service.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {AUTH, CHECK_DETAILS, CLIENT, PAYPAL_DETAILS, basic, seedClients, seedMember} from './setup.js'
+import {AUTH, CHECK_DETAILS, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from './setup.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
 describe('interface C over HTTP', () => {
   let ctx: TestContext
@@ -30,8 +31,8 @@ describe('interface C over HTTP', () => {
     it('answers 401 with a message and a Basic challenge without valid credentials of a balance client', async () => {
       for (const headers of [
         {} as Record<string, string>,
-        {authorization: basic(CLIENT.id, 'wrong')},
-        {authorization: basic('signon-client', 'signon-client-secret')},
+        {authorization: basicAuth(CLIENT.id, 'wrong')},
+        {authorization: basicAuth('signon-client', 'signon-client-secret')},
         {authorization: 'Bearer abc'},
       ]) {
         const res = await get(`/balance/user_id/${member.user_id}/summary`, headers)
@@ -40,7 +41,7 @@ describe('interface C over HTTP', () => {
         const body = (await res.json()) as {message: string}
         expect(Object.keys(body)).toEqual(['message'])
       }
-      const noGrant = await get(`/balance/countries`, {authorization: basic('signon-client', 'signon-client-secret')})
+      const noGrant = await get(`/balance/countries`, {authorization: basicAuth('signon-client', 'signon-client-secret')})
       expect(((await noGrant.json()) as {message: string}).message).toMatch(/no permission/)
     })
 
@@ -348,7 +349,7 @@ describe('interface C over HTTP', () => {
         ctx.clock.now(),
         {id: 'second', secret: 'second-secret'},
       )
-      const second = await withdraw(body, {'idempotency-key': 'k', authorization: basic('second', 'second-secret')})
+      const second = await withdraw(body, {'idempotency-key': 'k', authorization: basicAuth('second', 'second-secret')})
       expect(second.status).toBe(201)
       expect(((await second.json()) as {transaction_id: string}).transaction_id).not.toBe(((await first.json()) as {transaction_id: string}).transaction_id)
       expect(await (await get(`/balance/user_id/${member.user_id}/summary`)).text()).toContain('"available_funds":80,')

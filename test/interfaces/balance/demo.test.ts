@@ -3,7 +3,7 @@ import {balanceDemoPart} from '../../../src/interfaces/balance/demo.js'
 import {DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../src/demo.js'
 import {addMember, registerClient} from '../../../src/registry/service.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
-import {basic} from './setup.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
 describe('balance demo data', () => {
   let ctx: TestContext
@@ -52,7 +52,7 @@ describe('balance demo data', () => {
       ['Lukas Becker', '100'],
     ])
 
-    const headers = {authorization: basic(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)}
+    const headers = {authorization: basicAuth(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)}
     const summary = await ctx.app.request(`/balance/user_id/${doctor.user_id}/summary`, {headers})
     expect(await summary.json()).toEqual({available_funds: 178, currency: 'USD', preferred_status: true})
     for (const line of first.lines.filter((l) => !l.includes(' -d '))) {

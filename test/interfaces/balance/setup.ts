@@ -6,10 +6,10 @@ import {npiFromBase} from '../../../src/lib/npi.js'
 import type {Db} from '../../../src/schema.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {registerTestClient} from '../../helpers/clients.js'
+import {basicAuth} from '../../helpers/http-basic.js'
 
 export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
-export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
-export const AUTH = {authorization: basic(CLIENT.id, CLIENT.secret)}
+export const AUTH = {authorization: basicAuth(CLIENT.id, CLIENT.secret)}
 
 /** A client with the balance grant and one without; returns nothing, ids are fixed. */
 export async function seedClients(db: Db, now: Date): Promise<void> {
