@@ -12,19 +12,11 @@ export type Guard = (c: Context) => void | Promise<void>
  * checks are chained here rather than stacked as separate middleware.
  */
 export function guarded(...guards: Guard[]): MiddlewareHandler {
-  const run = guardChain(...guards)
   return async function runGuards(c, next) {
-    await run(c)
-    await next()
-  }
-}
-
-/** Guards in order as one guard, for a handler to call first on a route too hot for middleware. */
-export function guardChain(...guards: Guard[]): (c: Context) => Promise<void> {
-  return async function runChain(c) {
     for (const guard of guards) {
       const pending = guard(c)
       if (pending) await pending
     }
+    await next()
   }
 }
