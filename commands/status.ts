@@ -1,5 +1,5 @@
 import {printableUrl} from '../src/store/postgres/open.js'
-import {storeFile} from '../src/store/db.js'
+import {storeFile} from '../src/store/handle.js'
 import {storeStatus, type StoreStatus} from '../src/status.js'
 import {BaseCommand} from './base-command.js'
 import {statusText} from './output/status.js'

@@ -3,7 +3,8 @@ import {createLogger, type LogFormat} from './lib/log.js'
 import type {RunningServer, StopSignals} from './server.js'
 import type {ServeProcess} from './compose.js'
 import type {Db} from './schema.js'
-import {checkpointStore, writeStats} from './store/db.js'
+import {checkpointStore} from './store/handle.js'
+import {writeStats} from './store/transactions.js'
 
 /**
  * Exit codes of a serve that stopped without finishing (docs/operations.md "Stopping and

@@ -3,7 +3,8 @@ import {calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, type J
 import {config} from '../config.js'
 import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
-import {keyringOf, writeTransaction} from '../store/db.js'
+import {keyringOf} from '../store/handle.js'
+import {writeTransaction} from '../store/transactions.js'
 import type {GrantsDb as Db} from './tables.js'
 import {derivedKey} from '../store/secrets.js'
 

@@ -8,7 +8,7 @@ import {getClientRow} from '../registry/views.js'
 import type {Db} from '../schema.js'
 import type {AnyClientHolding, HeldKind} from '../store/client-holding.js'
 import {narrow} from '../store/database.js'
-import {writeTransaction} from '../store/db.js'
+import {writeTransaction} from '../store/transactions.js'
 
 /*
  * remove-client, composed of what each owner of tables keeps for a client (its ClientHolding,

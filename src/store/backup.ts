@@ -1,7 +1,8 @@
 import {sql, type Kysely} from 'kysely'
 import {chmodSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
 import {AppError} from '../errors.js'
-import {keyringOf, openSqlite} from './db.js'
+import {openSqlite} from './db.js'
+import {keyringOf} from './handle.js'
 import {createNewFile, fileAccessProblem} from './file-access.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 

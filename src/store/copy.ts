@@ -1,6 +1,7 @@
 import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {existsSync} from 'node:fs'
-import {keyringOf, readTransaction, storeFile, writeTransaction} from './db.js'
+import {keyringOf, storeFile} from './handle.js'
+import {readTransaction, writeTransaction} from './transactions.js'
 import {storeKind} from './dialect.js'
 import {SEALED_COLUMNS} from './key-rotation.js'
 import {isSealed, type Keyring, keyFileOf, loadKeyring, seal, unseal} from './secrets.js'

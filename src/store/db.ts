@@ -1,4 +1,4 @@
-import {Kysely, SqliteDialect, sql, type Dialect, type RawBuilder} from 'kysely'
+import {Kysely, SqliteDialect, sql, type Dialect} from 'kysely'
 import {existsSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
 import {environment} from '../config.js'
@@ -6,30 +6,18 @@ import {AppError} from '../errors.js'
 import {checkSchema, migrateToLatest, type Schema, StoreVersionError} from './migrate.js'
 import {withStatementCache, type StatementCacheStats} from './sqlite/handle.js'
 import {openSqlite} from './sqlite/open.js'
-import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
-import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
-import {contextOf, inheritContext, setContext, type DirectExecutor, type StoreContext} from './context.js'
-import {beginRead, storeKind, type StoreKind} from './dialect.js'
+import {contextOf, setContext, type DirectExecutor, type StoreContext} from './context.js'
+import type {StoreKind} from './dialect.js'
 import {openPostgres} from './postgres/open.js'
 import {openReplica} from './postgres/replica.js'
 import {CacheVersion, listenForChanges, PROBE_CHANNEL, trackCacheWrites} from './postgres/listen.js'
-import {loadKeyring, seal, unseal, type Keyring} from './secrets.js'
+import {loadKeyring, type Keyring} from './secrets.js'
+import {onStoreClose, recordHandle, takeClosers} from './handle.js'
 
 export {openSqlite}
 export {printableUrl} from './postgres/open.js'
 
 export type {StoreKind} from './dialect.js'
-// The store's one entry for writes, whichever the dialect: interfaces import no driver module.
-export {type BatchRunner, savepointRunner} from './postgres/writer.js'
-
-/**
- * Submits a request to the PostgreSQL writer whose batches `runner` runs as a set (read committed;
- * see postgres/writer.ts postgresSetWriterOf): for a kind of write that is locked, read and
- * written in a few statements per batch, whatever its size. Only for a PostgreSQL store.
- */
-export function submitToSetWriter<T>(db: Kysely<any>, runner: BatchRunner, input: unknown, lockOrder?: number): Promise<T> {
-  return postgresSetWriterOf(db, runner).submit<T>(input, lockOrder)
-}
 
 export interface StoreOptions {
   /** SQLite file path; ':memory:' for a private in-memory store (tests). */
@@ -151,91 +139,6 @@ async function createDialect(options: StoreOptions): Promise<{
   }
 }
 
-const cacheStats = new WeakMap<object, () => StatementCacheStats>()
-const images = new WeakMap<object, () => Uint8Array>()
-const files = new WeakMap<object, string>()
-const closers = new WeakMap<object, (() => Promise<void>)[]>()
-
-/** What the statement cache of the store's connection holds (see withStatementCache). */
-export function statementCacheStats(db: Kysely<any>): StatementCacheStats | undefined {
-  return cacheStats.get(db)?.()
-}
-
-/**
- * The bytes of a SQLite store as it is now, to open copies of it (StoreOptions.image); undefined
- * where the driver cannot serialize (node:sqlite) and on PostgreSQL.
- */
-export function storeImage(db: Kysely<any>): Uint8Array | undefined {
-  return images.get(db)?.()
-}
-
-/**
- * The absolute path of the SQLite file behind a store, for code that opens connections of its
- * own to it (interface E's search threads). Undefined for an in-memory store, which no other
- * connection can reach.
- */
-export function storeFile(db: Kysely<any>): string | undefined {
-  return files.get(db)
-}
-
-/**
- * SQLite: copies the write-ahead log into the store file and empties it (a TRUNCATE checkpoint),
- * so a serve that stopped leaves the whole store in its one file, for a backup or copy taken right
- * after. False when a reader held part of the log back (the next open moves the rest). PostgreSQL
- * (its server checkpoints its own log) and an in-memory store: undefined, nothing done.
- */
-export async function checkpointStore(db: Kysely<any>): Promise<boolean | undefined> {
-  if (storeKind(db) !== 'sqlite' || storeFile(db) === undefined) return undefined
-  const {rows} = await sql<{busy: number}>`pragma wal_checkpoint(TRUNCATE)`.execute(db)
-  return rows[0]?.busy === 0
-}
-
-/** Runs `fn` when the store is closed, before its connection goes (a search pool stops its threads). */
-export function onStoreClose(db: Kysely<any>, fn: () => Promise<void>): void {
-  const list = closers.get(db) ?? []
-  list.push(fn)
-  closers.set(db, list)
-}
-
-/**
- * PostgreSQL: whether this process caches now (its listener hears the store's changes); undefined
- * on SQLite, whose caches need no listener.
- */
-export function cachesListening(db: Kysely<any>): boolean | undefined {
-  return storeKind(db) === 'postgres' ? contextOf(db)?.version?.() !== undefined : undefined
-}
-
-/** PostgreSQL: the connections of this process's pool; undefined for SQLite. */
-export function poolCounts(db: Kysely<any>): ReturnType<NonNullable<StoreContext['pool']>> | undefined {
-  return contextOf(db)?.pool?.()
-}
-
-/**
- * A value that changes whenever the store's content may have changed (a write through this
- * handle, or a commit by any other connection), for caches that must never serve stale rows.
- * Undefined where the driver cannot tell; callers then do not cache.
- */
-export function storeVersion(db: Kysely<any>): number | undefined {
-  return contextOf(db)?.version?.()
-}
-
-/**
- * Where a plain read (one statement, or several that need no common snapshot) should go: the
- * store's read-only connection when it has one, else `db` itself. Inside a transaction it is the
- * transaction, so a request sees its own writes.
- */
-export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
-  return (contextOf(db)?.reader as Kysely<DB> | undefined) ?? db
-}
-
-/**
- * Where a search that may lag the primary by a moment reads: the store's read replica when it was
- * opened with one (StoreOptions.replicaUrl), else `db` itself.
- */
-export function replicaOf<DB>(db: Kysely<DB>): Kysely<DB> {
-  return (contextOf(db)?.replica as Kysely<DB> | undefined) ?? db
-}
-
 /**
  * A PostgreSQL store's keys: MEDPANEL_SECRET_KEY, which every process on the database must share.
  * There is no file beside the store to keep them in, and keys kept in the database itself would
@@ -251,23 +154,6 @@ function postgresKeyring(): Keyring {
   return loadKeyring(undefined, keys)
 }
 
-/** The keys that seal this store's secrets (see secrets.ts). */
-export function keyringOf(db: Kysely<any>): Keyring {
-  const context = contextOf(db)
-  if (!context) throw new Error('this database handle was not opened by openStore')
-  return context.keyring()
-}
-
-/** Seals a secret for storage in this store. */
-export function sealSecret(db: Kysely<any>, plaintext: string): string {
-  return seal(keyringOf(db), plaintext)
-}
-
-/** Opens a secret this store holds sealed. */
-export function openSecret(db: Kysely<any>, stored: string): string {
-  return unseal(keyringOf(db), stored)
-}
-
 /**
  * Opens (and migrates) a store with the schema it is given: medpanel's own (composed above the
  * store, in src/schema.ts, whose openStore is what commands and tests call), or another one (the
@@ -276,9 +162,7 @@ export function openSecret(db: Kysely<any>, stored: string): string {
 export async function openStore<DB>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
   const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, cacheVersion, serialize} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
-  if (stats) cacheStats.set(db, stats)
-  if (serialize) images.set(db, serialize)
-  if (file) files.set(db, file)
+  recordHandle(db, {cacheStats: stats, image: serialize, file})
   let reader: Kysely<DB> | undefined
   try {
     // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
@@ -333,79 +217,10 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
     db,
     kind,
     close: async () => {
-      const pending = closers.get(db) ?? []
-      closers.delete(db)
+      const pending = takeClosers(db)
       await Promise.all(pending.map((fn) => fn().catch(() => undefined)))
       await reader?.destroy()
       await db.destroy()
     },
   }
-}
-
-/** How writeTransaction runs a transaction. */
-export interface WriteOptions {
-  /**
-   * PostgreSQL only. `read committed` is for a transaction that takes row locks itself
-   * (lockForUpdate, advisory locks) before it reads what it decides on: a hot row (one account hit by
-   * many withdrawals at once) then queues its writers instead of failing them into retries, and
-   * each statement after the lock sees the latest committed rows. Default: serializable.
-   */
-  isolation?: 'serializable' | 'read committed'
-  /**
-   * PostgreSQL only: the key of the row the transaction locks first (a withdrawal's member id).
-   * Transactions with one key share a writer lane, and a batch runs them in key order, so
-   * concurrent batches take their row locks in one order and never deadlock.
-   */
-  lockOrder?: number
-  /**
-   * `relaxed`: the write need not be synced to disk before it is acknowledged (SQLite: a batch of
-   * such writes alone commits with synchronous NORMAL; PostgreSQL commits it as any other). It
-   * survives a crash of the process, not a power cut. Only for records whose loss in a power cut
-   * costs nothing that matters: the spent DPoP proofs, which expire a minute later anyway.
-   */
-  durability?: 'durable' | 'relaxed'
-}
-
-/**
- * Runs `fn` as one write transaction and resolves once it is durably committed. It goes through
- * the store's group-commit writer (writer.ts; postgres/writer.ts on PostgreSQL): `fn` runs in its
- * own savepoint inside a batch that holds the write lock from the start (SQLite BEGIN IMMEDIATE,
- * PostgreSQL a table lock every process's batches take), so a read-check-write sequence can never
- * interleave with another writer, in this process or another one on the same store. If `fn`
- * throws, its writes roll back and the error comes back here; the rest of the batch commits. On
- * PostgreSQL a batch that meets a serialization failure or deadlock runs again whole, so `fn` must
- * only touch the database.
- */
-export function writeTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-  if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
-  if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
-  return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
-}
-
-/** Write transactions asked for and commits made through this process's writer(s) of `db`. */
-export function writeStats(db: Kysely<any>): WriterStats {
-  return storeKind(db) === 'postgres' ? postgresWriteStats(db) : writerOf(db).stats
-}
-
-/**
- * Runs `fn` in a deferred (read) transaction on one connection: one consistent snapshot for
- * several statements, without taking the write lock.
- */
-export function readTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-  return runTransaction(db, beginRead(storeKind(db)), fn)
-}
-
-async function runTransaction<T, DB>(db: Kysely<DB>, begin: RawBuilder<unknown>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-  return db.connection().execute(async (conn) => {
-    inheritContext(conn, db)
-    await begin.execute(conn)
-    try {
-      const result = await fn(conn)
-      await sql`commit`.execute(conn)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(conn)
-      throw error
-    }
-  })
 }

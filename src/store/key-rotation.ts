@@ -1,5 +1,6 @@
 import {sql, type Kysely} from 'kysely'
-import {keyringOf, writeTransaction} from './db.js'
+import {keyringOf} from './handle.js'
+import {writeTransaction} from './transactions.js'
 import {isSealed, type Keyring, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
 
 /** Every column that holds a sealed secret, by table. */

@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {storeVersion} from './db.js'
+import {storeVersion} from './handle.js'
 
 /**
  * Results of plain reads, each reused while the store version it was read at holds (see

@@ -9,7 +9,7 @@ import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces
 import {systemClock} from '../../src/lib/clock.js'
 import {authenticateClient} from '../../src/registry/service.js'
 import {openStore} from '../../src/schema.js'
-import {keyringOf, openSecret} from '../../src/store/db.js'
+import {keyringOf, openSecret} from '../../src/store/handle.js'
 import {SEALED_COLUMNS} from '../../src/store/key-rotation.js'
 import {type Keyring, loadKeyring, unseal} from '../../src/store/secrets.js'
 import {cli, cliArgv, cliCwd, cliJson, memberRegistration, partnerRegistration, tempDir} from '../helpers/cli.js'

@@ -5,7 +5,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import pg from 'pg'
 import {openStore} from '../../src/schema.js'
-import {type Store, type StoreOptions, storeImage} from '../../src/store/db.js'
+import type {Store, StoreOptions} from '../../src/store/db.js'
+import {storeImage} from '../../src/store/handle.js'
 
 /*
  * Which store the suites run on. Unset: SQLite (a private in-memory store per test, store files

@@ -1,5 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {writeTransaction, type Store} from '../../src/store/db.js'
+import type {Store} from '../../src/store/db.js'
+import {writeTransaction} from '../../src/store/transactions.js'
 import type {Db} from '../../src/schema.js'
 import {prepared} from '../../src/store/prepared.js'
 import {versionCache} from '../../src/store/version-cache.js'

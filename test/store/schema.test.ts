@@ -1,7 +1,7 @@
 import {sql} from 'kysely'
 import {describe, expect, it} from 'vitest'
 import {composeMigrations, openStore, SERVICE_SCHEMA} from '../../src/schema.js'
-import {storeImage} from '../../src/store/db.js'
+import {storeImage} from '../../src/store/handle.js'
 import {sqliteDriverName} from '../../src/store/runtime.js'
 
 // Written out, not read from the code: a store an earlier release wrote records these names, so

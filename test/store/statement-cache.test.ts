@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {openSqlite, statementCacheStats} from '../../src/store/db.js'
+import {openSqlite} from '../../src/store/db.js'
+import {statementCacheStats} from '../../src/store/handle.js'
 import {STATEMENT_CACHE_LIMITS, withStatementCache} from '../../src/store/sqlite/handle.js'
 import {mulberry32} from '../../src/lib/prng.js'
 import {freshApp} from '../helpers/app.js'

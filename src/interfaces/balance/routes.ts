@@ -12,7 +12,7 @@ import {invalidRequest, schemaHook, type SchemaRefusal} from '../../http/validat
 import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {BalanceDb as Db} from './tables.js'
-import {readerOf} from '../../store/db.js'
+import {readerOf} from '../../store/handle.js'
 import type {Clock} from '../../lib/clock.js'
 import type {Metrics} from '../../metrics/metrics.js'
 import {toJson} from '../../lib/exact-json.js'

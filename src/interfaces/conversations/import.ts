@@ -1,7 +1,7 @@
 import {AppError, badRequest} from '../../errors.js'
 import {describeZodError, parseInput} from '../../lib/validate.js'
 import type {ConversationsDb as Db} from './tables.js'
-import {writeTransaction} from '../../store/db.js'
+import {writeTransaction} from '../../store/transactions.js'
 import {documentConversations, NotADocument} from './document-stream.js'
 import * as repo from './repository.js'
 import {conversation, importDocument, type AuthorInput, type PostInput} from './schema.js'

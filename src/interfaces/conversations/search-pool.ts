@@ -1,6 +1,6 @@
 import {exeAsset} from '../../exe-assets.js'
 import type {ConversationsDb as Db} from './tables.js'
-import {onStoreClose, replicaOf, storeFile} from '../../store/db.js'
+import {onStoreClose, replicaOf, storeFile} from '../../store/handle.js'
 import {isPostgres} from '../../store/dialect.js'
 import {sqliteDriverName} from '../../store/runtime.js'
 import {betterSqlite3Location} from '../../store/sqlite-reader.js'

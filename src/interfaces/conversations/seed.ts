@@ -1,7 +1,7 @@
 import vocabulary from '../../../data/conversations/vocabulary.json' with {type: 'json'}
 import {badRequest} from '../../errors.js'
 import type {ConversationsDb as Db} from './tables.js'
-import {writeTransaction} from '../../store/db.js'
+import {writeTransaction} from '../../store/transactions.js'
 import {sql} from 'kysely'
 import {Rng} from '../../lib/prng.js'
 import * as repo from './repository.js'

@@ -4,7 +4,7 @@ import {listClients} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import type {PartnerDb as Db} from './tables.js'
 import {narrow} from '../../store/database.js'
-import {readerOf} from '../../store/db.js'
+import {readerOf} from '../../store/handle.js'
 import {pendingByClient} from './repository.js'
 
 /** Pending outbox rows of one partner client, for the outbox gauges. */

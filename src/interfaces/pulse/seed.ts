@@ -1,5 +1,5 @@
 import {AppError} from '../../errors.js'
-import {writeTransaction} from '../../store/db.js'
+import {writeTransaction} from '../../store/transactions.js'
 import type {PulseDb as Db} from './tables.js'
 import {Rng} from '../../lib/prng.js'
 import * as repo from './repository.js'

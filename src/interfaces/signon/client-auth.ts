@@ -5,7 +5,7 @@ import {findClient} from '../../registry/repository.js'
 import {authenticateClient} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
 import type {Metrics} from '../../metrics/metrics.js'
-import {readerOf} from '../../store/db.js'
+import {readerOf} from '../../store/handle.js'
 import type {SignonDb as Db} from './tables.js'
 
 /** How a client proved itself at the token, revocation or introspection endpoint. */

@@ -4,7 +4,7 @@ import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import * as grants from '../../grants/repository.js'
 import {resolveToken} from '../../grants/service.js'
-import {writeTransaction} from '../../store/db.js'
+import {writeTransaction} from '../../store/transactions.js'
 import type {SignonDb as Db} from './tables.js'
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
 

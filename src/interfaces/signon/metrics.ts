@@ -1,7 +1,7 @@
 import {type Clock, iso} from '../../lib/clock.js'
 import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import type {SignonDb as Db} from './tables.js'
-import {readerOf} from '../../store/db.js'
+import {readerOf} from '../../store/handle.js'
 import {ISSUED_BY} from './grant-types.js'
 import {countLiveSessions} from './repository.js'
 

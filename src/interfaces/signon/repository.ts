@@ -2,7 +2,7 @@ import type {SignonDb as Db} from './tables.js'
 import {type Insertable, sql} from 'kysely'
 import type {IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
 import {iso} from '../../lib/clock.js'
-import {writeTransaction} from '../../store/db.js'
+import {writeTransaction} from '../../store/transactions.js'
 
 export async function insertSession(db: Db, row: Omit<SigninSessionRow, 'ended_at'>): Promise<void> {
   await db.insertInto('signin_sessions').values(row).execute()

@@ -1,5 +1,5 @@
 import {iso} from '../../lib/clock.js'
-import {readerOf} from '../../store/db.js'
+import {readerOf} from '../../store/handle.js'
 import type {SignonDb as Db} from './tables.js'
 
 /**

@@ -1,7 +1,8 @@
 import {calculateJwkThumbprint, compactVerify, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, type JWK} from 'jose'
 import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
-import {openSecret, readerOf, sealSecret, writeTransaction} from '../../store/db.js'
+import {openSecret, readerOf, sealSecret} from '../../store/handle.js'
+import {writeTransaction} from '../../store/transactions.js'
 import type {SignonDb as Db} from './tables.js'
 import * as repo from './repository.js'
 

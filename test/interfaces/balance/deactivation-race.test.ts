@@ -4,7 +4,7 @@ import {AppError} from '../../../src/errors.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import {updateMember} from '../../../src/registry/service.js'
-import {writeTransaction} from '../../../src/store/db.js'
+import {writeTransaction} from '../../../src/store/transactions.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {AUTH, PAYPAL_DETAILS, seedClients, seedMember} from './setup.js'
 

@@ -4,7 +4,7 @@ import {assertWithdrawalWrite, FEE_LINE, FUNDS_FOLLOW_LINES, LedgerInvariantErro
 import * as repo from '../../../src/interfaces/balance/repository.js'
 import * as balance from '../../../src/interfaces/balance/service.js'
 import type {NewTransactionRow} from '../../../src/interfaces/balance/tables.js'
-import {writeTransaction} from '../../../src/store/db.js'
+import {writeTransaction} from '../../../src/store/transactions.js'
 import {toJsonText} from '../../../src/store/json.js'
 import {rejectionOf} from '../../helpers/rejection.js'
 import {AUTH, CHECK_DETAILS, type LedgerContext, ledgerContext, seedClients} from './setup.js'

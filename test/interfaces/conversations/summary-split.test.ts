@@ -7,7 +7,7 @@ import {snapshotAlongside} from '../../../src/interfaces/conversations/search-po
 import type {Alongside} from '../../../src/interfaces/conversations/search-postgres.js'
 import type {SearchQuery} from '../../../src/interfaces/conversations/search-types.js'
 import {ManualClock} from '../../../src/lib/clock.js'
-import {readTransaction} from '../../../src/store/db.js'
+import {readTransaction} from '../../../src/store/transactions.js'
 import {tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import type {Store} from '../../../src/store/db.js'
 import {openStore} from '../../../src/schema.js'

@@ -1,5 +1,6 @@
 import type {Kysely, Migration} from 'kysely'
-import {openStore, writeTransaction, type Store} from '../../../store/db.js'
+import {openStore, type Store} from '../../../store/db.js'
+import {writeTransaction} from '../../../store/transactions.js'
 import type {Schema} from '../../../store/migrate.js'
 import type {ReceiverDatabase} from './tables.js'
 
