@@ -249,10 +249,13 @@ describe('crashes, repeated', () => {
 
     it('and once its outbox is drained, not one delivery failed', async () => {
       try {
+        let pending: unknown[] = []
         for (let i = 0; i < 600; i++) {
-          if (cliJson<unknown[]>(['list-deliveries', '--limit', '100000', ...db, '--status', 'pending']).length === 0) break
+          pending = cliJson<unknown[]>(['list-deliveries', '--limit', '100000', ...db, '--status', 'pending'])
+          if (pending.length === 0) break
           await sleep(50)
         }
+        expect(pending).toEqual([])
         expect(cliJson<unknown[]>(['list-deliveries', ...db, '--status', 'failed'])).toEqual([])
       } finally {
         await final?.stop()

@@ -2,7 +2,7 @@ import {request as httpRequest} from 'node:http'
 import {networkInterfaces} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cli, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, partnerRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
 import {basicAuth} from '../helpers/http-basic.js'
 
@@ -122,5 +122,36 @@ describe('/metrics of a real serve', () => {
     const off = cli(['serve', ...store, '--port', '0', '--no-metrics'], {MEDPANEL_METRICS_TOKEN: TOKEN})
     expect(off.status).toBe(1)
     expect(off.stderr).toContain('--metrics-token opens /metrics, which --no-metrics turns off')
+  })
+})
+
+describe("a real serve's outbox worker", () => {
+  const dir = tempDir('medpanel-metrics-worker-')
+  let store: string[]
+  let partner: RunningCli
+  let serve: RunningCli
+
+  beforeAll(async () => {
+    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'worker.db')]
+    partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
+    serve = await startCli(['serve', ...store, '--port', '0'])
+  }, 120_000)
+  afterAll(async () => {
+    await serve?.stop()
+    await partner?.stop()
+  })
+
+  it('counts the deliveries it sends in the /metrics of its process (compose hands it the registry)', async () => {
+    const client = cliJson<{client_id: string}>([...partnerRegistration(store, partner.url), '--partner-username', 'acme', '--partner-password', 's3cret'])
+    cliJson(['push-project', ...store, '--project-id', 'PM', '--name', 'Study PM', '--duration', '5', '--status', 'active', '--type', 'custom', '--partner', client.client_id])
+    const delivered = /^medpanel_partner_delivery_attempts_total\{outcome="delivered"\} (\d+)$/m
+    let body = ''
+    for (let i = 0; i < 600; i++) {
+      body = (await get(serve.url, '127.0.0.1', '/metrics')).body
+      if (Number(delivered.exec(body)?.[1] ?? 0) >= 1) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(delivered.exec(body)?.[1]).toBe('1')
+    expect(body).toMatch(/^medpanel_partner_delivery_attempts_total\{outcome="failed"\} 0$/m)
   })
 })

@@ -18,52 +18,15 @@ import {onPostgres} from '../helpers/store.js'
 import {AUTH, CLIENT, PAYPAL_DETAILS, seedClients, seedMember} from '../interfaces/balance/setup.js'
 import {clientWithKey, JSON_TYPE, query} from '../interfaces/conversations/helpers.js'
 import {FakeTransport, projectInput} from '../interfaces/partner/helpers.js'
-import {bearer, CookieJar, csrfOf, exchange, PASSWORD, REDIRECT, setupClientAndMember, tokenFor} from '../interfaces/signon/flow.js'
+import {authorizeParams, bearer, CookieJar, csrfOf, exchange, ORIGIN, PASSWORD, REDIRECT, setupClientAndMember, signIn, tokenFor} from '../interfaces/signon/flow.js'
 import {basicAuth} from '../helpers/http-basic.js'
+import {at, key, type Labels, moved, parse, scrape} from '../helpers/metrics.js'
 
 /*
  * GET /metrics of an in-process app: every metric exists, and moves when the scenario behind it
  * runs. Each test has its own store, so its own registry: counters start at 0 whatever else this
  * process ran.
  */
-
-type Labels = Record<string, string>
-type Samples = Map<string, number>
-
-const key = (name: string, labels: Labels = {}) => {
-  const parts = Object.keys(labels)
-    .sort()
-    .map((label) => `${label}=${JSON.stringify(labels[label])}`)
-  return parts.length ? `${name}{${parts.join(',')}}` : name
-}
-
-/** The samples of an exposition text, by name and labels (a small reader: no escapes beyond \" and \\). */
-function parse(text: string): Samples {
-  const samples: Samples = new Map()
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
-    if (!match) throw new Error(`not a sample line: ${line}`)
-    const labels: Labels = {}
-    for (const [, label, value] of (match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)) labels[label!] = value!.replace(/\\(.)/g, '$1')
-    samples.set(key(match[1]!, labels), Number(match[3]))
-  }
-  return samples
-}
-
-async function scrape(app: TestContext['app']): Promise<Samples> {
-  const res = await app.request('/metrics')
-  expect(res.status).toBe(200)
-  return parse(await res.text())
-}
-
-/** One sample's value; 0 when it is not there. */
-const at = (samples: Samples, name: string, labels: Labels = {}) => samples.get(key(name, labels)) ?? 0
-
-/** How much each listed sample moved between two scrapes. */
-function moved(before: Samples, after: Samples, name: string, labels: Labels = {}): number {
-  return at(after, name, labels) - at(before, name, labels)
-}
 
 describe('/metrics', () => {
   let ctx: TestContext
@@ -176,21 +139,34 @@ describe('/metrics', () => {
     expect(moved(afterFlow, issued, A('tokens_issued_total'), {grant_type: 'operator'})).toBe(0)
 
     // RFC 7009 revocation of the code's token and of the client's own; the member taking consent
-    // back (on the applications page, which hands the service's registry on) ends the operator's.
+    // back on the applications page ends the operator's.
     for (const revoking of [token, ((await own.json()) as {access_token: string}).access_token]) {
       const revoked = await ctx.app.request('/oauth/revoke', form({token: revoking, client_id: client.client_id, client_secret: client.client_secret}))
       expect(revoked.status).toBe(200)
     }
-    await revokeConsent(ctx.db, member.user_id, client.client_id, ctx.clock.now(), storeMetrics(ctx.db, ctx.clock))
+    const browser = await signIn(ctx, authorizeParams(client.client_id))
+    const taken = await ctx.app.request(
+      '/oauth/authorized_applications/revoke',
+      form({csrf_token: browser.csrf, client_id: client.client_id, confirm: 'yes'}, {...browser.jar.header(), origin: ORIGIN}),
+    )
+    expect(taken.status).toBe(303)
     expect((await ctx.app.request('/user/oauth/token/info', bearer(operator.access_token))).status).toBe(401)
-    // An operator's change counts nowhere, for the same reason as issue-token.
     const revoked = await scrape(ctx.app)
-    await updateClient(ctx.db, client.client_id, {expire: true}, ctx.clock.now())
-    const after = await scrape(ctx.app)
     expect(moved(issued, revoked, A('tokens_revoked_total'), {grant_type: 'authorization_code'})).toBe(1)
     expect(moved(issued, revoked, A('tokens_revoked_total'), {grant_type: 'operator'})).toBe(1)
     expect(moved(issued, revoked, A('tokens_revoked_total'), {grant_type: 'client_credentials'})).toBe(1)
-    expect(moved(revoked, after, A('tokens_revoked_total'), {grant_type: 'client_credentials'})).toBe(0)
+
+    // An operator's change counts nowhere, for the same reason as issue-token: the client's live
+    // token dies with its expiry, and no series moves.
+    const live = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
+    const liveToken = ((await live.json()) as {access_token: string}).access_token
+    const beforeExpiry = await scrape(ctx.app)
+    expect(await updateClient(ctx.db, client.client_id, {expire: true}, ctx.clock.now())).toMatchObject({revoked_tokens: 1})
+    expect((await ctx.app.request('/user/oauth/token/info', bearer(liveToken))).status).toBe(401)
+    const afterExpiry = await scrape(ctx.app)
+    for (const origin of ['authorization_code', 'refresh_token', 'client_credentials', 'operator']) {
+      expect([origin, moved(beforeExpiry, afterExpiry, A('tokens_revoked_total'), {grant_type: origin})]).toEqual([origin, 0])
+    }
 
     // Sessions end with the member's password change.
     ctx.clock.advance(60)

@@ -16,7 +16,12 @@ export type SigninOutcome = (typeof SIGNIN_OUTCOMES)[number]
  */
 export const signonMetrics = defineMetrics('signon', (kit, {db, clock}: {db: Db; clock: Clock}) => {
   const made = {
-    tokensIssued: kit.children('signon_tokens_issued_total', 'Access tokens issued, by grant type (operator: issue-token)', 'grant_type', ISSUED_BY),
+    tokensIssued: kit.children(
+      'signon_tokens_issued_total',
+      'Access tokens issued, by grant type (operator: always 0, issue-token runs in a process of its own)',
+      'grant_type',
+      ISSUED_BY,
+    ),
     signins: kit.children(
       'signon_signins_total',
       'Sign-ins on the consent page, by outcome (failure: wrong e-mail or password, inactive member, or refused by the guessing limits)',

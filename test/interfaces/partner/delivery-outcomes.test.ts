@@ -206,10 +206,7 @@ describe('what an attempt leaves behind', () => {
       attempts: {delivered: counter('delivered'), failed: counter('failed'), network_error: counter('network_error'), undeliverable: counter('undeliverable')},
       retriesScheduled: counter('retry'),
     }
-    const metrics = {
-      of: (set: unknown) => (set === partnerMetrics ? partner : {}),
-      store: {commitDuration: {observe: () => undefined}, batchSize: {observe: () => undefined}},
-    }
+    const metrics = {of: (set: unknown) => (set === partnerMetrics ? partner : {})}
     await pushProject(db, projectInput(), {}, clock.now())
     const answers: (number | Error)[] = [500, Object.assign(new Error('fetch failed'), {cause: {code: 'ECONNREFUSED'}}), 200]
     const w = new DeliveryWorker({db, clock, transport: new FakeTransport((_r, i) => answers[i]!), metrics: metrics as unknown as Metrics})

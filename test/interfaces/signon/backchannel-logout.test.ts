@@ -10,6 +10,8 @@ import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {LogoutReceiver} from '../../helpers/logout-receiver.js'
 import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
 import {registerTestClient} from '../../helpers/clients.js'
+import {storeMetrics} from '../../../src/instrument.js'
+import {moved, scrape} from '../../helpers/metrics.js'
 
 /*
  * OpenID Connect Back-Channel Logout 1.0: a session's end reaches every client that got an ID token
@@ -30,7 +32,7 @@ beforeEach(async () => {
   const setup = await setupClientAndMember(ctx, {backchannel_logout_uri: receiver.url, backchannel_logout_session_required: true})
   client = setup.client
   memberId = setup.member.user_id
-  worker = new LogoutWorker({db: ctx.db, clock: ctx.clock, transport: httpTransport(), issuer: ISSUER})
+  worker = new LogoutWorker({db: ctx.db, clock: ctx.clock, transport: httpTransport(), issuer: ISSUER, metrics: storeMetrics(ctx.db, ctx.clock)})
 })
 afterEach(async () => {
   await receiver.stop()
@@ -126,6 +128,7 @@ describe('back-channel logout', () => {
     receiver.status = 503
     const {tokens, jar} = await codeFlow()
     await logOut(tokens.id_token, jar)
+    const before = await scrape(ctx.app)
     expect(await worker.drain()).toMatchObject({attempted: 1, delivered: 0})
     const [queued] = await listDeliveries(ctx.db)
     expect(queued).toMatchObject({status: 'pending', attempts: 1, last_status: 503})
@@ -137,6 +140,10 @@ describe('back-channel logout', () => {
     const {payload} = await verifyLogoutToken(receiver.tokens[0]!)
     expect(payload.jti).toBe(queued!.id)
     expect((await listDeliveries(ctx.db))[0]).toMatchObject({status: 'delivered', attempts: 2})
+    // Each attempt is counted, by outcome, in the registry the worker was given.
+    const after = await scrape(ctx.app)
+    const attempts = (outcome: string) => moved(before, after, 'medpanel_signon_backchannel_logout_attempts_total', {outcome})
+    expect({failed: attempts('failed'), delivered: attempts('delivered'), network_error: attempts('network_error')}).toEqual({failed: 1, delivered: 1, network_error: 0})
   })
 
   it('keeps the sid across refreshes, and a logout names it', async () => {
