@@ -17,7 +17,6 @@ import {onStoreClose, recordHandle, takeClosers} from './handle.js'
 export {openSqlite}
 export {printableUrl} from './postgres/open.js'
 
-
 export interface StoreOptions {
   /** SQLite file path; ':memory:' for a private in-memory store (tests). */
   file?: string
