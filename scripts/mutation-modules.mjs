@@ -31,6 +31,8 @@ export const MODULES = {
       'test/interfaces/balance/ledger-boundaries.test.ts',
       'test/interfaces/balance/ledger-records.test.ts',
       'test/interfaces/balance/body-structure.test.ts',
+      'test/interfaces/balance/body.test.ts',
+      'test/interfaces/balance/decimal-json.test.ts',
       'test/interfaces/balance/control-characters.test.ts',
       'test/interfaces/balance/deactivation-race.test.ts',
     ],

@@ -79,6 +79,38 @@ describe('assertWithdrawalWrite', () => {
     expect(brokenInvariant({...CHECK_WRITE, available: '60'})).toBe(FUNDS_FOLLOW_LINES)
     expect(brokenInvariant({...CHECK_WRITE, before: '40', available: '-2.5'})).toBe(NO_NEGATIVE_FUNDS)
   })
+
+  it('refuses a write that does not start with its withdrawal, even one whose lines otherwise add up, and an empty one', () => {
+    expect(brokenInvariant({rows: [line({type: 'HONORARIUM', withdrawal_type: 'PAYPAL'})], memberId: 1, before: '40', available: '0', fee: '0'})).toBe(FEE_LINE)
+    expect(brokenInvariant({rows: [], memberId: 1, before: '40', available: '40', fee: '0'})).toBe(FEE_LINE)
+  })
+
+  it('refuses a fee line of another type, even one for the right withdrawal and amount', () => {
+    expect(brokenInvariant({...CHECK_WRITE, rows: [line({}), {...feeLine, type: 'DEBIT_ADJUSTMENT'}]})).toBe(FEE_LINE)
+  })
+
+  it('says which invariant and what broke it, by name', () => {
+    const messageOf = (write: WithdrawalLines) => {
+      try {
+        assertWithdrawalWrite(write)
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`
+      }
+      return 'kept'
+    }
+    expect(messageOf({...CHECK_WRITE, rows: [feeLine]})).toBe(
+      'LedgerInvariantError: ledger invariant broken, the fee line beside its withdrawal: a write for member 1 does not start with its withdrawal',
+    )
+    expect(messageOf({...CHECK_WRITE, rows: [line({})], available: '60'})).toBe(
+      'LedgerInvariantError: ledger invariant broken, the fee line beside its withdrawal: withdrawal w-1 charges a fee of 2.5 but is written with 0 fee line(s)',
+    )
+    expect(messageOf({...CHECK_WRITE, available: '60'})).toBe(
+      'LedgerInvariantError: ledger invariant broken, available funds move by the lines written: withdrawal w-1 takes 42.5 from 100 but leaves 60',
+    )
+    expect(messageOf({...CHECK_WRITE, before: '40', available: '-2.5'})).toBe(
+      'LedgerInvariantError: ledger invariant broken, no negative available funds: member 1 would have -2.5',
+    )
+  })
 })
 
 describe('the ledger refuses a broken write', () => {
