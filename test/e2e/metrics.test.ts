@@ -3,7 +3,7 @@ import {networkInterfaces} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cli, cliJson, partnerRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
-import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {onPostgres, storeFlags} from '../helpers/store.js'
 import {basicAuth} from '../helpers/http-basic.js'
 
 /*
@@ -48,7 +48,7 @@ describe('/metrics of a real serve', () => {
   let tokened: RunningCli
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'metrics.db')]
+    store = storeFlags(join(dir, 'metrics.db'))
     open = await startCli(['serve', ...store, '--port', '0', '--demo', '--no-worker', '--trust-proxy', '127.0.0.2'])
     tokened = await startCli(['serve', ...store, '--port', '0', '--no-worker'], {MEDPANEL_METRICS_TOKEN: TOKEN})
   }, 120_000)
@@ -132,7 +132,7 @@ describe("a real serve's outbox worker", () => {
   let serve: RunningCli
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'worker.db')]
+    store = storeFlags(join(dir, 'worker.db'))
     partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
     serve = await startCli(['serve', ...store, '--port', '0'])
   }, 120_000)
