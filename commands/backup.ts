@@ -16,7 +16,7 @@ export default class Backup extends BaseCommand<typeof Backup> {
     if ((this.flags as {'database-url'?: string})['database-url']) {
       throw new AppError('bad_request', 'backup copies a SQLite store file; back up a PostgreSQL store with pg_dump (docs/operations.md, "Backups")')
     }
-    const result = await backupStore((await this.openStore()).db, this.flags.to)
+    const result = await backupStore(await this.openStore(), this.flags.to)
     this.say(`Backed up to ${result.file} (${result.bytes} bytes) with its key in ${result.key_file}. Keep both.`)
     return result
   }

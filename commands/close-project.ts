@@ -19,13 +19,14 @@ export default class CloseProject extends BaseCommand<typeof CloseProject> {
   }
 
   async run(): Promise<CloseProjectResult & {request_id: string; wait: WaitSummary | null}> {
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     const result = await closeProject(db, this.args.project, this.clock.now(), this.requestId())
     if (result.already_closed) this.say(`Project ${this.args.project} is already closed; nothing to push.`)
     else this.say(`Closed ${result.closed_quotas.length ? `quotas ${result.closed_quotas.join(', ')} and ` : ''}project ${this.args.project}.`)
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
-    const wait = await waitIfAsked(this.flags.wait, db, this.clock, [this.args.project], result.deliveries, (t) => this.say(t))
+    const wait = await waitIfAsked(this.flags.wait, store, this.clock, [this.args.project], result.deliveries, (t) => this.say(t))
     return {...result, request_id: this.requestId(), wait}
   }
 }

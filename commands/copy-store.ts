@@ -103,7 +103,7 @@ export default class CopyStore extends BaseCommand<typeof CopyStore> {
 
   private async copy(source: Store, target: Store): Promise<CopyResult> {
     try {
-      const result = await copyStore(source.db, target.db, (table) => {
+      const result = await copyStore(source, target, (table) => {
         if (!this.jsonEnabled()) process.stderr.write(`  ${table.table}: ${table.rows} row${table.rows === 1 ? '' : 's'}\n`)
       })
       // Rows move, indexes do not: interface E's search columns are built on a PostgreSQL target.

@@ -2,7 +2,7 @@ import type {Clock} from '../src/lib/clock.js'
 import {narrow} from '../src/store/database.js'
 import {deliverNow, type WaitSummary} from '../src/interfaces/partner/operator.js'
 import type {DeliveryRow} from '../src/interfaces/partner/tables.js'
-import type {Db} from '../src/schema.js'
+import type {ServiceStore} from '../src/schema.js'
 import {deliveredLine, requestIdLine, waitFailureLine} from './output/partner.js'
 
 /*
@@ -25,7 +25,7 @@ export function sayRequestId(requestId: string, deliveries: string[], json: bool
  */
 export async function waitIfAsked(
   wait: boolean,
-  db: Db,
+  store: ServiceStore,
   clock: Clock,
   projectIds: string[],
   deliveryIds: string[],
@@ -33,7 +33,7 @@ export async function waitIfAsked(
   onAttempt?: (row: DeliveryRow, ok: boolean) => void,
 ): Promise<WaitSummary | null> {
   if (!wait) return null
-  const summary = await deliverNow(narrow(db), clock, projectIds, deliveryIds, {onAttempt})
+  const summary = await deliverNow({db: narrow(store.db), keys: store.keys}, clock, projectIds, deliveryIds, {onAttempt})
   say(deliveredLine(summary, deliveryIds.length))
   if (summary.pending + summary.failed > 0) {
     process.stderr.write(`Error: ${waitFailureLine(summary)}\n`)

@@ -16,8 +16,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
   }
 
   async run(): Promise<DemoInfo> {
-    const {db} = await this.openStore()
-    const info = await seedDemo(db, this.flags['base-url'].replace(/\/+$/, ''), this.clock.now(), {
+    const info = await seedDemo(await this.openStore(), this.flags['base-url'].replace(/\/+$/, ''), this.clock.now(), {
       force: this.flags.force,
       warn: (line) => process.stderr.write(`Warning: ${line}\n`),
     })

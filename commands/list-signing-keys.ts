@@ -9,7 +9,7 @@ export default class ListSigningKeys extends BaseCommand<typeof ListSigningKeys>
   static override examples = ['<%= config.bin %> list-signing-keys', '<%= config.bin %> list-signing-keys --json | jq -r \'.[] | select(.status == "current") | .kid\'']
 
   async run(): Promise<SigningKeyView[]> {
-    const keys = await listSigningKeys((await this.openStore()).db, this.clock.now())
+    const keys = await listSigningKeys((await this.openStore()).reader, this.clock.now())
     this.say(signingKeyTable(keys))
     return keys
   }

@@ -28,7 +28,8 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const npi = await this.need(flags.npi, 'npi', 'Participant NPI')
     const state = await this.need(flags.state, 'state', 'State (start, screenout, quotafull, complete)')
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     const result = await pushEvent(db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now(), this.requestId())
     const sent = result.event.state === result.reported_state ? result.event.state : `${result.reported_state}, pushed as ${result.event.state} (quota closed)`
     this.say(`Recorded ${sent} for ${npi}${result.event.quota_id ? ` in quota ${result.event.quota_id}` : ''} at ${result.event.event_at}.`)
@@ -38,7 +39,7 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
       )
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
-    const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
+    const wait = await waitIfAsked(flags.wait, store, this.clock, [projectId], result.deliveries, (t) => this.say(t))
     return {...result, request_id: this.requestId(), wait}
   }
 }

@@ -39,7 +39,8 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
         flags.append ? `${file} holds no members: nothing to append` : `${file} holds no members; to empty the quota's list at the partner, add --allow-empty`,
       )
     }
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     // Progress goes to stderr and only for people: never under --json.
     // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.
     const {SingleBar, Presets} = (await import('cli-progress')).default
@@ -72,7 +73,7 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
       try {
         wait = await waitIfAsked(
           true,
-          db,
+          store,
           this.clock,
           [projectId],
           result.deliveries,

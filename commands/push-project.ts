@@ -55,13 +55,14 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
         ...(flags['custom-text'] === undefined ? {} : {custom_text: flags['custom-text']}),
       }
     }
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     const result = await pushProject(db, input, {partners: flags.partner}, this.clock.now(), this.requestId())
     this.say(formatRecord(result.project as unknown as Record<string, unknown>))
     if (result.closed_quotas.length) this.say(`Closed quotas: ${result.closed_quotas.join(', ')}`)
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
-    const wait = await waitIfAsked(flags.wait, db, this.clock, [result.project.project_id], result.deliveries, (t) => this.say(t))
+    const wait = await waitIfAsked(flags.wait, store, this.clock, [result.project.project_id], result.deliveries, (t) => this.say(t))
     return {...result, request_id: this.requestId(), wait}
   }
 }

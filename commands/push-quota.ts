@@ -28,7 +28,8 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
   async run(): Promise<PushQuotaResult & {request_id: string; wait: WaitSummary | null}> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     let result: PushQuotaResult
     if (flags.file) {
       if (flags['quota-id'] || flags.status) throw new AppError('bad_request', '--quota-id/--status cannot be combined with --file; put them in the file')
@@ -40,7 +41,7 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     this.say(formatRecord({...result.quota, completes: result.completes} as unknown as Record<string, unknown>))
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
-    const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
+    const wait = await waitIfAsked(flags.wait, store, this.clock, [projectId], result.deliveries, (t) => this.say(t))
     return {...result, request_id: this.requestId(), wait}
   }
 }

@@ -123,7 +123,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       )
     }
     const client = await registerClient(
-      (await this.openStore()).db,
+      await this.openStore(),
       {
         ...(flags['client-id'] === undefined ? {} : {client_id: flags['client-id']}),
         name,

@@ -22,12 +22,13 @@ export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
     const npi = await this.need(flags.npi, 'npi', 'NPI')
-    const {db} = await this.openStore()
+    const store = await this.openStore()
+    const {db} = store
     const result = await removeMember(db, projectId, quotaId, npi, this.clock.now(), this.requestId())
     this.say(`Removed ${npi} from quota ${quotaId} (list now ${result.total}).`)
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())
-    const wait = await waitIfAsked(flags.wait, db, this.clock, [projectId], result.deliveries, (t) => this.say(t))
+    const wait = await waitIfAsked(flags.wait, store, this.clock, [projectId], result.deliveries, (t) => this.say(t))
     return {...result, request_id: this.requestId(), wait}
   }
 }

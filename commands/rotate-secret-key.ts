@@ -8,8 +8,9 @@ export default class RotateSecretKey extends BaseCommand<typeof RotateSecretKey>
   static override examples = ['<%= config.bin %> rotate-secret-key --db ./medpanel.db']
 
   async run(): Promise<Rotation & {ended_sessions: number}> {
-    const {db} = await this.openStore()
-    const rotation = await rotateSecretKey(db)
+    const store = await this.openStore()
+    const {db} = store
+    const rotation = await rotateSecretKey(store)
     // The cookie key derives from the store key: whoever had the old one could sign cookies, so
     // every session ends now, in every serve at once (they live in the store).
     const ended = await endEverySession(db, this.clock.now())

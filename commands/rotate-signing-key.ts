@@ -19,7 +19,7 @@ export default class RotateSigningKey extends BaseCommand<typeof RotateSigningKe
   }
 
   async run(): Promise<SigningKeyRotation> {
-    const rotation = await rotateSigningKeys((await this.openStore()).db, this.clock.now(), {immediately: this.flags.now})
+    const rotation = await rotateSigningKeys(await this.openStore(), this.clock.now(), {immediately: this.flags.now})
     this.say(rotationText(rotation))
     return rotation
   }

@@ -177,7 +177,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
   private async seedDemo(running: ServeProcess): Promise<Awaited<ReturnType<typeof seedDemo>> | undefined> {
     try {
       const warn = (line: string) => running.logger.log('warn', `Warning: ${line}`, line)
-      const demo = this.flags.demo ? await seedDemo(running.store.db, running.baseUrl, this.clock.now(), {force: this.flags.force, warn}) : undefined
+      const demo = this.flags.demo ? await seedDemo(running.store, running.baseUrl, this.clock.now(), {force: this.flags.force, warn}) : undefined
       running.readiness.ready = true
       return demo
     } catch (error) {

@@ -112,7 +112,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ClientPatch
     if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
-    const client = await updateClient((await this.openStore()).db, this.args.id, defined, this.clock.now())
+    const client = await updateClient(await this.openStore(), this.args.id, defined, this.clock.now())
     if (f['partner-url'] !== undefined && isInsecurePartnerUrl(f['partner-url'])) insecurePartnerUrlWarning(client.partner_url ?? f['partner-url'])
     this.say(clientRecord(client))
     return client

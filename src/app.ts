@@ -33,7 +33,7 @@ export const SERVICE_VERSION = MEDPANEL_VERSION
  * The interfaces `serve` answers, mounted in this order. A new interface describes itself beside
  * its routes (a ServedInterface) and is added here; its tables and migrations go in src/schema.ts.
  */
-export const SERVED_INTERFACES: readonly ServedInterface<AppSettings>[] = [signonInterface, balanceInterface, conversationsInterface, pulseInterface]
+export const SERVED_INTERFACES: readonly ServedInterface<InterfaceSettings>[] = [signonInterface, balanceInterface, conversationsInterface, pulseInterface]
 
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 
@@ -41,12 +41,12 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * The interface a request is for, from its route template or, when no route matched, its path:
  * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
  */
-function interfaceResolver(served: readonly ServedInterface<AppSettings>[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
+function interfaceResolver(served: readonly ServedInterface<InterfaceSettings>[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
   return (path) => served.find((one) => one.prefixes.some((prefix) => under(path, prefix)))?.label ?? null
 }
 
 /** "a, b and c", first letter capitalised: the interfaces as the OpenAPI description lists them. */
-function listed(served: readonly ServedInterface<AppSettings>[]): string {
+function listed(served: readonly ServedInterface<InterfaceSettings>[]): string {
   const titles = [...served].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0)).map((one) => one.title)
   const text = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '')
   return text.charAt(0).toUpperCase() + text.slice(1)
@@ -56,19 +56,23 @@ function listed(served: readonly ServedInterface<AppSettings>[]): string {
  * What the app is given: the settings every interface shares (AppDeps) and each interface's own,
  * composed here, once, from the types the interfaces declare in their folders.
  */
-export type AppSettings = AppDeps & SignonSettings & ConversationSettings
+export type AppSettings = AppDeps & InterfaceSettings
+
+/** The settings of the interfaces that declare their own. */
+export type InterfaceSettings = SignonSettings & ConversationSettings
 
 /**
  * The whole HTTP service: middleware, one route group per interface, and the single place where
  * errors become responses. `served` is SERVED_INTERFACES but for tests that add one.
  */
-export function createApp(deps: AppSettings, served: readonly ServedInterface<AppSettings>[] = SERVED_INTERFACES): OpenAPIHono {
+export function createApp(deps: AppSettings, served: readonly ServedInterface<InterfaceSettings>[] = SERVED_INTERFACES): OpenAPIHono {
   // One logger for the app and every interface (src/compose.ts builds it; tests pass a sink).
   const logger = deps.logger ?? createLogger(deps.log ?? stderrLog, deps.logFormat)
   const interfaceOf = interfaceResolver(served)
   const ownRouters = served.filter((one) => one.ownRouter).flatMap((one) => one.prefixes)
   const app = new OpenAPIHono({defaultHook: schemaHook(), router: new PrefixSplitRouter(ownRouters)})
-  const metrics = deps.metrics === false ? undefined : typeof deps.metrics === 'object' ? deps.metrics : storeMetrics(deps.db, deps.clock)
+  const {store, metrics: metricsSetting, ...shared} = deps
+  const metrics = metricsSetting === false ? undefined : typeof metricsSetting === 'object' ? metricsSetting : storeMetrics(store, deps.clock)
 
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
   // The HTTP metrics wrap the access log in its layer rather than adding one (src/http/metrics.ts).
@@ -80,7 +84,18 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<Ap
   for (const path of ['/', ...served.flatMap((one) => one.pagePaths ?? [])]) app.use(path, pageHeaders())
 
   serviceRoutes(app, deps, metrics)
-  for (const one of served) app.route('/', one.routes({...deps, logger, metrics}))
+  // The store's parts by name; its keys are read when a route first needs them.
+  const routeDeps = {
+    ...shared,
+    db: store.db,
+    reader: store.reader,
+    get keys() {
+      return store.keys
+    },
+    logger,
+    metrics,
+  }
+  for (const one of served) app.route('/', one.routes(routeDeps))
   registerPartnerWebhooks(app)
   app.doc31('/openapi.json', openApiHead(served))
   app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))
@@ -97,7 +112,7 @@ function serviceRoutes(app: OpenAPIHono, deps: AppSettings, metrics: Metrics | u
     if (deps.readiness && !deps.readiness.ready) {
       return jsonResponse(c, {status: 'starting', reason: deps.readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
     }
-    await deps.db.selectFrom('settings').select('key').limit(1).execute()
+    await deps.store.db.selectFrom('settings').select('key').limit(1).execute()
     return jsonResponse(c, {status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
   })
   if (metrics) {
@@ -107,7 +122,7 @@ function serviceRoutes(app: OpenAPIHono, deps: AppSettings, metrics: Metrics | u
 }
 
 /** The head of /openapi.json: what the service is, and the rule for methods it does not list. */
-function openApiHead(served: readonly ServedInterface<AppSettings>[]) {
+function openApiHead(served: readonly ServedInterface<InterfaceSettings>[]) {
   return {
     openapi: '3.1.0',
     info: {

@@ -17,9 +17,8 @@ import {type ServiceNotifier, serviceNotifier} from './lib/sd-notify.js'
 import type {Metrics} from './metrics/metrics.js'
 import {setPasswordHashSlots} from './registry/throttle.js'
 import {type RunningServer, startServer} from './server.js'
-import type {Db} from './schema.js'
+import type {Db, ServiceStore} from './schema.js'
 import {printableUrl, type Store} from './store/db.js'
-import {keyringOf, readerOf} from './store/handle.js'
 import type {Keyring} from './store/secrets.js'
 import {narrow} from './store/database.js'
 
@@ -104,14 +103,14 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
   const notifier = serviceNotifier({NOTIFY_SOCKET: settings.notifySocket}, (line) => logger.log('warn', `Warning: ${line}`, line))
   onHangup(accessLog, logger, notifier)
   const store = await settings.openStore()
-  const {db} = store
-  const keys = keyringOf(db)
+  // Read now: a store whose keys cannot be had (PostgreSQL without MEDPANEL_SECRET_KEY) stops here.
+  const keys = store.keys
   if (settings.passwordHashes !== undefined) setPasswordHashSlots(settings.passwordHashes)
   if (settings.replicaUrl !== undefined) {
     const replica = printableUrl(settings.replicaUrl)
     logger.log('info', `conversation searches read from the replica ${replica}`, 'searches read from a replica', {replica})
   }
-  const metrics = settings.metrics ? storeMetrics(db, settings.clock) : undefined
+  const metrics = settings.metrics ? storeMetrics(store, settings.clock) : undefined
   // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
   const readiness = {ready: !settings.demo, reason: 'seeding the demo data set'}
   // No request is read before the app exists: it is made straight after the listen callback,
@@ -122,18 +121,18 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
     settings.listen,
   )
   const baseUrl = settings.publicBase ?? server.url
-  app = createApp(appSettings(settings, {db, baseUrl, readiness, metrics, requestLogger, listening: server.url}))
-  const worker = settings.worker ? outboxWorkers(db, settings.clock, baseUrl, settings.logFormat, metrics) : undefined
-  return {store, clock: settings.clock, logger, requestLogger, accessLog, metrics, keys, reader: readerOf(db), notifier, readiness, server, baseUrl, app, worker}
+  app = createApp(appSettings(settings, {store, baseUrl, readiness, metrics, requestLogger, listening: server.url}))
+  const worker = settings.worker ? outboxWorkers(store, settings.clock, baseUrl, settings.logFormat, metrics) : undefined
+  return {store, clock: settings.clock, logger, requestLogger, accessLog, metrics, keys, reader: store.reader, notifier, readiness, server, baseUrl, app, worker}
 }
 
 /** The app's settings from serve's and what the start found out (the store, the listening address). */
 function appSettings(
   settings: ServeSettings,
-  found: {db: Db; baseUrl: string; readiness: Readiness; metrics: Metrics | undefined; requestLogger: Logger; listening: string},
+  found: {store: ServiceStore; baseUrl: string; readiness: Readiness; metrics: Metrics | undefined; requestLogger: Logger; listening: string},
 ): AppSettings {
   return {
-    db: found.db,
+    store: found.store,
     clock: settings.clock,
     baseUrl: found.baseUrl,
     trustProxy: settings.trustProxy,
@@ -152,9 +151,10 @@ function appSettings(
  * transport, counting into the app's registry; their lines go to the batched stderr sink, never
  * to --access-log's file.
  */
-function outboxWorkers(db: Db, clock: Clock, issuer: string, logFormat: LogFormat, metrics: Metrics | undefined): Workers {
-  const delivery = new DeliveryWorker({db: narrow(db), clock, transport: partnerTransport, log: stderrLog, logFormat, metrics})
-  const logout = new LogoutWorker({db: narrow(db), clock, transport: partnerTransport, issuer, log: stderrLog, logFormat, metrics})
+function outboxWorkers(store: ServiceStore, clock: Clock, issuer: string, logFormat: LogFormat, metrics: Metrics | undefined): Workers {
+  const {db, reader, keys} = store
+  const delivery = new DeliveryWorker({db: narrow(db), keys, clock, transport: partnerTransport, log: stderrLog, logFormat, metrics})
+  const logout = new LogoutWorker({db: narrow(db), reader: narrow(reader), keys, clock, transport: partnerTransport, issuer, log: stderrLog, logFormat, metrics})
   return {
     start: () => {
       delivery.start()

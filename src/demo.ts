@@ -1,5 +1,5 @@
 import {AppError} from './errors.js'
-import {narrow} from './store/database.js'
+import {narrow, narrowParts, type StoreParts} from './store/database.js'
 import type {Kysely} from 'kysely'
 import {findClient, findMemberByEmail} from './registry/repository.js'
 import {addMember, getClient, memberView, registerClient, updateClient, type MemberView} from './registry/service.js'
@@ -29,9 +29,10 @@ export interface DemoInfo {
  * Seeds the demo data set and returns what a person needs to try it. Idempotent: a second run
  * finds what the first made (and adds the callback of a new base URL to the client's redirects).
  */
-export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date, options: {force?: boolean; warn?: (line: string) => void} = {}): Promise<DemoInfo> {
+export async function seedDemo(store: StoreParts<Kysely<Database>>, baseUrl: string, now: Date, options: {force?: boolean; warn?: (line: string) => void} = {}): Promise<DemoInfo> {
+  const {db} = store
   const redirectUri = `${baseUrl}/demo/callback`
-  await ensureDemoClient(db, redirectUri, now, options)
+  await ensureDemoClient(store, redirectUri, now, options)
   const client = await getClient(narrow(db), DEMO_CLIENT_ID)
   const member = await ensureDemoMember(db, now)
 
@@ -61,18 +62,19 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string, now: Date,
  * Registers the demo client, or adds this base URL's callback to the one already there. Refused
  * in a store that holds clients or members the demo did not make, unless forced.
  */
-async function ensureDemoClient(db: Kysely<Database>, redirectUri: string, now: Date, options: {force?: boolean; warn?: (line: string) => void}): Promise<void> {
+async function ensureDemoClient(store: StoreParts<Kysely<Database>>, redirectUri: string, now: Date, options: {force?: boolean; warn?: (line: string) => void}): Promise<void> {
+  const {db} = store
   const existing = await findClient(narrow(db), DEMO_CLIENT_ID)
   if (existing) {
     const uris = existing.redirect_uris
-    if (!uris.includes(redirectUri)) await updateClient(narrow(db), DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
+    if (!uris.includes(redirectUri)) await updateClient(narrowParts(store), DEMO_CLIENT_ID, {redirect_uris: [...uris, redirectUri]}, now)
     const logoutUris = existing.post_logout_redirect_uris
-    if (!logoutUris.includes(redirectUri)) await updateClient(narrow(db), DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
+    if (!logoutUris.includes(redirectUri)) await updateClient(narrowParts(store), DEMO_CLIENT_ID, {post_logout_redirect_uris: [...logoutUris, redirectUri]}, now)
     return
   }
   await refuseForeignStore(db, options)
   await registerClient(
-    narrow(db),
+    narrowParts(store),
     {
       name: 'Demo Research Partner',
       url: 'https://partner.example.com',

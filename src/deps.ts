@@ -2,7 +2,7 @@ import type {SubApp} from './http/env.js'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat, Logger} from './lib/log.js'
 import type {Metrics} from './metrics/metrics.js'
-import type {StoreHandle} from './store/database.js'
+import type {StoreParts} from './store/database.js'
 
 /**
  * What the HTTP app needs from the outside world that every interface may read; tests pass fakes
@@ -11,7 +11,8 @@ import type {StoreHandle} from './store/database.js'
  * from this and those (AppSettings): nothing here names an interface, and nothing adds to it.
  */
 export interface AppDeps {
-  db: StoreHandle
+  /** The open store: its connection, the read-only connection plain reads go to, its keys. */
+  store: StoreParts
   clock: Clock
   /**
    * Where the service is reachable: the OAuth issuer and every absolute link. `serve` always gives
@@ -65,12 +66,13 @@ export interface Readiness {
 }
 
 /**
- * What an interface's routes are given: the shared settings, the one logger and the one metrics
- * registry the app settled on (undefined with metrics off), and the interface's own settings `S`.
- * Whatever counts below a route is handed the registry (or its own set of it) by the route: no
- * layer looks it up from the store.
+ * What an interface's routes are given: the shared settings, the store's parts by name (its
+ * connection `db`, its `reader`, its `keys`), the one logger and the one metrics registry the app
+ * settled on (undefined with metrics off), and the interface's own settings `S`. A service below
+ * a route is handed what it uses (the registry, the reader, the keys, or the route's deps as its
+ * StoreParts) by the route: no layer looks any of them up from a connection.
  */
-export type RouteDeps<S extends object = object> = Omit<AppDeps, 'metrics'> & {logger: Logger; metrics: Metrics | undefined} & S
+export type RouteDeps<S extends object = object> = Omit<AppDeps, 'metrics' | 'store'> & StoreParts & {logger: Logger; metrics: Metrics | undefined} & S
 
 /**
  * One interface as the app serves it. Each interface describes itself beside its routes, and

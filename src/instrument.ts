@@ -8,9 +8,9 @@ import type {Clock} from './lib/clock.js'
 import {type MetricSet, Metrics} from './metrics/metrics.js'
 import {registryMetrics} from './registry/metrics.js'
 import {passwordHashCounts} from './registry/throttle.js'
-import type {Db} from './schema.js'
+import type {ServiceStore} from './schema.js'
 import type {StoreHandle} from './store/database.js'
-import {cachesListening, poolCounts, readerOf, storeFile} from './store/handle.js'
+import {cachesListening, poolCounts, storeFile} from './store/handle.js'
 import {writeStats} from './store/transactions.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
@@ -20,6 +20,8 @@ import {SERVICE_SCHEMA} from './schema.js'
 interface Scope {
   /** Untyped: each set's gauges read it as the view of the tables their own part may see. */
   db: StoreHandle
+  /** Where the gauges' reads go (Store.reader), so a scrape never waits behind a batch of writes. */
+  reader: StoreHandle
   clock: Clock
   passwordHashes(): {running: number; waiting: number}
 }
@@ -41,17 +43,18 @@ const registries = new WeakMap<object, Metrics>()
  * when scraped, on the read-only connection where there is one, so a scrape never waits behind a
  * batch of writes.
  */
-export function storeMetrics(db: Db, clock: Clock): Metrics {
+export function storeMetrics(store: ServiceStore, clock: Clock): Metrics {
+  const {db, reader} = store
   const made = registries.get(db)
   if (made) return made
   const postgres = storeKind(db) === 'postgres'
   const sources = {
-    migrationsApplied: () => appliedMigrations(readerOf(db), SERVICE_SCHEMA),
+    migrationsApplied: () => appliedMigrations(reader, SERVICE_SCHEMA),
     ...(postgres
       ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}
       : {sqliteWalBytes: () => walBytes(storeFile(db))}),
   }
-  const metrics = new Metrics<Scope>(sources, DECLARED_METRICS, {db, clock, passwordHashes: passwordHashCounts})
+  const metrics = new Metrics<Scope>(sources, DECLARED_METRICS, {db, reader, clock, passwordHashes: passwordHashCounts})
   registries.set(db, metrics)
   writeStats(db).onCommit = (seconds, transactions) => {
     metrics.store.commitDuration.observe(seconds)

@@ -14,6 +14,7 @@ import type {GrantTables, GrantsView} from './grants/tables.js'
 import type {RegistryTables, RegistryView} from './registry/tables.js'
 import {migrations as registry} from './registry/migrations/index.js'
 import {openStore as openStoreWith, type Store, type StoreOptions} from './store/db.js'
+import type {StoreParts} from './store/database.js'
 import type {AnyMigration} from './store/migration-types.js'
 import type {Schema} from './store/migrate.js'
 import {migrations as store} from './store/migrations/index.js'
@@ -30,7 +31,8 @@ export type Database = RegistryTables & GrantTables & SignonTables & Conversatio
 /** A handle on the whole schema (the app layer and the commands); lower layers narrow it (store/database.ts). */
 export type Db = Kysely<Database>
 /** A store opened on the whole schema (openStore below). */
-export type ServiceStore = Store<Database>
+/** What a service is handed of medpanel's open store (StoreParts): its connection, reader and keys. */
+export type ServiceStore = StoreParts<Db>
 
 /*
  * Each layer's and interface's view (its own tables and the layers' below) must be part of the

@@ -3,10 +3,10 @@ import {calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, type J
 import {config} from '../config.js'
 import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
-import {keyringOf} from '../store/handle.js'
 import {writeTransaction} from '../store/transactions.js'
 import type {GrantsDb as Db} from './tables.js'
-import {derivedKey} from '../store/secrets.js'
+import type {StoreParts} from '../store/database.js'
+import {derivedKey, type Keyring} from '../store/secrets.js'
 
 /**
  * DPoP (RFC 9449): a client proves, at each request, that it holds the private key its tokens
@@ -38,8 +38,8 @@ export type ProofSite = 'token endpoint' | 'resource'
 const MEMBERS_OF_PRIVATE_KEYS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
 
 /** The refusal of a request at `site`, with the DPoP challenge at a resource (RFC 9449 §7.1). */
-export function dpopRefusal(site: ProofSite, code: 'invalid_dpop_proof' | 'use_dpop_nonce' | 'invalid_token', why: string, db?: Db, now?: Date): AppError {
-  const nonceHeader = code === 'use_dpop_nonce' && db && now ? {'DPoP-Nonce': currentNonce(db, now)} : undefined
+export function dpopRefusal(site: ProofSite, code: 'invalid_dpop_proof' | 'use_dpop_nonce' | 'invalid_token', why: string, keys?: Keyring, now?: Date): AppError {
+  const nonceHeader = code === 'use_dpop_nonce' && keys && now ? {'DPoP-Nonce': currentNonce(keys, now)} : undefined
   if (site === 'token endpoint') return new AppError(code, why, {headers: nonceHeader})
   const challenge: Challenge = {scheme: 'DPoP', error: code, algs: DPOP_ALGS.join(' ')}
   return new AppError(code, why, {status: 401, challenge, headers: nonceHeader})
@@ -50,7 +50,7 @@ export function dpopRefusal(site: ProofSite, code: 'invalid_dpop_proof' | 'use_d
  * `jkt` a token is bound to). Throws the refusal for `site`: invalid_dpop_proof with the reason,
  * or use_dpop_nonce with a fresh nonce in the DPoP-Nonce header.
  */
-export async function checkProof(db: Db, proof: string, target: ProofTarget, site: ProofSite, now: Date): Promise<string> {
+export async function checkProof({db, keys}: Pick<StoreParts<Db>, 'db' | 'keys'>, proof: string, target: ProofTarget, site: ProofSite, now: Date): Promise<string> {
   const refuse = (why: string) => dpopRefusal(site, 'invalid_dpop_proof', `DPoP proof: ${why}`)
   const {key, jkt} = await proofKey(proof, refuse)
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
@@ -68,8 +68,8 @@ export async function checkProof(db: Db, proof: string, target: ProofTarget, sit
     throw refuse(`iat must be within the last ${config.grants.dpopProofSeconds} seconds (make a new proof for every request)`)
   }
   if (target.accessToken !== undefined && payload.ath !== accessTokenHash(target.accessToken)) throw refuse('ath is not the hash of the access token sent with it')
-  if (typeof payload.nonce !== 'string' || !isCurrentNonce(db, payload.nonce, now)) {
-    throw dpopRefusal(site, 'use_dpop_nonce', 'DPoP proof: use the nonce in the DPoP-Nonce header of this answer', db, now)
+  if (typeof payload.nonce !== 'string' || !isCurrentNonce(keys, payload.nonce, now)) {
+    throw dpopRefusal(site, 'use_dpop_nonce', 'DPoP proof: use the nonce in the DPoP-Nonce header of this answer', keys, now)
   }
   const jti = payload.jti!
   if (jti === '' || jti.length > 256) throw refuse('jti must be a string of 1 to 256 characters')
@@ -164,27 +164,27 @@ async function spendProof(db: Db, jkt: string, jti: string, expiresAt: string, n
  * nonce of the period before is still accepted, so a client that just got one is never turned
  * away at a period's turn.
  */
-const nonces = new WeakMap<object, {key: Buffer; period: number; current: string; previous: string}>()
+const nonces = new WeakMap<Keyring, {key: Buffer; period: number; current: string; previous: string}>()
 
-function nonceState(db: Db, now: Date) {
+function nonceState(keys: Keyring, now: Date) {
   const period = Math.floor(now.getTime() / 1000 / config.grants.dpopNonceSeconds)
-  let state = nonces.get(db)
+  let state = nonces.get(keys)
   if (!state || state.period !== period) {
-    const key = state?.key ?? derivedKey(keyringOf(db), 'dpop nonces')
+    const key = state?.key ?? derivedKey(keys, 'dpop nonces')
     const make = (n: number) => createHmac('sha256', key).update(String(n)).digest('base64url')
     state = {key, period, current: make(period), previous: make(period - 1)}
-    nonces.set(db, state)
+    nonces.set(keys, state)
   }
   return state
 }
 
 /** The nonce a client should put in its next proof. */
-export function currentNonce(db: Db, now: Date): string {
-  return nonceState(db, now).current
+export function currentNonce(keys: Keyring, now: Date): string {
+  return nonceState(keys, now).current
 }
 
-function isCurrentNonce(db: Db, nonce: string, now: Date): boolean {
-  const state = nonceState(db, now)
+function isCurrentNonce(keys: Keyring, nonce: string, now: Date): boolean {
+  const state = nonceState(keys, now)
   return sameText(nonce, state.current) || sameText(nonce, state.previous)
 }
 

@@ -1,7 +1,7 @@
 import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
 import {sha256} from '../lib/hashing.js'
-import {readerOf} from '../store/handle.js'
+import type {StoreParts} from '../store/database.js'
 import {writeTransaction} from '../store/transactions.js'
 import type {GrantsDb as Db} from './tables.js'
 import {grantsSchema} from './names.js'
@@ -44,10 +44,11 @@ function tokenHash(token: string): string {
 /**
  * Resolves a presented bearer token to a live grant, or says why it is dead. "Live" is the spec's
  * "active": known, unexpired, unrevoked, its client not expired, its member (if any) active.
+ * Only reads: the caller gives where (the store's reader, or a transaction that must see its writes).
  */
-export async function resolveToken(db: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
+export async function resolveToken(reader: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
   if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
-  const row = await repo.findTokenWithOwners(readerOf(db), tokenHash(token))
+  const row = await repo.findTokenWithOwners(reader, tokenHash(token))
   if (!row) return {dead: 'The access token is invalid'}
   if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
   const grant = grantOf(row)
@@ -130,11 +131,11 @@ export interface PresentedToken {
  * member, noted as used. A dead one is refused with invalid_token (401), the reason it is dead as
  * the message.
  */
-export async function presentToken(db: Db, presented: PresentedToken, now: Date): Promise<LiveToken> {
-  const live = await resolveToken(db, presented.token, now)
+export async function presentToken(store: StoreParts<Db>, presented: PresentedToken, now: Date): Promise<LiveToken> {
+  const live = await resolveToken(store.reader, presented.token, now)
   if ('dead' in live) throw presented.scheme === 'DPoP' ? dpopRefusal('resource', 'invalid_token', live.dead) : new AppError('invalid_token', live.dead, {challenge: DEAD_TOKEN})
-  if (live.dpopJkt !== null || presented.scheme === 'DPoP') await checkPossession(db, live, presented, now)
-  if (live.memberId !== null) noteTokenUse(db, presented.token, now)
+  if (live.dpopJkt !== null || presented.scheme === 'DPoP') await checkPossession(store, live, presented, now)
+  if (live.memberId !== null) noteTokenUse(store.db, presented.token, now)
   return live
 }
 
@@ -142,11 +143,11 @@ export async function presentToken(db: Db, presented: PresentedToken, now: Date)
  * A DPoP-bound token is good only with the DPoP scheme and a proof signed by its key; a bearer
  * token only with the Bearer scheme (RFC 9449 §7.1), so nobody mistakes what they hold.
  */
-async function checkPossession(db: Db, live: LiveToken, presented: PresentedToken, now: Date): Promise<void> {
+async function checkPossession(store: StoreParts<Db>, live: LiveToken, presented: PresentedToken, now: Date): Promise<void> {
   if (live.dpopJkt === null) throw dpopRefusal('resource', 'invalid_token', 'This access token is not bound to a DPoP key: send it with the Bearer scheme')
   if (presented.scheme !== 'DPoP') throw dpopRefusal('resource', 'invalid_token', 'This access token is bound to a DPoP key: send it as "DPoP <token>" with a DPoP proof')
   if (presented.proof === undefined) throw dpopRefusal('resource', 'invalid_dpop_proof', 'A DPoP proof is required with a DPoP-bound access token')
   const target = {htm: presented.htm, htu: presented.htu, accessToken: presented.token}
-  const jkt = await checkProof(db, presented.proof, target, 'resource', now)
+  const jkt = await checkProof(store, presented.proof, target, 'resource', now)
   if (jkt !== live.dpopJkt) throw dpopRefusal('resource', 'invalid_token', 'The DPoP proof is signed with another key than the one this access token is bound to')
 }

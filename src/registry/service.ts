@@ -5,7 +5,8 @@ import {iso} from '../lib/clock.js'
 import {hashPassword, matchesDigest, sha256} from '../lib/hashing.js'
 import {newClientId, randomToken} from '../lib/ids.js'
 import {parseInput} from '../lib/validate.js'
-import {readerOf, sealSecret} from '../store/handle.js'
+import type {StoreParts} from '../store/database.js'
+import {seal} from '../store/secrets.js'
 import {writeTransaction} from '../store/transactions.js'
 import {versionCache} from '../store/version-cache.js'
 import {toJsonText} from '../store/json.js'
@@ -64,9 +65,9 @@ export interface RegisteredClient extends ClientView {
  * A client without a secret (token_endpoint_auth_method none, a public client, or private_key_jwt,
  * which proves itself with its keys) is registered without one: its view alone comes back.
  */
-export async function registerClient(db: Db, input: NewClientInput & {token_endpoint_auth_method: 'none' | 'private_key_jwt'}, now: Date): Promise<ClientView>
-export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient>
-export async function registerClient(db: Db, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient | ClientView> {
+export async function registerClient(store: StoreParts<Db>, input: NewClientInput & {token_endpoint_auth_method: 'none' | 'private_key_jwt'}, now: Date): Promise<ClientView>
+export async function registerClient(store: StoreParts<Db>, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient>
+export async function registerClient({db, keys}: StoreParts<Db>, input: NewClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient | ClientView> {
   const client = parseInput(newClientSchema, input)
   const id = fixed?.id ?? client.client_id ?? newClientId()
   if (client.client_id !== undefined && (await repo.findClient(db, client.client_id))) {
@@ -99,8 +100,8 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
     partner_url: client.partner_url?.replace(/\/+$/, '') ?? null,
     partner_username: client.partner_username,
     // Sent to the partner later, so kept reversible, but sealed: the database alone does not open them.
-    partner_password: client.partner_password === null ? null : sealSecret(db, client.partner_password),
-    signing_secret: client.signing_secret === null ? null : sealSecret(db, client.signing_secret),
+    partner_password: client.partner_password === null ? null : seal(keys, client.partner_password),
+    signing_secret: client.signing_secret === null ? null : seal(keys, client.signing_secret),
     created_at: stamp,
     updated_at: stamp,
   })
@@ -112,7 +113,7 @@ export async function registerClient(db: Db, input: NewClientInput, now: Date, f
  * Applies an operator's change. Expiring a client, or altering its agreed token lifetime, kills
  * every token it holds (the spec's token-life table), in the same transaction as the change.
  */
-export async function updateClient(db: Kysely<Database>, id: string, input: ClientPatch, now: Date): Promise<ClientView & {revoked_tokens: number}> {
+export async function updateClient({db, keys}: StoreParts<Kysely<Database>>, id: string, input: ClientPatch, now: Date): Promise<ClientView & {revoked_tokens: number}> {
   const patch = parseInput(clientPatchSchema, input)
   return writeTransaction(db, async (trx) => {
     const row = await getClientRow(trx, id)
@@ -149,8 +150,8 @@ export async function updateClient(db: Kysely<Database>, id: string, input: Clie
       expired_at: patch.expire === undefined ? row.expired_at : patch.expire ? (row.expired_at ?? stamp) : null,
       partner_url: patch.partner_url === undefined ? row.partner_url : (patch.partner_url?.replace(/\/+$/, '') ?? null),
       partner_username: patch.partner_username === undefined ? row.partner_username : patch.partner_username,
-      partner_password: patch.partner_password === undefined ? row.partner_password : patch.partner_password === null ? null : sealSecret(trx, patch.partner_password),
-      signing_secret: patch.signing_secret === undefined ? row.signing_secret : patch.signing_secret === null ? null : sealSecret(trx, patch.signing_secret),
+      partner_password: patch.partner_password === undefined ? row.partner_password : patch.partner_password === null ? null : seal(keys, patch.partner_password),
+      signing_secret: patch.signing_secret === undefined ? row.signing_secret : patch.signing_secret === null ? null : seal(keys, patch.signing_secret),
       updated_at: stamp,
     }
     if (grants.includes('partner')) {
@@ -195,8 +196,8 @@ const recentClient = versionCache<string, Client | undefined>(config.caches.clie
  * against the caller's address (registry/throttle.ts), and past its allowance is thrown as 429
  * instead of answered undefined.
  */
-export async function authenticateClient(db: Db, id: string, secret: string, attempt?: GuessAttempt): Promise<Client | undefined> {
-  const row = await recentClient(readerOf(db), id, () => repo.findClient(readerOf(db), id))
+export async function authenticateClient({db, reader}: StoreParts<Db>, id: string, secret: string, attempt?: GuessAttempt): Promise<Client | undefined> {
+  const row = await recentClient(reader, id, () => repo.findClient(reader, id))
   // The digest is remembered only for a secret that matched, and is compared with the client's
   // current one, so a rotated secret is refused at once.
   if (row !== undefined && matchedSecrets.get(secret) === row.secret_hash) return row

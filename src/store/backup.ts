@@ -1,8 +1,8 @@
-import {sql, type Kysely} from 'kysely'
+import {sql} from 'kysely'
 import {chmodSync, constants, copyFileSync, existsSync, renameSync, rmSync, statSync} from 'node:fs'
 import {AppError} from '../errors.js'
 import {openSqlite} from './db.js'
-import {keyringOf} from './handle.js'
+import type {StoreParts} from './database.js'
 import {createNewFile, fileAccessProblem} from './file-access.js'
 import {keyFileOf, writeKeyFile} from './secrets.js'
 
@@ -20,9 +20,8 @@ export interface BackupResult {
  * readers and a writer run together). It works the same on both SQLite drivers. The store's keys
  * are written beside the copy (0600): without them its sealed secrets cannot be opened.
  */
-export async function backupStore(db: Kysely<any>, to: string): Promise<BackupResult> {
+export async function backupStore({db, keys: keyring}: StoreParts, to: string): Promise<BackupResult> {
   if (existsSync(to)) throw new Error(`${to} already exists; back up to a new file`)
-  const keyring = keyringOf(db)
   // The copy holds what the store holds (members, withdrawal details): readable by its owner only,
   // like the store, from its first byte. VACUUM INTO fills an empty file made here 0600 ('wx':
   // never one that appeared meanwhile); the chmod covers a umask that took bits away.

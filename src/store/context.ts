@@ -1,19 +1,15 @@
 import type {PoolCounts} from '../metrics/metrics.js'
-import type {Keyring} from './secrets.js'
 
-/** What a store handle carries besides its connection: its content version and its keys. */
+/**
+ * What a store handle's connection is, for the store layer's own use (its writers, caches and
+ * fast paths): which database, its content version, its synchronous executor. What services are
+ * handed (the reader, the keys) is on the Store that openStore returns, not here.
+ */
 export interface StoreContext {
   /** Which database the handle talks to; SQLite when unset. */
   kind?: 'sqlite' | 'postgres'
   /** Changes whenever the store's content may have; undefined where the driver cannot tell. */
   version?: () => number | undefined
-  /** The store's keys, loaded (or, for a new store, made) on first use. */
-  keyring: () => Keyring
-  /**
-   * A second, read-only connection to the same file, for plain reads that must not queue behind
-   * a batch of writes on the writer's connection (WAL lets it read while the writer writes).
-   */
-  reader?: object
   /**
    * Runs one statement synchronously on the connection itself, past Kysely's connection queue,
    * and returns its rows (SQLite only). Only for a caller that holds the connection already: a
@@ -50,12 +46,12 @@ export function contextOf(db: object): StoreContext | undefined {
 }
 
 /**
- * A connection or transaction taken from a store handle answers for the same store, but reads
- * inside a transaction stay on that transaction (they must see its own writes).
+ * A connection or transaction taken from a store handle answers for the same store, but a
+ * transaction has no replica: its reads stay on it (they must see its own writes).
  */
 export function inheritContext(child: object, parent: object): void {
   const context = contexts.get(parent)
-  if (context) contexts.set(child, {...context, reader: undefined, replica: undefined})
+  if (context) contexts.set(child, {...context, replica: undefined})
 }
 
 /** The synchronous executor of a connection nobody else uses (StoreContext.exclusive), if this is one. */

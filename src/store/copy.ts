@@ -1,6 +1,7 @@
 import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {existsSync} from 'node:fs'
-import {keyringOf, storeFile} from './handle.js'
+import type {StoreParts} from './database.js'
+import {storeFile} from './handle.js'
 import {readTransaction, writeTransaction} from './transactions.js'
 import {storeKind} from './dialect.js'
 import {SEALED_COLUMNS} from './key-rotation.js'
@@ -106,7 +107,9 @@ async function foreignKeyOrder(db: Kysely<any>, tables: string[]): Promise<strin
   return ordered
 }
 
-export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTable?: (copied: CopiedTable) => void): Promise<CopyResult> {
+export async function copyStore(from: StoreParts, to: StoreParts, onTable?: (copied: CopiedTable) => void): Promise<CopyResult> {
+  const source = from.db
+  const target = to.db
   if (storeKind(source) === storeKind(target)) throw new Error('copy-store copies between SQLite and PostgreSQL: one of the two stores must be each')
   const sourceTables = await tablesOf(source)
   const targetTables = await tablesOf(target)
@@ -115,8 +118,8 @@ export async function copyStore(source: Kysely<any>, target: Kysely<any>, onTabl
   const order = await foreignKeyOrder(storeKind(source) === 'postgres' ? source : target, shared)
   await refuseFilledTarget(target, order)
 
-  const opening = sourceKeys(source)
-  const sealing = targetKeys(target)
+  const opening = sourceKeys(from)
+  const sealing = targetKeys(to)
   let resealed = 0
   const reseal = (table: string, row: Record<string, unknown>) => {
     for (const column of SEALED_COLUMNS[table]?.columns ?? []) {
@@ -197,9 +200,9 @@ async function refuseFilledTarget(target: Kysely<any>, tables: string[]): Promis
  * even when MEDPANEL_SECRET_KEY is set for the PostgreSQL side; one that never had a key file was
  * sealed with the variable's key.
  */
-function sourceKeys(db: Kysely<any>): Keyring {
+function sourceKeys({db, keys}: StoreParts): Keyring {
   const file = storeFile(db)
-  return storeKind(db) === 'sqlite' && file && existsSync(keyFileOf(file)) ? loadKeyring(file, null) : keyringOf(db)
+  return storeKind(db) === 'sqlite' && file && existsSync(keyFileOf(file)) ? loadKeyring(file, null) : keys
 }
 
 /**
@@ -207,9 +210,9 @@ function sourceKeys(db: Kysely<any>): Keyring {
  * made here), as any new store does, whatever MEDPANEL_SECRET_KEY holds: the copy then opens on a
  * machine that has no such variable (a laptop).
  */
-function targetKeys(db: Kysely<any>): Keyring {
+function targetKeys({db, keys}: StoreParts): Keyring {
   const file = storeFile(db)
-  return storeKind(db) === 'sqlite' && file ? loadKeyring(file, null) : keyringOf(db)
+  return storeKind(db) === 'sqlite' && file ? loadKeyring(file, null) : keys
 }
 
 /**

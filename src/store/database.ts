@@ -1,4 +1,5 @@
 import type {Kysely} from 'kysely'
+import type {Keyring} from './secrets.js'
 
 /*
  * The store knows no table. Each layer and interface declares the tables it owns in its folder's
@@ -25,3 +26,20 @@ export function narrow<Wide extends Narrow, Narrow>(db: Kysely<Wide>): Kysely<Na
  * composition root (src/schema.ts) checks that the composed schema holds every interface's tables.
  */
 export type StoreHandle = Kysely<any>
+
+/**
+ * What a service is handed of an open store: its connection, where its plain reads go, its keys.
+ * The composition root (src/compose.ts, a command's store helper, a test) opens the store and
+ * hands these down; nothing below it looks them up from a connection.
+ */
+export interface StoreParts<Handle extends Kysely<any> = Kysely<any>> {
+  db: Handle
+  /** Where plain reads go (Store.reader). */
+  reader: Handle
+  readonly keys: Keyring
+}
+
+/** The same parts, their handles typed against fewer tables (as `narrow` does for one handle). */
+export function narrowParts<Wide extends Narrow, Narrow>(store: StoreParts<Kysely<Wide>>): StoreParts<Kysely<Narrow>> {
+  return store as unknown as StoreParts<Kysely<Narrow>>
+}

@@ -41,7 +41,7 @@ export interface StoreOptions {
    */
   inspect?: boolean
   /**
-   * Also open a read-only connection for plain reads (see `readerOf`): what `serve` does, so reads
+   * Also open a read-only connection for plain reads (Store.reader): what `serve` does, so reads
    * are answered while the writer's connection is busy with a batch. Ignored for in-memory stores.
    */
   reader?: boolean
@@ -73,6 +73,14 @@ export interface StoreOptions {
  */
 export interface Store<DB = any> {
   db: Kysely<DB>
+  /**
+   * Where plain reads go (one statement, or several that need no common snapshot): the store's
+   * read-only connection when it was opened with one (StoreOptions.reader), else `db` itself. A
+   * read inside a transaction reads through the transaction instead: it must see its own writes.
+   */
+  reader: Kysely<DB>
+  /** The keys that seal this store's secrets (secrets.ts): loaded, or made for a new store, on first use. */
+  readonly keys: Keyring
   kind: StoreKind
   close(): Promise<void>
 }
@@ -162,12 +170,12 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   const db = new Kysely<DB>({dialect})
   recordHandle(db, {cacheStats: stats, image: serialize, file})
   let reader: Kysely<DB> | undefined
+  // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
+  let keys: Keyring | undefined
+  const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
   try {
-    // Loaded on first use: a store that never seals anything (the reference partner's) gets no key file.
-    let keys: Keyring | undefined
-    const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
     const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
-    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(writeLanes ? {writeLanes} : {}), keyring})
+    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(writeLanes ? {writeLanes} : {})})
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)
@@ -180,12 +188,11 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
     if (options.reader && !options.readonly && file !== undefined && file !== ':memory:' && file !== '') {
       const handle = withStatementCache(await openSqlite(file, {readonly: true}))
       reader = new Kysely<DB>({dialect: new SqliteDialect({database: handle})})
-      setContext(reader, {kind, version: handle.version, keyring})
-      setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), keyring, reader})
+      setContext(reader, {kind, version: handle.version})
     }
     if (options.replicaUrl !== undefined) {
       if (kind !== 'postgres') throw new AppError('bad_request', 'a read replica applies to a PostgreSQL store only')
-      const replica = await openReplica(db, options.replicaUrl, {poolSize: options.poolSize}, (handle) => setContext(handle, {kind, keyring}))
+      const replica = await openReplica(db, options.replicaUrl, {poolSize: options.poolSize}, (handle) => setContext(handle, {kind}))
       contextOf(db)!.replica = replica.db
       onStoreClose(db as Kysely<any>, () => replica.db.destroy())
     }
@@ -213,6 +220,10 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   }
   return {
     db,
+    reader: reader ?? db,
+    get keys() {
+      return keyring()
+    },
     kind,
     close: async () => {
       const pending = takeClosers(db)

@@ -1,12 +1,12 @@
 import {sql, type Kysely} from 'kysely'
 import {contextOf, type StoreContext} from './context.js'
 import {storeKind} from './dialect.js'
-import {seal, unseal, type Keyring} from './secrets.js'
 import type {StatementCacheStats} from './sqlite/handle.js'
 
 /*
  * What a store handle carries besides its connection, as openStore (db.ts) gave it: its file, its
- * statement cache, its read-only connection and replica, its keys, what runs when it closes.
+ * statement cache, its replica, what runs when it closes. The read-only connection and the keys
+ * are not here: they are fields of the Store itself, handed to the services that use them.
  */
 
 const cacheStats = new WeakMap<object, () => StatementCacheStats>()
@@ -92,35 +92,9 @@ export function storeVersion(db: Kysely<any>): number | undefined {
 }
 
 /**
- * Where a plain read (one statement, or several that need no common snapshot) should go: the
- * store's read-only connection when it has one, else `db` itself. Inside a transaction it is the
- * transaction, so a request sees its own writes.
- */
-export function readerOf<DB>(db: Kysely<DB>): Kysely<DB> {
-  return (contextOf(db)?.reader as Kysely<DB> | undefined) ?? db
-}
-
-/**
  * Where a search that may lag the primary by a moment reads: the store's read replica when it was
  * opened with one (StoreOptions.replicaUrl), else `db` itself.
  */
 export function replicaOf<DB>(db: Kysely<DB>): Kysely<DB> {
   return (contextOf(db)?.replica as Kysely<DB> | undefined) ?? db
-}
-
-/** The keys that seal this store's secrets (see secrets.ts). */
-export function keyringOf(db: Kysely<any>): Keyring {
-  const context = contextOf(db)
-  if (!context) throw new Error('this database handle was not opened by openStore')
-  return context.keyring()
-}
-
-/** Seals a secret for storage in this store. */
-export function sealSecret(db: Kysely<any>, plaintext: string): string {
-  return seal(keyringOf(db), plaintext)
-}
-
-/** Opens a secret this store holds sealed. */
-export function openSecret(db: Kysely<any>, stored: string): string {
-  return unseal(keyringOf(db), stored)
 }

@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {keyringOf} from './handle.js'
+import type {StoreParts} from './database.js'
 import {writeTransaction} from './transactions.js'
 import {isSealed, type Keyring, keyId, newKey, seal, unseal, writeKeyFile} from './secrets.js'
 
@@ -29,8 +29,7 @@ export interface Rotation {
  * one, so members sign in again afterwards, once each running `serve` has restarted: a process
  * keeps the cookie key it derived until it stops (docs/operations.md, a leaked key).
  */
-export async function rotateSecretKey(db: Kysely<any>): Promise<Rotation> {
-  const keyring = keyringOf(db)
+export async function rotateSecretKey({db, keys: keyring}: StoreParts): Promise<Rotation> {
   const source = keyring.source
   if (source.kind === 'ephemeral') throw new Error('an in-memory store has no key to rotate')
   const previous = [...keyring.keys.values()]

@@ -8,7 +8,7 @@ describe('GET /', () => {
 
   it('on a demo site: what this is, the reference, a sign-in link that starts the demo flow, calls to copy', async () => {
     ctx = await freshApp({demo: true})
-    await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
+    await seedDemo(ctx.store, 'http://127.0.0.1:8080', ctx.clock.now())
     const res = await ctx.app.request('http://127.0.0.1:8080/')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/html/)
@@ -29,7 +29,7 @@ describe('GET /', () => {
 
   it("on a demo site: the conversations call's window is the last 365 days, inside the demo's posts", async () => {
     ctx = await freshApp({demo: true})
-    await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
+    await seedDemo(ctx.store, 'http://127.0.0.1:8080', ctx.clock.now())
     const page = (await (await ctx.app.request('http://127.0.0.1:8080/')).text()).replace(/&amp;/g, '&').replace(/&quot;/g, '"')
     const url = new URL(/curl -s "(http:\/\/127\.0\.0\.1:8080\/conversations\/summary\?[^"]+)"/.exec(page)?.[1] ?? 'http://missing/')
     const end = Date.parse(url.searchParams.get('end') ?? '')

@@ -110,7 +110,7 @@ async function send(path: string, method: string, op: Operation): Promise<Respon
 
 beforeAll(async () => {
   ctx = await freshApp({demo: true})
-  await seedDemo(ctx.db, ORIGIN, ctx.clock.now())
+  await seedDemo(ctx.store, ORIGIN, ctx.clock.now())
   doc = (await (await ctx.app.request('/openapi.json')).json()) as Document
 })
 afterAll(() => ctx.store.close())

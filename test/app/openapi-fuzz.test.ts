@@ -50,7 +50,7 @@ describe('every documented operation, fuzzed', () => {
 
   beforeAll(async () => {
     ctx = await freshApp({demo: true})
-    await seedDemo(ctx.db, 'http://localhost', ctx.clock.now())
+    await seedDemo(ctx.store, 'http://localhost', ctx.clock.now())
     // The first read of the key set makes the ID-token signing keys: done here, so the fuzzed
     // requests below meet a store in which any row they change is a real change.
     expect((await ctx.app.request('/oauth/jwks')).status).toBe(200)
@@ -186,7 +186,7 @@ describe('documented request bodies with repeated keys and deep nesting', () => 
 
   beforeAll(async () => {
     ctx = await freshApp({demo: true})
-    await seedDemo(ctx.db, 'http://localhost', ctx.clock.now())
+    await seedDemo(ctx.store, 'http://localhost', ctx.clock.now())
     type Op = {parameters?: BodyOperation['parameters']; requestBody?: {content: Record<string, {example?: Record<string, unknown>}>}}
     const doc = (await (await ctx.app.request('/openapi.json')).json()) as {paths: Record<string, Record<string, Op>>}
     operations = Object.entries(doc.paths).flatMap(([path, ops]) =>

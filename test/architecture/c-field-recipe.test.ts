@@ -53,7 +53,7 @@ describe("the recipe for adding a field to C's withdrawal", () => {
   it("documents the schema's own fields, so /openapi.json follows a new one", async () => {
     const store = await openTestStore()
     try {
-      const app = createApp({db: store.db, clock: new ManualClock(), log: () => {}})
+      const app = createApp({store, clock: new ManualClock(), log: () => {}})
       const doc = (await (await app.request('/openapi.json')).json()) as {components: {schemas: Record<string, {properties: object}>}}
       expect(Object.keys(doc.components.schemas.WithdrawalRequest!.properties)).toEqual(Object.keys(withdrawalBodySchema.shape))
     } finally {

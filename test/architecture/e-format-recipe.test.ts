@@ -52,7 +52,7 @@ describe('the recipe for adding an answer format to interface E', () => {
     const clock = new ManualClock()
     // Step 2: the list with the new format in it, served in place of the shipped one.
     const served = SERVED_INTERFACES.map((one) => (one === conversationsInterface ? conversationsServed([...FORMATS, csvFormat]) : one))
-    const app = createApp({db: store.db, clock, log: () => {}, metrics: false}, served)
+    const app = createApp({store, clock, log: () => {}, metrics: false}, served)
     ctx = {store, db: store.db, clock, app, logs: []}
     apiKey = (await clientWithKey(ctx, {data_calls: 10})).key.api_key
     await importPosts(ctx.db, {conversations: CORPUS})
@@ -119,7 +119,7 @@ describe('the recipe for adding an answer format to interface E', () => {
     expect(() => threadJob({...job, format: csvFormat})).toThrow('the CSV format is not in formats.ts, so no search thread can write it')
     expect(threadJob({...job, format: FORMATS[1]}).format).toBe('xml')
 
-    const shipped = createApp({db: ctx.db, clock: ctx.clock, log: () => {}, metrics: false})
+    const shipped = createApp({store: ctx.store, clock: ctx.clock, log: () => {}, metrics: false})
     const res = await shipped.request(`/conversations/summary?${query(TERMS, WINDOW.start, WINDOW.end)}`, {headers: {Accept: CSV_TYPE, 'X-Service-Conversation-API-Key': apiKey}})
     expect(res.status).toBe(406)
   })

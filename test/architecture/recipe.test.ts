@@ -2,7 +2,7 @@ import {createRoute, OpenAPIHono, z} from '@hono/zod-openapi'
 import type {Kysely, Migration} from 'kysely'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createApp, SERVED_INTERFACES} from '../../src/app.js'
-import type {AppDeps, ServedInterface} from '../../src/deps.js'
+import type {RouteDeps, ServedInterface} from '../../src/deps.js'
 import {errorShape, renderMessage} from '../../src/http/error-shape.js'
 import {methodNotAllowed} from '../../src/http/method-not-allowed.js'
 import {schemaHook} from '../../src/http/validation.js'
@@ -47,7 +47,7 @@ const widgetsInterface: ServedInterface = {
   label: 'W',
   title: 'widgets (W)',
   prefixes: ['/widgets'],
-  routes(deps: AppDeps) {
+  routes(deps: RouteDeps) {
     const db = deps.db as unknown as Kysely<WidgetTables>
     const app = new OpenAPIHono({defaultHook: schemaHook()})
     app.use('/widgets/*', errorShape(renderMessage))
@@ -69,7 +69,7 @@ describe('the recipe for adding an interface', () => {
   beforeAll(async () => {
     const migrations = composeMigrations(SERVICE_SCHEMA.migrations, {'2099010100_widgets': widgetsMigration})
     store = await openStore({file: ':memory:'}, {...SERVICE_SCHEMA, migrations})
-    app = createApp({db: store.db, clock: new ManualClock(), log: (line) => logs.push(line), logFormat: 'json', metrics: false}, [...SERVED_INTERFACES, widgetsInterface])
+    app = createApp({store, clock: new ManualClock(), log: (line) => logs.push(line), logFormat: 'json', metrics: false}, [...SERVED_INTERFACES, widgetsInterface])
   })
 
   afterAll(async () => {
@@ -118,7 +118,7 @@ describe('the recipe for adding an interface', () => {
   })
 
   it('leaves the service as shipped untouched: the same description, no widgets', async () => {
-    const shipped = createApp({db: store.db, clock: new ManualClock(), log: () => {}, metrics: false})
+    const shipped = createApp({store, clock: new ManualClock(), log: () => {}, metrics: false})
     const doc = (await (await shipped.request('/openapi.json')).json()) as {info: {description: string}; paths: Record<string, unknown>}
     expect(doc.info.description.split('\n')[0]).toBe('Sign-on (A, OAuth 2 and OpenID Connect), balances (C), pulse export (D) and conversation search (E).')
     expect(Object.keys(doc.paths)).not.toContain('/widgets/{id}')

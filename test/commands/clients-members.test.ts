@@ -244,8 +244,8 @@ describe('client and member commands', () => {
     expect(rotated.client_secret).not.toBe(registered.client_secret)
     const store = await openCliStore(db)
     try {
-      expect(await authenticateClient(store.db, registered.client_id, registered.client_secret)).toBeUndefined()
-      expect(await authenticateClient(store.db, registered.client_id, rotated.client_secret)).toBeDefined()
+      expect(await authenticateClient(store, registered.client_id, registered.client_secret)).toBeUndefined()
+      expect(await authenticateClient(store, registered.client_id, rotated.client_secret)).toBeDefined()
     } finally {
       await store.close()
     }

@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {narrow} from '../../src/store/database.js'
+import {narrow, narrowParts} from '../../src/store/database.js'
 import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {type Kysely, sql} from 'kysely'
@@ -9,7 +9,6 @@ import {publishedKeys, rotateSigningKeys, signingKey} from '../../src/interfaces
 import {systemClock} from '../../src/lib/clock.js'
 import {authenticateClient} from '../../src/registry/service.js'
 import {openStore} from '../../src/schema.js'
-import {keyringOf, openSecret} from '../../src/store/handle.js'
 import {SEALED_COLUMNS} from '../../src/store/key-rotation.js'
 import {type Keyring, loadKeyring, unseal} from '../../src/store/secrets.js'
 import {cli, cliArgv, cliCwd, cliJson, memberRegistration, partnerRegistration, tempDir} from '../helpers/cli.js'
@@ -55,7 +54,7 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
       cliJson(['credit', 'user_id', '1', '--amount', '12.34', '--type', 'INCENTIVE'], sqlite)
       // ID-token signing keys: a retired pair still published, and the current pair.
       const source = await openStore({file})
-      keys = await rotateSigningKeys(narrow(source.db), new Date()).then(() => rotateSigningKeys(narrow(source.db), new Date(), {immediately: true}))
+      keys = await rotateSigningKeys(narrowParts(source), new Date()).then(() => rotateSigningKeys(narrowParts(source), new Date(), {immediately: true}))
       await source.close()
       url = await freshDatabaseUrl()
       pg = ['--database-url', url]
@@ -93,10 +92,10 @@ describe.skipIf(!onPostgres)('copy-store: a SQLite store into an empty PostgreSQ
         expect(Number(untokenized.n)).toBe(0)
         const row = await store.db.selectFrom('clients').select('partner_password').where('id', '=', partner.client_id).executeTakeFirstOrThrow()
         expect(row.partner_password).not.toContain('partner-secret-1')
-        expect(openSecret(store.db, row.partner_password!)).toBe('partner-secret-1')
+        expect(unseal(store.keys, row.partner_password!)).toBe('partner-secret-1')
         // The signing keys opened under the target's key: the same keys sign there.
-        for (const key of keys.current) expect((await signingKey(narrow(store.db), key.alg, new Date())).kid).toBe(key.kid)
-        expect((await publishedKeys(narrow(store.db), new Date())).keys).toHaveLength(4)
+        for (const key of keys.current) expect((await signingKey(narrowParts(store), key.alg, new Date())).kid).toBe(key.kid)
+        expect((await publishedKeys(narrowParts(store), new Date())).keys).toHaveLength(4)
       } finally {
         await store.close()
       }
@@ -218,7 +217,7 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
     )
     cliJson(memberRegistration([], {email: 'laptop@clinic.example', password: 'a long enough password'}), env)
     const source = await openStore({file: first})
-    await rotateSigningKeys(narrow(source.db), new Date())
+    await rotateSigningKeys(narrowParts(source), new Date())
     await source.close()
     url = await freshDatabaseUrl()
     cliJson(['copy-store', '--to', url], env)
@@ -247,7 +246,7 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
     const b = await openStore({file: second})
     try {
       // The first store was sealed under MEDPANEL_SECRET_KEY (set for the PostgreSQL run), the copy under its key file.
-      const firstKeys = keyringOf(a.db)
+      const firstKeys = a.keys
       const secondKeys = loadKeyring(second, null)
       const tables = await dataTables(a.db)
       expect(copied.tables.map((t) => t.table).sort()).toEqual(tables)
@@ -255,7 +254,7 @@ describe.skipIf(!onPostgres)('copy-store: a PostgreSQL database into a new SQLit
       const stored = await b.db.selectFrom('clients').select('partner_password').where('id', '=', clientId).executeTakeFirstOrThrow()
       expect(stored.partner_password).toMatch(new RegExp(`^sealed:v1:${secondKeys.current.id}:`))
       expect(unseal(secondKeys, stored.partner_password!)).toBe('partner-secret-1')
-      expect(await authenticateClient(narrow(b.db), 'demo-client', 'demo-client-secret')).toBeDefined()
+      expect(await authenticateClient(narrowParts(b), 'demo-client', 'demo-client-secret')).toBeDefined()
       expect((await signIn(narrow(b.db), 'laptop@clinic.example', 'a long enough password', {clock: systemClock})).email).toBe('laptop@clinic.example')
     } finally {
       await a.close()

@@ -60,7 +60,7 @@ describe('API keys, transactions, projects and removing clients from the command
   const summaryStatus = async () => {
     const store = await openCliStore(db[1]!)
     try {
-      const app = createApp({db: store.db, clock: new ManualClock(), log: () => undefined})
+      const app = createApp({store, clock: new ManualClock(), log: () => undefined})
       const res = await app.request(`/conversations/summary?${query(['heart'], '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z')}`, {
         headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': apiKey},
       })

@@ -69,7 +69,7 @@ describe('rotate-signing-key and list-signing-keys', () => {
     const opened = await openCliStore(db)
     try {
       const current = after.filter((key) => key.status === 'current')
-      for (const key of current) expect((await signingKey(opened.db, key.alg as 'RS256' | 'ES256', new Date(UNTIL))).kid).toBe(key.kid)
+      for (const key of current) expect((await signingKey(opened, key.alg as 'RS256' | 'ES256', new Date(UNTIL))).kid).toBe(key.kid)
     } finally {
       await opened.close()
     }
@@ -98,7 +98,7 @@ describe('rotate-signing-key and list-signing-keys', () => {
     // This test process never opened these keys: signing needs the re-sealed private halves.
     const opened = await openCliStore(db)
     try {
-      for (const key of made.current) expect((await signingKey(opened.db, key.alg as 'RS256' | 'ES256', new Date())).kid).toBe(key.kid)
+      for (const key of made.current) expect((await signingKey(opened, key.alg as 'RS256' | 'ES256', new Date())).kid).toBe(key.kid)
     } finally {
       await opened.close()
     }

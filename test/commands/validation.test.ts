@@ -115,7 +115,7 @@ describe('one rule for enumerated values: any case in, the canonical spelling ou
 
     const ctx = await freshApp()
     try {
-      await seedClients(ctx.db, ctx.clock.now())
+      await seedClients(ctx.store, ctx.clock.now())
       const m = await seedMember(ctx.db, ctx.clock.now())
       await postCredit(ctx.db, await getMemberRow(ctx.db, m.user_id), {type: 'incentive', amount: '50'}, ctx.clock.now())
       const res = await ctx.app.request(`/balance/user_id/${m.user_id}/withdrawals`, {

@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
 import {MEMBER} from '../helpers/oidc.js'
-import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {storeFlags} from '../helpers/store.js'
 
 /**
  * DPoP as a relying party meets it: openid-client v6's own getDPoPHandle, for a public client
@@ -26,7 +26,7 @@ describe('DPoP with openid-client, against two serve processes on one store', ()
   const insecure = {execute: [client.allowInsecureRequests]}
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'dpop.db')]
+    store = storeFlags(join(dir, 'dpop.db'))
     keys = await generateKeyPair('ES256')
     cliJson(memberRegistration(store, {email: MEMBER.email, password: MEMBER.password}))
     const registered = cliJson<{client_id: string; dpop_bound_access_tokens: boolean}>([

@@ -2,7 +2,7 @@ import {request as httpRequest} from 'node:http'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
-import {onPostgres, freshDatabaseUrl} from '../helpers/store.js'
+import {storeFlags} from '../helpers/store.js'
 import {basicAuth} from '../helpers/http-basic.js'
 
 /*
@@ -70,7 +70,7 @@ describe('guessing limits through a real serve, from distinct loopback addresses
   let members = 0
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'guess.db')]
+    store = storeFlags(join(dir, 'guess.db'))
     server = await startCli(['serve', ...store, '--port', '0', '--demo', '--no-worker'])
     base = server.url
   }, 120_000)
@@ -293,7 +293,7 @@ describe('serve --trust-proxy', () => {
   let member: {email: string; password: string}
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'proxy.db')]
+    store = storeFlags(join(dir, 'proxy.db'))
     member = {email: 'proxied@clinic.example', password: 'right password'}
     cliJson(memberRegistration(store, member))
     proxied = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', '127.0.0.1,127.0.0.20'])
@@ -398,7 +398,7 @@ describe('serve --guessing-allow', () => {
   const member = {email: 'allowed@clinic.example', password: 'right password'}
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'allow.db')]
+    store = storeFlags(join(dir, 'allow.db'))
     cliJson(memberRegistration(store, member))
     server = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--guessing-allow', '127.0.0.90/31'])
   }, 120_000)
@@ -442,7 +442,7 @@ describe('serve --password-hashes: a hash flood from many addresses', () => {
   let server: RunningCli
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'flood.db')]
+    store = storeFlags(join(dir, 'flood.db'))
     // One hash at a time makes the order exact. The flood's network is exempt from the limit
     // across members, so its made-up e-mails keep costing hashes and nothing but the queue holds
     // them back (a shared exit, or a botnet with more addresses than its failures lock).

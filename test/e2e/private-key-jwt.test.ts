@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cliJson, memberRegistration, type RunningCli, startCli, tempDir} from '../helpers/cli.js'
 import {CookieBrowser} from '../helpers/oidc-browser.js'
 import {MEMBER} from '../helpers/oidc.js'
-import {freshDatabaseUrl, onPostgres} from '../helpers/store.js'
+import {storeFlags} from '../helpers/store.js'
 
 /**
  * private_key_jwt as a relying party meets it: openid-client v6's own PrivateKeyJwt against a real
@@ -24,7 +24,7 @@ describe('private_key_jwt with openid-client, against two serve processes on one
   const insecure = {execute: [client.allowInsecureRequests]}
 
   beforeAll(async () => {
-    store = onPostgres ? ['--database-url', await freshDatabaseUrl()] : ['--db', join(dir, 'pkjwt.db')]
+    store = storeFlags(join(dir, 'pkjwt.db'))
     const pair = await generateKeyPair('ES256', {extractable: true})
     privateKey = pair.privateKey
     const jwksFile = join(dir, 'client-jwks.json')

@@ -16,7 +16,7 @@ export async function freshApp(options: {demo?: boolean} = {}): Promise<TestCont
   const store = await openTestStore()
   const clock = new ManualClock()
   const logs: string[] = []
-  const app = createApp({db: store.db, clock, log: (line) => logs.push(line), demo: options.demo})
+  const app = createApp({store, clock, log: (line) => logs.push(line), demo: options.demo})
   return {store, db: store.db, clock, app, logs}
 }
 

@@ -1,7 +1,7 @@
 import {registerClient, type RegisteredClient} from '../../src/registry/service.js'
 
 // What registerClient takes, read off its last overload (the one for clients holding a secret).
-type Db = Parameters<typeof registerClient>[0]
+type Store = Parameters<typeof registerClient>[0]
 type NewClientInput = Parameters<typeof registerClient>[1]
 
 /** What a test says about its client: a name, and any field it cares about. */
@@ -13,12 +13,12 @@ export type TestClientInput = Partial<NewClientInput> & {name: string}
  * arguments in registerClient's order: the fields a test would
  * otherwise spell out by hand only to satisfy the registry. `fixed` gives a known id and secret.
  */
-export function registerTestClient(db: Db, input: TestClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
+export function registerTestClient(store: Store, input: TestClientInput, now: Date, fixed?: {id: string; secret: string}): Promise<RegisteredClient> {
   const site =
     input.url ??
     `https://${input.name
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-|-$/g, '')}.example`
-  return registerClient(db, {url: site, logo_url: `${site}/logo.png`, ...input}, now, fixed)
+  return registerClient(store, {url: site, logo_url: `${site}/logo.png`, ...input}, now, fixed)
 }

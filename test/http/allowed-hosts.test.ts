@@ -62,7 +62,7 @@ describe('the Host check', () => {
       expect((await ctx.app.request('http://evil.example/openapi.json')).status).toBe(200)
       // The same app given a list refuses it.
       const {createApp} = await import('../../src/app.js')
-      const guarded = createApp({db: ctx.db, clock: ctx.clock, log: () => {}, allowedHosts: ['panel.example.com']})
+      const guarded = createApp({store: ctx.store, clock: ctx.clock, log: () => {}, allowedHosts: ['panel.example.com']})
       expect((await guarded.request('http://evil.example/openapi.json')).status).toBe(421)
     } finally {
       await ctx.store.close()

@@ -18,7 +18,7 @@ beforeAll(async () => {
   ctx = await freshApp()
   doc = (await (await ctx.app.request('/openapi.json')).json()) as Document
   const client = {name: 'All', url: 'https://all.example', logo_url: 'https://all.example/l.png', redirect_uris: ['https://all.example/cb']}
-  const registered = await registerClient(ctx.db, {...client, grants: ['signon', 'balance', 'pulses', 'conversations']}, ctx.clock.now())
+  const registered = await registerClient(ctx.store, {...client, grants: ['signon', 'balance', 'pulses', 'conversations']}, ctx.clock.now())
   const basic = clientBasic(registered)
   const issued = await ctx.app.request('/oauth/token', {
     method: 'POST',

@@ -161,7 +161,7 @@ describe('/metrics', () => {
     const live = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
     const liveToken = ((await live.json()) as {access_token: string}).access_token
     const beforeExpiry = await scrape(ctx.app)
-    expect(await updateClient(ctx.db, client.client_id, {expire: true}, ctx.clock.now())).toMatchObject({revoked_tokens: 1})
+    expect(await updateClient(ctx.store, client.client_id, {expire: true}, ctx.clock.now())).toMatchObject({revoked_tokens: 1})
     expect((await ctx.app.request('/user/oauth/token/info', bearer(liveToken))).status).toBe(401)
     const afterExpiry = await scrape(ctx.app)
     for (const origin of ['authorization_code', 'refresh_token', 'client_credentials', 'operator']) {
@@ -207,7 +207,7 @@ describe('/metrics', () => {
   })
 
   it('counts withdrawals created, replayed and refused by reason', async () => {
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     const member = await seedMember(ctx.db, ctx.clock.now())
     const holder = async () => (await findMemberBy(ctx.db, 'id', member.user_id))!
     await balance.postCredit(ctx.db, await holder(), {type: 'HONORARIUM', amount: '12.00'}, ctx.clock.now())
@@ -253,7 +253,7 @@ describe('/metrics', () => {
     const partner = async (name: string) =>
       (
         await registerClient(
-          ctx.db,
+          ctx.store,
           {
             name,
             url: 'https://partner.example',
@@ -280,11 +280,11 @@ describe('/metrics', () => {
       expect(at(queued, 'medpanel_partner_outbox_depth', {partner: id})).toBe(1)
       expect(at(queued, 'medpanel_partner_outbox_oldest_age_seconds', {partner: id})).toBe(30)
     }
-    await updateClient(ctx.db, gone, {expire: true}, ctx.clock.now())
+    await updateClient(ctx.store, gone, {expire: true}, ctx.clock.now())
     const transport = new FakeTransport((request) =>
       request.url.startsWith('http://failing.test') ? 503 : request.url.startsWith('http://down.test') ? new Error('connect ECONNREFUSED') : 200,
     )
-    await new DeliveryWorker({db: ctx.db, clock: ctx.clock, transport, metrics: storeMetrics(ctx.db, ctx.clock)}).drain()
+    await new DeliveryWorker({db: ctx.db, keys: ctx.store.keys, clock: ctx.clock, transport, metrics: storeMetrics(ctx.store, ctx.clock)}).drain()
     const after = await scrape(ctx.app)
     const attempts = (outcome: string) => moved(queued, after, 'medpanel_partner_delivery_attempts_total', {outcome})
     expect({delivered: attempts('delivered'), failed: attempts('failed'), network_error: attempts('network_error'), undeliverable: attempts('undeliverable')}).toEqual({
@@ -368,7 +368,7 @@ describe('/metrics of a store file', () => {
     open.push(store)
     const clock = new ManualClock()
     const logs: string[] = []
-    return {store, db: store.db, clock, logs, app: createApp({db: store.db, clock, log: (line) => logs.push(line), conversations: {pageSize: 5, threads: 2}})}
+    return {store, db: store.db, clock, logs, app: createApp({store, clock, log: (line) => logs.push(line), conversations: {pageSize: 5, threads: 2}})}
   }
 
   it.skipIf(onPostgres)("reports SQLite's write-ahead log, and search threads while they hold a search", async () => {
@@ -402,7 +402,7 @@ describe('/metrics of a store file', () => {
 
   it('is shared by the apps on one store, as its search threads are', async () => {
     const ctx = await appOnFile()
-    const second = createApp({db: ctx.db, clock: ctx.clock, log: () => undefined})
+    const second = createApp({store: ctx.store, clock: ctx.clock, log: () => undefined})
     await ctx.app.request('/healthz')
     await second.request('/healthz')
     expect(at(await scrape(second), 'medpanel_http_requests_total', {interface: 'other', route: '/healthz', status_class: '2xx'})).toBe(2)
@@ -422,7 +422,7 @@ describe('who may read /metrics', () => {
     app.request('/metrics', {headers}, {incoming: {socket: {remoteAddress: peer}, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))}})
 
   it('without a token: loopback callers only, judged by the address --trust-proxy resolves', async () => {
-    const app = createApp({db: store.db, clock, log: () => undefined})
+    const app = createApp({store, clock, log: () => undefined})
     for (const peer of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) expect((await from(app, peer)).status, peer).toBe(200)
     for (const peer of ['203.0.113.9', '10.0.0.5', '::ffff:10.0.0.5', 'fd00::2']) {
       const res = await from(app, peer)
@@ -434,7 +434,7 @@ describe('who may read /metrics', () => {
     // A non-loopback peer cannot claim loopback either.
     expect((await from(app, '203.0.113.9', {'x-forwarded-for': '127.0.0.1'})).status).toBe(403)
 
-    const proxied = createApp({db: store.db, clock, log: () => undefined, trustProxy: ['127.0.0.2', '10.0.0.2']})
+    const proxied = createApp({store, clock, log: () => undefined, trustProxy: ['127.0.0.2', '10.0.0.2']})
     // The proxy on this machine relaying a caller from elsewhere: refused; one on this machine: answered.
     expect((await from(proxied, '127.0.0.2', {'x-forwarded-for': '203.0.113.9'})).status).toBe(403)
     expect((await from(proxied, '127.0.0.2', {'x-forwarded-for': '127.0.0.1, 203.0.113.9'})).status).toBe(403)
@@ -448,7 +448,7 @@ describe('who may read /metrics', () => {
 
   it('with a token: any caller with it as a Bearer token, nobody without it', async () => {
     const token = 'a-metrics-token-0123456789abcdef'
-    const app = createApp({db: store.db, clock, log: () => undefined, metricsToken: token})
+    const app = createApp({store, clock, log: () => undefined, metricsToken: token})
     for (const peer of ['127.0.0.1', '203.0.113.9']) {
       const missing = await from(app, peer)
       expect(missing.status).toBe(401)
@@ -465,10 +465,10 @@ describe('who may read /metrics', () => {
   })
 
   it('is not served, and nothing is counted, with metrics off', async () => {
-    const app = createApp({db: store.db, clock, log: () => undefined, metrics: false})
+    const app = createApp({store, clock, log: () => undefined, metrics: false})
     expect((await app.request('/metrics')).status).toBe(404)
     await app.request('/healthz')
-    const counting = createApp({db: store.db, clock, log: () => undefined})
+    const counting = createApp({store, clock, log: () => undefined})
     expect(at(await scrape(counting), 'medpanel_http_requests_total', {interface: 'other', route: '/healthz', status_class: '2xx'})).toBe(0)
   })
 })

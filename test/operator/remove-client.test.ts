@@ -27,7 +27,7 @@ let other: string
 
 const partnerClient = (name: string) =>
   registerTestClient(
-    db,
+    store,
     {
       name,
       grants: ['signon', 'conversations', 'pulses', 'partner'],
@@ -173,7 +173,7 @@ describe('remove-client', () => {
   })
 
   it('removes a client nothing depends on without force', async () => {
-    const bare = (await registerTestClient(db, {name: 'Bare', grants: ['balance']}, clock.now())).client_id
+    const bare = (await registerTestClient(store, {name: 'Bare', grants: ['balance']}, clock.now())).client_id
     expect(await removeClient(db, bare, false)).toEqual({
       client_id: bare,
       removed: {access_tokens: 0, authorization_codes: 0, api_keys: 0, pulses: 0, undelivered_deliveries: 0, partner_projects: 0},

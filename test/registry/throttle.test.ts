@@ -29,7 +29,7 @@ describe('guessing is slowed and recorded in the store', () => {
     path = file()
     store = await openCliStore(path)
     clock = new ManualClock()
-    app = createApp({db: store.db, clock, log: () => undefined})
+    app = createApp({store, clock, log: () => undefined})
     client = (await setupClientAndMember({store, db: store.db, clock, app, logs: []}, {grants: ['signon', 'balance']})).client
   })
   afterEach(async () => store.close())
@@ -142,7 +142,7 @@ describe('guessing is slowed and recorded in the store', () => {
     for (let i = 0; i < 5; i++) await signInForm('wrong password')
     const other = await openCliStore(path)
     try {
-      const otherApp = createApp({db: other.db, clock, log: () => undefined})
+      const otherApp = createApp({store: other, clock, log: () => undefined})
       expect((await signInForm(PASSWORD, otherApp)).status).toBe(429)
     } finally {
       await other.close()
@@ -209,7 +209,7 @@ describe('API keys of interface E', () => {
     try {
       const clock = new ManualClock()
       const {authenticateKey} = await import('../../src/interfaces/conversations/keys.js')
-      const call = (apiKey: string) => authenticateKey(store.db, apiKey, 'summary', {now: clock.now(), address: '192.0.2.7'})
+      const call = (apiKey: string) => authenticateKey(store, apiKey, 'summary', {now: clock.now(), address: '192.0.2.7'})
       for (let i = 0; i < 20; i++) await expect(call(`mpk_guess_${i}`)).rejects.toMatchObject({code: 'unauthorized'})
       // The 20th set a one-second lock; a guess inside it is refused and doubles it.
       await expect(call('mpk_guess_next')).rejects.toMatchObject({code: 'too_many_requests', headers: {'Retry-After': '2'}})

@@ -38,7 +38,7 @@ describe('member and client fields', () => {
   })
 
   it("refuses a lone surrogate in a client's name", async () => {
-    const error = await rejectionOf(registerTestClient(ctx.db, {name: 'Acme\ud800', redirect_uris: ['https://acme.example/cb']}, ctx.clock.now()), AppError)
+    const error = await rejectionOf(registerTestClient(ctx.store, {name: 'Acme\ud800', redirect_uris: ['https://acme.example/cb']}, ctx.clock.now()), AppError)
     expect(error.message).toMatch(/name: must be well-formed Unicode text/)
   })
 

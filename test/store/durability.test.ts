@@ -112,8 +112,8 @@ describe('durable commits', () => {
     const store = await openStore({file: join(tempDir(), 'full.db')})
     open.push(store)
     const clock = new ManualClock()
-    const app = createApp({db: store.db, clock, log: () => undefined})
-    await seedClients(store.db, clock.now())
+    const app = createApp({store, clock, log: () => undefined})
+    await seedClients(store, clock.now())
     const member = await seedMember(store.db, clock.now())
     await postCredit(narrow(store.db), await getMemberRow(narrow(store.db), member.user_id), {type: 'HONORARIUM', amount: '100000'}, clock.now())
 

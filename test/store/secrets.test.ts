@@ -19,7 +19,7 @@ const basic = basicAuth('acme', PASSWORD)
 
 async function partnerClient(store: Store, clock: ManualClock): Promise<string> {
   const client = await registerClient(
-    store.db,
+    store,
     {
       name: 'Acme',
       url: 'https://acme.example',
@@ -42,7 +42,7 @@ const enqueueProject = (db: Store['db'], clientId: string, projectId: string, no
 async function deliverOne(store: Store, clock: ManualClock, clientId: string, projectId: string) {
   await enqueueProject(store.db, clientId, projectId, clock.now())
   const transport = new FakeTransport()
-  await new DeliveryWorker({db: store.db, clock, transport}).drain({now: true, projectIds: [projectId]})
+  await new DeliveryWorker({db: store.db, keys: store.keys, clock, transport}).drain({now: true, projectIds: [projectId]})
   return transport.requests
 }
 
@@ -94,7 +94,7 @@ describe('secrets sealed under a key outside the database', () => {
     await enqueueProject(copy.db, clientId, 'P-2', clock.now())
     const transport = new FakeTransport()
     const logs: string[] = []
-    await new DeliveryWorker({db: narrow(copy.db), clock, transport, log: (line) => logs.push(line)})
+    await new DeliveryWorker({db: narrow(copy.db), keys: copy.keys, clock, transport, log: (line) => logs.push(line)})
       .drain({now: true, projectIds: ['P-2']})
       .catch((error: Error) => logs.push(error.message))
     expect(transport.requests).toHaveLength(0)

@@ -82,7 +82,7 @@ describe.each(releases)('a store written by %s opens under this release with eve
     store = await openStore({file})
     // Tokens are checked against the fixture's own time, so its one-year tokens are still live.
     const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))
-    return {store, app: createApp({db: store.db, clock, log: () => undefined}), clock}
+    return {store, app: createApp({store, clock, log: () => undefined}), clock}
   }
 
   it.runIf(credentials.signing_kids !== undefined)('its ID-token signing keys are still published and still sign', async () => {
@@ -91,7 +91,7 @@ describe.each(releases)('a store written by %s opens under this release with eve
     expect(jwks.keys.map((key) => key.kid).sort()).toEqual([...credentials.signing_kids!].sort())
     // The private halves open under the store's key: the same keys sign the next ID tokens.
     const {signingKey} = await import('../../src/interfaces/signon/signing-keys.js')
-    for (const alg of ['RS256', 'ES256'] as const) expect(credentials.signing_kids).toContain((await signingKey(store.db, alg, new Date('2026-11-26T00:00:00Z'))).kid)
+    for (const alg of ['RS256', 'ES256'] as const) expect(credentials.signing_kids).toContain((await signingKey(store, alg, new Date('2026-11-26T00:00:00Z'))).kid)
     const client = (await listClients(store.db)).find((c) => c.client_id === credentials.client_id)
     expect(client).toMatchObject({post_logout_redirect_uris: ['https://fixture.example/signed-out'], id_token_alg: 'ES256'})
   })
@@ -220,7 +220,7 @@ describe.each(releases)('a store written by %s opens under this release with eve
   it('partner credentials and the signing secret still reach the partner', async () => {
     const {store, clock} = await upgraded()
     const transport = new FakeTransport()
-    await new DeliveryWorker({db: store.db, clock, transport}).drain({now: true, projectIds: ['P-FIX']})
+    await new DeliveryWorker({db: store.db, keys: store.keys, clock, transport}).drain({now: true, projectIds: ['P-FIX']})
     expect(transport.requests).toHaveLength(1)
     const [request] = transport.requests
     expect(request!.url).toBe('http://127.0.0.1:9/v1/projects/P-FIX')
@@ -305,10 +305,10 @@ describe('schema changes', () => {
     const store = await openMemoryStore()
     stores.push(store)
     const clock = new ManualClock()
-    const app = createApp({db: store.db, clock, log: () => undefined})
+    const app = createApp({store, clock, log: () => undefined})
     const {registerClient, addMember} = await import('../../src/registry/service.js')
     const client = await registerClient(
-      store.db,
+      store,
       {name: 'Old', url: 'https://old.example', logo_url: 'https://old.example/l.png', redirect_uris: ['https://old.example/cb']},
       clock.now(),
     )

@@ -1,5 +1,5 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
-import {narrow} from '../../store/database.js'
+import {narrowParts, type StoreParts} from '../../store/database.js'
 import type {Context, MiddlewareHandler, TypedResponse} from 'hono'
 import type {RouteDeps, ServedInterface} from '../../deps.js'
 import {AppError, type Challenge} from '../../errors.js'
@@ -12,7 +12,6 @@ import {invalidRequest, schemaHook, type SchemaRefusal} from '../../http/validat
 import {describeZodError} from '../../lib/validate.js'
 import {authenticateClient, hasGrant} from '../../registry/service.js'
 import type {BalanceDb as Db} from './tables.js'
-import {readerOf} from '../../store/handle.js'
 import type {Clock} from '../../lib/clock.js'
 import type {Metrics} from '../../metrics/metrics.js'
 import {toJson} from '../../lib/exact-json.js'
@@ -36,11 +35,11 @@ const BALANCE_CHALLENGE: Challenge = {scheme: 'Basic', realm: 'medpanel balance'
 const refused = (reason: string) => new AppError('unauthorized', reason, {challenge: BALANCE_CHALLENGE})
 
 /** HTTP Basic with the client_id and client_secret of a live client holding the `balance` grant. */
-export function balanceClientAuth(db: Db, clock: Clock, metrics?: Metrics): MiddlewareHandler<BalanceEnv> {
+export function balanceClientAuth(store: StoreParts<Db>, clock: Clock, metrics?: Metrics): MiddlewareHandler<BalanceEnv> {
   return basicClientAuth({
     missing: () => refused('HTTP Basic authentication with client_id:client_secret is required'),
     async verify({username, password}, c) {
-      const client = await authenticateClient(narrow(db), username, password, {now: clock.now(), address: clientAddress(c), metrics})
+      const client = await authenticateClient(narrowParts(store), username, password, {now: clock.now(), address: clientAddress(c), metrics})
       if (!client) throw refused('client authentication failed')
       if (client.expired_at !== null) throw refused('this client account has expired')
       if (!hasGrant(client, 'balance')) throw refused('this client has no permission for the balance interface')
@@ -147,9 +146,8 @@ export const balanceInterface: ServedInterface = {
 }
 
 export function balanceRoutes(deps: RouteDeps): OpenAPIHono<BalanceEnv> {
-  const {db, clock} = deps
   // Plain reads go to the store's read-only connection, so they never wait behind a batch of writes.
-  const reader = readerOf(db)
+  const {reader, clock} = deps
   const app = new OpenAPIHono<BalanceEnv>({defaultHook: schemaHook(refuseBalanceRequest)})
   app.openAPIRegistry.registerComponent('securitySchemes', 'balanceBasic', {
     type: 'http',
@@ -162,7 +160,7 @@ export function balanceRoutes(deps: RouteDeps): OpenAPIHono<BalanceEnv> {
     // else Hono made (its plain 404 text, say) gets it here.
     if (!carriesRequestId(c.res)) responseHeader(c, 'Cache-Control', 'no-store')
   })
-  app.use('/balance/*', balanceClientAuth(db, clock, deps.metrics))
+  app.use('/balance/*', balanceClientAuth(deps, clock, deps.metrics))
   app.on('POST', '/balance/:key/:id/withdrawals', readWithdrawalBody)
 
   const holder = (c: {req: {valid(target: 'param'): {key: string; id: string}}}) => {

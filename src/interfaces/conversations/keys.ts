@@ -1,5 +1,6 @@
 import {z} from 'zod'
 import {narrow} from '../../store/database.js'
+import type {StoreParts} from '../../store/database.js'
 import {conversationsConfig} from './config.js'
 import {AppError, badRequest, notFound} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
@@ -12,7 +13,6 @@ import type {ConversationsDb as Db, ConversationsView} from './tables.js'
 import type {Page, PageAsk} from '../../lib/page.js'
 import {countByClient, type ClientHolding} from '../../store/client-holding.js'
 import {fromJsonText, toJsonText} from '../../store/json.js'
-import {readerOf} from '../../store/handle.js'
 import {writeTransaction} from '../../store/transactions.js'
 import {versionCache} from '../../store/version-cache.js'
 import type {Client} from '../../registry/tables.js'
@@ -185,9 +185,9 @@ export async function updateApiKey(db: Db, keyOrId: string, input: ApiKeyPatch, 
  * key is always accepted; a wrong one counts against the caller's address (registry/throttle.ts),
  * whose further wrong keys, past the allowance, are answered 429 instead of 401.
  */
-export async function authenticateKey(db: Db, presented: string, method: Method, attempt: GuessAttempt): Promise<ApiKeyRow> {
+export async function authenticateKey({db, reader}: StoreParts<Db>, presented: string, method: Method, attempt: GuessAttempt): Promise<ApiKeyRow> {
   try {
-    return await checkKey(readerOf(db), presented, method, attempt.now)
+    return await checkKey(reader, presented, method, attempt.now)
   } catch (error) {
     if (error instanceof AppError && error.code === 'unauthorized') {
       const wait = await countWrongGuess(narrow(db), 'api-key', attempt)

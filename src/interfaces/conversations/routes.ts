@@ -184,7 +184,7 @@ function serveMethod(app: OpenAPIHono<ConversationEnv>, method: Method, formats:
     route.getRoutingPath(),
     apiKey({
       header: API_KEY_HEADER,
-      verify: (key, c) => authenticateKey(db, key, method, {now: clock.now(), address: clientAddress(c), metrics}),
+      verify: (key, c) => authenticateKey(serving.deps, key, method, {now: clock.now(), address: clientAddress(c), metrics}),
       missing: () => new AppError('unauthorized', 'an API key is required', {details: `Send the key in the ${API_KEY_HEADER} header.`}),
       accept: (c: Context<ConversationEnv>, key) => c.set('conversationKey', key),
     }),

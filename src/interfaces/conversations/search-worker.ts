@@ -22,14 +22,7 @@ async function connection(): Promise<Kysely<Database>> {
     const handle = withStatementCache(await openSqlite(setup.file, {readonly: true}))
     store = new Kysely<Database>({dialect: new SqliteDialect({database: handle})})
     // This thread runs one job at a time on a connection of its own, so statements may go straight to it.
-    setContext(store, {
-      kind: 'sqlite',
-      direct: handle.direct,
-      exclusive: true,
-      keyring: () => {
-        throw new Error('a search thread holds no keys')
-      },
-    })
+    setContext(store, {kind: 'sqlite', direct: handle.direct, exclusive: true})
   }
   return store
 }

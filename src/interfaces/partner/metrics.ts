@@ -4,7 +4,6 @@ import {listClients} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
 import type {PartnerDb as Db} from './tables.js'
 import {narrow} from '../../store/database.js'
-import {readerOf} from '../../store/handle.js'
 import {pendingByClient} from './repository.js'
 
 /** Pending outbox rows of one partner client, for the outbox gauges. */
@@ -16,11 +15,11 @@ export interface OutboxBacklog {
 }
 
 /** Interface B's metrics: the outbox's backlog, read when scraped, and the delivery worker's attempts. */
-export const partnerMetrics = defineMetrics('partner', (kit, {db, clock}: {db: Db; clock: Clock}) => {
+export const partnerMetrics = defineMetrics('partner', (kit, {reader, clock}: {reader: Db; clock: Clock}) => {
   // Both outbox gauges come from one query per scrape: prom-client collects every metric at once.
   let outboxRead: Promise<OutboxBacklog[]> | undefined
   const outbox = () =>
-    (outboxRead ??= outboxBacklog(db, clock).finally(() => {
+    (outboxRead ??= outboxBacklog(reader, clock).finally(() => {
       outboxRead = undefined
     }))
   const gauges = {
@@ -41,8 +40,7 @@ export const partnerMetrics = defineMetrics('partner', (kit, {db, clock}: {db: D
 })
 
 /** Every partner client's pending deliveries, those with none at 0 (so a drained outbox reads 0, not stale). */
-async function outboxBacklog(db: Db, clock: Clock): Promise<OutboxBacklog[]> {
-  const reader = readerOf(db)
+async function outboxBacklog(reader: Db, clock: Clock): Promise<OutboxBacklog[]> {
   const [pending, clients] = await Promise.all([pendingByClient(reader), listClients(narrow(reader))])
   const now = clock.now().getTime()
   const byClient = new Map(pending.map((row) => [row.client_id, row]))

@@ -1,3 +1,4 @@
+import type {Keyring} from '../../store/secrets.js'
 import {AppError} from '../../errors.js'
 import type {Clock} from '../../lib/clock.js'
 import type {PartnerDb as Db} from './tables.js'
@@ -63,13 +64,13 @@ export interface WaitSummary {
  * this process; then reports how the deliveries of this change ended.
  */
 export async function deliverNow(
-  db: Db,
+  {db, keys}: {db: Db; keys: Keyring},
   clock: Clock,
   projectIds: string[],
   deliveryIds: string[],
   options: {transport?: Transport; onAttempt?: (row: DeliveryRow, ok: boolean) => void} = {},
 ): Promise<WaitSummary> {
-  const worker = new DeliveryWorker({db, clock, transport: options.transport ?? partnerTransport, onAttempt: options.onAttempt})
+  const worker = new DeliveryWorker({db, keys, clock, transport: options.transport ?? partnerTransport, onAttempt: options.onAttempt})
   const started = performance.now()
   await worker.drain({projectIds, now: true})
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3))

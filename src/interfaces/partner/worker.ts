@@ -5,7 +5,7 @@ import {iso, type Clock} from '../../lib/clock.js'
 import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {hasGrant} from '../../registry/service.js'
-import {openSecret} from '../../store/handle.js'
+import {unseal, type Keyring} from '../../store/secrets.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {CountersOf, Metrics} from '../../metrics/metrics.js'
 import {storeFailure} from '../../store/failure.js'
@@ -27,6 +27,8 @@ const USER_AGENT = `medpanel-delivery/${MEDPANEL_VERSION}`
 
 export interface WorkerOptions {
   db: Db
+  /** The store's keys, which open the partners' sealed passwords and signing secrets. */
+  keys: Keyring
   clock: Clock
   transport: Transport
   /** Projects sent side by side; each project's own deliveries always go one at a time. */
@@ -65,6 +67,7 @@ type PartnerCounters = CountersOf<typeof partnerMetrics>
 export class DeliveryWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`
   private readonly db: Db
+  private readonly keys: Keyring
   private readonly clock: Clock
   private readonly transport: Transport
   private readonly concurrency: number
@@ -81,6 +84,7 @@ export class DeliveryWorker {
 
   constructor(options: WorkerOptions) {
     this.db = options.db
+    this.keys = options.keys
     this.clock = options.clock
     this.transport = options.transport
     this.concurrency = options.concurrency ?? 8
@@ -222,7 +226,7 @@ export class DeliveryWorker {
     const stored = await repo.deliveryBody(this.db, row.seq)
     const body = stored ?? ''
     const headers: Record<string, string> = {
-      authorization: basicAuthorization(client.partner_username, openSecret(this.db, client.partner_password)),
+      authorization: basicAuthorization(client.partner_username, unseal(this.keys, client.partner_password)),
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': USER_AGENT,
@@ -230,7 +234,7 @@ export class DeliveryWorker {
     }
     // The CLI run or request that queued the change: the partner can log it beside its own lines.
     if (row.request_id) headers['x-request-id'] = row.request_id
-    if (client.signing_secret) headers['x-medpanel-signature'] = signature(openSecret(this.db, client.signing_secret), Math.floor(this.clock.now().getTime() / 1000), body)
+    if (client.signing_secret) headers['x-medpanel-signature'] = signature(unseal(this.keys, client.signing_secret), Math.floor(this.clock.now().getTime() / 1000), body)
     const url = client.partner_url.replace(/\/+$/, '') + row.path
     let outcome: {ok: boolean; status?: number; error?: string}
     try {

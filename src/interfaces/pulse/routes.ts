@@ -129,7 +129,7 @@ export function pulseRoutes(deps: RouteDeps): OpenAPIHono<TokenEnv> {
     app.use(
       path,
       errorShape(renderOAuthError),
-      bearerToken({verify: (token) => presentToken(db, token, deps.clock.now()), origin: (c) => serviceOrigin(deps.baseUrl, c)}),
+      bearerToken({verify: (token) => presentToken(deps, token, deps.clock.now()), origin: (c) => serviceOrigin(deps.baseUrl, c)}),
       requirePulsesToken,
     )
   }

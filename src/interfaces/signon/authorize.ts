@@ -1,5 +1,5 @@
 import type {Kysely} from 'kysely'
-import {narrow} from '../../store/database.js'
+import {narrow, type StoreParts} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import {AppError, type ErrorCode} from '../../errors.js'
 import * as grants from '../../grants/repository.js'
@@ -10,7 +10,6 @@ import {findClient} from '../../registry/repository.js'
 import {getMemberRow, hasGrant} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
 import type {Metrics} from '../../metrics/metrics.js'
-import {readerOf} from '../../store/handle.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
@@ -121,13 +120,13 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
  * thumbprint: `proofJkt`) binds the code to that key, as dpop_jkt would (RFC 9449 §10.1).
  */
 export async function pushAuthorizationRequest(
-  db: Db,
+  store: StoreParts<Db>,
   credentials: ClientCredentials,
   form: Partial<Record<(typeof PUSHABLE)[number] | 'request' | 'request_uri', string | undefined>>,
   now: Date,
   proofJkt: string | null = null,
 ): Promise<{request_uri: string; expires_in: number}> {
-  const client = await requireClient(db, credentials, now)
+  const client = await requireClient(store, credentials, now)
   if (form.request !== undefined) throw invalidRequest('request objects are not supported: push the parameters themselves')
   const params = Object.fromEntries(PUSHABLE.flatMap((name) => (form[name] === undefined ? [] : [[name, form[name]]]))) as PushedParams
   if (proofJkt !== null) {
@@ -136,12 +135,12 @@ export async function pushAuthorizationRequest(
     params.dpop_jkt = proofJkt
   }
   try {
-    await checkAuthorizeRequest(db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
+    await checkAuthorizeRequest(store.db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
   } catch (error) {
     if (error instanceof AppError && error.location !== undefined) throw new AppError(error.code, error.message)
     throw error
   }
-  return storePushedRequest(db, client, params, now)
+  return storePushedRequest(store.db, client, params, now)
 }
 
 /**
@@ -231,7 +230,7 @@ export function deny(checked: CheckedAuthorizeRequest): string {
 }
 
 /** The client and redirect URI an authorization code was issued for (the demo callback page). */
-export async function findCodeClient(db: Db, code: string): Promise<{clientId: string; redirectUri: string} | undefined> {
-  const row = await grants.findCode(narrow(readerOf(db)), sha256(code))
+export async function findCodeClient(reader: Db, code: string): Promise<{clientId: string; redirectUri: string} | undefined> {
+  const row = await grants.findCode(narrow(reader), sha256(code))
   return row ? {clientId: row.client_id, redirectUri: row.redirect_uri} : undefined
 }

@@ -1,11 +1,10 @@
 import {AppError} from '../../errors.js'
-import {narrow} from '../../store/database.js'
+import {narrow, narrowParts, type StoreParts} from '../../store/database.js'
 import {type PresentedAssertion, verifyClientAssertion} from './client-assertion.js'
 import {findClient} from '../../registry/repository.js'
 import {authenticateClient} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
 import type {Metrics} from '../../metrics/metrics.js'
-import {readerOf} from '../../store/handle.js'
 import type {SignonDb as Db} from './tables.js'
 
 /** How a client proved itself at the token, revocation or introspection endpoint. */
@@ -36,12 +35,12 @@ export function isPublicClient(client: Pick<Client, 'token_endpoint_auth_method'
  * named without a secret, known or not, gets the same refusal, so the answer tells nothing of
  * which confidential clients exist.
  */
-export async function requireClient(db: Db, credentials: ClientCredentials, now: Date): Promise<Client> {
+export async function requireClient(store: StoreParts<Db>, credentials: ClientCredentials, now: Date): Promise<Client> {
   const client = credentials.assertion
-    ? await assertedClient(db, credentials.clientId, credentials.assertion, now)
+    ? await assertedClient(store, credentials.clientId, credentials.assertion, now)
     : credentials.clientSecret === undefined
-      ? await publicClient(db, credentials.clientId)
-      : await authenticateClient(narrow(db), credentials.clientId, credentials.clientSecret, {now, address: credentials.address, metrics: credentials.metrics})
+      ? await publicClient(store.reader, credentials.clientId)
+      : await authenticateClient(narrowParts(store), credentials.clientId, credentials.clientSecret, {now, address: credentials.address, metrics: credentials.metrics})
   if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
   if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
   return client
@@ -52,8 +51,8 @@ export async function requireClient(db: Db, credentials: ClientCredentials, now:
  * checked against its keys. A client registered for a secret cannot switch to assertions, nor the
  * other way round (OpenID Connect Core §9: the method is the registered one).
  */
-async function assertedClient(db: Db, clientId: string, assertion: PresentedAssertion, now: Date): Promise<Client> {
-  const client = await findClient(narrow(readerOf(db)), clientId)
+async function assertedClient({db, reader}: StoreParts<Db>, clientId: string, assertion: PresentedAssertion, now: Date): Promise<Client> {
+  const client = await findClient(narrow(reader), clientId)
   if (client?.token_endpoint_auth_method !== 'private_key_jwt') {
     throw new AppError('invalid_client', 'client authentication failed: unknown client, or one that does not authenticate with private_key_jwt')
   }
@@ -61,8 +60,8 @@ async function assertedClient(db: Db, clientId: string, assertion: PresentedAsse
   return client
 }
 
-async function publicClient(db: Db, clientId: string): Promise<Client> {
-  const client = await findClient(narrow(readerOf(db)), clientId)
+async function publicClient(reader: Db, clientId: string): Promise<Client> {
+  const client = await findClient(narrow(reader), clientId)
   if (!client || !isPublicClient(client)) throw new AppError('invalid_client', 'client_secret is required')
   return client
 }
@@ -71,8 +70,8 @@ async function publicClient(db: Db, clientId: string): Promise<Client> {
  * The client of a token request, authenticated, with its DPoP rule applied: a client registered
  * with --require-dpop (dpop_bound_access_tokens) gets nothing without a proof (`dpopJkt` null).
  */
-export async function requireTokenClient(db: Db, credentials: ClientCredentials, dpopJkt: string | null, now: Date): Promise<Client> {
-  const client = await requireClient(db, credentials, now)
+export async function requireTokenClient(store: StoreParts<Db>, credentials: ClientCredentials, dpopJkt: string | null, now: Date): Promise<Client> {
+  const client = await requireClient(store, credentials, now)
   if (client.dpop_bound_access_tokens === 1 && dpopJkt === null) {
     throw new AppError('invalid_request', 'this client takes only DPoP-bound tokens: send a DPoP proof with the request (RFC 9449)')
   }

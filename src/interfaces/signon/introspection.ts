@@ -1,5 +1,5 @@
 import {AppError} from '../../errors.js'
-import {narrow} from '../../store/database.js'
+import {narrow, type StoreParts} from '../../store/database.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import * as grants from '../../grants/repository.js'
@@ -18,13 +18,13 @@ import {type ClientCredentials, isPublicClient, requireClient} from './client-au
  * unknown one (simple-oauth2's revokeAll() sends `token=` for a refresh token it never got). Only
  * a request with no `token` at all is malformed.
  */
-export async function revoke(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
-  const client = await requireClient(db, credentials, now)
+export async function revoke(store: StoreParts<Db>, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
+  const client = await requireClient(store, credentials, now)
   if (token === undefined) throw new AppError('invalid_request', 'token is required')
   if (token === '') return
   const tokenHash = sha256(token)
   const stamp = iso(now)
-  await writeTransaction(db, async (trx) => {
+  await writeTransaction(store.db, async (trx) => {
     const refresh = await grants.findRefreshToken(narrow(trx), tokenHash)
     if (refresh?.client_id === client.id) await grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp, credentials.metrics)
     else await grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp, credentials.metrics)
@@ -39,12 +39,12 @@ export type Introspection =
  * RFC 7662 introspection for the authenticated client: what a live token of its own is; for any
  * other token (unknown, expired, revoked, another client's) exactly `{"active": false}`.
  */
-export async function introspect(db: Db, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<Introspection> {
-  const client = await requireClient(db, credentials, now)
+export async function introspect(store: StoreParts<Db>, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<Introspection> {
+  const client = await requireClient(store, credentials, now)
   // Introspection is for a client's servers (RFC 7662 §2.1), which can keep a secret.
   if (isPublicClient(client)) throw new AppError('invalid_client', 'a public client cannot introspect tokens; introspect from a server with a confidential client')
   if (!token) throw new AppError('invalid_request', 'token is required')
-  const live = await resolveToken(narrow(db), token, now)
+  const live = await resolveToken(narrow(store.reader), token, now)
   if ('dead' in live || live.clientId !== client.id) return {active: false}
   return {
     active: true,

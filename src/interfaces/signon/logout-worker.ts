@@ -1,5 +1,6 @@
 import {hostname} from 'node:os'
 import {narrow} from '../../store/database.js'
+import type {StoreParts} from '../../store/database.js'
 import {signonConfig} from './config.js'
 import {networkFailure, type Transport} from '../../http/outbound.js'
 import {iso, type Clock} from '../../lib/clock.js'
@@ -23,8 +24,8 @@ const SETTINGS = signonConfig.backchannelLogout
 const LEASE_MS = SETTINGS.requestTimeoutMs * 3
 const USER_AGENT = `medpanel-logout/${MEDPANEL_VERSION}`
 
-export interface LogoutWorkerOptions {
-  db: Kysely<Database>
+/** The store's parts (the keys sign the logout tokens), and how to send. */
+export interface LogoutWorkerOptions extends StoreParts<Kysely<Database>> {
   clock: Clock
   transport: Transport
   /** The issuer the logout tokens name: the service's base URL, as its ID tokens do. */
@@ -125,7 +126,15 @@ export class LogoutWorker {
       this.options.metrics?.of(signonMetrics).logoutAttempts.undeliverable.inc()
       return false
     }
-    const token = await issueLogoutToken(db, {issuer, clientId: client.id, alg: client.id_token_alg, sub: String(row.member_id), sid: row.sid, jti: row.id, now: clock.now()})
+    const token = await issueLogoutToken(this.options, {
+      issuer,
+      clientId: client.id,
+      alg: client.id_token_alg,
+      sub: String(row.member_id),
+      sid: row.sid,
+      jti: row.id,
+      now: clock.now(),
+    })
     let outcome: {ok: boolean; status?: number; error?: string}
     try {
       const headers = {'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': USER_AGENT}

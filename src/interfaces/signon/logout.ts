@@ -18,10 +18,11 @@ const invalidRequest = (why: string) => new AppError('invalid_request', why)
 /**
  * Checks an RP-initiated logout request (OpenID Connect RP-Initiated Logout 1.0): the client the
  * hint (or client_id) names, the member the hint names, and where the browser may go afterwards,
- * only to a URI registered for that client. Anything unproven is invalid_request; nothing ends.
+ * only to a URI registered for that client. Anything unproven is invalid_request; nothing ends:
+ * it only reads, through `reader`.
  */
 export async function checkLogoutRequest(
-  db: Db,
+  reader: Db,
   params: LogoutRequest,
   issuer: string,
   now: Date,
@@ -29,14 +30,14 @@ export async function checkLogoutRequest(
   let client: Client | undefined
   let subject: unknown
   if (params.id_token_hint !== undefined) {
-    const claims = await readOwnIdToken(db, params.id_token_hint, issuer, now)
+    const claims = await readOwnIdToken(reader, params.id_token_hint, issuer, now)
     if (!claims) throw invalidRequest('id_token_hint is not an ID token this service issued')
     const audience = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud
     if (params.client_id !== undefined && params.client_id !== audience) throw invalidRequest("client_id is not the ID token's audience")
-    client = typeof audience === 'string' ? await findClient(narrow(db), audience) : undefined
+    client = typeof audience === 'string' ? await findClient(narrow(reader), audience) : undefined
     subject = claims.sub
   } else if (params.client_id !== undefined) {
-    client = await findClient(narrow(db), params.client_id)
+    client = await findClient(narrow(reader), params.client_id)
     if (!client) throw invalidRequest('unknown client_id')
   }
   let destination: string | undefined

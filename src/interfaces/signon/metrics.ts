@@ -1,7 +1,6 @@
 import {type Clock, iso} from '../../lib/clock.js'
 import {DELIVERY_OUTCOMES, defineMetrics} from '../../metrics/define.js'
 import type {SignonDb as Db} from './tables.js'
-import {readerOf} from '../../store/handle.js'
 import {ISSUED_BY} from './grant-types.js'
 import {countLiveSessions} from './repository.js'
 
@@ -14,7 +13,7 @@ export type SigninOutcome = (typeof SIGNIN_OUTCOMES)[number]
  * The sessions gauge reads the store when scraped, on its read-only connection where there is
  * one, so a scrape never waits behind a batch of writes.
  */
-export const signonMetrics = defineMetrics('signon', (kit, {db, clock}: {db: Db; clock: Clock}) => {
+export const signonMetrics = defineMetrics('signon', (kit, {reader, clock}: {reader: Db; clock: Clock}) => {
   const made = {
     tokensIssued: kit.children(
       'signon_tokens_issued_total',
@@ -37,7 +36,7 @@ export const signonMetrics = defineMetrics('signon', (kit, {db, clock}: {db: Db;
     ),
   }
   kit.scraped({name: 'signon_active_sessions', help: 'Sign-in sessions that have neither ended nor expired, in the store'}, async (gauge) =>
-    gauge.set(await countLiveSessions(readerOf(db), iso(clock.now()))),
+    gauge.set(await countLiveSessions(reader, iso(clock.now()))),
   )
   return made
 })

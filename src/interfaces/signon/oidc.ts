@@ -1,3 +1,4 @@
+import type {StoreParts} from '../../store/database.js'
 import {createHash} from 'node:crypto'
 import {SignJWT} from 'jose'
 import {signonConfig} from './config.js'
@@ -93,14 +94,14 @@ export interface IdTokenInput {
 }
 
 /** The key that signs a client's tokens now, for the algorithm it registered (RS256 unless told). */
-async function clientSigningKey(db: Db, registered: string, now: Date) {
+async function clientSigningKey(store: StoreParts<Db>, registered: string, now: Date) {
   const alg = isIdTokenAlg(registered) ? registered : 'RS256'
-  return {alg, key: await signingKey(db, alg, now)}
+  return {alg, key: await signingKey(store, alg, now)}
 }
 
 /** A signed ID token for the member, valid signonConfig.idTokenSeconds. */
-export async function issueIdToken(db: Db, input: IdTokenInput): Promise<string> {
-  const {alg, key} = await clientSigningKey(db, input.alg, input.now)
+export async function issueIdToken(store: StoreParts<Db>, input: IdTokenInput): Promise<string> {
+  const {alg, key} = await clientSigningKey(store, input.alg, input.now)
   const iat = Math.floor(input.now.getTime() / 1000)
   const claims: Record<string, unknown> = {
     ...memberClaims(input.member, input.scopes),
@@ -138,8 +139,8 @@ export interface LogoutTokenInput {
  * this issuer ended. Typed `logout+jwt` and without a nonce, so no client can take it for an ID
  * token; valid signonConfig.backchannelLogout.tokenSeconds.
  */
-export async function issueLogoutToken(db: Db, input: LogoutTokenInput): Promise<string> {
-  const {alg, key} = await clientSigningKey(db, input.alg, input.now)
+export async function issueLogoutToken(store: StoreParts<Db>, input: LogoutTokenInput): Promise<string> {
+  const {alg, key} = await clientSigningKey(store, input.alg, input.now)
   const iat = Math.floor(input.now.getTime() / 1000)
   return new SignJWT({sid: input.sid, events: {[BACKCHANNEL_LOGOUT_EVENT]: {}}})
     .setProtectedHeader({alg, kid: key.kid, typ: 'logout+jwt'})

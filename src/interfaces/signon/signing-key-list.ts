@@ -1,5 +1,4 @@
 import {iso} from '../../lib/clock.js'
-import {readerOf} from '../../store/handle.js'
 import type {SignonDb as Db} from './tables.js'
 
 /**
@@ -24,9 +23,9 @@ export interface SigningKeyView {
   published_until: string | null
 }
 
-/** Every stored signing key, newest first. */
-export async function listSigningKeys(db: Db, now: Date): Promise<SigningKeyView[]> {
-  const rows = await readerOf(db)
+/** Every stored signing key, newest first, read through `reader`. */
+export async function listSigningKeys(reader: Db, now: Date): Promise<SigningKeyView[]> {
+  const rows = await reader
     .selectFrom('signing_keys')
     .select(['kid', 'alg', 'created_at', 'retired_at', 'publish_until'])
     .orderBy('created_at', 'desc')

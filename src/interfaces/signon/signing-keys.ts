@@ -1,7 +1,8 @@
 import {calculateJwkThumbprint, compactVerify, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, type JWK} from 'jose'
 import {signonConfig} from './config.js'
 import {iso} from '../../lib/clock.js'
-import {openSecret, readerOf, sealSecret} from '../../store/handle.js'
+import type {StoreParts} from '../../store/database.js'
+import {seal, unseal, type Keyring} from '../../store/secrets.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonDb as Db} from './tables.js'
 import * as repo from './repository.js'
@@ -31,7 +32,7 @@ export interface SigningKey {
 /** Private keys opened in this process, by kid: opening one means unsealing and parsing it. */
 const opened = new Map<string, Promise<CryptoKey>>()
 
-async function makeKey(alg: IdTokenAlg, db: Db, now: Date) {
+async function makeKey(alg: IdTokenAlg, keys: Keyring, now: Date) {
   const pair = await generateKeyPair(alg, {extractable: true, ...(alg === 'RS256' ? {modulusLength: 2048} : {})})
   const jwk = await exportJWK(pair.publicKey)
   // The kid is the key's own RFC 7638 thumbprint: the same key always has the same name.
@@ -39,7 +40,7 @@ async function makeKey(alg: IdTokenAlg, db: Db, now: Date) {
   return {
     kid,
     alg,
-    private_key: sealSecret(db, await exportPKCS8(pair.privateKey)),
+    private_key: seal(keys, await exportPKCS8(pair.privateKey)),
     public_jwk: JSON.stringify({...jwk, kid, alg, use: 'sig'}),
     created_at: iso(now),
     retired_at: null,
@@ -53,28 +54,28 @@ async function makeKey(alg: IdTokenAlg, db: Db, now: Date) {
  * a key the set it fetched did not have. Another process may make them at the same moment: the
  * store keeps one per algorithm (a unique index), and every process uses that one.
  */
-async function ensureKeys(db: Db, now: Date): Promise<void> {
+async function ensureKeys({db, reader, keys}: StoreParts<Db>, now: Date): Promise<void> {
   const missing: IdTokenAlg[] = []
-  for (const alg of ID_TOKEN_ALGS) if ((await repo.liveSigningKeys(readerOf(db), alg, iso(now))).length === 0) missing.push(alg)
+  for (const alg of ID_TOKEN_ALGS) if ((await repo.liveSigningKeys(reader, alg, iso(now))).length === 0) missing.push(alg)
   if (missing.length === 0) return
-  const made = await Promise.all(missing.map((alg) => makeKey(alg, db, now)))
+  const made = await Promise.all(missing.map((alg) => makeKey(alg, keys, now)))
   await writeTransaction(db, async (trx) => {
     for (const row of made) await repo.insertSigningKey(trx, row)
   })
 }
 
 /** The key ID tokens of `alg` are signed with now: the oldest that has not stopped signing. */
-export async function signingKey(db: Db, alg: IdTokenAlg, now: Date): Promise<SigningKey> {
-  let row = (await repo.liveSigningKeys(readerOf(db), alg, iso(now)))[0]
+export async function signingKey(store: StoreParts<Db>, alg: IdTokenAlg, now: Date): Promise<SigningKey> {
+  let row = (await repo.liveSigningKeys(store.reader, alg, iso(now)))[0]
   if (!row) {
-    await ensureKeys(db, now)
-    row = (await repo.liveSigningKeys(db, alg, iso(now)))[0]
+    await ensureKeys(store, now)
+    row = (await repo.liveSigningKeys(store.db, alg, iso(now)))[0]
     if (!row) throw new Error(`no ${alg} signing key after making one`)
   }
   const stored = row
   let key = opened.get(stored.kid)
   if (!key) {
-    key = importPKCS8(openSecret(db, stored.private_key), alg)
+    key = importPKCS8(unseal(store.keys, stored.private_key), alg)
     opened.set(stored.kid, key)
     key.catch(() => opened.delete(stored.kid))
   }
@@ -89,12 +90,12 @@ export interface JsonWebKeySet {
  * What jwks_uri publishes: the keys signing now, the ones that take over at the next switch, and
  * retired ones an unexpired ID token may have been signed with. The first read makes the keys.
  */
-export async function publishedKeys(db: Db, now: Date): Promise<JsonWebKeySet> {
-  let rows = await repo.publishedSigningKeys(readerOf(db), iso(now))
+export async function publishedKeys(store: StoreParts<Db>, now: Date): Promise<JsonWebKeySet> {
+  let rows = await repo.publishedSigningKeys(store.reader, iso(now))
   const live = (alg: string) => rows.some((row) => row.alg === alg && (row.retired_at === null || row.retired_at > iso(now)))
   if (!ID_TOKEN_ALGS.every(live)) {
-    await ensureKeys(db, now)
-    rows = await repo.publishedSigningKeys(db, iso(now))
+    await ensureKeys(store, now)
+    rows = await repo.publishedSigningKeys(store.db, iso(now))
   }
   return {keys: rows.map((row) => JSON.parse(row.public_jwk) as JWK)}
 }
@@ -114,8 +115,8 @@ export interface SigningKeyRotation {
  * key stays published for one ID-token lifetime plus the allowed clock skew after it stops, so
  * every token it signed validates until it expires; then it goes.
  */
-export async function rotateSigningKeys(db: Db, now: Date, {immediately = false} = {}): Promise<SigningKeyRotation> {
-  const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => makeKey(alg, db, now)))
+export async function rotateSigningKeys({db, keys}: Pick<StoreParts<Db>, 'db' | 'keys'>, now: Date, {immediately = false} = {}): Promise<SigningKeyRotation> {
+  const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => makeKey(alg, keys, now)))
   const switchAt = iso(new Date(now.getTime() + (immediately ? 0 : signonConfig.keyPublishLeadSeconds) * 1000))
   const publishUntil = iso(new Date(Date.parse(switchAt) + (signonConfig.idTokenSeconds + signonConfig.clockSkewSeconds) * 1000))
   const retired = await writeTransaction(db, async (trx) => {
@@ -133,11 +134,11 @@ export async function rotateSigningKeys(db: Db, now: Date, {immediately = false}
 /**
  * The claims of an ID token this store's keys signed, checked for signature and issuer only: an
  * `id_token_hint` at logout may have expired (OpenID Connect RP-Initiated Logout §2), so expiry
- * is not a reason to refuse it. Undefined for anything else.
+ * is not a reason to refuse it. Undefined for anything else. Reads the keys through `reader`.
  */
-export async function readOwnIdToken(db: Db, token: string, issuer: string, now: Date): Promise<Record<string, unknown> | undefined> {
+export async function readOwnIdToken(reader: Db, token: string, issuer: string, now: Date): Promise<Record<string, unknown> | undefined> {
   if (token.length > 8192) return undefined
-  const published = await repo.publishedSigningKeys(readerOf(db), iso(now))
+  const published = await repo.publishedSigningKeys(reader, iso(now))
   for (const row of published) {
     const jwk = JSON.parse(row.public_jwk) as JWK
     try {

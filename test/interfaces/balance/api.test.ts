@@ -12,7 +12,7 @@ describe('interface C over HTTP', () => {
 
   beforeEach(async () => {
     ctx = await freshApp()
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     member = await seedMember(ctx.db, ctx.clock.now())
   })
   afterEach(async () => ctx.store.close())
@@ -47,7 +47,7 @@ describe('interface C over HTTP', () => {
 
     it('shuts out an expired client at once', async () => {
       expect((await get('/balance/countries')).status).toBe(200)
-      await updateClient(ctx.db, CLIENT.id, {expire: true}, ctx.clock.now())
+      await updateClient(ctx.store, CLIENT.id, {expire: true}, ctx.clock.now())
       const res = await get('/balance/countries')
       expect(res.status).toBe(401)
       expect(((await res.json()) as {message: string}).message).toMatch(/expired/)
@@ -344,7 +344,7 @@ describe('interface C over HTTP', () => {
       expect(((await otherAccount.json()) as {message: string}).message).toMatch(/Idempotency-Key/)
       // Another client's key space is its own.
       await registerClient(
-        ctx.db,
+        ctx.store,
         {name: 'Second payer', url: 'https://two.example.com', logo_url: 'https://two.example.com/l.png', redirect_uris: ['https://two.example.com/cb'], grants: ['balance']},
         ctx.clock.now(),
         {id: 'second', secret: 'second-secret'},

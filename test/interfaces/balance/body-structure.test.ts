@@ -84,7 +84,7 @@ describe('a withdrawal body that is ambiguous or too deep', () => {
 
   beforeEach(async () => {
     ctx = await freshApp()
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     member = await seedMember(ctx.db, ctx.clock.now())
     const row = (await findMemberBy(ctx.db, 'id', member.user_id))!
     await balance.postCredit(ctx.db, row, {type: 'HONORARIUM', amount: '100'}, ctx.clock.now())

@@ -9,7 +9,7 @@ describe('control characters never reach stored text or the log', () => {
   let memberId: number
   beforeEach(async () => {
     ctx = await freshApp()
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     memberId = (await seedMember(ctx.db, ctx.clock.now())).user_id
     await postCredit(ctx.db, await getMemberRow(ctx.db, memberId), {type: 'HONORARIUM', amount: '500'}, ctx.clock.now())
   })

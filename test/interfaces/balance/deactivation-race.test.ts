@@ -19,7 +19,7 @@ describe('a deactivation racing withdrawals', () => {
 
   beforeEach(async () => {
     ctx = await freshApp()
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     member = await seedMember(ctx.db, ctx.clock.now())
     const row = (await findMemberBy(ctx.db, 'id', member.user_id))!
     await balance.postCredit(ctx.db, row, {type: 'HONORARIUM', amount: '1000'}, ctx.clock.now())

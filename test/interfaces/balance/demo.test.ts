@@ -15,7 +15,7 @@ describe('balance demo data', () => {
   it('seeds members with balances and history, idempotently, and its curl lines work', async () => {
     const now = ctx.clock.now()
     await registerClient(
-      ctx.db,
+      ctx.store,
       {
         name: 'Demo',
         url: 'https://partner.example.com',

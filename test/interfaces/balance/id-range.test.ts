@@ -34,7 +34,7 @@ describe('an id out of the integer range over HTTP', () => {
 
   beforeEach(async () => {
     ctx = await freshApp()
-    await seedClients(ctx.db, ctx.clock.now())
+    await seedClients(ctx.store, ctx.clock.now())
     member = await seedMember(ctx.db, ctx.clock.now())
   })
   afterEach(async () => ctx.store.close())

@@ -149,7 +149,7 @@ describe('the ledger refuses a broken write', () => {
   })
 
   it('answers a 500 in C shape through the app, logs which invariant, and writes nothing', async () => {
-    await seedClients(ctx.db, ctx.now())
+    await seedClients(ctx.store, ctx.now())
     tamper.dropFeeLine = true
     const res = await ctx.app.request(`/balance/user_id/${ctx.member.user_id}/withdrawals`, {
       method: 'POST',

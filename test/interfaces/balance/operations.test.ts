@@ -36,7 +36,7 @@ describe("balances' operations", () => {
   it('answer 200 to HTTP Basic as a client holding the balance grant', async () => {
     const SECRET = 'a-long-enough-test-secret'
     const now = ctx.clock.now()
-    await registerTestClient(ctx.db, {name: 'Payer', grants: ['balance']}, now, {id: 'payer', secret: SECRET})
+    await registerTestClient(ctx.store, {name: 'Payer', grants: ['balance']}, now, {id: 'payer', secret: SECRET})
     const member = await addMember(
       ctx.db,
       {email: 'smoke@clinic.example', password: 'correct horse battery', first_name: 'Sam', last_name: 'Oke', country: 'US', specialty: 'Oncology'},

@@ -1,5 +1,5 @@
 import {addMember} from '../../../src/registry/service.js'
-import {narrow} from '../../../src/store/database.js'
+import {narrow, type StoreParts} from '../../../src/store/database.js'
 import {findMemberBy} from '../../../src/registry/repository.js'
 import type {MemberRow} from '../../../src/registry/tables.js'
 import {npiFromBase} from '../../../src/lib/npi.js'
@@ -12,9 +12,9 @@ export const CLIENT = {id: 'balance-client', secret: 'balance-client-secret'}
 export const AUTH = {authorization: basicAuth(CLIENT.id, CLIENT.secret)}
 
 /** A client with the balance grant and one without; returns nothing, ids are fixed. */
-export async function seedClients(db: Db, now: Date): Promise<void> {
-  await registerTestClient(narrow(db), {name: 'Balance partner', grants: ['balance']}, now, CLIENT)
-  await registerTestClient(narrow(db), {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://sign-on-only.example/cb']}, now, {
+export async function seedClients(store: StoreParts, now: Date): Promise<void> {
+  await registerTestClient(store, {name: 'Balance partner', grants: ['balance']}, now, CLIENT)
+  await registerTestClient(store, {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://sign-on-only.example/cb']}, now, {
     id: 'signon-client',
     secret: 'signon-client-secret',
   })

@@ -12,8 +12,8 @@ describe('the demo data set for interface E', () => {
   afterEach(async () => ctx.store.close())
 
   it('seeds posts and the demo key once, and prints curl lines that work in both formats', async () => {
-    const first = await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
-    const again = await seedDemo(ctx.db, 'http://127.0.0.1:8080', ctx.clock.now())
+    const first = await seedDemo(ctx.store, 'http://127.0.0.1:8080', ctx.clock.now())
+    const again = await seedDemo(ctx.store, 'http://127.0.0.1:8080', ctx.clock.now())
     const info = first.parts.conversations as {api_key: string; posts: number; comments: number; data_calls_remaining: number}
     expect(info).toMatchObject({api_key: DEMO_API_KEY, posts: 400, data_calls_remaining: 1000})
     expect(again.parts.conversations).toEqual(first.parts.conversations)

@@ -86,7 +86,7 @@ describe.each([
     expect(await errorBody(revoked, format)).toMatchObject({code: 401, message: 'the API key has been revoked'})
 
     await updateApiKey(ctx.db, apiKey, {revoke: false}, ctx.clock.now())
-    await updateClient(ctx.db, clientId, {expire: true}, ctx.clock.now())
+    await updateClient(ctx.store, clientId, {expire: true}, ctx.clock.now())
     const expired = await get(`/conversations/summary?${GOOD}`)
     expect(expired.status).toBe(401)
     expect(await errorBody(expired, format)).toMatchObject({code: 401, message: "the API key's client account has expired"})
@@ -108,7 +108,7 @@ describe.each([
     expect(res.status).toBe(403)
     expect(await errorBody(res, format)).toEqual({code: 403, message: 'this API key may not call data', details: 'Allowed methods for this key: summary.'})
 
-    await updateClient(ctx.db, clientId, {grants: ['balance']}, ctx.clock.now())
+    await updateClient(ctx.store, clientId, {grants: ['balance']}, ctx.clock.now())
     const noGrant = await get(`/conversations/summary?${GOOD}`)
     expect(noGrant.status).toBe(403)
     expect(await errorBody(noGrant, format)).toMatchObject({code: 403, message: "the API key's client may not use the conversation interface"})
@@ -244,7 +244,7 @@ describe('spending the allowance', () => {
     const store = await openStore({file})
     const clock = new ManualClock()
     const logs: string[] = []
-    const ctx: TestContext = {store, db: store.db, clock, app: createApp({db: store.db, clock, log: (line) => logs.push(line)}), logs}
+    const ctx: TestContext = {store, db: store.db, clock, app: createApp({store, clock, log: (line) => logs.push(line)}), logs}
     try {
       const {key} = await clientWithKey(ctx, {data_calls: 1})
       // The other process spends the key's last call and keeps its transaction open for 500 ms.

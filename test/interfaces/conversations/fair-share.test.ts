@@ -51,7 +51,7 @@ describe('search threads shared between API keys', () => {
     open.push(store)
     const clock = new ManualClock()
     const logs: string[] = []
-    const ctx: TestContext = {store, db: store.db, clock, logs, app: createApp({db: store.db, clock, log: (line) => logs.push(line), conversations: limits})}
+    const ctx: TestContext = {store, db: store.db, clock, logs, app: createApp({store, clock, log: (line) => logs.push(line), conversations: limits})}
     const a = (await clientWithKey(ctx, {data_calls: 5})).key
     const b = (await clientWithKey(ctx, {data_calls: 5})).key
     return {...ctx, a, b}

@@ -9,7 +9,7 @@ export const XML_TYPE = 'application/vnd.service-v1+xml'
 
 /** Registers a client with the conversations grant and issues it a key. */
 export async function clientWithKey(ctx: TestContext, options: Parameters<typeof issueApiKey>[1] extends infer T ? Partial<T> : never = {}) {
-  const client = await registerTestClient(ctx.db, {name: 'Insight Co', grants: ['conversations']}, ctx.clock.now())
+  const client = await registerTestClient(ctx.store, {name: 'Insight Co', grants: ['conversations']}, ctx.clock.now())
   const key = await issueApiKey(ctx.db, {client_id: client.client_id, ...options}, ctx.clock.now())
   return {client, key}
 }

@@ -11,7 +11,7 @@ async function app(limits: Partial<ConversationLimits> = {}): Promise<TestContex
   const store = await openMemoryStore()
   const clock = new ManualClock()
   const logs: string[] = []
-  return {store, db: store.db, clock, logs, app: createApp({db: store.db, clock, log: (line) => logs.push(line), conversations: limits})}
+  return {store, db: store.db, clock, logs, app: createApp({store, clock, log: (line) => logs.push(line), conversations: limits})}
 }
 
 describe('interface E limits', () => {

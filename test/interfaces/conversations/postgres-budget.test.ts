@@ -13,8 +13,8 @@ describe.skipIf(!onPostgres)('interface E time budget on PostgreSQL', () => {
     try {
       const clock = new ManualClock()
       await seedPosts(store.db, {count: 3000, comments: 3, from: '2024-01-01T00:00:00Z', to: '2025-12-31T23:59:59Z', seed: 5})
-      const roomy = createApp({db: store.db, clock, log: () => undefined})
-      const hurried = createApp({db: store.db, clock, log: () => undefined, conversations: {searchBudgetMs: 1}})
+      const roomy = createApp({store, clock, log: () => undefined})
+      const hurried = createApp({store, clock, log: () => undefined, conversations: {searchBudgetMs: 1}})
       const ctx = {store, db: store.db, clock, app: roomy, logs: []}
       const {key} = await clientWithKey(ctx, {data_calls: 1})
       const heavy = query(['the', 'a', 'pain', 'of the', 'with a', 'and the', 'in the', 'to the'], '2024-01-01T00:00:00Z', '2024-12-31T23:59:59Z')

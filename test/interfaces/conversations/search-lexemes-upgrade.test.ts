@@ -45,7 +45,7 @@ describe(`a store written before ${MIGRATION}`, () => {
 
   async function answers(store: Store) {
     const clock = new ManualClock()
-    const app = createApp({db: store.db, clock, log: () => undefined})
+    const app = createApp({store, clock, log: () => undefined})
     const {key} = await clientWithKey({store, db: store.db, clock, app, logs: []}, {data_calls: 100})
     const out = []
     for (const [start, end] of WINDOWS) {

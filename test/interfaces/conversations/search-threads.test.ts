@@ -29,7 +29,7 @@ const HEAVY = Array.from({length: 20}, (_, i) => Array.from({length: 12}, (_, j)
 function appOn(store: Store, limits: Partial<ConversationLimits> = {}): TestContext {
   const clock = new ManualClock()
   const logs: string[] = []
-  const app = createApp({db: store.db, clock, log: (line) => logs.push(line), conversations: limits})
+  const app = createApp({store, clock, log: (line) => logs.push(line), conversations: limits})
   return {store, db: store.db, clock, app, logs}
 }
 

@@ -96,7 +96,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL summary on two connections', () => {
     try {
       await importPosts(narrow(small.db), [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2)])
       const clock = new ManualClock()
-      const app = createApp({db: small.db, clock, log: () => undefined})
+      const app = createApp({store: small, clock, log: () => undefined})
       const {key} = await clientWithKey({store: small, db: small.db, clock, app, logs: []}, {data_calls: 1})
       const ask = () =>
         app.request(`/conversations/summary?${query(['metformin', 'chest pain'], START, END)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': key.api_key}})
@@ -112,7 +112,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL summary on two connections', () => {
   it('a summary call answers what one statement counts', async () => {
     await importPosts(store.db, [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2), conversation(3, 'atrial fibrillation', 1)])
     const clock = new ManualClock()
-    const app = createApp({db: store.db, clock, log: () => undefined})
+    const app = createApp({store, clock, log: () => undefined})
     const {key} = await clientWithKey({store, db: store.db, clock, app, logs: []}, {data_calls: 1})
     const terms = ['metformin', 'chest pain', 'atrial fibrillation']
     const res = await app.request(`/conversations/summary?${query(terms, START, END)}`, {headers: {Accept: JSON_TYPE, 'X-Service-Conversation-API-Key': key.api_key}})

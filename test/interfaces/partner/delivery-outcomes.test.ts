@@ -52,7 +52,7 @@ describe('what an attempt leaves behind', () => {
     ] as const) {
       await pushProject(db, projectInput({project_id: `S${status}`}), {}, clock.now())
       const transport = new ScriptedTransport(() => ({status, body: ''}))
-      await new DeliveryWorker({db, clock, transport}).drain()
+      await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()
       const row = (await listDeliveries(db, {projectId: `S${status}`}))[0]!
       expect(row, String(status)).toMatchObject({status: outcome, attempts: 1, last_status: status})
       expect(row.last_error, String(status)).toBe(outcome === 'delivered' ? null : `HTTP ${status}`)
@@ -63,7 +63,7 @@ describe('what an attempt leaves behind', () => {
     await pushProject(db, projectInput(), {}, clock.now())
     const answers = [503, 200]
     const transport = new ScriptedTransport((_r, i) => ({status: answers[i]!, body: 'busy'}))
-    const w = new DeliveryWorker({db, clock, transport})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport})
     await w.drain()
     expect(await only()).toMatchObject({
       status: 'pending',
@@ -81,7 +81,7 @@ describe('what an attempt leaves behind', () => {
   it("keeps the start of a partner's error text on one line, escaped, at most 200 characters", async () => {
     await pushProject(db, projectInput(), {}, clock.now())
     const body = `line one\r\n\tline\u001b[2J two   ${'x'.repeat(300)}`
-    await new DeliveryWorker({db, clock, transport: new ScriptedTransport(() => ({status: 500, body}))}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport: new ScriptedTransport(() => ({status: 500, body}))}).drain()
     const error = (await only()).last_error!
     const kept = 'line one line\\u001b[2J two x'
     expect(error).toBe(`HTTP 500: ${kept}${'x'.repeat(200 - 'line one line\u001b[2J two x'.length)}`)
@@ -95,7 +95,7 @@ describe('what an attempt leaves behind', () => {
       Object.assign(new Error('aborted'), {name: 'TimeoutError'}),
     ]
     const transport = new ScriptedTransport((_r, i) => errors[i]!)
-    const w = new DeliveryWorker({db, clock, transport, timeoutMs: 2_500})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport, timeoutMs: 2_500})
     const seen: string[] = []
     for (const wait of [0, 5, 30]) {
       clock.advance(wait)
@@ -130,7 +130,7 @@ describe('what an attempt leaves behind', () => {
         .where('id', '=', id)
         .execute()
       const transport = new FakeTransport()
-      expect(await new DeliveryWorker({db, clock, transport}).drain(), JSON.stringify(change)).toEqual({attempted: 1, delivered: 0, failedAttempts: 1})
+      expect(await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain(), JSON.stringify(change)).toEqual({attempted: 1, delivered: 0, failedAttempts: 1})
       expect(transport.requests, JSON.stringify(change)).toHaveLength(0)
       const row = (await listDeliveries(db, {projectId: `G${i}`}))[0]!
       expect(row, JSON.stringify(change)).toMatchObject({status: 'failed', attempts: 1, last_status: null})
@@ -146,7 +146,7 @@ describe('what an attempt leaves behind', () => {
     await pushMembers(db, {projectId: 'P1', quotaId: 'Q1', members: members(2)}, clock.now())
     await removeMember(db, 'P1', 'Q1', NPI[0]!, clock.now())
     const transport = new FakeTransport()
-    await new DeliveryWorker({db, clock, transport}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()
     const urls = transport.requests.map((r) => `${r.method} ${r.url}`)
     expect(urls).toEqual([
       'PUT http://partner.test/base/v1/projects/P1',
@@ -165,7 +165,7 @@ describe('what an attempt leaves behind', () => {
     await pushProject(db, projectInput(), {}, clock.now())
     clock.advance(1.999)
     const transport = new FakeTransport()
-    await new DeliveryWorker({db, clock, transport}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()
     expect(transport.requests[0]!.headers['x-medpanel-signature']).toMatch(new RegExp(`^t=${Date.parse('2026-01-15T12:00:01Z') / 1000},v1=[0-9a-f]{64}$`))
   })
 
@@ -177,6 +177,7 @@ describe('what an attempt leaves behind', () => {
     const transport = new FakeTransport((r) => (r.url.endsWith('/P1') ? 200 : 503))
     const w = new DeliveryWorker({
       db,
+      keys: store.keys,
       clock,
       transport,
       logFormat: 'json',
@@ -209,7 +210,7 @@ describe('what an attempt leaves behind', () => {
     const metrics = {of: (set: unknown) => (set === partnerMetrics ? partner : {})}
     await pushProject(db, projectInput(), {}, clock.now())
     const answers: (number | Error)[] = [500, Object.assign(new Error('fetch failed'), {cause: {code: 'ECONNREFUSED'}}), 200]
-    const w = new DeliveryWorker({db, clock, transport: new FakeTransport((_r, i) => answers[i]!), metrics: metrics as unknown as Metrics})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport: new FakeTransport((_r, i) => answers[i]!), metrics: metrics as unknown as Metrics})
     for (const wait of [0, 5, 30]) {
       clock.advance(wait)
       await w.drain()
@@ -218,7 +219,7 @@ describe('what an attempt leaves behind', () => {
     expect(counted).toEqual(['retry', 'failed', 'retry', 'network_error', 'delivered'])
     counted.length = 0
     await pushProject(db, projectInput({project_id: 'P2'}), {}, clock.now())
-    await updateClient(db, clientIds[0]!, {expire: true}, clock.now())
+    await updateClient(store, clientIds[0]!, {expire: true}, clock.now())
     await w.drain()
     expect(counted).toEqual(['undeliverable'])
   })
@@ -243,7 +244,7 @@ describe('what an attempt leaves behind', () => {
           return {status: 503, body: ''}
         },
       }
-      await new DeliveryWorker({db, clock, transport, concurrency}).drain()
+      await new DeliveryWorker({db, keys: store.keys, clock, transport, concurrency}).drain()
       expect(most, `concurrency ${concurrency}`).toBe(expected)
       clock.advance(30)
     }

@@ -19,7 +19,7 @@ export async function partnerStore(clock: ManualClock, partners = 1): Promise<{s
   const clientIds: string[] = []
   for (let i = 0; i < partners; i++) {
     const client = await registerTestClient(
-      store.db,
+      store,
       {
         name: `Partner ${i + 1}`,
         grants: ['partner'],
@@ -75,8 +75,8 @@ export async function referencePartner(clock: Clock): Promise<{store: ReceiverSt
   return {store, app, logs}
 }
 
-export function worker(db: Store['db'], clock: Clock, transport: Transport): DeliveryWorker {
-  return new DeliveryWorker({db, clock, transport})
+export function worker(store: Store, clock: Clock, transport: Transport): DeliveryWorker {
+  return new DeliveryWorker({db: store.db, keys: store.keys, clock, transport})
 }
 
 export const NPI = Array.from({length: 50}, (_, i) => npiFromBase(String(100000000 + i)))

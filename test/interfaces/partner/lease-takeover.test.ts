@@ -56,7 +56,7 @@ describe('leases: a delivery held by one sender', () => {
 
   it('is left alone while its sender hangs, and taken over once its 30 s lease is over', async () => {
     const hung = new HeldTransport()
-    const first = new DeliveryWorker({db, clock, transport: hung})
+    const first = new DeliveryWorker({db, keys: store.keys, clock, transport: hung})
     const stuck = first.drain()
     await until(() => hung.requests.length === 1)
     const row = await head()
@@ -64,7 +64,7 @@ describe('leases: a delivery held by one sender', () => {
     expect(Date.parse(row.lease_until!) - clock.now().getTime()).toBe(30_000)
 
     const transport = new FakeTransport()
-    const second = new DeliveryWorker({db, clock, transport})
+    const second = new DeliveryWorker({db, keys: store.keys, clock, transport})
     expect(await second.drain()).toEqual({attempted: 0, delivered: 0, failedAttempts: 0})
     clock.advance(29)
     expect(await second.drain()).toEqual({attempted: 0, delivered: 0, failedAttempts: 0})
@@ -81,7 +81,7 @@ describe('leases: a delivery held by one sender', () => {
   it('is sent again at once when its sender was a process of this host that died', async () => {
     await repo.lease(db, [(await head()).seq], `${hostname()}:${DEAD_PID}:killed`, iso(new Date(clock.now().getTime() + 30_000)))
     const transport = new FakeTransport()
-    expect(await new DeliveryWorker({db, clock, transport}).drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
+    expect(await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
     expect((await head()).lease_owner).toBeNull()
   })
 
@@ -89,7 +89,7 @@ describe('leases: a delivery held by one sender', () => {
     for (const pid of ['', 'x', '0', '-5', '1.5']) {
       await repo.updateDelivery(db, (await head()).seq, {status: 'pending', lease_owner: `${hostname()}:${pid}:w`, lease_until: iso(new Date(clock.now().getTime() + 30_000))})
       const transport = new FakeTransport()
-      expect(await new DeliveryWorker({db, clock, transport}).drain(), `pid "${pid}"`).toMatchObject({attempted: 1})
+      expect(await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain(), `pid "${pid}"`).toMatchObject({attempted: 1})
     }
   })
 
@@ -98,14 +98,14 @@ describe('leases: a delivery held by one sender', () => {
     for (const owner of [`${hostname()}:${process.pid}:serve`, `elsewhere.example:${DEAD_PID}:serve`]) {
       await repo.updateDelivery(db, (await head()).seq, {status: 'pending', lease_owner: owner, lease_until: until30s})
       const transport = new FakeTransport()
-      expect(await new DeliveryWorker({db, clock, transport}).drain(), owner).toMatchObject({attempted: 0})
+      expect(await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain(), owner).toMatchObject({attempted: 0})
       expect((await head()).lease_owner, owner).toBe(owner)
     }
   })
 
   it('a worker takes back its own lease on a row whose outcome it could not record, and sends it again', async () => {
     const transport = new FakeTransport()
-    const w = new DeliveryWorker({db, clock, transport})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport})
     // As left by an attempt whose outcome could not be written (the store went away).
     await repo.lease(db, [(await head()).seq], w.owner, iso(new Date(clock.now().getTime() + 30_000)))
     expect(await w.drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
@@ -113,7 +113,7 @@ describe('leases: a delivery held by one sender', () => {
 
   it('overlapping drains of one worker never send a row twice', async () => {
     const held = new HeldTransport()
-    const w = new DeliveryWorker({db, clock, transport: held})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport: held})
     const firstDrain = w.drain()
     await until(() => held.requests.length === 1)
     // A second drain (serve's loop woken by a new push) while the first send is in flight.
@@ -131,7 +131,7 @@ describe('leases: a delivery held by one sender', () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       let settled = false
-      const waiting = new DeliveryWorker({db, clock, transport}).drain({projectIds: ['P2'], now: true}).finally(() => (settled = true))
+      const waiting = new DeliveryWorker({db, keys: store.keys, clock, transport}).drain({projectIds: ['P2'], now: true}).finally(() => (settled = true))
       await until(() => settled || vi.getTimerCount() > 0)
       expect(settled, 'the drain of P2 waited for the sender of P1').toBe(true)
       expect(await waiting).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
@@ -150,7 +150,7 @@ describe('leases: a delivery held by one sender', () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       let settled = false
-      const waiting = new DeliveryWorker({db, clock, transport}).drain({projectIds: ['P1'], now: true}).finally(() => (settled = true))
+      const waiting = new DeliveryWorker({db, keys: store.keys, clock, transport}).drain({projectIds: ['P1'], now: true}).finally(() => (settled = true))
       await until(() => settled || vi.getTimerCount() > 0)
       expect(settled, 'the drain waited for a lease that had run out').toBe(true)
       // The failed head is tried once per drain, though it stays pending; the quota waits behind it.

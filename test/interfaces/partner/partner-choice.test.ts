@@ -27,7 +27,8 @@ beforeEach(async () => {
 })
 afterEach(async () => store.close())
 
-const signOnClient = async () => (await registerTestClient(db, {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://app.example/callback']}, clock.now())).client_id
+const signOnClient = async () =>
+  (await registerTestClient(store, {name: 'Sign-on only', grants: ['signon'], redirect_uris: ['https://app.example/callback']}, clock.now())).client_id
 const refusal = async (promise: Promise<unknown>) => {
   const error = await rejectionOf(promise, AppError)
   return {code: error.code, message: error.message}
@@ -38,7 +39,7 @@ describe('the partners of a change', () => {
     await signOnClient()
     clock.advance(1)
     const late = await registerClient(
-      db,
+      store,
       {
         name: 'Late partner',
         url: 'https://late.example',
@@ -84,7 +85,7 @@ describe('queueing', () => {
   it('logs an attempt of a row queued without a request id with no id at the end', async () => {
     await pushProject(db, projectInput(), {partners: [partners[0]!]}, clock.now())
     const lines: string[] = []
-    await new DeliveryWorker({db, clock, transport: new FakeTransport(), log: (line) => lines.push(line)}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport: new FakeTransport(), log: (line) => lines.push(line)}).drain()
     expect(lines).toEqual([expect.stringMatching(/^delivery [0-9a-f-]{36} PUT \/v1\/projects\/P1 -> delivered \(200\)$/)])
   })
 })

@@ -209,7 +209,7 @@ describe('at delivery time', () => {
 
   async function partnerClient(partnerUrl: string): Promise<string> {
     const client = await registerClient(
-      store.db,
+      store,
       {
         name: 'P',
         url: 'https://p.example',
@@ -236,7 +236,7 @@ describe('at delivery time', () => {
     const clientId = await partnerClient(`http://rebind.test:${partner.port}`)
     answer = '169.254.169.254'
     await pushProject(store.db, projectInput(), {partners: [clientId]}, clock.now())
-    const result = await new DeliveryWorker({db: store.db, clock, transport}).drain({now: true})
+    const result = await new DeliveryWorker({db: store.db, keys: store.keys, clock, transport}).drain({now: true})
     expect(result).toEqual({attempted: 1, delivered: 0, failedAttempts: 1})
     const [row] = await listDeliveries(store.db, {})
     expect(row).toMatchObject({status: 'pending', attempts: 1})
@@ -256,7 +256,7 @@ describe('at delivery time', () => {
     // Once the name points somewhere sound again, the retry goes through.
     answer = '127.0.0.1'
     clock.advance(10)
-    expect(await new DeliveryWorker({db: store.db, clock, transport}).drain({now: true})).toMatchObject({delivered: 1})
+    expect(await new DeliveryWorker({db: store.db, keys: store.keys, clock, transport}).drain({now: true})).toMatchObject({delivered: 1})
     expect(partner.requests).toHaveLength(1)
   })
 
@@ -319,7 +319,7 @@ describe("reading a partner's answer", () => {
   async function deliverTo(url: string) {
     store = await openMemoryStore()
     const client = await registerClient(
-      store.db,
+      store,
       {
         name: 'P',
         url: 'https://p.example',
@@ -332,7 +332,7 @@ describe("reading a partner's answer", () => {
       clock.now(),
     )
     await pushProject(store.db, projectInput(), {partners: [client.client_id]}, clock.now())
-    const result = await new DeliveryWorker({db: store.db, clock, transport: httpTransport()}).drain({now: true})
+    const result = await new DeliveryWorker({db: store.db, keys: store.keys, clock, transport: httpTransport()}).drain({now: true})
     return {result, rows: await listDeliveries(store.db, {})}
   }
 

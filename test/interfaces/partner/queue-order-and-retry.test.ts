@@ -88,7 +88,7 @@ describe('a newer PUT replacing queued ones', () => {
     await Q1(5)
     await Q1(6)
     const transport = new FakeTransport()
-    await new DeliveryWorker({db, clock, transport}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()
     expect(transport.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual([
       'PUT /v1/projects/P1',
       'PUT /v1/projects/P1/quotas/Q2',
@@ -112,7 +112,7 @@ describe('retry-deliveries', () => {
 
   /** Fails every pending delivery for good: 18 attempts each over 3 days, against a partner answering 503. */
   async function failAll(transport: FakeTransport): Promise<void> {
-    const w = new DeliveryWorker({db, clock, transport})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport})
     for (let i = 0; i < 200; i++) {
       await w.drain()
       const later = (await listDeliveries(db, {status: 'pending'})).map((d) => Date.parse(d.next_attempt_at!)).filter((t) => t > clock.now().getTime())
@@ -150,7 +150,7 @@ describe('retry-deliveries', () => {
       {status: 'failed', attempts: 18, next_attempt_at: null},
     ])
     // Failing again, it waits 5 s as a new delivery would, rather than giving up at once.
-    const w = new DeliveryWorker({db, clock, transport})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport})
     expect(await w.drain()).toMatchObject({attempted: 1})
     expect((await listDeliveries(db, {}))[0]).toMatchObject({status: 'pending', attempts: 1, next_attempt_at: iso(new Date(clock.now().getTime() + 5_000))})
   })

@@ -39,7 +39,7 @@ describe('recording an attempt while the store is away', () => {
   it('writes the outcome once the store answers again, and sends the push only once', async () => {
     vi.mocked(repo.updateDelivery).mockRejectedValueOnce(storeGone())
     const transport = new FakeTransport()
-    expect(await new DeliveryWorker({db, clock, transport}).drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
+    expect(await new DeliveryWorker({db, keys: store.keys, clock, transport}).drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
     expect(transport.requests).toHaveLength(1)
     expect(await listDeliveries(db, {})).toMatchObject([{status: 'delivered', attempts: 1}])
   })
@@ -47,7 +47,7 @@ describe('recording an attempt while the store is away', () => {
   it('gives up at once on an error that is not the store failing, and sends the row again on the next drain', async () => {
     vi.mocked(repo.updateDelivery).mockRejectedValueOnce(new Error('a bug'))
     const transport = new FakeTransport()
-    const w = new DeliveryWorker({db, clock, transport})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport})
     await expect(w.drain()).rejects.toThrow('a bug')
     expect(await listDeliveries(db, {})).toMatchObject([{status: 'pending', attempts: 0}])
     expect(await w.drain()).toEqual({attempted: 1, delivered: 1, failedAttempts: 0})
@@ -58,7 +58,7 @@ describe('recording an attempt while the store is away', () => {
   it('stops trying to write when the lease would end before the next try', async () => {
     vi.mocked(repo.updateDelivery).mockRejectedValueOnce(storeGone())
     // A request timeout that leaves 50 ms of the 30 s lease: less than the first 100 ms wait.
-    const w = new DeliveryWorker({db, clock, transport: new FakeTransport(), timeoutMs: 29_950})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport: new FakeTransport(), timeoutMs: 29_950})
     await expect(w.drain()).rejects.toThrow('database connection is not open')
     expect(await listDeliveries(db, {})).toMatchObject([{status: 'pending', attempts: 0}])
   })

@@ -35,7 +35,7 @@ describe('delivery worker', () => {
   it('sends Basic auth, JSON, a delivery id and a verifiable signature to the partner URL', async () => {
     const transport = new FakeTransport()
     await pushProject(db, projectInput(), {}, clock.now())
-    const result = await worker(db, clock, transport).drain()
+    const result = await worker(store, clock, transport).drain()
     expect(result).toEqual({attempted: 2, delivered: 2, failedAttempts: 0})
     const [first, second] = transport.requests
     expect(first!.url).toBe(`${PARTNER_URL}/v1/projects/P1`)
@@ -58,7 +58,7 @@ describe('delivery worker', () => {
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now(), 'push-run-1')
     expect((await listDeliveries(db, {}))[0]!.request_id).toBe('push-run-1')
     const text: string[] = []
-    await new DeliveryWorker({db, clock, transport, log: (line) => text.push(line)}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport, log: (line) => text.push(line)}).drain()
     expect(transport.requests[0]!.headers['x-request-id']).toBe('push-run-1')
     expect(text).toEqual([expect.stringMatching(/^delivery [0-9a-f-]{36} PUT \/v1\/projects\/P1 -> delivered \(200\) id=push-run-1$/)])
 
@@ -66,7 +66,7 @@ describe('delivery worker', () => {
     transport.setAnswer(() => 503)
     await pushProject(db, projectInput({name: 'Renamed'}), {}, clock.now())
     const json: string[] = []
-    await new DeliveryWorker({db, clock, transport, log: (line) => json.push(line), logFormat: 'json'}).drain()
+    await new DeliveryWorker({db, keys: store.keys, clock, transport, log: (line) => json.push(line), logFormat: 'json'}).drain()
     expect(transport.requests[1]!.headers).not.toHaveProperty('x-request-id')
     const [row] = (await listDeliveries(db, {})).slice(-1)
     expect(json.map((line) => JSON.parse(line))).toEqual([
@@ -91,7 +91,7 @@ describe('delivery worker', () => {
   it('retries on the 5 s, 30 s, 2 min, 10 min, 1 h, 3 h, then 6-hourly schedule and gives up after 3 days', async () => {
     const transport = new FakeTransport(() => 503)
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
-    const w = worker(db, clock, transport)
+    const w = worker(store, clock, transport)
     const start = clock.now().getTime()
     await w.drain()
     const waits: number[] = []
@@ -129,7 +129,7 @@ describe('delivery worker', () => {
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
     await pushQuota(db, 'P1', quotaInput(), clock.now())
     await pushProject(db, projectInput({project_id: 'P2'}), {partners: [clientIds[0]!]}, clock.now())
-    const w = worker(db, clock, transport)
+    const w = worker(store, clock, transport)
     await w.drain()
     expect(transport.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['PUT /v1/projects/P1', 'PUT /v1/projects/P2'])
     transport.setAnswer(() => 200)
@@ -141,25 +141,25 @@ describe('delivery worker', () => {
   it('records network errors and timeouts as failed attempts', async () => {
     const transport = new FakeTransport(() => Object.assign(new Error('fetch failed'), {cause: {code: 'ECONNREFUSED'}}))
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
-    await worker(db, clock, transport).drain()
+    await worker(store, clock, transport).drain()
     expect((await listDeliveries(db, {}))[0]).toMatchObject({status: 'pending', attempts: 1, last_error: 'network error: ECONNREFUSED'})
     transport.setAnswer(() => Object.assign(new Error('aborted'), {name: 'TimeoutError'}))
     clock.advance(5)
-    await worker(db, clock, transport).drain()
+    await worker(store, clock, transport).drain()
     expect((await listDeliveries(db, {}))[0]!.last_error).toBe('network error: timed out after 10 s')
   })
 
   it('fails at once for a partner client that expired, and retry skips a failed PUT that a newer one replaced', async () => {
     const transport = new FakeTransport()
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
-    await updateClient(db, clientIds[0]!, {expire: true}, clock.now())
-    await worker(db, clock, transport).drain()
+    await updateClient(store, clientIds[0]!, {expire: true}, clock.now())
+    await worker(store, clock, transport).drain()
     expect(transport.requests).toHaveLength(0)
     const [failed] = await listDeliveries(db, {status: 'failed'})
     expect(failed!.last_error).toMatch(/expired/)
-    await updateClient(db, clientIds[0]!, {expire: false}, clock.now())
+    await updateClient(store, clientIds[0]!, {expire: false}, clock.now())
     await pushProject(db, projectInput({name: 'newer'}), {}, clock.now())
-    await worker(db, clock, transport).drain()
+    await worker(store, clock, transport).drain()
     const retried = await retryDeliveries(db, {ids: [failed!.id]}, clock.now())
     expect(retried).toEqual({requeued: [], superseded: [failed!.id]})
     await expect(retryDeliveries(db, {ids: [failed!.id]}, clock.now())).rejects.toThrow(/is superseded, not failed/)
@@ -184,7 +184,7 @@ describe('delivery worker', () => {
     await pushEvent(db, {project_id: 'P1', quota_id: 'Q2', npi: NPI[20]!, state: 'screenout'}, clock.now())
     await closeProject(db, 'P1', clock.now())
 
-    const w = worker(db, clock, transport)
+    const w = worker(store, clock, transport)
     for (let i = 0; i < 30; i++) {
       await w.drain()
       const waiting = await listDeliveries(db, {status: 'pending'})
@@ -234,7 +234,7 @@ describe('delivery worker', () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       let settled = false
-      const waiting = new DeliveryWorker({db, clock, transport}).drain({projectIds: ['P1'], now: true}).finally(() => (settled = true))
+      const waiting = new DeliveryWorker({db, keys: store.keys, clock, transport}).drain({projectIds: ['P1'], now: true}).finally(() => (settled = true))
       // It found nothing to claim, saw the other sender, and paused to look again.
       await until(() => settled || vi.getTimerCount() > 0)
       expect(settled, 'the --wait drain returned while another process was sending its project').toBe(false)
@@ -275,7 +275,7 @@ describe('delivery worker', () => {
         return transport.send(r)
       },
     }
-    const w = new DeliveryWorker({db, clock, transport: slow})
+    const w = new DeliveryWorker({db, keys: store.keys, clock, transport: slow})
     w.start(30)
     await pushProject(db, projectInput(), {partners: [clientIds[0]!]}, clock.now())
     for (let i = 0; i < 100 && sending === 0; i++) await new Promise((r) => setTimeout(r, 10))
@@ -293,8 +293,8 @@ describe('delivery worker', () => {
         return transport.send(r)
       },
     }
-    const a = new DeliveryWorker({db, clock, transport: slow, concurrency: 2})
-    const b = new DeliveryWorker({db, clock, transport: slow, concurrency: 2})
+    const a = new DeliveryWorker({db, keys: store.keys, clock, transport: slow, concurrency: 2})
+    const b = new DeliveryWorker({db, keys: store.keys, clock, transport: slow, concurrency: 2})
     await Promise.all([a.drain(), b.drain()])
     const sent = transport.requests.map((r) => r.headers['x-medpanel-delivery'])
     expect(sent).toHaveLength(6)

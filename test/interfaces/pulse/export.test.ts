@@ -24,10 +24,10 @@ describe('interface D: pulse export over HTTP', () => {
   beforeEach(async () => {
     ctx = await freshApp()
     const now = ctx.clock.now()
-    await registerClient(ctx.db, client('Owner Research', {token_ttl: 3600}), now, {id: 'owner', secret: SECRET})
-    await registerClient(ctx.db, client('Rival Insights'), now, {id: 'rival', secret: SECRET})
-    await registerClient(ctx.db, client('Panel Admin', {admin: true}), now, {id: 'boss', secret: SECRET})
-    await registerClient(ctx.db, client('Sign-on Only', {grants: ['signon'], redirect_uris: ['https://example.com/cb']}), now, {id: 'plain', secret: SECRET})
+    await registerClient(ctx.store, client('Owner Research', {token_ttl: 3600}), now, {id: 'owner', secret: SECRET})
+    await registerClient(ctx.store, client('Rival Insights'), now, {id: 'rival', secret: SECRET})
+    await registerClient(ctx.store, client('Panel Admin', {admin: true}), now, {id: 'boss', secret: SECRET})
+    await registerClient(ctx.store, client('Sign-on Only', {grants: ['signon'], redirect_uris: ['https://example.com/cb']}), now, {id: 'plain', secret: SECRET})
     ownerPulses = (await seedPulses(ctx.db, {clientId: 'owner', count: 4, respondents: 12, seed: 9}, now)).created.map((p) => p.project_id)
     rivalPulse = (await seedPulses(ctx.db, {clientId: 'rival', count: 1, respondents: 3, seed: 9}, now)).created[0]!.project_id
   })
@@ -146,14 +146,14 @@ describe('interface D: pulse export over HTTP', () => {
       ctx.clock.now(),
     )
     // The owner also signs members on, so it can hold a member token at all.
-    await updateClient(ctx.db, 'owner', {grants: ['pulses', 'signon'], redirect_uris: ['https://example.com/cb']}, ctx.clock.now())
+    await updateClient(ctx.store, 'owner', {grants: ['pulses', 'signon'], redirect_uris: ['https://example.com/cb']}, ctx.clock.now())
     const memberToken = (await issueToken(ctx.db, member.user_id, 'owner', ctx.clock.now())).access_token
     expect((await get(path, memberToken)).status).toBe(403)
     await revokeConsent(ctx.db, member.user_id, 'owner', ctx.clock.now())
     await expectDenied(await get(path, memberToken), 'invalid_token')
 
     const live = await tokenFor('owner')
-    await updateClient(ctx.db, 'owner', {expire: true}, ctx.clock.now())
+    await updateClient(ctx.store, 'owner', {expire: true}, ctx.clock.now())
     await expectDenied(await get('/clients/projectsInfo', live), 'invalid_token')
   })
 
@@ -172,7 +172,7 @@ describe('interface D: pulse export over HTTP', () => {
     }
     // Losing the grant takes effect at once for tokens already issued.
     const owner = await tokenFor('owner')
-    await updateClient(ctx.db, 'owner', {grants: ['balance']}, ctx.clock.now())
+    await updateClient(ctx.store, 'owner', {grants: ['balance']}, ctx.clock.now())
     expect((await get('/clients/info', owner)).status).toBe(403)
   })
 

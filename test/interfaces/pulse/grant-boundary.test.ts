@@ -68,14 +68,14 @@ describe('bearer routes read only what the token was granted', () => {
     expect(operations.map((op) => op.path).sort()).toEqual(expect.arrayContaining(['/clients/info', '/clients/projectsInfo', '/projects/{projectId}/export']))
 
     const rivalSecret = 'rival-client-secret-long-enough'
-    const rival = await registerTestClient(ctx.db, {name: 'Rival', grants: ['pulses']}, ctx.clock.now(), {
+    const rival = await registerTestClient(ctx.store, {name: 'Rival', grants: ['pulses']}, ctx.clock.now(), {
       id: 'rival',
       secret: rivalSecret,
     })
     const lapsedSecret = 'lapsed-client-secret-long-enough'
-    await registerTestClient(ctx.db, {name: 'Lapsed', grants: ['pulses'], redirect_uris: [REDIRECT]}, ctx.clock.now(), {id: 'lapsed', secret: lapsedSecret})
+    await registerTestClient(ctx.store, {name: 'Lapsed', grants: ['pulses'], redirect_uris: [REDIRECT]}, ctx.clock.now(), {id: 'lapsed', secret: lapsedSecret})
     const lapsedToken = await clientToken({client_id: 'lapsed', client_secret: lapsedSecret})
-    await updateClient(ctx.db, 'lapsed', {grants: ['signon']}, ctx.clock.now())
+    await updateClient(ctx.store, 'lapsed', {grants: ['signon']}, ctx.clock.now())
 
     const callers = {
       'member token of the owning client': await memberTokenFor(ctx, owner),

@@ -19,7 +19,7 @@ describe("pulse export's operations", () => {
 
   it('answer 200 to the bearer token of a client holding the pulses grant', async () => {
     const SECRET = 'a-long-enough-test-secret'
-    await registerTestClient(ctx.db, {name: 'Pulse reader', grants: ['pulses']}, ctx.clock.now(), {id: 'pulse-reader', secret: SECRET})
+    await registerTestClient(ctx.store, {name: 'Pulse reader', grants: ['pulses']}, ctx.clock.now(), {id: 'pulse-reader', secret: SECRET})
     const token = await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: 'pulse-reader', client_secret: SECRET}))
     expect(token.status).toBe(200)
     const {access_token: accessToken} = (await token.json()) as {access_token: string}

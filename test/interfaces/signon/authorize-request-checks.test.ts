@@ -73,7 +73,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('sends a client without the sign-on grant back with unauthorized_client, its state and a reason', async () => {
-    const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', redirect_uris: [REDIRECT], grants: ['pulses']}, ctx.clock.now())
+    const pulses = await registerTestClient(ctx.store, {name: 'Pulse Co', redirect_uris: [REDIRECT], grants: ['pulses']}, ctx.clock.now())
     const error = await redirectedError(authorizeParams(pulses.client_id))
     expect(error.get('error')).toBe('unauthorized_client')
     expect(error.get('error_description')).toBe('this client may not use the authorization code flow')
@@ -81,7 +81,7 @@ describe('authorize request, at its edges', () => {
   })
 
   it('prompt=none gives no code to a client the member never allowed, whoever else they allowed', async () => {
-    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const oidc = (clientId: string, extra: Record<string, string> = {}) => authorizeParams(clientId, {scope: 'openid profile', nonce: 'n-1', ...extra})
     // The member allowed the first client, and holds a live token with it.
     await tokenScope(await getCode(ctx, client.client_id, {scope: 'openid profile', nonce: 'n-1'}))

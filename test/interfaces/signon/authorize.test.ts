@@ -52,7 +52,7 @@ describe('GET /oauth/authorize and the consent page', () => {
 
   it("writes the client's logo address into the page's CSS so that it cannot leave its string", async () => {
     const odd = await registerClient(
-      ctx.db,
+      ctx.store,
       {name: 'Odd', url: 'https://odd.example', logo_url: 'https://odd.example/a"b\\c) d.png?q=\\");x:url(1)\'é', redirect_uris: [REDIRECT]},
       ctx.clock.now(),
     )
@@ -121,7 +121,7 @@ describe('GET /oauth/authorize and the consent page', () => {
   })
 
   it('shows an error page for an expired client', async () => {
-    await updateClient(ctx.db, clientId, {expire: true}, ctx.clock.now())
+    await updateClient(ctx.store, clientId, {expire: true}, ctx.clock.now())
     const res = await ctx.app.request(authorizeUrl(authorizeParams(clientId)))
     expect(res.status).toBe(400)
     expect(res.headers.get('location')).toBeNull()

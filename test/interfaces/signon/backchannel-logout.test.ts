@@ -32,7 +32,15 @@ beforeEach(async () => {
   const setup = await setupClientAndMember(ctx, {backchannel_logout_uri: receiver.url, backchannel_logout_session_required: true})
   client = setup.client
   memberId = setup.member.user_id
-  worker = new LogoutWorker({db: ctx.db, clock: ctx.clock, transport: httpTransport(), issuer: ISSUER, metrics: storeMetrics(ctx.db, ctx.clock)})
+  worker = new LogoutWorker({
+    db: ctx.db,
+    reader: ctx.store.reader,
+    keys: ctx.store.keys,
+    clock: ctx.clock,
+    transport: httpTransport(),
+    issuer: ISSUER,
+    metrics: storeMetrics(ctx.store, ctx.clock),
+  })
 })
 afterEach(async () => {
   await receiver.stop()
@@ -110,7 +118,7 @@ describe('back-channel logout', () => {
   it('tells only the clients that got an ID token in that session', async () => {
     const other = await new LogoutReceiver().start()
     try {
-      const b = await registerTestClient(ctx.db, {name: 'Beta', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url}, ctx.clock.now())
+      const b = await registerTestClient(ctx.store, {name: 'Beta', redirect_uris: [REDIRECT], backchannel_logout_uri: other.url}, ctx.clock.now())
       // B got an ID token in another browser's session, A in this one; a plain OAuth grant names no session.
       await codeFlow(b)
       const {tokens, jar} = await codeFlow()
@@ -192,7 +200,7 @@ describe('back-channel logout', () => {
   })
 
   it('queues nothing for a client without a back-channel logout URI, nor for a plain OAuth grant', async () => {
-    const quiet = await registerTestClient(ctx.db, {name: 'Quiet', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const quiet = await registerTestClient(ctx.store, {name: 'Quiet', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const {tokens, jar} = await codeFlow(quiet)
     await logOut(tokens.id_token, jar)
     expect(await listDeliveries(ctx.db)).toEqual([])

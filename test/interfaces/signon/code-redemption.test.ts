@@ -61,16 +61,16 @@ describe('authorization code exchange, at its edges', () => {
 
   it('a client that lost its sign-on grant since the code was issued cannot exchange it', async () => {
     const code = await getCode(ctx, client.client_id)
-    await updateClient(ctx.db, client.client_id, {grants: ['balance']}, ctx.clock.now())
+    await updateClient(ctx.store, client.client_id, {grants: ['balance']}, ctx.clock.now())
     const body = await refusal(await exchange(ctx, grant(code)), 400)
     expect(body).toEqual({error: 'unauthorized_client', error_description: 'this client may not use the authorization_code grant'})
     // Given the grant back, the code still works: the refusal did not consume it.
-    await updateClient(ctx.db, client.client_id, {grants: ['signon']}, ctx.clock.now())
+    await updateClient(ctx.store, client.client_id, {grants: ['signon']}, ctx.clock.now())
     expect((await exchange(ctx, grant(code))).status).toBe(200)
   })
 
   it('names each refusal of a code precisely, so a client developer can tell them apart', async () => {
-    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const reason = async (fields: Record<string, string>) => (await refusal(await exchange(ctx, fields), 400)).error_description
 
     expect(await reason(grant('no-such-code'))).toBe('authorization code is invalid or was issued to another client')

@@ -14,7 +14,7 @@ describe('discovery, iss, revocation and introspection', () => {
   beforeEach(async () => {
     ctx = await freshApp()
     client = (await setupClientAndMember(ctx)).client
-    other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://client.example/callback'], token_ttl: 600}, ctx.clock.now())
+    other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: ['https://client.example/callback'], token_ttl: 600}, ctx.clock.now())
   })
   afterEach(async () => ctx.store.close())
 

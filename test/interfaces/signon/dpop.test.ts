@@ -267,7 +267,7 @@ describe('presenting a DPoP-bound token', () => {
   })
 
   it('works for a client token at interface D (pulse export)', async () => {
-    const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
+    const pulses = await registerTestClient(ctx.store, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
     const nonce = await learnNonce()
     const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret}, {dpop: await proof(alice, {nonce})})
     const {access_token, token_type} = (await res.json()) as {access_token: string; token_type: string}
@@ -282,7 +282,7 @@ describe('refresh tokens and DPoP', () => {
   const pkce = {code_challenge: createHash('sha256').update(VERIFIER).digest('base64url'), code_challenge_method: 'S256'}
 
   async function publicTokens(who: Holder): Promise<{publicId: string; refresh_token: string}> {
-    const spa = await registerTestClient(ctx.db, {name: 'Acme App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'}, ctx.clock.now())
+    const spa = await registerTestClient(ctx.store, {name: 'Acme App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'}, ctx.clock.now())
     const publicId = spa.client_id
     const location = await decide(ctx, authorizeParams(publicId, {...pkce, scope: 'openid offline_access'}))
     const nonce = await learnNonce()
@@ -323,7 +323,7 @@ describe('refresh tokens and DPoP', () => {
 
 describe('a client registered to require DPoP', () => {
   it('gets no bearer token: not at the token endpoint, not from issue-token', async () => {
-    await updateClient(ctx.db, client.client_id, {dpop_bound_access_tokens: true}, ctx.clock.now())
+    await updateClient(ctx.store, client.client_id, {dpop_bound_access_tokens: true}, ctx.clock.now())
     const code = await getCode(ctx, client.client_id)
     const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...secret()})
     expect([res.status, (await errorOf(res)).error_description]).toEqual([400, expect.stringMatching(/only DPoP-bound tokens/)])

@@ -37,7 +37,7 @@ export async function setupClientAndMember(
   email = 'ana@clinic.example',
 ): Promise<{client: RegisteredClient; member: MemberView}> {
   const now = ctx.clock.now()
-  const registered = await registerTestClient(ctx.db, {name: 'Acme Research', url: 'https://client.example', redirect_uris: [REDIRECT], token_ttl: 3600, ...client}, now)
+  const registered = await registerTestClient(ctx.store, {name: 'Acme Research', url: 'https://client.example', redirect_uris: [REDIRECT], token_ttl: 3600, ...client}, now)
   const member = await addMember(ctx.db, {email, password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology', npi: '1234567893'}, now)
   return {client: registered, member}
 }

@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {narrow} from '../../../src/store/database.js'
+import {narrow, narrowParts} from '../../../src/store/database.js'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createApp} from '../../../src/app.js'
 import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
@@ -61,7 +61,7 @@ describe('sign-on hardening', () => {
   it("a member token dies with its client's signon grant, as the authorize endpoint would refuse that client", async () => {
     const token = await tokenFor(ctx, client)
     expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
-    await updateClient(ctx.db, client.client_id, {grants: ['balance']}, ctx.clock.now())
+    await updateClient(ctx.store, client.client_id, {grants: ['balance']}, ctx.clock.now())
     const res = await ctx.app.request('/user/oauth/token/info', bearer(token))
     expect(res.status).toBe(401)
     expect(((await res.json()) as {error_description: string}).error_description).toMatch(/signon grant/)
@@ -94,13 +94,13 @@ describe('sign-on cookies behind a TLS-ending proxy', () => {
     const store = await openMemoryStore()
     try {
       const clock = new ManualClock()
-      const client = await registerTestClient(store.db, {name: 'Acme', redirect_uris: [REDIRECT]}, clock.now())
+      const client = await registerTestClient(store, {name: 'Acme', redirect_uris: [REDIRECT]}, clock.now())
       const params = authorizeParams(client.client_id)
-      const behindProxy = createApp({db: store.db, clock, log: () => {}, baseUrl: 'https://panel.example'})
+      const behindProxy = createApp({store, clock, log: () => {}, baseUrl: 'https://panel.example'})
       const secure = await behindProxy.request(authorizeUrl(params))
       expect(secure.status).toBe(200)
       expect(secure.headers.getSetCookie().join('\n')).toMatch(/mp_csrf=.*; Secure/)
-      const plain = await createApp({db: store.db, clock, log: () => {}}).request(authorizeUrl(params))
+      const plain = await createApp({store, clock, log: () => {}}).request(authorizeUrl(params))
       expect(plain.headers.getSetCookie().join('\n')).not.toMatch(/Secure/)
     } finally {
       await store.close()
@@ -115,7 +115,7 @@ describe('remembered token lookups', () => {
     const operator = await openStore({file})
     try {
       const now = new Date()
-      const client = await registerTestClient(narrow(server.db), {name: 'Acme', redirect_uris: [REDIRECT]}, now)
+      const client = await registerTestClient(narrowParts(server), {name: 'Acme', redirect_uris: [REDIRECT]}, now)
       await addMember(narrow(server.db), {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
       const {access_token} = await issueToken(narrow(server.db), 1, client.client_id, now)
       expect(await resolveToken(narrow(server.db), access_token, now)).toMatchObject({memberId: 1})
@@ -134,7 +134,7 @@ describe('remembered token lookups', () => {
     const store = await openMemoryStore()
     try {
       const now = new Date()
-      const client = await registerTestClient(store.db, {name: 'Acme', redirect_uris: [REDIRECT]}, now)
+      const client = await registerTestClient(store, {name: 'Acme', redirect_uris: [REDIRECT]}, now)
       await addMember(store.db, {email: 'ana@clinic.example', password: PASSWORD, first_name: 'Ana', last_name: 'Ruiz', country: 'US', specialty: 'Oncology'}, now)
       const {access_token} = await issueToken(store.db, 1, client.client_id, now)
       expect(await resolveToken(store.db, access_token, now)).toMatchObject({memberId: 1})
@@ -161,7 +161,7 @@ describe('member info refusals beyond a dead token', () => {
   it('a client_credentials token (no member) is 401 invalid_token with a Bearer challenge', async () => {
     const ctx = await freshApp()
     try {
-      const client = await registerTestClient(ctx.db, {name: 'Pulses', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
+      const client = await registerTestClient(ctx.store, {name: 'Pulses', redirect_uris: [REDIRECT], grants: ['signon', 'pulses']}, ctx.clock.now())
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret})
       const {access_token} = (await res.json()) as {access_token: string}
       const info = await ctx.app.request('/user/oauth/user/info', {headers: {authorization: `Bearer ${access_token}`}})

@@ -17,7 +17,7 @@ async function appWithHosts(): Promise<TestContext> {
   const clock = new ManualClock()
   const logs: string[] = []
   // `localhost` is what app.request's relative URLs name (the sign-in helpers use them).
-  const app = createApp({db: store.db, clock, log: (line) => logs.push(line), demo: true, baseUrl: BASE, allowedHosts: ['panel.example.com', 'localhost', '127.0.0.1:8080']})
+  const app = createApp({store, clock, log: (line) => logs.push(line), demo: true, baseUrl: BASE, allowedHosts: ['panel.example.com', 'localhost', '127.0.0.1:8080']})
   return {store, db: store.db, clock, app, logs}
 }
 

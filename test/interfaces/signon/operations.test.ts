@@ -35,7 +35,7 @@ describe("sign-on's operations", () => {
   it('answer discovery, and a client_credentials token to a client holding the pulses grant', async () => {
     const SECRET = 'a-long-enough-test-secret'
     expect((await ctx.app.request('/.well-known/oauth-authorization-server')).status).toBe(200)
-    await registerTestClient(ctx.db, {name: 'Pulse reader', grants: ['pulses']}, ctx.clock.now(), {id: 'pulse-reader', secret: SECRET})
+    await registerTestClient(ctx.store, {name: 'Pulse reader', grants: ['pulses']}, ctx.clock.now(), {id: 'pulse-reader', secret: SECRET})
     const token = await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id: 'pulse-reader', client_secret: SECRET}))
     expect(token.status).toBe(200)
     expect(await token.json()).toMatchObject({access_token: expect.any(String), token_type: 'bearer'})

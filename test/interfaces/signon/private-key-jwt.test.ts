@@ -46,7 +46,7 @@ const set = (...keys: JWK[]) => ({keys}) as unknown as ClientJwks
 
 async function register(keys: {jwks: ClientJwks} | {jwks_uri: string} = {jwks: set(es.jwk, rs.jwk)}) {
   return registerClient(
-    ctx.db,
+    ctx.store,
     {
       name: 'Health Partner',
       url: 'https://health.example',
@@ -143,7 +143,7 @@ describe('private_key_jwt at the token endpoint', () => {
     const basic = basicAuth(client_id, 'anything')
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic}))).status).toBe(401)
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id}))).status).toBe(401)
-    const secretClient = await registerTestClient(ctx.db, {name: 'Secret', grants: ['pulses'], redirect_uris: []}, ctx.clock.now())
+    const secretClient = await registerTestClient(ctx.store, {name: 'Secret', grants: ['pulses'], redirect_uris: []}, ctx.clock.now())
     expect(await refusal(await tokenRequest({client_assertion: await assertion(secretClient.client_id, es)}))).toMatch(/does not authenticate with private_key_jwt/)
   })
 
@@ -207,7 +207,7 @@ describe('registering keys', () => {
       [{...base, jwks: {keys: [{kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA', kid: 'bad'}]}}, /key bad cannot be used/],
     ]
     for (const [input, message] of refusals) {
-      await expect(registerClient(ctx.db, input as Parameters<typeof registerClient>[1], ctx.clock.now()), JSON.stringify(input).slice(0, 120)).rejects.toThrow(message)
+      await expect(registerClient(ctx.store, input as Parameters<typeof registerClient>[1], ctx.clock.now()), JSON.stringify(input).slice(0, 120)).rejects.toThrow(message)
     }
     expect((await ctx.db.selectFrom('clients').select('id').execute()).length).toBe(0)
   })
@@ -215,7 +215,7 @@ describe('registering keys', () => {
   it('update-client rotates the keys: an assertion by the new key is taken, the old key is refused', async () => {
     const {client_id} = await register({jwks: set(es.jwk)})
     const next = await signer('ES256', 'es-2')
-    await updateClient(ctx.db, client_id, {jwks: set(next.jwk)}, ctx.clock.now())
+    await updateClient(ctx.store, client_id, {jwks: set(next.jwk)}, ctx.clock.now())
     expect((await tokenRequest({client_assertion: await assertion(client_id, next)})).status).toBe(200)
     expect(await refusal(await tokenRequest({client_assertion: await assertion(client_id, es, {kid: 'es-2'})}))).toMatch(/signature/)
   })

@@ -34,7 +34,7 @@ beforeEach(async () => {
 afterEach(async () => ctx.store.close())
 
 /** Another client, confidential unless told otherwise. */
-const otherClient = (extra: {redirect_uris?: string[]} = {}) => registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT], ...extra}, ctx.clock.now())
+const otherClient = (extra: {redirect_uris?: string[]} = {}) => registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT], ...extra}, ctx.clock.now())
 
 const pkce = {code_challenge: CHALLENGE, code_challenge_method: 'S256'}
 
@@ -48,7 +48,7 @@ async function publicCode(redirectUri = REDIRECT): Promise<string> {
 describe('registering a public client', () => {
   it('makes no secret, and says how the client authenticates', async () => {
     const registered = await registerClient(
-      ctx.db,
+      ctx.store,
       {name: 'SPA', url: APP_ORIGIN, logo_url: `${APP_ORIGIN}/l.png`, redirect_uris: [SPA_REDIRECT], token_endpoint_auth_method: 'none'},
       ctx.clock.now(),
     )
@@ -66,19 +66,19 @@ describe('registering a public client', () => {
 
   it('refuses a private-use scheme for a confidential client, and any grant but signon for a public one', async () => {
     const base = {name: 'App', url: APP_ORIGIN, logo_url: `${APP_ORIGIN}/l.png`}
-    expect((await rejectionOf(registerClient(ctx.db, {...base, redirect_uris: ['com.example.app:/callback']}, ctx.clock.now()), AppError)).message).toMatch(
+    expect((await rejectionOf(registerClient(ctx.store, {...base, redirect_uris: ['com.example.app:/callback']}, ctx.clock.now()), AppError)).message).toMatch(
       /private-use URI scheme .* public clients only/,
     )
     expect(
       (
         await rejectionOf(
-          registerClient(ctx.db, {...base, redirect_uris: [SPA_REDIRECT], grants: ['signon', 'pulses'], token_endpoint_auth_method: 'none'}, ctx.clock.now()),
+          registerClient(ctx.store, {...base, redirect_uris: [SPA_REDIRECT], grants: ['signon', 'pulses'], token_endpoint_auth_method: 'none'}, ctx.clock.now()),
           AppError,
         )
       ).message,
     ).toMatch(/public client .* only the signon grant/)
-    const confidential = await registerClient(ctx.db, {...base, redirect_uris: [SPA_REDIRECT]}, ctx.clock.now())
-    expect((await rejectionOf(updateClient(ctx.db, confidential.client_id, {redirect_uris: ['com.example.app:/cb']}, ctx.clock.now()), AppError)).message).toMatch(
+    const confidential = await registerClient(ctx.store, {...base, redirect_uris: [SPA_REDIRECT]}, ctx.clock.now())
+    expect((await rejectionOf(updateClient(ctx.store, confidential.client_id, {redirect_uris: ['com.example.app:/cb']}, ctx.clock.now()), AppError)).message).toMatch(
       /public clients only/,
     )
   })
@@ -200,7 +200,7 @@ describe('CORS for browser apps', () => {
     expect(replay.status).toBe(400)
     expect(replay.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
     // Another registered client's origin may not read this client's answers.
-    await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://other.example/cb']}, ctx.clock.now())
+    await registerTestClient(ctx.store, {name: 'Other', redirect_uris: ['https://other.example/cb']}, ctx.clock.now())
     const foreign = await ctx.app.request(
       '/oauth/token',
       form({grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: clientId}, {origin: 'https://other.example'}),

@@ -90,7 +90,7 @@ describe('pushed authorization requests', () => {
 
   it('is refused for another client, or a request_uri this server never gave', async () => {
     const requestUri = await pushed()
-    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     expect((await ctx.app.request(authorizeUrl({client_id: other.client_id, request_uri: requestUri}))).status).toBe(400)
     const made = await ctx.app.request(authorizeUrl({client_id: client.client_id, request_uri: 'urn:ietf:params:oauth:request_uri:made-up'}))
     expect(made.status).toBe(400)
@@ -127,7 +127,7 @@ describe('pushed authorization requests', () => {
   })
 
   it('a client registered to require it gets no code through the browser alone', async () => {
-    await updateClient(ctx.db, client.client_id, {require_pushed_authorization_requests: true}, ctx.clock.now())
+    await updateClient(ctx.store, client.client_id, {require_pushed_authorization_requests: true}, ctx.clock.now())
     const front = await new CookieJar().take(await ctx.app.request(authorizeUrl(authorizeParams(client.client_id))))
     expect(front.status).toBe(302)
     const location = new URL(front.headers.get('location')!)

@@ -4,7 +4,6 @@ import {sha256} from '../../../src/lib/hashing.js'
 import type {RegisteredClient} from '../../../src/registry/service.js'
 import {addMember, updateMember} from '../../../src/registry/service.js'
 import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
-import {keyringOf} from '../../../src/store/handle.js'
 import {derivedKey} from '../../../src/store/secrets.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {CookieJar, ORIGIN, PASSWORD, authorizeParams, authorizeUrl, csrfOf, setupClientAndMember} from './flow.js'
@@ -100,7 +99,7 @@ describe('sign-in sessions kept on the server', () => {
 
   it('refuses a signed cookie of the old memberId.issuedAt form, which earlier releases trusted alone', async () => {
     // Signed with the store's real cookie key: only its form is old.
-    const secret = derivedKey(keyringOf(ctx.db), 'sign-in cookies').toString('base64url')
+    const secret = derivedKey(ctx.store.keys, 'sign-in cookies').toString('base64url')
     const old = await serializeSigned('mp_session', `1.${ctx.clock.now().getTime()}`, secret, {path: '/oauth'})
     const headers = {cookie: old.split(';')[0]!}
     expect(await applications(headers)).toContain('Sign in to see the applications you allowed')

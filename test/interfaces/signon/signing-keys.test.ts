@@ -1,5 +1,5 @@
 import {randomBytes} from 'node:crypto'
-import {narrow} from '../../../src/store/database.js'
+import {narrow, narrowParts} from '../../../src/store/database.js'
 import {generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT} from 'jose'
 import {sql} from 'kysely'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
@@ -47,7 +47,7 @@ describe('ID-token signing keys', () => {
 
   const rows = async (): Promise<KeyRow[]> =>
     (await sql<KeyRow>`select kid, alg, private_key, public_jwk, retired_at, publish_until from signing_keys order by created_at, alg`.execute(ctx.db)).rows
-  const publishedKids = async () => (await publishedKeys(ctx.db, ctx.clock.now())).keys.map((key) => key.kid).sort()
+  const publishedKids = async () => (await publishedKeys(ctx.store, ctx.clock.now())).keys.map((key) => key.kid).sort()
 
   it('offers the algorithms the registry lets an operator pick for a client', () => {
     expect([...CLIENT_ID_TOKEN_ALGS]).toEqual([...ID_TOKEN_ALGS])
@@ -59,11 +59,11 @@ describe('ID-token signing keys', () => {
   it('makes a key per algorithm on first use and signs with the same one afterwards', async () => {
     expect(await rows()).toEqual([])
     for (const alg of ID_TOKEN_ALGS) {
-      const first = await signingKey(ctx.db, alg, ctx.clock.now())
+      const first = await signingKey(ctx.store, alg, ctx.clock.now())
       expect(first.alg).toBe(alg)
       expect(first.kid).toMatch(/^[A-Za-z0-9_-]{43}$/)
       ctx.clock.advance(60)
-      const again = await signingKey(ctx.db, alg, ctx.clock.now())
+      const again = await signingKey(ctx.store, alg, ctx.clock.now())
       expect(again.kid).toBe(first.kid)
     }
     const stored = await rows()
@@ -73,7 +73,7 @@ describe('ID-token signing keys', () => {
 
   it('two first uses at once end with one current key per algorithm, and both callers sign with it', async () => {
     const now = ctx.clock.now()
-    const calls = await Promise.all(ID_TOKEN_ALGS.flatMap((alg) => [signingKey(ctx.db, alg, now), signingKey(ctx.db, alg, now)]))
+    const calls = await Promise.all(ID_TOKEN_ALGS.flatMap((alg) => [signingKey(ctx.store, alg, now), signingKey(ctx.store, alg, now)]))
     for (const alg of ID_TOKEN_ALGS) {
       const [a, b] = calls.filter((key) => key.alg === alg)
       expect(a!.kid).toBe(b!.kid)
@@ -85,7 +85,7 @@ describe('ID-token signing keys', () => {
   })
 
   it('keeps the private half sealed under the store key, never as a PEM in the clear', async () => {
-    for (const alg of ID_TOKEN_ALGS) await signingKey(ctx.db, alg, ctx.clock.now())
+    for (const alg of ID_TOKEN_ALGS) await signingKey(ctx.store, alg, ctx.clock.now())
     for (const row of await rows()) {
       expect(row.private_key.startsWith('sealed:v1:')).toBe(true)
       expect(row.private_key).not.toContain('PRIVATE KEY')
@@ -94,8 +94,8 @@ describe('ID-token signing keys', () => {
   })
 
   it('publishes public JWKs with kid, alg and use, and none of the private members', async () => {
-    const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.db, alg, ctx.clock.now())))
-    const {keys} = await publishedKeys(ctx.db, ctx.clock.now())
+    const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.store, alg, ctx.clock.now())))
+    const {keys} = await publishedKeys(ctx.store, ctx.clock.now())
     expect(keys).toHaveLength(2)
     for (const key of keys) {
       const mine = made.find((m) => m.kid === key.kid)!
@@ -112,10 +112,10 @@ describe('ID-token signing keys', () => {
   })
 
   it('a rotation keeps the old keys published one ID-token lifetime plus the skew, and the next rotation sweeps them', async () => {
-    const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.db, alg, ctx.clock.now())))
+    const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.store, alg, ctx.clock.now())))
     ctx.clock.advance(600)
     const rotatedAt = ctx.clock.now()
-    const rotation = await rotateSigningKeys(ctx.db, rotatedAt, {immediately: true})
+    const rotation = await rotateSigningKeys(ctx.store, rotatedAt, {immediately: true})
     const until = new Date(rotatedAt.getTime() + GRACE * 1000).toISOString()
     expect(rotation.current.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
     expect(rotation.retired.map((key) => key.kid).sort()).toEqual(old.map((key) => key.kid).sort())
@@ -123,7 +123,7 @@ describe('ID-token signing keys', () => {
 
     // New ID tokens are signed with the new keys; the old ones are still in the set.
     for (const alg of ID_TOKEN_ALGS) {
-      const current = await signingKey(ctx.db, alg, ctx.clock.now())
+      const current = await signingKey(ctx.store, alg, ctx.clock.now())
       expect(current.kid).toBe(rotation.current.find((key) => key.alg === alg)!.kid)
     }
     const both = [...old.map((key) => key.kid), ...rotation.current.map((key) => key.kid)].sort()
@@ -136,7 +136,7 @@ describe('ID-token signing keys', () => {
     // Unpublished, but still stored until a rotation clears them out.
     expect(await rows()).toHaveLength(4)
 
-    const next = await rotateSigningKeys(ctx.db, ctx.clock.now(), {immediately: true})
+    const next = await rotateSigningKeys(ctx.store, ctx.clock.now(), {immediately: true})
     expect(next.retired.map((key) => key.kid).sort()).toEqual(rotation.current.map((key) => key.kid).sort())
     const left = await rows()
     expect(left.map((row) => row.kid).sort()).toEqual([...rotation.current, ...next.current].map((key) => key.kid).sort())
@@ -149,9 +149,9 @@ describe('ID-token signing keys', () => {
   })
 
   it('a rotation publishes the new keys ten minutes before they sign; the old ones sign until then', async () => {
-    const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.db, alg, ctx.clock.now())))
+    const old = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(ctx.store, alg, ctx.clock.now())))
     const rotatedAt = ctx.clock.now()
-    const rotation = await rotateSigningKeys(ctx.db, rotatedAt)
+    const rotation = await rotateSigningKeys(ctx.store, rotatedAt)
     const switchAt = new Date(rotatedAt.getTime() + 600_000).toISOString()
     expect(rotation.current.every((key) => key.signs_from === switchAt)).toBe(true)
     expect(rotation.retired.every((key) => key.signs_until === switchAt)).toBe(true)
@@ -159,9 +159,9 @@ describe('ID-token signing keys', () => {
     // Published at once, beside the keys that still sign.
     expect(await publishedKids()).toEqual([...old, ...rotation.current].map((key) => key.kid).sort())
     ctx.clock.advance(599)
-    for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect((await signingKey(ctx.db, alg, ctx.clock.now())).kid).toBe(old[i]!.kid)
+    for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect((await signingKey(ctx.store, alg, ctx.clock.now())).kid).toBe(old[i]!.kid)
     ctx.clock.advance(1)
-    for (const alg of ID_TOKEN_ALGS) expect((await signingKey(ctx.db, alg, ctx.clock.now())).kid).toBe(rotation.current.find((key) => key.alg === alg)!.kid)
+    for (const alg of ID_TOKEN_ALGS) expect((await signingKey(ctx.store, alg, ctx.clock.now())).kid).toBe(rotation.current.find((key) => key.alg === alg)!.kid)
     ctx.clock.advance(GRACE - 1)
     expect(await publishedKids()).toHaveLength(4)
     ctx.clock.advance(1)
@@ -169,26 +169,26 @@ describe('ID-token signing keys', () => {
   })
 
   it('a second rotation before the first one switched: each key signs in turn, none before it was published', async () => {
-    const first = await signingKey(ctx.db, 'RS256', ctx.clock.now())
-    const one = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    const first = await signingKey(ctx.store, 'RS256', ctx.clock.now())
+    const one = await rotateSigningKeys(ctx.store, ctx.clock.now())
     ctx.clock.advance(300)
-    const two = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    const two = await rotateSigningKeys(ctx.store, ctx.clock.now())
     const kidOf = (rotation: typeof one) => rotation.current.find((key) => key.alg === 'RS256')!.kid
-    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(first.kid)
+    expect((await signingKey(ctx.store, 'RS256', ctx.clock.now())).kid).toBe(first.kid)
     ctx.clock.advance(300)
-    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(kidOf(one))
+    expect((await signingKey(ctx.store, 'RS256', ctx.clock.now())).kid).toBe(kidOf(one))
     ctx.clock.advance(300)
-    expect((await signingKey(ctx.db, 'RS256', ctx.clock.now())).kid).toBe(kidOf(two))
+    expect((await signingKey(ctx.store, 'RS256', ctx.clock.now())).kid).toBe(kidOf(two))
   })
 
   it('the first read of the key set makes a key for every algorithm, before any ID token needs one', async () => {
-    const published = await publishedKeys(ctx.db, ctx.clock.now())
+    const published = await publishedKeys(ctx.store, ctx.clock.now())
     expect(published.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256'])
-    for (const alg of ID_TOKEN_ALGS) expect(published.keys.map((key) => key.kid)).toContain((await signingKey(ctx.db, alg, ctx.clock.now())).kid)
+    for (const alg of ID_TOKEN_ALGS) expect(published.keys.map((key) => key.kid)).toContain((await signingKey(ctx.store, alg, ctx.clock.now())).kid)
   })
 
   it('a first rotation on a store without keys retires nothing', async () => {
-    const rotation = await rotateSigningKeys(ctx.db, ctx.clock.now())
+    const rotation = await rotateSigningKeys(ctx.store, ctx.clock.now())
     expect(rotation.retired).toEqual([])
     expect(await publishedKids()).toEqual(rotation.current.map((key) => key.kid).sort())
   })
@@ -197,18 +197,18 @@ describe('ID-token signing keys', () => {
     const now = () => ctx.clock.now()
     const read = (token: string) => readOwnIdToken(ctx.db, token, ISSUER, now())
     const old: Record<IdTokenAlg, Awaited<ReturnType<typeof signingKey>>> = {
-      RS256: await signingKey(ctx.db, 'RS256', now()),
-      ES256: await signingKey(ctx.db, 'ES256', now()),
+      RS256: await signingKey(ctx.store, 'RS256', now()),
+      ES256: await signingKey(ctx.store, 'ES256', now()),
     }
     const oldTokens = await Promise.all(ID_TOKEN_ALGS.map((alg) => idToken(old[alg], {sub: `old-${alg}`}, now())))
     for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect(await read(oldTokens[i]!)).toMatchObject({iss: ISSUER, sub: `old-${alg}`})
 
-    await rotateSigningKeys(ctx.db, now(), {immediately: true})
+    await rotateSigningKeys(ctx.store, now(), {immediately: true})
     ctx.clock.advance(GRACE - 1)
     // Expired by now (an hour old): a logout's hint may be, so only the signature and issuer count.
     for (const [i, alg] of ID_TOKEN_ALGS.entries()) expect(await read(oldTokens[i]!)).toMatchObject({sub: `old-${alg}`})
     for (const alg of ID_TOKEN_ALGS) {
-      const current = await signingKey(ctx.db, alg, now())
+      const current = await signingKey(ctx.store, alg, now())
       expect(current.kid).not.toBe(old[alg].kid)
       expect(await read(await idToken(current, {sub: `new-${alg}`}, now()))).toMatchObject({sub: `new-${alg}`})
       // Another issuer's token signed by our own key is not ours.
@@ -245,7 +245,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       process.env.MEDPANEL_SECRET_KEY = oldKey.toString('base64')
       rereadEnvironment()
       const first = await openStore(place.options)
-      const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(narrow(first.db), alg, new Date())))
+      const made = await Promise.all(ID_TOKEN_ALGS.map((alg) => signingKey(narrowParts(first), alg, new Date())))
       const sealedBefore = (await sql<{private_key: string}>`select private_key from signing_keys`.execute(first.db)).rows
       expect(sealedBefore.every((row) => row.private_key.startsWith(`sealed:v1:${keyId(oldKey)}:`))).toBe(true)
       await first.close()
@@ -254,7 +254,7 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       process.env.MEDPANEL_SECRET_KEY = `${newKey.toString('base64')},${oldKey.toString('base64')}`
       rereadEnvironment()
       const rotating = await openStore(place.options)
-      const rotation = await rotateSecretKey(rotating.db)
+      const rotation = await rotateSecretKey(rotating)
       expect(rotation.key_id).toBe(keyId(newKey))
       expect(rotation.resealed).toBe(ID_TOKEN_ALGS.length)
       const sealedAfter = (await sql<{private_key: string}>`select private_key from signing_keys`.execute(rotating.db)).rows
@@ -272,9 +272,9 @@ describe('ID-token signing keys and rotate-secret-key', () => {
       const later = await fresh.db.openStore(place.options)
       try {
         const now = new Date()
-        const {keys} = await fresh.keys.publishedKeys(narrow(later.db), now)
+        const {keys} = await fresh.keys.publishedKeys(narrowParts(later), now)
         for (const before of made) {
-          const key = await fresh.keys.signingKey(narrow(later.db), before.alg, now)
+          const key = await fresh.keys.signingKey(narrowParts(later), before.alg, now)
           expect(key.kid).toBe(before.kid)
           const token = await idToken(key, {sub: 'after-rotation'}, now)
           const jwk = keys.find((k: JWK) => k.kid === key.kid)!

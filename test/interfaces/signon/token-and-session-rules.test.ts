@@ -47,14 +47,14 @@ const refusal = async (promise: Promise<unknown> | (() => unknown)) => {
 /** The client_credentials grant as the token endpoint runs it. */
 const exchangeClientCredentials = (creds: ClientCredentials, scope: string | undefined, at: Date) =>
   clientCredentials.exchange({
-    db: ctx.db,
+    ...ctx.store,
     form: {grant_type: 'client_credentials', scope},
-    authenticate: () => requireClient(ctx.db, creds, at),
+    authenticate: () => requireClient(ctx.store, creds, at),
     dpopJkt: null,
     issuer: 'http://localhost',
     now: at,
   })
-const pulsesClient = async () => registerTestClient(ctx.db, {name: 'Pulse owner', grants: ['pulses']}, now())
+const pulsesClient = async () => registerTestClient(ctx.store, {name: 'Pulse owner', grants: ['pulses']}, now())
 
 describe('tokens an operator mints (issue-token)', () => {
   it('refuses an expired client, a client without sign-on, an inactive member and scopes that are unknown or none', async () => {
@@ -100,7 +100,7 @@ describe('the client_credentials grant', () => {
 describe('introspection and revocation', () => {
   it("answers a member's token with its fields, and no exp when it never expires", async () => {
     const minted = await issueToken(ctx.db, memberId, client.client_id, now())
-    const answer = await introspect(ctx.db, credentials(), minted.access_token, now())
+    const answer = await introspect(ctx.store, credentials(), minted.access_token, now())
     expect(answer).toEqual({
       active: true,
       scope: 'profile',
@@ -111,25 +111,25 @@ describe('introspection and revocation', () => {
       sub: String(memberId),
     })
     await ctx.db.updateTable('access_tokens').set({expires_at: null}).execute()
-    expect(await introspect(ctx.db, credentials(), minted.access_token, now())).not.toHaveProperty('exp')
+    expect(await introspect(ctx.store, credentials(), minted.access_token, now())).not.toHaveProperty('exp')
     const wider = await issueToken(ctx.db, memberId, client.client_id, now(), ['profile', 'openid'])
-    expect(await introspect(ctx.db, credentials(), wider.access_token, now())).toMatchObject({active: true, scope: 'profile openid'})
+    expect(await introspect(ctx.store, credentials(), wider.access_token, now())).toMatchObject({active: true, scope: 'profile openid'})
   })
 
   it("answers a client's own token without sub, and another client's token as inactive", async () => {
     const owner = await pulsesClient()
     const mine = {clientId: owner.client_id, clientSecret: owner.client_secret}
     const token = (await exchangeClientCredentials(mine, undefined, now())).access_token
-    const answer = await introspect(ctx.db, mine, token, now())
+    const answer = await introspect(ctx.store, mine, token, now())
     expect(answer).toMatchObject({active: true, scope: 'pulses', client_id: owner.client_id, token_type: 'bearer'})
     expect(answer).not.toHaveProperty('sub')
-    expect(await introspect(ctx.db, credentials(), token, now())).toEqual({active: false})
-    expect(await introspect(ctx.db, credentials(), 'no-such-token', now())).toEqual({active: false})
+    expect(await introspect(ctx.store, credentials(), token, now())).toEqual({active: false})
+    expect(await introspect(ctx.store, credentials(), 'no-such-token', now())).toEqual({active: false})
   })
 
   it('refuses introspection and revocation without a token', async () => {
-    expect(await refusal(introspect(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
-    expect(await refusal(revoke(ctx.db, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
+    expect(await refusal(introspect(ctx.store, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
+    expect(await refusal(revoke(ctx.store, credentials(), undefined, now()))).toEqual({code: 'invalid_request', message: 'token is required'})
   })
 })
 

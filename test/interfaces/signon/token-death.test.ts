@@ -44,13 +44,13 @@ describe('token death', () => {
   })
 
   it('the client account expires', async () => {
-    const result = await updateClient(ctx.db, client.client_id, {expire: true}, ctx.clock.now())
+    const result = await updateClient(ctx.store, client.client_id, {expire: true}, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)
     await expectDead(/revoked/)
   })
 
   it("the client's token lifetime is altered", async () => {
-    const result = await updateClient(ctx.db, client.client_id, {token_ttl: 7200}, ctx.clock.now())
+    const result = await updateClient(ctx.store, client.client_id, {token_ttl: 7200}, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)
     await expectDead(/revoked/)
     // New tokens carry the new lifetime.
@@ -60,13 +60,13 @@ describe('token death', () => {
   })
 
   it('setting the same lifetime again is not an alteration', async () => {
-    const result = await updateClient(ctx.db, client.client_id, {token_ttl: 3600}, ctx.clock.now())
+    const result = await updateClient(ctx.store, client.client_id, {token_ttl: 3600}, ctx.clock.now())
     expect(result.revoked_tokens).toBe(0)
     expect((await ctx.app.request('/user/oauth/token/info', bearer(token))).status).toBe(200)
   })
 
   it("the member revokes the client's access, and only that client's", async () => {
-    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: ['https://client.example/callback']}, ctx.clock.now())
+    const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: ['https://client.example/callback']}, ctx.clock.now())
     const otherToken = await tokenFor(ctx, other)
     const result = await revokeConsent(ctx.db, 1, client.client_id, ctx.clock.now())
     expect(result.revoked_tokens).toBe(1)

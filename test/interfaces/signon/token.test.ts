@@ -45,7 +45,7 @@ describe('POST /oauth/token', () => {
   })
 
   it('gives expires_in null to a client whose tokens never expire', async () => {
-    const forever = await registerTestClient(ctx.db, {name: 'Forever', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const forever = await registerTestClient(ctx.store, {name: 'Forever', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const code = await getCode(ctx, forever.client_id)
     const res = await exchange(ctx, {...grant(code), client_id: forever.client_id, client_secret: forever.client_secret})
     expect(((await res.json()) as {expires_in: unknown}).expires_in).toBeNull()
@@ -81,7 +81,7 @@ describe('POST /oauth/token', () => {
   })
 
   it('a code is bound to its client and redirect URI', async () => {
-    const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
+    const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
     const code = await getCode(ctx, client.client_id)
     await expectError(await exchange(ctx, {...grant(code), client_id: other.client_id, client_secret: other.client_secret}), 400, 'invalid_grant')
     await expectError(await exchange(ctx, grant(code, {redirect_uri: `${REDIRECT}/other`})), 400, 'invalid_grant')
@@ -141,13 +141,13 @@ describe('POST /oauth/token', () => {
       expect((await introspect({}, basic(rotated.client_secret))).status).toBe(200)
       expect((await introspect({client_id: client.client_id, client_secret: rotated.client_secret})).status).toBe(200)
       // Another client never passes with a secret this one was accepted with.
-      const other = await registerTestClient(ctx.db, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
+      const other = await registerTestClient(ctx.store, {name: 'Other', redirect_uris: [REDIRECT]}, ctx.clock.now())
       await expectError(await introspect({client_id: other.client_id, client_secret: rotated.client_secret}), 401, 'invalid_client')
     })
     it('an expired client cannot exchange codes', async () => {
       const code = await getCode(ctx, client.client_id)
       const {updateClient} = await import('../../../src/registry/service.js')
-      await updateClient(ctx.db, client.client_id, {expire: true}, ctx.clock.now())
+      await updateClient(ctx.store, client.client_id, {expire: true}, ctx.clock.now())
       await expectError(await exchange(ctx, grant(code)), 401, 'invalid_client')
     })
   })
@@ -194,7 +194,7 @@ describe('POST /oauth/token', () => {
 
   describe('client_credentials', () => {
     it('issues a client token to a client with the pulses grant', async () => {
-      const pulses = await registerTestClient(ctx.db, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
+      const pulses = await registerTestClient(ctx.store, {name: 'Pulse Co', grants: ['pulses']}, ctx.clock.now())
       const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret})
       expect(res.status).toBe(200)
       const body = (await res.json()) as {access_token: string; scope: string}

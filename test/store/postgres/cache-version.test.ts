@@ -44,7 +44,7 @@ describe('the local cache version', () => {
   it('drives versionCache: reuse while unchanged, re-read after a change, no caching while down', async () => {
     const version = new CacheVersion()
     const db = {} as Kysely<any>
-    setContext(db, {kind: 'postgres', version: version.current, keyring: () => ({}) as never})
+    setContext(db, {kind: 'postgres', version: version.current})
     const cache = versionCache<string, number>(10)
     let loads = 0
     const read = () => cache(db, 'k', async () => ++loads)

@@ -141,7 +141,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
   it('never overdraw, and one Idempotency-Key gives one transaction', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [first, second] = stores.map((s) => s.db) as [Db, Db]
-    await seedClients(first, now)
+    await seedClients(stores[0]!, now)
     const added = await seedMember(first, now)
     const member = (await findMemberBy(narrow(first), 'id', added.user_id))!
     await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '100'}, now)
@@ -171,7 +171,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
   it('take the accounts of a batch in one order, so two processes never deadlock', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [first, second] = stores.map((s) => s.db) as [Db, Db]
-    await seedClients(first, now).catch(() => undefined)
+    await seedClients(stores[0]!, now).catch(() => undefined)
     const members = []
     for (let i = 0; i < 16; i++) {
       const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
@@ -196,7 +196,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
   it('take turns across processes: what queues while another holds the lane joins one batch', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [first, second] = stores.map((s) => s.db) as [Db, Db]
-    await seedClients(first, now).catch(() => undefined)
+    await seedClients(stores[0]!, now).catch(() => undefined)
     const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
     await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '100'}, now)
     const body = {type: 'CHARITY', amount: 1, member_details: PAYPAL_DETAILS}
@@ -227,7 +227,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
     const [first] = stores.map((s) => s.db) as [Db]
     const lanes = await openStore({...options, writeLanes: 2})
     try {
-      await seedClients(first, now).catch(() => undefined)
+      await seedClients(stores[0]!, now).catch(() => undefined)
       const funded = async () => {
         const member = (await findMemberBy(narrow(first), 'id', (await seedMember(first, now)).user_id))!
         await balance.postCredit(narrow(first), member, {type: 'HONORARIUM', amount: '10'}, now)
@@ -263,7 +263,7 @@ describe.skipIf(!onPostgres)('PostgreSQL batches of two processes on one account
   it('decide one turn of withdrawals as a set: each sees the grants before it, and a failure stays its own', async () => {
     const now = new Date('2026-11-26T00:00:00Z')
     const [db] = stores.map((s) => s.db) as [Db]
-    await seedClients(db, now).catch(() => undefined)
+    await seedClients(stores[0]!, now).catch(() => undefined)
     const funded = async (amount: string) => {
       const member = (await findMemberBy(narrow(db), 'id', (await seedMember(db, now)).user_id))!
       await balance.postCredit(narrow(db), member, {type: 'HONORARIUM', amount}, now)

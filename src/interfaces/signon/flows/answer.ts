@@ -1,4 +1,5 @@
 import type {Client} from '../../../registry/tables.js'
+import type {StoreParts} from '../../../store/database.js'
 import type {SignonDb as Db} from '../tables.js'
 import {noteIdToken} from '../backchannel-logout.js'
 import {type ClaimsMember, issueIdToken, OPENID} from '../oidc.js'
@@ -12,13 +13,13 @@ import {openidAnswer, type TokenResponse} from '../tokens.js'
  * the client got one, so its end is told to the client (back-channel logout).
  */
 export async function memberAnswer(
-  db: Db,
+  store: StoreParts<Db>,
   minted: TokenResponse,
   id: {issuer: string; client: Client; member: ClaimsMember; nonce: string | null; authTime: string | null; sid: string | null; now: Date},
 ): Promise<TokenResponse> {
   const scopes = minted.scope.split(' ')
   if (!scopes.includes(OPENID)) return minted
-  const idToken = await issueIdToken(db, {
+  const idToken = await issueIdToken(store, {
     issuer: id.issuer,
     clientId: id.client.id,
     alg: id.client.id_token_alg,
@@ -30,6 +31,6 @@ export async function memberAnswer(
     accessToken: minted.access_token,
     now: id.now,
   })
-  if (id.sid !== null) await noteIdToken(db, id.sid, id.client.id, id.member.id, id.now)
+  if (id.sid !== null) await noteIdToken(store.db, id.sid, id.client.id, id.member.id, id.now)
   return openidAnswer({...minted, id_token: idToken})
 }

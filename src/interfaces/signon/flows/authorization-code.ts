@@ -21,7 +21,8 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const authorizationCode: GrantFlow = {
   grantType: 'authorization_code',
-  async exchange({db, form, authenticate, dpopJkt, issuer, now, metrics}) {
+  async exchange(request) {
+    const {db, form, authenticate, dpopJkt, issuer, now, metrics} = request
     if (!form.code) throw new AppError('invalid_request', 'code is required')
     if (!form.redirect_uri) throw new AppError('invalid_request', 'redirect_uri is required')
     const verifier = form.code_verifier
@@ -73,6 +74,6 @@ export const authorizationCode: GrantFlow = {
     if (outcome instanceof AppError) throw outcome
     // Core §3.1.3.3: the nonce of the authorization request, echoed.
     const {minted, ...answer} = outcome
-    return memberAnswer(db, minted, {issuer, client, ...answer, now})
+    return memberAnswer(request, minted, {issuer, client, ...answer, now})
   },
 }

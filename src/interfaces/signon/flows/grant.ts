@@ -1,14 +1,17 @@
 import type {Kysely} from 'kysely'
 import type {Metrics} from '../../../metrics/metrics.js'
+import type {StoreParts} from '../../../store/database.js'
 import type {z} from 'zod'
 import type {Client} from '../../../registry/tables.js'
 import type {SignonView as Database} from '../tables.js'
 import type {tokenForm} from '../schema.js'
 import type {TokenResponse} from '../tokens.js'
 
-/** A token request as the route read it: the form, and the client's proof, checked on demand. */
-export interface TokenRequest {
-  db: Kysely<Database>
+/**
+ * A token request as the route read it: the form, and the client's proof, checked on demand; with
+ * the store's parts (its connection, reader and keys: an ID token is signed with a sealed key).
+ */
+export interface TokenRequest extends StoreParts<Kysely<Database>> {
   form: z.infer<typeof tokenForm>
   /**
    * Authenticates the calling client (HTTP Basic or the form's fields) and answers it, or throws

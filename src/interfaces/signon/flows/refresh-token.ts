@@ -22,7 +22,8 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  */
 export const refreshToken: GrantFlow = {
   grantType: 'refresh_token',
-  async exchange({db, form, authenticate, dpopJkt, issuer, now, metrics}) {
+  async exchange(request) {
+    const {db, form, authenticate, dpopJkt, issuer, now, metrics} = request
     if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')
     const client = await authenticate()
     if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the refresh_token grant')
@@ -61,6 +62,6 @@ export const refreshToken: GrantFlow = {
     // Returned, not thrown, so the family's revocation above commits.
     if (outcome instanceof AppError) throw outcome
     // Core §12.2: a new ID token for the same member and sign-in (the same sid), without a nonce.
-    return memberAnswer(db, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, sid: outcome.sid, now})
+    return memberAnswer(request, outcome.minted, {issuer, client, member: outcome.member, nonce: null, authTime: outcome.authTime, sid: outcome.sid, now})
   },
 }

@@ -3,7 +3,6 @@ import type {RouteDeps} from '../../../deps.js'
 import {AppError} from '../../../errors.js'
 import {serviceOrigin} from '../../../http/allowed-hosts.js'
 import {addressListMatcher} from '../../../http/client-address.js'
-import {keyringOf} from '../../../store/handle.js'
 import {derivedKey} from '../../../store/secrets.js'
 import type {MemberRow} from '../../../registry/tables.js'
 import {type SignedIn, sessionMember} from '../sessions.js'
@@ -46,7 +45,7 @@ export function signonContext(deps: RouteDeps<SignonSettings>): SignonContext {
   let secretPromise: Promise<string> | undefined
   // Derived from the store's key, which lives outside the database: reading the database file is
   // not enough to forge a sign-in cookie. Rotating the key ends every sign-in session.
-  const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(keyringOf(db), 'sign-in cookies').toString('base64url')))
+  const cookieSecret = () => (secretPromise ??= Promise.resolve(derivedKey(deps.keys, 'sign-in cookies').toString('base64url')))
   const publicHttps = deps.baseUrl?.startsWith('https:') ?? false
   const signedIn = async (c: Context) => {
     const sessionId = await readSession(c, await cookieSecret())

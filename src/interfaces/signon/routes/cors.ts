@@ -1,8 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
-import {narrow} from '../../../store/database.js'
+import {narrow, type StoreParts} from '../../../store/database.js'
 import {hasGrant} from '../../../registry/service.js'
 import {listClients} from '../../../registry/repository.js'
-import {readerOf} from '../../../store/handle.js'
 import type {SignonDb as Db} from '../tables.js'
 import {versionCache} from '../../../store/version-cache.js'
 import {requestHeader} from '../../../http/fast.js'
@@ -20,10 +19,10 @@ import {requestHeader} from '../../../http/fast.js'
 /** Each origin of a live sign-on client's http(s) redirect URIs, with the clients that registered it. */
 const originOwners = versionCache<string, Map<string, Set<string>>>(1)
 
-async function ownersOf(db: Db): Promise<Map<string, Set<string>>> {
+async function ownersOf({db, reader}: StoreParts<Db>): Promise<Map<string, Set<string>>> {
   return originOwners(db, '', async () => {
     const owners = new Map<string, Set<string>>()
-    for (const client of await listClients(narrow(readerOf(db)))) {
+    for (const client of await listClients(narrow(reader))) {
       if (client.expired_at !== null || !hasGrant(client, 'signon')) continue
       for (const uri of client.redirect_uris) {
         const url = new URL(uri)
@@ -45,10 +44,10 @@ export function corsClient(c: Context, clientId: string): void {
   namedClients.set(c, clientId)
 }
 
-export function clientCors(db: Db): MiddlewareHandler {
+export function clientCors(store: StoreParts<Db>): MiddlewareHandler {
   return async function crossOrigin(c, next) {
     const origin = requestHeader(c, 'origin')
-    const owners = origin === undefined ? undefined : (await ownersOf(db)).get(origin)
+    const owners = origin === undefined ? undefined : (await ownersOf(store)).get(origin)
     if (origin === undefined || owners === undefined) return next()
     if (c.req.method === 'OPTIONS') {
       return c.body(null, 204, {

@@ -83,7 +83,7 @@ export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
   // Relying parties that run in a browser read these from their own origin: the public documents
   // from any origin, the endpoints that answer a client's tokens from that client's origins only.
   for (const path of [OPENID_CONFIGURATION_PATH, JWKS_PATH, METADATA_PATH]) app.use(path, cors({origin: '*', maxAge: 600}))
-  const browserApps = clientCors(deps.db)
+  const browserApps = clientCors(deps)
   for (const path of [TOKEN_PATH, REVOKE_PATH, USERINFO_PATH]) app.use(path, browserApps)
 
   registerSecuritySchemes(app)

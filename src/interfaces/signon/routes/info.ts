@@ -47,8 +47,8 @@ const infoRoute = (path: string, kind: 'token' | 'member') =>
  * middleware layer would cost a share of its throughput.
  */
 export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
-  const {db, clock} = ctx.deps
-  const verify = (token: PresentedToken) => presentToken(db, token, clock.now())
+  const {clock} = ctx.deps
+  const verify = (token: PresentedToken) => presentToken(ctx.deps, token, clock.now())
   // Token info answers a dead token with invalid_request and 401, as the interface always has.
   const oauthShape = useErrorShape(renderOAuthError)
   const tokenBearer = bearerTokenGuard({verify, origin: ctx.issuerOf, answerAs: 'invalid_request'})

@@ -102,10 +102,10 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   app.openapi(configurationRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
-  app.openapi(jwksRoute, async (c) => jsonResponse(c, (await publishedKeys(db, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
+  app.openapi(jwksRoute, async (c) => jsonResponse(c, (await publishedKeys(ctx.deps, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))
 
   const oauthShape = useErrorShape(renderOAuthError)
-  const bearer = bearerTokenGuard({verify: (token) => presentToken(db, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true})
+  const bearer = bearerTokenGuard({verify: (token) => presentToken(ctx.deps, token, clock.now()), origin: ctx.issuerOf, answerAs: 'invalid_token', formBody: true})
   for (const method of ['get', 'post'] as const) {
     app.openapi(userInfoRoute(method), async (c) => {
       oauthShape(c)
@@ -126,7 +126,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
    */
   async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
     const now = clock.now()
-    const {client, subject, destination} = await checkLogoutRequest(db, params, ctx.issuerOf(c), now)
+    const {client, subject, destination} = await checkLogoutRequest(ctx.deps.reader, params, ctx.issuerOf(c), now)
     responseHeader(c, 'Cache-Control', 'no-store')
     const signed = await ctx.signedIn(c)
     if (signed) {

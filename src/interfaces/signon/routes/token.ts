@@ -208,7 +208,7 @@ function presentedAssertion(c: Context, form: PresentedForm, audience: Audience)
 
 /** The token endpoint, revocation (RFC 7009), introspection (RFC 7662) and the metadata document (RFC 8414). */
 export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
-  const {db, clock, metrics} = ctx.deps
+  const {db, reader, clock, metrics} = ctx.deps
 
   app.openapi(metadataRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
 
@@ -227,7 +227,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   /** The DPoP proof a request to one of these endpoints carries, checked and spent: its key's thumbprint, or null without one. */
   const presentedProof = async (c: Context, issuer: string, path: string, now: Date): Promise<string | null> => {
     const proof = requestHeader(c, 'dpop')
-    return proof === undefined ? null : checkProof(db, proof, {htm: 'POST', htu: `${issuer}${path}`}, 'token endpoint', now)
+    return proof === undefined ? null : checkProof(ctx.deps, proof, {htm: 'POST', htu: `${issuer}${path}`}, 'token endpoint', now)
   }
 
   const grant = async (c: Context, form: z.infer<typeof tokenForm>) => {
@@ -237,11 +237,11 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
     const dpopJkt = await presentedProof(c, issuer, TOKEN_PATH, now)
-    const authenticate = () => requireTokenClient(db, clientCredentials(c, form, {issuer, path: TOKEN_PATH}, metrics), dpopJkt, now)
-    const answer = await flow.exchange({db, form, authenticate, dpopJkt, issuer, now, metrics})
+    const authenticate = () => requireTokenClient(ctx.deps, clientCredentials(c, form, {issuer, path: TOKEN_PATH}, metrics), dpopJkt, now)
+    const answer = await flow.exchange({db, reader, keys: ctx.deps.keys, form, authenticate, dpopJkt, issuer, now, metrics})
     metrics?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
     // The nonce for the client's next proof, so it need not be refused once to learn it.
-    return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(db, now)}}
+    return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(ctx.deps.keys, now)}}
   }
 
   app.openapi(parRoute, async (c) => {
@@ -251,12 +251,12 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     // RFC 9449 §10.1: a proof with the push binds the code to its key.
     const proofJkt = await presentedProof(c, issuer, PAR_PATH, now)
     const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH}, metrics)
-    return jsonResponse(c, await pushAuthorizationRequest(db, credentials, form, now, proofJkt), 201, NO_STORE)
+    return jsonResponse(c, await pushAuthorizationRequest(ctx.deps, credentials, form, now, proofJkt), 201, NO_STORE)
   })
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
-    await revoke(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}, metrics), form.token, clock.now())
+    await revoke(ctx.deps, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}, metrics), form.token, clock.now())
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
     return jsonResponse(c, {}, 200, NO_STORE)
   })
@@ -270,6 +270,6 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return introspection(c, form)
   })
   const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await introspect(db, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics), form.token, clock.now()), 200, NO_STORE)
+    jsonResponse(c, await introspect(ctx.deps, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics), form.token, clock.now()), 200, NO_STORE)
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }
