@@ -10,10 +10,12 @@ import {functionRanges} from './mutation-ranges.mjs'
  */
 export const MODULES = {
   balance: {
-    // 349 of 419 mutants killed over the file's three rows in docs/architecture.md (83.3%).
-    break: 83,
+    // 637 of 718 mutants detected in one run of the whole module (88.7%, 2026-11-29; SQLite, so
+    // the PostgreSQL batch path's 46 count as survivors): the row "ledger, the whole module" in
+    // docs/architecture.md.
+    break: 88,
     // The ledger's service, one module per part (service.ts only names them together), its
-    // invariants and its edge parser; the score above was measured when it was one file.
+    // invariants and its edge parser.
     mutate: [
       'src/interfaces/balance/decide.ts',
       'src/interfaces/balance/withdraw.ts',
