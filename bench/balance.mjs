@@ -81,7 +81,7 @@ async function seed(target) {
   const store = await openStore(target.url ? {url: target.url} : {file: target.flags[1]})
   const now = new Date()
   const stamp = now.toISOString()
-  await registerClient(store.db, {name: 'Bench', url: 'https://bench.example.com', logo_url: 'https://bench.example.com/l.png', grants: ['balance']}, now, client)
+  await registerClient(store, {name: 'Bench', url: 'https://bench.example.com', logo_url: 'https://bench.example.com/l.png', grants: ['balance']}, now, client)
   for (let i = 1; i <= accountCount; i++) {
     const id = await insertMember(store.db, {
       email: `bench${i}@example.com`,
