@@ -136,11 +136,12 @@ export const config = {
     memberFreeFailures: 50,
     memberMaxLockSeconds: 300,
     /**
-     * Sign-ins one address, and one member, may have hashing or waiting for a hash at once in a
-     * process; what is beyond is refused before it joins the hash queue. Two per address keeps
-     * one caller from filling the queue alone (a person at a form sends one at a time).
+     * Sign-ins for one e-mail (a member's or a made-up one alike) that may be checked at once in
+     * a process; what is beyond is refused before it joins the hash queue. There is no such bound
+     * per address: a hospital's or a carrier's shared exit would then let a flood from it refuse
+     * the members behind it. One address is kept from filling the queue by the queue itself
+     * (fair by recent hashes, and only e-mails that name a member wait there).
      */
-    passwordChecksInFlightPerAddress: 2,
     passwordChecksInFlightPerMember: 4,
     /**
      * Sign-ins that may wait for a hash slot (serve --password-hashes; registry/hash-queue.ts), per

@@ -23,7 +23,7 @@ interface Scope {
   /** Where the gauges' reads go (Store.reader), so a scrape never waits behind a batch of writes. */
   reader: StoreHandle
   clock: Clock
-  passwordHashes(): {running: number; waiting: number}
+  passwordHashes(): {running: number; waiting: number; standIns: number}
 }
 
 /**

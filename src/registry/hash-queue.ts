@@ -20,6 +20,15 @@
  * - When the queue is full, a newcomer whose address has had fewer hashes lately (by at least one)
  *   than the last waiter in line's pushes that waiter out; else the newcomer is refused. Whoever is
  *   refused, at once or pushed out, has had nothing hashed: the caller answers 429.
+ *
+ * Only e-mails that name a member wait in line. An unknown e-mail has no password to check, only a
+ * decoy hash that keeps its answer as slow as a wrong password's. It runs that decoy when a slot is
+ * free and nobody waits; otherwise (the queue is under pressure) it takes no slot and no place in
+ * line: it is answered after the time a member's attempt arriving with it would take (its wait
+ * for a slot, from the hashes running and the waiters who would go before it, then one hash, as
+ * long as the recent hashes took). So a flood of made-up e-mails, from however many addresses,
+ * never stands between a member and the next free slot, and its answers keep the timing and
+ * the refusals (a full queue refuses it as it would a member) of a wrong password.
  */
 
 /** Who asks for a hash, as the queue tells callers apart. */
@@ -30,7 +39,15 @@ export interface HashCaller {
   member: string
   /** The browser holds this member's device cookie: it goes before everyone else. */
   trusted: boolean
+  /**
+   * The e-mail names a member (false: a made-up one, checked against a decoy). Unknown e-mails
+   * never wait in line; undefined counts as known.
+   */
+  known?: boolean | undefined
 }
+
+/** How a caller's work is run: in a slot (its hash runs), or as a stand-in with no hash. */
+export type HashTurn = 'slot' | 'stand-in'
 
 /** Refused by the queue, at once or pushed out of it: the caller answers 429. */
 export class HashQueueFull extends Error {
@@ -81,7 +98,14 @@ export interface HashQueueOptions {
   halfLifeSeconds: number
   /** Milliseconds, for the recent-use counts (tests pass a fake). */
   now?: () => number
+  /** Waits `ms` milliseconds: a stand-in's answer time (tests pass a fake). */
+  sleep?: (ms: number) => Promise<void>
+  /** A number in [0, 1) for the stand-in's spread (tests pass a fixed one). */
+  random?: () => number
 }
+
+/** What one hash is taken to cost before any has finished: scrypt at the shipped cost on one core. */
+const FIRST_GUESS_MS = 500
 
 export class HashQueue {
   readonly slots: number
@@ -91,30 +115,47 @@ export class HashQueue {
   private readonly waiting: Waiter[] = []
   private readonly byAddress: RecentUse
   private readonly byMember: RecentUse
+  private readonly now: () => number
+  private readonly sleep: (ms: number) => Promise<void>
+  private readonly random: () => number
+  /** When each running hash began, oldest first. */
+  private readonly startedAt: number[] = []
+  /** What a hash has taken lately (an average that follows the recent ones), or undefined before the first. */
+  private hashMs: number | undefined
+  private standIns = 0
 
   constructor(options: HashQueueOptions) {
     this.slots = options.slots
     this.queueLength = options.queueLength
-    const now = options.now ?? (() => performance.now())
-    this.byAddress = new RecentUse(options.halfLifeSeconds * 1000, now)
-    this.byMember = new RecentUse(options.halfLifeSeconds * 1000, now)
+    this.now = options.now ?? (() => performance.now())
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+    this.random = options.random ?? Math.random
+    this.byAddress = new RecentUse(options.halfLifeSeconds * 1000, this.now)
+    this.byMember = new RecentUse(options.halfLifeSeconds * 1000, this.now)
   }
 
-  /** Hashes running and waiting now, for the metrics. */
-  counts(): {running: number; waiting: number} {
-    return {running: this.running, waiting: this.waiting.length}
+  /** Hashes running and waiting now, and unknown e-mails being answered without one, for the metrics. */
+  counts(): {running: number; waiting: number; standIns: number} {
+    return {running: this.running, waiting: this.waiting.length, standIns: this.standIns}
   }
 
   /**
-   * Runs `work` (which hashes) once a slot is the caller's. Throws HashQueueFull, with `work`
-   * never run, when the queue is full of callers with a better claim, at once or later.
+   * Runs `work` once a slot is the caller's, with 'slot' (it hashes). An unknown e-mail that finds
+   * no free slot runs `work` at once with 'stand-in' (it must not hash) and is answered no sooner
+   * than a member's attempt arriving now would be. Throws HashQueueFull, with `work` never run,
+   * when the queue is full of callers with a better claim, at once or later.
    */
-  async run<T>(caller: HashCaller, work: () => Promise<T>): Promise<T> {
+  async run<T>(caller: HashCaller, work: (turn: HashTurn) => Promise<T>): Promise<T> {
     if (this.running < this.slots && this.waiting.length === 0) this.start(caller)
+    else if (caller.known === false) return this.standIn(caller, work)
     else await this.wait(caller)
+    const began = this.now()
+    this.startedAt.push(began)
     try {
-      return await work()
+      return await work('slot')
     } finally {
+      this.startedAt.splice(this.startedAt.indexOf(began), 1)
+      this.took(this.now() - began)
       this.running -= 1
       this.next()
     }
@@ -122,8 +163,49 @@ export class HashQueue {
 
   private start(caller: HashCaller): void {
     this.running += 1
+    this.use(caller)
+  }
+
+  private use(caller: HashCaller): void {
     this.byAddress.add(caller.address)
     this.byMember.add(caller.member)
+  }
+
+  /** Follows what hashes take: each new one weighs a quarter. */
+  private took(ms: number): void {
+    this.hashMs = this.hashMs === undefined ? ms : 0.75 * this.hashMs + 0.25 * ms
+  }
+
+  /**
+   * An unknown e-mail under pressure: refused as a member would be by a full queue, else answered
+   * without a slot after the time a member's attempt would take, counted as a hash by its
+   * address and e-mail (so the line treats its address as if it had hashed).
+   */
+  private async standIn<T>(caller: HashCaller, work: (turn: HashTurn) => Promise<T>): Promise<T> {
+    if (this.waiting.length >= this.queueLength && this.pushedOutBy(caller) === undefined) throw new HashQueueFull()
+    const ms = this.memberTime(caller)
+    this.use(caller)
+    this.standIns += 1
+    try {
+      const [result] = await Promise.all([work('stand-in'), this.sleep(ms)])
+      return result
+    } finally {
+      this.standIns -= 1
+    }
+  }
+
+  /**
+   * How long a member's attempt from `caller`'s address arriving now would take: the wait until a
+   * slot is its (the running hashes' remaining time, and one hash for each round of waiters who
+   * would go before it), then its own hash, spread by ±15 % as hashes themselves vary.
+   */
+  memberTime(caller: HashCaller): number {
+    const hash = this.hashMs ?? Math.max(FIRST_GUESS_MS, ...this.startedAt.map((at) => this.now() - at))
+    const newcomer: Waiter = {caller: {...caller, known: true}, seq: Number.POSITIVE_INFINITY, grant: () => undefined, refuse: () => undefined}
+    const ahead = this.waiting.filter((waiter) => this.before(waiter, newcomer)).length
+    const remaining = this.startedAt.map((at) => Math.max(0, hash - (this.now() - at))).sort((a, b) => a - b)
+    const free = this.running < this.slots ? 0 : (remaining[ahead % this.slots] ?? 0)
+    return free + Math.floor(ahead / this.slots) * hash + hash * (0.85 + 0.3 * this.random())
   }
 
   private wait(caller: HashCaller): Promise<void> {

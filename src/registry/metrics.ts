@@ -10,17 +10,18 @@ export type Credential = (typeof CREDENTIALS)[number]
  * throttle counts into this set, so this module cannot import it), and what the guessing limits
  * refused.
  */
-export const registryMetrics = defineMetrics('registry', (kit, {passwordHashes}: {passwordHashes(): {running: number; waiting: number}}) => {
+export const registryMetrics = defineMetrics('registry', (kit, {passwordHashes}: {passwordHashes(): {running: number; waiting: number; standIns: number}}) => {
   kit.scraped(
     {
       name: 'signon_password_hashes',
-      help: "This process's password hashes (sign-in checks): running, and waiting for one of serve --password-hashes' slots",
+      help: "This process's password hashes (sign-in checks): running, waiting for one of serve --password-hashes' slots, and unknown e-mails answered without one (stand_in)",
       labelNames: ['state'],
     },
     (gauge) => {
-      const {running, waiting} = passwordHashes()
+      const {running, waiting, standIns} = passwordHashes()
       gauge.set({state: 'running'}, running)
       gauge.set({state: 'waiting'}, waiting)
+      gauge.set({state: 'stand_in'}, standIns)
     },
   )
   return {

@@ -21,9 +21,10 @@ import {registryMetrics} from './metrics.js'
  *   member-wide count allows many more, so failures from a handful of addresses never lock the
  *   member out from another, yet a guesser spread over many addresses is still slowed. A lock is
  *   timed from when the failure is recorded (after the hash), not from when the request began.
- *   Checks in flight are bounded per address and per member in this process, and the hashes
- *   themselves by one queue for the whole process (registry/hash-queue.ts), shared fairly among
- *   addresses and members; what is beyond either is refused (429) before it costs a hash.
+ *   Checks in flight are bounded per e-mail in this process, and the hashes themselves by one
+ *   queue for the whole process (registry/hash-queue.ts), shared fairly among addresses and
+ *   members, in which only e-mails that name a member wait; what is beyond either is refused
+ *   (429) before it costs a hash.
  * - High-entropy credentials (client secrets, API keys: 256 random bits). Guessing one is
  *   hopeless, so a right one is always accepted, whoever failed before. A wrong one is counted
  *   against the caller's address and that kind of credential only; past the allowance the caller's
@@ -170,12 +171,12 @@ export function setPasswordHashSlots(slots: number): void {
   hashes = hashQueue(slots)
 }
 
-/** Hashes running and waiting in this process now, for the metrics. */
-export function passwordHashCounts(): {running: number; waiting: number} {
+/** Hashes running and waiting in this process now, and unknown e-mails answered without one, for the metrics. */
+export function passwordHashCounts(): {running: number; waiting: number; standIns: number} {
   return hashes.counts()
 }
 
-/** Password checks running now in this process, per address and per member. */
+/** Password checks running now in this process, per member (by the e-mail given, known or not). */
 const inFlight = new Map<string, number>()
 
 function enter(key: string, limit: number): boolean {
@@ -202,6 +203,12 @@ export interface PasswordAttempt {
   exempt?: boolean
   /** The serving app's registry, where a refusal is counted; undefined with metrics off. */
   metrics?: Metrics | undefined
+  /**
+   * The e-mail names a member. An unknown one (false) never waits in the hash queue: under
+   * pressure it is answered as a wrong password without a hash (registry/hash-queue.ts), and
+   * `check` is not called. Undefined counts as known.
+   */
+  known?: boolean | undefined
 }
 
 /** One count an attempt is reserved against. */
@@ -236,8 +243,9 @@ function countedAgainst(member: string, address: string | undefined, attempt: Pa
  * Runs one password check for `email` from `address` under the limits above. `check` hashes and
  * answers whether the password was right (and the member may sign in); a wrong one is thrown by
  * the caller afterwards. Refused with 429, before `check` runs, while any count the attempt goes
- * to is locked, too many checks for the address or the member are already running, or the
- * process's hash queue is full of callers with a better claim.
+ * to is locked, too many checks for the e-mail are already running, or the process's hash queue
+ * is full of callers with a better claim. An unknown e-mail (`attempt.known` false) under
+ * pressure is answered undefined, as a wrong password, with `check` never run.
  */
 export async function guardPasswordCheck<T>(
   db: Db,
@@ -249,23 +257,17 @@ export async function guardPasswordCheck<T>(
 ): Promise<T | undefined> {
   const member = memberSubject(email)
   const counted = countedAgainst(member, address, attempt)
-  const gates: string[] = []
+  // One e-mail, known or not, may have only so many checks at once in this process.
+  if (!enter(member, THROTTLE.passwordChecksInFlightPerMember)) throw refused(attempt.metrics, tooManyAttempts(1, 'Too many sign-ins at once.'))
   try {
-    // In-process requests carry no address: only the member-wide bound applies to them.
-    for (const [key, limit] of [
-      [`address:${addressPart(address)}`, address === undefined ? Number.POSITIVE_INFINITY : THROTTLE.passwordChecksInFlightPerAddress],
-      [member, THROTTLE.passwordChecksInFlightPerMember],
-    ] as const) {
-      if (!enter(key, limit)) throw refused(attempt.metrics, tooManyAttempts(1, 'Too many sign-ins at once.'))
-      gates.push(key)
-    }
-    const caller: HashCaller = {address: addressPart(address), member, trusted: attempt.device !== undefined}
+    const caller: HashCaller = {address: addressPart(address), member, trusted: attempt.device !== undefined, known: attempt.known}
     let result: T | undefined
     try {
-      // The attempt is counted once its hash is about to run: one refused here was not made.
-      result = await hashes.run(caller, async () => {
+      // The attempt is counted once its hash is about to run (or its stand-in's answer is being
+      // timed): one refused here was not made.
+      result = await hashes.run(caller, async (turn) => {
         await reserve(db, counted, clock.now(), attempt.metrics)
-        return check()
+        return turn === 'slot' ? check() : undefined
       })
     } catch (error) {
       if (error instanceof HashQueueFull) throw refused(attempt.metrics, tooManyAttempts(1, 'Too many sign-ins at once.'))
@@ -275,7 +277,7 @@ export async function guardPasswordCheck<T>(
     else await giveBack(db, counted)
     return result
   } finally {
-    for (const key of gates) leave(key)
+    leave(member)
   }
 }
 

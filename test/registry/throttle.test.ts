@@ -103,25 +103,6 @@ describe('guessing is slowed and recorded in the store', () => {
     expect(seen).toEqual([2, 1])
   })
 
-  it('refuses a third check at once from one address while two are running', async () => {
-    let release: () => void = () => undefined
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    let inside = 0
-    const running = [1, 2].map(() =>
-      guardPasswordCheck(store.db, `x@clinic.example`, '203.0.113.8', clock, () => {
-        inside += 1
-        return gate.then(() => undefined)
-      }),
-    )
-    // Both checks admitted and running (each has called its check), however long that took.
-    while (inside < 2) await new Promise((resolve) => setImmediate(resolve))
-    await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.8', clock, async () => 'right')).rejects.toMatchObject({code: 'too_many_requests'})
-    // Another address is not held back by it.
-    await expect(guardPasswordCheck(store.db, 'y@clinic.example', '203.0.113.9', clock, async () => 'right')).resolves.toBe('right')
-    release()
-    await Promise.all(running)
-  })
-
   it("never refuses a client's right secret, but answers one address's further wrong ones 429, in each interface's shape", async () => {
     const basic = (secret: string) => basicAuth(client.client_id, secret)
     for (let i = 0; i < 20; i++) {

@@ -27,8 +27,7 @@ export interface SignInAttempt {
  * the member's sessions last ended (a password change, a deactivation, "sign out everywhere"):
  * then this browser's failures count against it alone.
  */
-async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<string | undefined> {
-  const member = await findMemberByEmail(narrow(db), email)
+function liveDevice(member: MemberRow | undefined, device: DeviceCookie): string | undefined {
   if (member?.id !== device.memberId || device.issuedAt <= Date.parse(member.password_changed_at)) return undefined
   if (member.sessions_ended_at !== null && device.issuedAt <= Date.parse(member.sessions_ended_at)) return undefined
   return device.id
@@ -42,7 +41,10 @@ async function liveDevice(db: Db, email: string, device: DeviceCookie): Promise<
 export async function signIn(db: Db, email: string, password: string, attempt: SignInAttempt): Promise<MemberRow> {
   const signins = attempt.metrics?.of(signonMetrics).signins
   let checked: {member: MemberRow; rehashed: string | undefined} | undefined
-  const how = {device: attempt.device && (await liveDevice(db, email, attempt.device)), exempt: attempt.exempt === true, metrics: attempt.metrics}
+  // Whether the e-mail names a member decides only whether it may wait for a hash slot: an unknown
+  // one under pressure is answered as a wrong password without a hash, after as long.
+  const named = await findMemberByEmail(narrow(db), email)
+  const how = {device: attempt.device && liveDevice(named, attempt.device), exempt: attempt.exempt === true, metrics: attempt.metrics, known: named !== undefined}
   try {
     checked = await guardPasswordCheck(
       narrow(db),
