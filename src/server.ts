@@ -1,5 +1,6 @@
 import {serve as nodeServe} from '@hono/node-server'
 import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import type {Socket} from 'node:net'
 import {AppError} from './errors.js'
 import {config} from './config.js'
 
@@ -40,14 +41,7 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       },
     }) as Server
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
-    // Before the app's own listener, so every request is counted and, once closing, marked last.
-    let inFlight = 0
-    let closing = false
-    server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
-      inFlight++
-      if (closing) response.shouldKeepAlive = false
-      response.once('close', () => inFlight--)
-    })
+    const connections = new ConnectionsClosing(server)
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(listenProblem(error, options) ?? error)
     })
@@ -58,14 +52,91 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       resolve({
         url: `http://${host}:${port}`,
         port,
-        inFlight: () => inFlight,
+        inFlight: () => connections.inFlight,
         close: (graceMs = SERVER_LIMITS.closeGraceMs) => {
-          closing = true
+          connections.closing()
           return closeGracefully(server, graceMs)
         },
       })
     })
   })
+}
+
+/**
+ * Counts the requests in flight, and once the server is closing makes each connection end as soon
+ * as the answer it owes is written:
+ *
+ * - the last answer each connection still owes (the request in flight when the signal came, its
+ *   body still arriving perhaps) is marked the connection's last: it says `Connection: close`,
+ *   and Node ends the socket once it is written. An answer whose head had already gone out saying
+ *   keep-alive ends its socket once written instead;
+ * - a request that arrives on a connection after it was given its last answer (pipelined behind
+ *   it) is never handed to the app: nothing runs that could not be answered, and the client, told
+ *   the connection closes, sends it again elsewhere (RFC 9112 section 9.6);
+ * - a request that arrives on a connection with nothing owed is answered, with `Connection: close`.
+ *
+ * Idle connections are ended by closeGracefully. So no socket outlives its last answer, and serve
+ * exits as soon as the last request in flight is answered, not when the keep-alive timer runs out.
+ */
+class ConnectionsClosing {
+  inFlight = 0
+  private isClosing = false
+  /** The answers each connection owes, in order. */
+  private readonly owed = new Map<Socket, ServerResponse[]>()
+  /** Connections given their last answer. */
+  private readonly ending = new WeakSet<Socket>()
+
+  constructor(server: Server) {
+    // The app's own listener (@hono/node-server's) runs only for requests that will be answered.
+    const app = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[]
+    server.removeAllListeners('request')
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (this.admit(request, response)) for (const listener of app) listener.call(server, request, response)
+    })
+  }
+
+  /** Counts the request; answers whether the app is to run it. */
+  private admit(request: IncomingMessage, response: ServerResponse): boolean {
+    const socket = request.socket
+    if (this.isClosing && this.ending.has(socket)) {
+      // Pipelined behind the connection's last answer: dropped unread with the socket.
+      request.resume()
+      return false
+    }
+    this.inFlight++
+    const owed = this.owed.get(socket) ?? []
+    owed.push(response)
+    this.owed.set(socket, owed)
+    if (this.isClosing) this.lastOn(socket, response)
+    response.once('close', () => {
+      this.inFlight--
+      const left = (this.owed.get(socket) ?? []).filter((other) => other !== response)
+      if (left.length > 0) this.owed.set(socket, left)
+      else this.owed.delete(socket)
+    })
+    return true
+  }
+
+  /** Makes `response` the last answer on `socket`. */
+  private lastOn(socket: Socket, response: ServerResponse): void {
+    this.ending.add(socket)
+    if (!response.headersSent) {
+      response.shouldKeepAlive = false
+      return
+    }
+    // Its head already said keep-alive: the socket ends once the answer is written.
+    if (response.writableFinished) socket.end()
+    else response.once('finish', () => socket.end())
+  }
+
+  /** From now on every connection ends after the answer it owes. */
+  closing(): void {
+    this.isClosing = true
+    for (const [socket, owed] of this.owed) {
+      const last = owed.at(-1)
+      if (last !== undefined) this.lastOn(socket, last)
+    }
+  }
 }
 
 /** Stops taking connections and ends the idle ones; those still open after `graceMs` are closed too. */

@@ -1,4 +1,5 @@
 import {request as httpRequest} from 'node:http'
+import {connect, type Socket} from 'node:net'
 import {readFileSync, renameSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -225,5 +226,100 @@ describe('serve on signals', () => {
     for (let i = afterwards; i < n; i++) expect(fresh).toContain(`id=hup-${i}`)
     expect(rotated).toContain('id=hup-0')
     expect(server.stderr()).not.toMatch(/id=hup-/)
+  }, 60_000)
+})
+
+/** A raw keep-alive connection: what it wrote is up to the test, what came back is collected. */
+async function rawConnection(url: string): Promise<{socket: Socket; received: () => string; ended: Promise<void>; host: string}> {
+  const {hostname, port} = new URL(url)
+  const socket = connect({host: hostname, port: Number(port)})
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  let text = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => (text += chunk))
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  return {socket, received: () => text, ended, host: new URL(url).host}
+}
+
+/** A withdrawal's head; `expect` asks for a 100 Continue, which says serve has read the head and handed it on. */
+function withdrawalHead(host: string, length: number, expect = false): string {
+  return `POST /balance/user_id/1/withdrawals HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`
+}
+
+/** Resolves once what `conn` received matches `pattern`. */
+function receives(conn: {socket: Socket; received: () => string}, pattern: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!pattern.test(conn.received())) return
+      conn.socket.off('data', check)
+      resolve()
+    }
+    conn.socket.on('data', check)
+    check()
+  })
+}
+
+/** The status lines and Connection headers of the answers in `text`, in order. */
+function answersIn(text: string): {status: number; connection: string | undefined}[] {
+  return [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)]
+    .filter((match) => match[1] !== '100')
+    .map((match) => ({
+      status: Number(match[1]),
+      connection: /^connection: (.*)$/im.exec(match[2]!)?.[1]?.trim().toLowerCase(),
+    }))
+}
+
+describe('serve stopping under keep-alive clients (no socket outlives its last answer)', () => {
+  it('a body split across SIGTERM is answered with Connection: close, the socket ends, a request pipelined behind it never runs, and serve exits 0 at once', async () => {
+    // A drain time far beyond the test's: an exit 0 can only come from the last answer, not a timer.
+    const {server, db} = await demoServe(['--drain-seconds', '3600'])
+    const before = cliJson<unknown[]>(['list-transactions', 'user_id', '1', '--db', db, '--limit', '100000']).length
+    // An idle keep-alive connection that has had its answer, and keeps the socket open.
+    const idle = await rawConnection(server.url)
+    idle.socket.write(`GET /healthz HTTP/1.1\r\nHost: ${idle.host}\r\n\r\n`)
+    await receives(idle, /\r\n\r\n/)
+    expect(answersIn(idle.received())[0]).toMatchObject({status: 200, connection: 'keep-alive'})
+    // A withdrawal whose body is half sent when the signal comes.
+    const busy = await rawConnection(server.url)
+    const half = Math.floor(WITHDRAWAL.length / 2)
+    busy.socket.write(withdrawalHead(server.url.slice(7), Buffer.byteLength(WITHDRAWAL), true))
+    await receives(busy, /^HTTP\/1\.1 100 Continue\r\n\r\n/)
+    busy.socket.write(WITHDRAWAL.slice(0, half))
+    const exit = exited(server)
+    process.kill(server.child.pid!, 'SIGTERM')
+    await stderrSays(server, /received SIGTERM, finishing requests in flight/)
+    // The idle one is closed at once.
+    await idle.ended
+    // The rest of the body, and a second withdrawal pipelined behind it.
+    busy.socket.write(WITHDRAWAL.slice(half) + withdrawalHead(server.url.slice(7), Buffer.byteLength(WITHDRAWAL)) + WITHDRAWAL)
+    await busy.ended
+    expect(answersIn(busy.received())).toEqual([{status: 201, connection: 'close'}])
+    expect(await exit).toBe(0)
+    expect(server.stderr()).not.toMatch(/stopped at once/)
+    // The pipelined one was never run: one withdrawal more, not two.
+    expect(cliJson<unknown[]>(['list-transactions', 'user_id', '1', '--db', db, '--limit', '100000']).length).toBe(before + 1)
+  }, 60_000)
+
+  it('a request pipelined before the signal is answered, and only the last answer says close', async () => {
+    const {server} = await demoServe(['--drain-seconds', '3600'])
+    const conn = await rawConnection(server.url)
+    // A whole GET, then a withdrawal whose body is half sent: both owed on one connection.
+    const half = Math.floor(WITHDRAWAL.length / 2)
+    conn.socket.write(`GET /healthz HTTP/1.1\r\nHost: ${conn.host}\r\n\r\n${withdrawalHead(server.url.slice(7), Buffer.byteLength(WITHDRAWAL), true)}`)
+    await receives(conn, /100 Continue\r\n\r\n/)
+    conn.socket.write(WITHDRAWAL.slice(0, half))
+    const exit = exited(server)
+    process.kill(server.child.pid!, 'SIGTERM')
+    await stderrSays(server, /received SIGTERM, finishing requests in flight/)
+    conn.socket.write(WITHDRAWAL.slice(half))
+    await conn.ended
+    expect(answersIn(conn.received())).toEqual([
+      {status: 200, connection: 'keep-alive'},
+      {status: 201, connection: 'close'},
+    ])
+    expect(await exit).toBe(0)
   }, 60_000)
 })
