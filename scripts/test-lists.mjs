@@ -49,63 +49,70 @@ export const RUNTIME_TESTS = [
   'test/store/prepared.test.ts',
   'test/interfaces/balance/ledger.property.test.ts',
   'test/interfaces/balance/deactivation-race.test.ts',
-  // `serve` under that runtime: its HTTP server adapter (Host checks, request bodies, slow
-  // clients' header deadline), the signing keys and JWKS its crypto makes as relying parties see
-  // them, its process metrics, and its store under SIGKILL, concurrent writers and deliveries.
-  // Left to Node 20: the executable and the Deno launcher (they run on their own runtime whatever
-  // runs the tests), the browser-driven pages, the examples' shell scenarios, the guessing limits
-  // and the log lines, which the runtime does not change.
-  'test/e2e/allowed-hosts.test.ts',
-  // What the app reads from the HTTP server adapter's request (test/http/hono-node.test.ts).
+  // What the app reads from the HTTP server adapter's request, in-process.
   'test/http/hono-node.test.ts',
-  'test/e2e/balance-cli.test.ts',
-  'test/e2e/crash-soak.test.ts',
-  'test/e2e/metrics.test.ts',
-  'test/e2e/metrics-promtool.test.ts',
-  'test/e2e/oidc-authlib.test.ts',
-  'test/e2e/oidc-oauth4webapi.test.ts',
-  'test/e2e/oidc-openid-client.test.ts',
-  'test/e2e/oidc-rotation.test.ts',
-  // Client assertions: the runtime's WebCrypto verifies them, its fetch reads a jwks_uri.
-  'test/e2e/private-key-jwt.test.ts',
-  // DPoP proofs: the runtime's WebCrypto verifies them and imports the key each one carries.
-  'test/e2e/dpop.test.ts',
-  // Logout tokens: signed by the runtime's crypto, posted by its fetch, verified here with jose.
-  'test/e2e/backchannel-logout.test.ts',
-  'test/e2e/rp-authjs.test.ts',
-  'test/e2e/rp-native.test.ts',
-  'test/e2e/rp-passport.test.ts',
-  'test/e2e/partner-cli.test.ts',
-  'test/e2e/signon-expires-null.test.ts',
-  'test/e2e/signon-oauth4webapi.test.ts',
-  'test/e2e/signon-openid-client.test.ts',
-  'test/e2e/slow-clients.test.ts',
-  'test/e2e/token-forms.test.ts',
-  'test/e2e/withdrawal-body.test.ts',
-  // Ctrl-C, prompts on a terminal and serve's life cycle, which each runtime's process and TTY
-  // handling decide; data-loss and no-accidental-store are where store files are made or refused.
-  'test/commands/prompt-interrupt.test.ts',
-  'test/commands/register-client-prompts.test.ts',
-  'test/commands/seed-repeat.test.ts',
-  'test/commands/seed-progress.test.ts',
-  'test/commands/serve-demo.test.ts',
-  'test/commands/serve-idle.test.ts',
-  'test/commands/partner-serve-db.test.ts',
-  'test/commands/data-loss.test.ts',
-  'test/commands/no-accidental-store.test.ts',
-  'test/commands/status.test.ts',
-  'test/commands/messages.test.ts',
-  'test/commands/environment.test.ts',
-  'test/interfaces/balance/withdraw-tty.test.ts',
-  'test/interfaces/partner/progress-tty.test.ts',
   // Interface E's search threads (worker_threads, each its own read-only connection).
   'test/interfaces/conversations/search-threads.test.ts',
-  'test/interfaces/conversations/event-loop.test.ts',
   'test/interfaces/conversations/fair-share.test.ts',
-  // The runtime's fetch against partners that misbehave, and its scrypt for passwords.
+  // The runtime's fetch against partners that misbehave, its URL parser on partner URLs, and its
+  // scrypt for passwords.
   'test/interfaces/partner/hostile-partner.test.ts',
   'test/interfaces/partner/partner-url-safety.test.ts',
   'test/lib/hashing.test.ts',
+  // A few `serve` smoke tests under that runtime: its HTTP server (Host checks, slow clients'
+  // header deadline), the signing keys and JWKS its crypto makes as a relying party sees them,
+  // DPoP proofs and client assertions its WebCrypto verifies (importing the key each carries, or
+  // fetching a jwks_uri), and logout tokens its fetch posts.
+  'test/e2e/allowed-hosts.test.ts',
+  'test/e2e/slow-clients.test.ts',
+  'test/e2e/oidc-openid-client.test.ts',
+  'test/e2e/dpop.test.ts',
+  'test/e2e/private-key-jwt.test.ts',
+  'test/e2e/backchannel-logout.test.ts',
+  // Ctrl-C, prompts on a terminal and serve's life cycle, which each runtime's process and TTY
+  // handling decide.
+  'test/commands/prompt-interrupt.test.ts',
+  'test/commands/register-client-prompts.test.ts',
+  'test/commands/serve-idle.test.ts',
+  'test/interfaces/balance/withdraw-tty.test.ts',
+  'test/interfaces/partner/progress-tty.test.ts',
+]
+/*
+ * Left to Node 20 alone, though they once ran on every runtime: what they check is the same on
+ * each, and each runtime's part of it is above. The relying-party libraries' sign-ins beyond
+ * openid-client (their protocol is the runtime-independent part), the CLI's scenarios (status,
+ * data loss, seeding, balances, partner pushes: commands over a store, whose SQLite part is in
+ * SQLITE_FILE_TESTS), the crash soak (node:sqlite's durability is test/store/durability.test.ts),
+ * metrics and the search event loop.
+ */
+
+/*
+ * What the PostgreSQL run takes: every test that opens a store in-process (the interfaces, the
+ * registry, the operator queries, the app, metrics, the store layer), the commands whose
+ * PostgreSQL side differs (copying stores, PostgreSQL's refusals and texts, status), and the
+ * multi-process and fault tests that only a shared database server can have. The CLI's other
+ * scenarios, the docs and the relying-party libraries run the same code over a store either
+ * way: Node 20 runs them on SQLite.
+ */
+export const ON_POSTGRES = [
+  'test/interfaces/',
+  'test/registry/',
+  'test/operator/',
+  'test/app/',
+  'test/metrics/',
+  'test/store/',
+  'test/http/',
+  'test/commands/copy-store.test.ts',
+  'test/commands/postgres-refusals.test.ts',
+  'test/commands/postgres-text.test.ts',
+  'test/commands/status.test.ts',
+  'test/e2e/multi-process.test.ts',
+  'test/e2e/faults-db-restart.test.ts',
+  'test/e2e/faults-kill.test.ts',
+  'test/e2e/cache-notify.test.ts',
+  'test/e2e/pgbouncer.test.ts',
+  'test/e2e/read-replica.test.ts',
+  'test/e2e/signals.test.ts',
 ]
 
 /*

@@ -5,7 +5,9 @@
 //            base: the tests whose outcome can depend on the runtime (RUNTIME_TESTS below)
 //   deno     Deno from the deno dev dependency, node:sqlite, every spawned CLI under Deno too: the
 //            same tests as node22
-//   postgres Node with every store on PostgreSQL: every test that opens a store
+//   postgres Node with every store on PostgreSQL: the tests that open a store in-process, the
+//            commands whose PostgreSQL side differs, and the multi-process and fault tests
+//            (ON_POSTGRES)
 //   fast     `npm run test:fast`, never part of `npm test`: Node 20 alone, the in-process tests only
 //            (no CLI, serve or terminal started), for a quick check while editing
 // `npm test -- node deno` runs only those; anything after `--` that is not a runtime goes to vitest
@@ -23,7 +25,7 @@ import {availableParallelism, tmpdir} from 'node:os'
 import {dirname, join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {ensureFreshBuild} from '../test/helpers/fresh-build.mjs'
-import {NOT_ON_POSTGRES, RUNTIME_TESTS, STARTS_PROCESSES} from './test-lists.mjs'
+import {NOT_ON_POSTGRES, ON_POSTGRES, RUNTIME_TESTS, STARTS_PROCESSES} from './test-lists.mjs'
 import {snapshotTree, treeChanges} from './tree-check.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -58,6 +60,7 @@ const RUNTIMES = {
     command: process.execPath,
     args: [vitest],
     env: {MEDPANEL_SQLITE_DRIVER: 'better-sqlite3', MEDPANEL_TEST_CLI: 'node', MEDPANEL_SECRET_KEY: randomBytes(32).toString('base64')},
+    only: ON_POSTGRES,
     exclude: NOT_ON_POSTGRES,
   },
 }
@@ -107,6 +110,9 @@ const built = {MEDPANEL_TEST_BUILT: '1'}
 
 const reports = process.env.MEDPANEL_TEST_REPORTS || mkdtempSync(join(tmpdir(), 'medpanel-test-'))
 mkdirSync(reports, {recursive: true})
+// Large seeded stores, made once for every runtime of this run and copied (test/helpers/seeded-store.ts).
+const seedCache = mkdtempSync(join(tmpdir(), 'medpanel-seed-cache-'))
+const durations = []
 let passed = 0
 let failed = 0
 let skipped = 0
@@ -123,8 +129,9 @@ for (const name of runtimes) {
   const run = spawnSync(runtime.command, [...runtime.args, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...only, ...vitestArgs], {
     cwd: root,
     stdio: 'inherit',
-    env: {...process.env, ...built, MEDPANEL_TEST_DATABASE_URL: name === 'postgres' ? postgresUrl : '', ...runtime.env, ...excluded},
+    env: {...process.env, ...built, MEDPANEL_TEST_CACHE: seedCache, MEDPANEL_TEST_DATABASE_URL: name === 'postgres' ? postgresUrl : '', ...runtime.env, ...excluded},
   })
+  durations.push(...fileDurationsOf(report, name))
   const counts = countsOf(report, run.status)
   passed += counts.passed
   failed += counts.failed
@@ -137,6 +144,7 @@ for (const name of runtimes) {
   for (const failure of failuresOf(report)) failures.push(`  ${name}: ${failure}`)
 }
 if (!process.env.MEDPANEL_TEST_REPORTS) rmSync(reports, {recursive: true, force: true})
+rmSync(seedCache, {recursive: true, force: true})
 const treeAfter = treeBefore && snapshotTree(root)
 if (treeBefore && treeAfter) {
   const left = treeChanges(treeBefore, treeAfter)
@@ -149,9 +157,22 @@ if (treeBefore && treeAfter) {
 // The failures are named again at the very end, beside the totals: a log cut to its last lines
 // (a CI page, a terminal's scrollback) still says which test failed and why.
 if (failures.length > 0) console.log(`\nfailed:\n${failures.join('\n')}`)
+// Where the time went: the ten slowest files of the whole run, each with its runtime.
+const slowest = durations.sort((a, b) => b.seconds - a.seconds).slice(0, 10)
+if (slowest.length > 0) console.log(`\nthe ten slowest files:\n${slowest.map((d) => `  ${d.seconds.toFixed(1).padStart(6)} s  ${d.runtime}  ${d.file}`).join('\n')}`)
 console.log(`\n${lines.join('\n')}`)
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(failed === 0 ? 0 : 1)
+
+/** How long each file of one runtime's report took, from its first test's start to its end. */
+function fileDurationsOf(report, runtime) {
+  try {
+    const json = JSON.parse(readFileSync(report, 'utf8'))
+    return (json.testResults ?? []).map((file) => ({runtime, file: relative(root, file.name), seconds: ((file.endTime ?? 0) - (file.startTime ?? 0)) / 1000}))
+  } catch {
+    return []
+  }
+}
 
 /**
  * Each failed test of one runtime's report as `file > title: first line of its message`, and each

@@ -381,8 +381,13 @@ export function environmentIfRead(): Environment | undefined {
   return current
 }
 
+/** Forgets the settings read, so the next use reads the environment again (and refuses it there if bad). */
+export function forgetEnvironment(): void {
+  current = undefined
+}
+
 /** Reads the environment again: for tests that change process.env in their own process. */
 export function rereadEnvironment(): Environment {
-  current = undefined
+  forgetEnvironment()
   return environment()
 }

@@ -216,3 +216,10 @@ export async function buildManifest(root: string): Promise<Interfaces.Manifest> 
   const rootPlugin = config.getPluginsList().find((plugin) => plugin.isRoot) as unknown as {manifest: Interfaces.Manifest}
   return rootPlugin.manifest
 }
+
+/**
+ * Forgets the environment read, before a further command in this process: the test suite's
+ * in-process runner (test/helpers/in-process-cli.ts) runs many commands in one process, each with
+ * the environment a process of its own would have had, read (and refused if bad) as it starts.
+ */
+export {forgetEnvironment} from '../config.js'

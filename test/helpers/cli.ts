@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {onPostgres, storeFlags} from './store.js'
+import {runInProcess} from './in-process-cli.js'
 
 /** The built CLI entry (vitest's globalSetup, test/global-setup.ts, rebuilds dist/ when it is stale). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
@@ -97,10 +98,28 @@ export interface CliResult {
  */
 const HUNG_MS = 300_000
 
-/** Runs the real CLI to completion with stdin closed (as CI does). */
+/**
+ * Whether `cli()` may run these arguments on the in-process runner (helpers/in-process-cli.ts)
+ * rather than a process: the default launcher on Node (not Deno, not the executable, not a
+ * launcher a test chose), MEDPANEL_TEST_IN_PROCESS not 0, and a store named on the command line
+ * or in the environment, so no command can fall back to ./medpanel.db in this process's directory.
+ */
+function inProcess(argv: string[], env: NodeJS.ProcessEnv, launcher: Launcher): boolean {
+  if (process.env.MEDPANEL_TEST_IN_PROCESS === '0' || 'Deno' in globalThis) return false
+  if (launcher.env !== undefined || launcher.command !== process.execPath || launcher.args.length !== 1 || launcher.args[0] !== BIN) return false
+  const named = argv.some((arg) => arg === '--db' || arg.startsWith('--db=') || arg === '--database-url' || arg.startsWith('--database-url='))
+  return named || env.MEDPANEL_DB !== undefined || env.MEDPANEL_DATABASE_URL !== undefined
+}
+
+/**
+ * Runs the real CLI to completion with stdin closed (as CI does): on the in-process runner where
+ * it can stand in for a process (see inProcess), else as a process of its own.
+ */
 export function cli(args: string[], env: Record<string, string> = {}, launcher: Launcher = cliCommand()): CliResult {
   const [command, ...argv] = cliArgv(args, launcher)
-  const result = spawnSync(command, argv, {cwd: cliCwd(), encoding: 'utf8', env: {...(launcher.env ?? process.env), ...env}, stdio: ['ignore', 'pipe', 'pipe'], timeout: HUNG_MS})
+  const environment = {...(launcher.env ?? process.env), ...env}
+  if (inProcess(argv.slice(launcher.args.length), environment, launcher)) return runInProcess(argv.slice(launcher.args.length), environment)
+  const result = spawnSync(command, argv, {cwd: cliCwd(), encoding: 'utf8', env: environment, stdio: ['ignore', 'pipe', 'pipe'], timeout: HUNG_MS})
   return {status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr}
 }
 
