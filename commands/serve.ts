@@ -15,7 +15,7 @@ import {allowedHostEntries, listensOnEveryAddress} from '../src/http/allowed-hos
 
 export default class Serve extends BaseCommand<typeof Serve> {
   static override description =
-    'Serve interfaces A (sign-on), C (balances), D (pulse export) and E (conversations) over HTTP, with /healthz, /openapi.json and /docs, and run the delivery worker of B'
+    'Serve interfaces A (sign-on), C (balances), D (pulse export) and E (conversations) over HTTP, with the probes /livez and /readyz (= /healthz), /openapi.json and /docs, and run the delivery worker of B. Until it is ready (under --demo, until the demo is seeded) every other path answers 503 with Retry-After'
   static override examples = [
     '<%= config.bin %> serve',
     '<%= config.bin %> serve --demo --port 8080',
@@ -173,12 +173,12 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
   }
 
-  /** The demo data set under --demo, after which /healthz says ready; undefined without --demo. */
+  /** The demo data set under --demo, after which the service answers (and /readyz says ready); undefined without --demo. */
   private async seedDemo(running: ServeProcess): Promise<Awaited<ReturnType<typeof seedDemo>> | undefined> {
     try {
       const warn = (line: string) => running.logger.log('warn', `Warning: ${line}`, line)
       const demo = this.flags.demo ? await seedDemo(running.store, running.baseUrl, this.clock.now(), {force: this.flags.force, warn}) : undefined
-      running.readiness.ready = true
+      running.readiness.phase = 'ready'
       return demo
     } catch (error) {
       // Without this the listening socket would keep a process alive that already said Error.

@@ -2,6 +2,7 @@
 # Interface E: counts, then whole conversations in XML, with the demo's API key; and the same
 # search in JSON agrees with the XML.
 source "$(dirname "$0")/lib.sh"
+wait_ready
 key=mpk_demo_conversations_key
 # The demo's posts cover the two years up to today: search the last 360 days.
 window="start=$(date -u -d '-360 days' +%Y-%m-%dT00:00:00Z)&end=$(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -18,3 +18,15 @@ check() {
   fi
   echo "ok: $1"
 }
+
+# wait_ready: returns once the service says it is ready (/readyz answers 200). While it starts
+# (serve --demo seeding its data set), every other path answers 503 with Retry-After, so a script
+# that only waits for "any answer" would run too early. Gives up after 60 s.
+wait_ready() {
+  for _ in $(seq 300); do
+    curl -sf -o /dev/null "$MEDPANEL_URL/readyz" && return 0
+    sleep 0.2
+  done
+  echo "FAILED: $MEDPANEL_URL/readyz did not answer 200 within 60 s (is serve --demo running there?)" >&2
+  exit 1
+}

@@ -2,6 +2,7 @@
 # Interface A end to end with curl and jq, as a browser and a client would: open the authorize
 # page, sign in, allow, exchange the code, then read token info and member info.
 source "$(dirname "$0")/lib.sh"
+wait_ready
 jar=$(mktemp)
 trap 'rm -f "$jar"' EXIT
 redirect="$MEDPANEL_URL/demo/callback"

@@ -2,6 +2,7 @@
 # Interface C: the demo doctor withdraws over HTTP, then an operator moves the withdrawal through
 # its statuses on the command line, and the balance follows.
 source "$(dirname "$0")/lib.sh"
+wait_ready
 before=$(curl -sf -u "$DEMO_BASIC" "$MEDPANEL_URL/balance/user_id/1/summary" | jq -r .available_funds)
 
 created=$(curl -sf -u "$DEMO_BASIC" -H 'Content-Type: application/json' -H "Idempotency-Key: example-$$" \

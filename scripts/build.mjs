@@ -4,18 +4,31 @@
 // oclif is bundled too: one file loads faster than its hundreds. Only the native SQLite addon stays
 // in node_modules. Then writes oclif.manifest.json, which lets help, listing and parsing run
 // without importing any command.
+//
+//   node scripts/build.mjs [--out DIR] [--manifest FILE]
+//
+// --out DIR        where the bundle goes (default dist; emptied first)
+// --manifest FILE  where the manifest goes (default oclif.manifest.json, which bin/run.js reads).
+//                  scripts/build-image.mjs builds into a directory of its own with both, so that
+//                  building an image never deletes the dist/ a running `npm start` or test uses.
 import {build} from 'esbuild'
-import {rmSync, writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {dirname, join, resolve} from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+import {parseArgs} from 'node:util'
 import {searchWorkerDefine} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const {values} = parseArgs({
+  args: process.argv.slice(2),
+  options: {out: {type: 'string', default: join(root, 'dist')}, manifest: {type: 'string', default: join(root, 'oclif.manifest.json')}},
+})
+const out = resolve(values.out)
 
-rmSync(join(root, 'dist'), {recursive: true, force: true, maxRetries: 3})
+rmSync(out, {recursive: true, force: true, maxRetries: 3})
 await build({
   entryPoints: {cli: join(root, 'src/cli/main.ts'), version: join(root, 'src/cli/version.ts')},
-  outdir: join(root, 'dist'),
+  outdir: out,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   splitting: true,
@@ -38,7 +51,8 @@ await build({
   banner: {js: "import {createRequire as __cr} from 'node:module'; const require = __cr(import.meta.url);"},
 })
 
-const manifestFile = join(root, 'oclif.manifest.json')
+const manifestFile = resolve(values.manifest)
 rmSync(manifestFile, {force: true})
-const {buildManifest} = await import(join(root, 'dist/cli.js'))
+mkdirSync(dirname(manifestFile), {recursive: true})
+const {buildManifest} = await import(pathToFileURL(join(out, 'cli.js')).href)
 writeFileSync(manifestFile, JSON.stringify(await buildManifest(root)))

@@ -1,6 +1,7 @@
 import {OpenAPIHono} from '@hono/zod-openapi'
 import {MEDPANEL_VERSION} from './version.js'
-import type {AppDeps, ServedInterface} from './deps.js'
+import type {Context, MiddlewareHandler} from 'hono'
+import type {AppDeps, Readiness, ServedInterface} from './deps.js'
 import {AppError} from './errors.js'
 import {httpVariables} from './http/env.js'
 import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
@@ -26,6 +27,7 @@ import {metricsEndpoint} from './http/metrics-endpoint.js'
 import {httpMetrics, type InterfaceLabel} from './http/metrics.js'
 import {pageHeaders} from './http/page-headers.js'
 import {jsonResponse} from './http/fast.js'
+import {PROBE_PATHS} from './http/probes.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
@@ -39,7 +41,8 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
 
 /**
  * The interface a request is for, from its route template or, when no route matched, its path:
- * the `interface` of a JSON access-log line. Null for the service's own pages (/, /healthz, /docs).
+ * the `interface` of a JSON access-log line. Null for the service's own pages (/, the probes /livez,
+ * /readyz and /healthz, /docs).
  */
 function interfaceResolver(served: readonly ServedInterface<InterfaceSettings>[]): (path: string) => Exclude<InterfaceLabel, 'other'> | null {
   return (path) => served.find((one) => one.prefixes.some((prefix) => under(path, prefix)))?.label ?? null
@@ -80,6 +83,8 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<In
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
+  // Before any route too: while the service is starting, nothing but the probes and /metrics answers.
+  if (deps.readiness) app.use(startupGate(deps.readiness))
   // The home page and sign-on's pages answer with HTML.
   for (const path of ['/', ...served.flatMap((one) => one.pagePaths ?? [])]) app.use(path, pageHeaders())
 
@@ -104,17 +109,40 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<In
   return app
 }
 
-/** The service's own endpoints besides the interfaces: /healthz and, with metrics on, /metrics. */
+/** The start-up refusal: expected, and said by its access-log line, so it logs no error line. */
+class StillStarting extends AppError {}
+
+/**
+ * While the service starts (serve --demo seeding its data set), every request but the probes and
+ * /metrics is refused with 503 and Retry-After: a sign-in before the demo member exists would be
+ * answered 401, a withdrawal before the seed's credits would land under them. Only while starting:
+ * a stopping service still serves requests on connections opened before the signal (the drain).
+ */
+function startupGate(readiness: Readiness): MiddlewareHandler {
+  // Not an async function: no extra promise on every request once the service is ready.
+  return function refuseWhileStarting(c, next) {
+    if (readiness.phase !== 'starting' || PROBE_PATHS.has(c.req.path) || c.req.path === '/metrics') return next()
+    throw new StillStarting('unavailable', `medpanel is starting (${readiness.reason}); try again in a moment`, {headers: {'Retry-After': '1'}})
+  }
+}
+
+/** The service's own endpoints besides the interfaces: the probes and, with metrics on, /metrics. */
 function serviceRoutes(app: OpenAPIHono, deps: AppSettings, metrics: Metrics | undefined): void {
-  // Ready means: the store answers, migrations ran (openStore did them) and, under --demo, the
-  // demo data and its credentials exist. A load balancer or a test script can trust a 200.
-  app.get('/healthz', async (c) => {
-    if (deps.readiness && !deps.readiness.ready) {
-      return jsonResponse(c, {status: 'starting', reason: deps.readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
+  // Alive: the process runs and its event loop answers. Nothing else is asked (not the store),
+  // so a store that is slow or down never gets the process restarted for it.
+  app.get('/livez', (c) => jsonResponse(c, {status: 'alive'}, 200, {'Cache-Control': 'no-store'}))
+  // Ready: the store answers, migrations ran (openStore did them) and, under --demo, the demo
+  // data and its credentials exist. A load balancer or a test script can trust a 200.
+  const ready = async (c: Context) => {
+    const readiness = deps.readiness
+    if (readiness && readiness.phase !== 'ready') {
+      return jsonResponse(c, {status: readiness.phase, reason: readiness.reason, version: SERVICE_VERSION}, 503, {'Retry-After': '1', 'Cache-Control': 'no-store'})
     }
     await deps.store.db.selectFrom('settings').select('key').limit(1).execute()
     return jsonResponse(c, {status: 'ok', version: SERVICE_VERSION}, 200, {'Cache-Control': 'no-store'})
-  })
+  }
+  app.get('/readyz', ready)
+  app.get('/healthz', ready)
   if (metrics) {
     app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken))
     app.all('/metrics', methodNotAllowed('GET'))
@@ -149,7 +177,7 @@ function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: stri
 
   app.onError((error, c) => {
     const appError = toAppError(error)
-    if (appError.status >= 500) {
+    if (appError.status >= 500 && !(error instanceof StillStarting)) {
       const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
       const id = httpVariables(c).get('requestId') ?? '-'
       const route = matchedRoute(c)

@@ -111,8 +111,9 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
     logger.log('info', `conversation searches read from the replica ${replica}`, 'searches read from a replica', {replica})
   }
   const metrics = settings.metrics ? storeMetrics(store, settings.clock) : undefined
-  // Unready until the demo data exists: the socket is bound first (the demo's URLs need its port).
-  const readiness = {ready: !settings.demo, reason: 'seeding the demo data set'}
+  // Starting until the demo data exists: the socket is bound first (the demo's URLs need its port),
+  // and until then every path but the probes answers 503 (src/app.ts).
+  const readiness: Readiness = {phase: settings.demo ? 'starting' : 'ready', reason: 'seeding the demo data set'}
   // No request is read before the app exists: it is made straight after the listen callback,
   // before any connection is served.
   let app: OpenAPIHono | undefined

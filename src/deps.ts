@@ -42,8 +42,10 @@ export interface AppDeps {
   /** Set by `serve --demo`: mounts the demo callback page. */
   demo?: boolean
   /**
-   * Whether the service is ready to be used; `/healthz` answers 503 with the reason until it is.
-   * `serve` holds it unready while the demo data set is being seeded. Omitted: always ready.
+   * Where the service is in its life (see Readiness): `/readyz` and `/healthz` answer 503 with the
+   * reason unless it is ready, and while it is starting every other path but /livez and /metrics
+   * is answered 503 too. `serve` holds it starting while the demo data set is being seeded, and
+   * makes it stopping at the first SIGTERM or SIGINT. Omitted: always ready.
    */
   readiness?: Readiness
   /**
@@ -59,9 +61,17 @@ export interface AppDeps {
   metricsToken?: string
 }
 
+/**
+ * starting: the socket is bound but the service may not be used yet (the demo's data set is not in
+ * place), so nothing but the probes answers. ready: everything answers. stopping: the drain after
+ * a stop signal; the probes say not ready so that no new traffic is sent, but requests still
+ * arriving on connections opened before are served (the drain exists to finish them).
+ */
+export type ReadinessPhase = 'starting' | 'ready' | 'stopping'
+
 export interface Readiness {
-  ready: boolean
-  /** Why not ready yet, for /healthz. */
+  phase: ReadinessPhase
+  /** Why not ready (starting or stopping), for /readyz and /healthz. */
   reason: string
 }
 

@@ -28,7 +28,7 @@ export function homePage(base: string, demo: boolean, now: Date = new Date()) {
 <p>A physician-community service: OAuth 2 sign-on, balances and withdrawals, pulse exports and conversation search over HTTP, and pushes of research projects to partners.</p>
 <ul>
 <li><a href="/docs">API reference</a> (every operation, its fields and errors) and the machine-readable <a href="/openapi.json">/openapi.json</a></li>
-<li><a href="/healthz">/healthz</a>: ready once the store is migrated${demo ? ' and the demo data is in place' : ''}</li>
+<li><a href="/readyz">/readyz</a> (and its older name <a href="/healthz">/healthz</a>): 200 once the store is migrated${demo ? ' and the demo data is in place' : ''}, 503 while starting or stopping; <a href="/livez">/livez</a>: 200 while the process runs</li>
 </ul>
 ${
   demo

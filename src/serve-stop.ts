@@ -58,15 +58,17 @@ function abandon(parts: Draining, why: keyof typeof ABANDONED_EXIT): never {
 }
 
 /**
- * Serve's stop, from the first SIGINT or SIGTERM: /healthz says stopping, systemd is told, the
+ * Serve's stop, from the first SIGINT or SIGTERM: /readyz and /healthz say stopping, systemd is told, the
  * requests and the workers' sends in flight finish (drain), the store's log is moved into it, and
  * one line says what this process wrote.
  */
 export async function stopServing(running: ServeProcess, signal: NodeJS.Signals, signals: StopSignals, drainMs: number): Promise<void> {
   const {logger, notifier, readiness} = running
   logger.log('info', `received ${signal}, finishing requests in flight…`, 'stopping: finishing requests in flight', {signal})
-  readiness.ready = false
-  readiness.reason = 'stopping'
+  // Not ready from now on (the probes say so), but requests on connections already open are still
+  // served: finishing them is what the drain is for.
+  readiness.phase = 'stopping'
+  readiness.reason = `${signal} received; finishing requests in flight`
   notifier?.stopping()
   // The workers finish and record their sends in flight before the store closes under them (a
   // logout post cut here is retried by the next serve); only a partner delivery is named when cut.

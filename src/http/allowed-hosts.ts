@@ -1,6 +1,7 @@
 import type {Context, MiddlewareHandler} from 'hono'
 import {AppError} from '../errors.js'
 import {jsonResponse} from './fast.js'
+import {PROBE_PATHS} from './probes.js'
 
 /**
  * Which host names the service answers to, and which one it calls its own.
@@ -98,8 +99,9 @@ export function listensOnEveryAddress(host: string): boolean {
  * Answers 421 Misdirected Request, `{"message": …}` (the service's default error shape) and
  * `Cache-Control: no-store`, to a request for a host not in `entries`. The host checked is the
  * one the request URL names: the Host header, or the authority of an absolute request target
- * (which HTTP says wins over Host). `/healthz` is exempt: a load balancer may probe it by IP
- * address or with no Host at all, and it writes no address of the service into its answer.
+ * (which HTTP says wins over Host). The probes (/livez, /readyz, /healthz) are exempt: a load
+ * balancer or an orchestrator may probe them by IP address or with no Host at all, and they write
+ * no address of the service into their answers.
  */
 export function hostCheck(entries: readonly string[]): MiddlewareHandler {
   const rules = entries.map(parseHostEntry)
@@ -136,7 +138,7 @@ export function hostCheck(entries: readonly string[]): MiddlewareHandler {
   // Not an async function: no extra promise on every request (each middleware layer costs
   // throughput on hot routes).
   return function checkHost(c, next) {
-    if (allowed(c.req.url) || c.req.path === '/healthz') return next()
+    if (allowed(c.req.url) || PROBE_PATHS.has(c.req.path)) return next()
     const host = hostOf(c.req.url)
     const named = host.length > 100 ? `${host.slice(0, 100)}…` : host
     return Promise.resolve(

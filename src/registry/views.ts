@@ -1,4 +1,5 @@
 import {AppError, notFound} from '../errors.js'
+import {isValidNpi} from '../lib/npi.js'
 import type {RegistryDb as Db} from './tables.js'
 import type {Grant} from '../grants/names.js'
 import * as repo from './repository.js'
@@ -141,6 +142,35 @@ export function parseMemberId(value: string | number): number {
 export async function getMemberBy(db: Db, key: 'email' | 'npi', value: string): Promise<MemberView> {
   const row = key === 'email' ? await repo.findMemberByEmail(db, value) : await repo.findMemberBy(db, 'npi', value.trim())
   if (!row) throw notFound(`no member with ${key === 'email' ? 'e-mail' : 'NPI'} ${JSON.stringify(value.slice(0, 254))}`)
+  return memberView(row)
+}
+
+/** A member as named in one word (see parseMemberName). */
+export type MemberName = {by: 'email'; email: string} | {by: 'npi'; npi: string} | {by: 'user_id'; id: number}
+
+/**
+ * A member named in one word, as `show-member ID` takes it: an e-mail (it holds an @), an NPI (ten
+ * digits ending in a valid check digit), or a user_id (other digits). Anything else is one clear
+ * error saying what may be given, before any store is opened.
+ */
+export function parseMemberName(given: string): MemberName {
+  const value = given.trim()
+  if (value.includes('@')) return {by: 'email', email: value}
+  if (isValidNpi(value)) return {by: 'npi', npi: value}
+  if (/^\d+$/.test(value)) return {by: 'user_id', id: parseMemberId(value)}
+  const shown = given.length > 60 ? `${given.slice(0, 60)}…` : given
+  throw new AppError('bad_request', `"${shown}" names no member: give a user_id (digits), an e-mail (name@domain) or an NPI (10 digits)`)
+}
+
+/**
+ * The member a parsed name names. An NPI's digits could also be a user_id: that user_id is tried
+ * only when no member has the NPI, so either kind of member can be named.
+ */
+export async function getMemberNamed(db: Db, name: MemberName): Promise<MemberView> {
+  if (name.by === 'email') return getMemberBy(db, 'email', name.email)
+  if (name.by === 'user_id') return getMember(db, name.id)
+  const row = (await repo.findMemberBy(db, 'npi', name.npi)) ?? (await repo.findMember(db, Number(name.npi)))
+  if (!row) throw notFound(`no member with NPI ${name.npi} (nor with that user_id)`)
   return memberView(row)
 }
 

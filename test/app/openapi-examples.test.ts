@@ -144,7 +144,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('lists every route the app serves', () => {
-    const infrastructure = new Set(['/', '/healthz', '/metrics', '/openapi.json', '/docs', '/demo/callback'])
+    const infrastructure = new Set(['/', '/livez', '/readyz', '/healthz', '/metrics', '/openapi.json', '/docs', '/demo/callback'])
     const missing: string[] = []
     for (const route of ctx.app.routes) {
       // The reference page's own files (Swagger UI) are not operations of the API.

@@ -1,3 +1,4 @@
+import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
@@ -105,7 +106,7 @@ describe('client and member commands', () => {
     const clientId = registerAcme()
     expectUserError(cli(['show-client', 'nope', ...base]), /no client with id "nope"/)
     expectUserError(cli(['show-member', '999', ...base]), /no member with user_id 999/)
-    expectUserError(cli(['show-member', 'abc', ...base]), /member id must be a positive integer/)
+    expectUserError(cli(['show-member', 'abc', ...base]), /^Error: "abc" names no member: give a user_id \(digits\), an e-mail \(name@domain\) or an NPI \(10 digits\)$/)
     expectUserError(cli(['update-client', clientId, ...base]), /nothing to change/)
   })
 
@@ -363,8 +364,29 @@ describe('finding members and API keys', () => {
 
   it('show-member refuses an unknown e-mail, no way of naming the member, and two ways at once, in one Error line', () => {
     expectUserError(cli(['show-member', ...base, '--email', 'nobody@clinic.example']), /no member with e-mail "nobody@clinic.example"/)
-    expectUserError(cli(['show-member', ...base]), /name the member one way: a user_id, --email or --npi/)
+    expectUserError(cli(['show-member', ...base]), /name the member one way: a user_id, e-mail or NPI as the argument, --email or --npi/)
     expectUserError(cli(['show-member', String(ana.user_id), ...base, '--npi', '1234567893']), /name the member one way/)
+  })
+
+  it('show-member takes an e-mail or an NPI as its argument too, as its summary says', () => {
+    expect(cliJson(['show-member', 'ANA.RUIZ@clinic.example', ...base]).user_id).toBe(ana.user_id)
+    expect(cliJson(['show-member', '1987654328', ...base]).user_id).toBe(anabel.user_id)
+    expect(cliJson(['show-member', ` ${anabel.user_id} `, ...base]).email).toBe('anabel@clinic.example')
+    // Without --json, the same record as by user_id.
+    expect(cli(['show-member', 'anabel@clinic.example', ...base]).stdout).toBe(cli(['show-member', String(anabel.user_id), ...base]).stdout)
+  })
+
+  it('show-member refuses, in one Error line, an argument that is no user_id, e-mail or NPI, before it opens any store', () => {
+    const missing = join(tempDir(), 'never-made.db')
+    for (const given of ['jane', '12ab', '123456789x', 'ana ruiz']) {
+      expectUserError(cli(['show-member', given, '--db', missing]), new RegExp(`^Error: "${given}" names no member: give a user_id \\(digits\\), an e-mail`))
+    }
+    expect(existsSync(missing)).toBe(false)
+    expectUserError(cli(['show-member', 'nobody@clinic.example', ...base]), /^Error: no member with e-mail "nobody@clinic.example"$/)
+    // Ten digits with a valid check digit that are nobody's NPI, nor anybody's user_id.
+    expectUserError(cli(['show-member', '1245319581', ...base]), /^Error: no member with NPI 1245319581 \(nor with that user_id\)$/)
+    // Ten digits whose check digit is wrong are no NPI: read as a user_id, which nobody has.
+    expectUserError(cli(['show-member', '1245319582', ...base]), /^Error: no member with user_id 1245319582$/)
   })
 
   it('list-members --email matches in any case, --npi exactly, and an unknown e-mail lists nobody', () => {

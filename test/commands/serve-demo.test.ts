@@ -21,7 +21,7 @@ describe('serve --demo', () => {
 })
 
 describe('readiness', () => {
-  it('/healthz says 503 "starting" until the demo data exists, and 200 only once its credentials work', async () => {
+  it('until the demo data exists, /healthz says 503 "starting", /livez 200 and a withdrawal is refused 503 unwritten; then the credentials work', async () => {
     const {spawn} = await import('node:child_process')
     const {cliArgv} = await import('../helpers/cli.js')
     const {createServer} = await import('node:net')
@@ -33,22 +33,53 @@ describe('readiness', () => {
     })
     const [command, ...argv] = cliArgv(['serve', '--demo', '--no-worker', '--port', String(port), '--db', join(tempDir(), 'ready.db')])
     const child = spawn(command, argv, {stdio: 'ignore'})
+    const base = `http://127.0.0.1:${port}`
+    const demo = {authorization: `Basic ${Buffer.from('demo-client:demo-client-secret').toString('base64')}`}
+    // What the partner walkthrough's scripts did while the demo seeded: a withdrawal of the demo doctor's.
+    const withdraw = () =>
+      fetch(`${base}/balance/user_id/1/withdrawals`, {
+        method: 'POST',
+        headers: {...demo, 'content-type': 'application/json'},
+        body: JSON.stringify({type: 'PAYPAL', amount: 10, member_details: {first_name: 'Dana', last_name: 'Whitfield', email: 'dana@example.com'}}),
+      }).catch(() => undefined)
     try {
       const seen: number[] = []
+      let refused = 0
+      let accepted = 0
       // Until it says ready, however slow a loaded machine makes the seeding (a hang is the test's time limit).
       for (const until = Date.now() + 150_000; Date.now() < until; ) {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined)
+        const withdrawal = await withdraw()
+        const res = await fetch(`${base}/healthz`).catch(() => undefined)
+        if (withdrawal && res) {
+          if (withdrawal.status === 503) {
+            refused++
+            expect(withdrawal.headers.get('retry-after')).toBe('1')
+          } else {
+            // Answered at all, it was answered once ready: /healthz after it cannot say starting.
+            expect(withdrawal.status).toBe(201)
+            expect(res.status).toBe(200)
+            accepted++
+          }
+        }
         if (res) {
           seen.push(res.status)
           const body = (await res.json()) as {status: string; reason?: string}
-          if (res.status === 503) expect(body).toMatchObject({status: 'starting', reason: 'seeding the demo data set'})
+          if (res.status === 503) {
+            expect(body).toMatchObject({status: 'starting', reason: 'seeding the demo data set'})
+            const live = await fetch(`${base}/livez`)
+            expect([live.status, await live.json()]).toEqual([200, {status: 'alive'}])
+          }
           if (res.status === 200) break
         }
         await new Promise((r) => setTimeout(r, 5))
       }
       expect(seen.at(-1)).toBe(200)
+      expect(refused).toBeGreaterThan(0)
+      // The refused withdrawals left no trace: the demo doctor has the seeded 178.00, less those accepted.
+      const summary = await fetch(`${base}/balance/user_id/1/summary`, {headers: demo})
+      expect(((await summary.json()) as {available_funds: number}).available_funds).toBe(178 - 10 * accepted)
       // The moment it says ready, the demo's published credentials work.
-      const token = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+      const token = await fetch(`${base}/oauth/token`, {
         method: 'POST',
         body: new URLSearchParams({grant_type: 'client_credentials', client_id: 'demo-client', client_secret: 'demo-client-secret'}),
       })

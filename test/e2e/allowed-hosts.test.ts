@@ -44,7 +44,7 @@ describe('serve without --base-url: the listening address is the issuer, other h
   })
   afterAll(async () => server?.stop())
 
-  it('answers a request for another host 421 with a short JSON message, not cacheable, and serves nothing (but /healthz)', async () => {
+  it('answers a request for another host 421 with a short JSON message, not cacheable, and serves nothing (but the probes)', async () => {
     for (const path of [METADATA, '/', `/oauth/authorize?${new URLSearchParams({client_id: 'demo-client', redirect_uri: redirect, response_type: 'code', state: 's'})}`]) {
       const res = await send(server.url, 'evil.example', {path})
       expect(res.status, path).toBe(421)
@@ -62,11 +62,18 @@ describe('serve without --base-url: the listening address is the issuer, other h
     const token = await send(server.url, 'evil.example', {method: 'POST', path: '/oauth/token', body: 'grant_type=client_credentials'})
     expect(token.status).toBe(421)
     expect(server.stderr()).toMatch(/GET \/\.well-known\/oauth-authorization-server 421 /)
-    // /healthz answers whatever the Host (a load balancer probing by IP address): it names no address.
+    // The probes answer whatever the Host (a load balancer or an orchestrator probing by IP
+    // address): they name no address.
     for (const host of ['10.0.0.7', 'evil.example:8080']) {
-      const res = await send(server.url, host, {path: '/healthz'})
-      expect(res.status, host).toBe(200)
-      expect(JSON.parse(res.body)).toMatchObject({status: 'ok'})
+      for (const [path, status] of [
+        ['/healthz', 'ok'],
+        ['/readyz', 'ok'],
+        ['/livez', 'alive'],
+      ]) {
+        const res = await send(server.url, host, {path})
+        expect(res.status, `${host} ${path}`).toBe(200)
+        expect(JSON.parse(res.body)).toMatchObject({status})
+      }
     }
   })
 

@@ -1,4 +1,5 @@
 import {createApp} from '../../src/app.js'
+import type {Readiness} from '../../src/deps.js'
 import {ManualClock} from '../../src/lib/clock.js'
 import type {Store} from '../../src/store/db.js'
 import {openTestStore} from './store.js'
@@ -11,12 +12,15 @@ export interface TestContext {
   logs: string[]
 }
 
-/** A fresh migrated store (see helpers/store.ts), with an app on a manual clock. Close it with `ctx.store.close()`. */
-export async function freshApp(options: {demo?: boolean} = {}): Promise<TestContext> {
+/**
+ * A fresh migrated store (see helpers/store.ts), with an app on a manual clock. Close it with
+ * `ctx.store.close()`. `readiness`, as serve holds it, is the test's to change (always ready without).
+ */
+export async function freshApp(options: {demo?: boolean; readiness?: Readiness} = {}): Promise<TestContext> {
   const store = await openTestStore()
   const clock = new ManualClock()
   const logs: string[] = []
-  const app = createApp({store, clock, log: (line) => logs.push(line), demo: options.demo})
+  const app = createApp({store, clock, log: (line) => logs.push(line), demo: options.demo, ...(options.readiness ? {readiness: options.readiness} : {})})
   return {store, db: store.db, clock, app, logs}
 }
 

@@ -40,12 +40,20 @@ function builtAt() {
   return oldest
 }
 
+/**
+ * The first of the build's inputs (and `extra`, paths in the checkout) that changed after `time`
+ * (ms since 1970), or undefined when none did.
+ */
+export function changedSince(time, extra = []) {
+  return [...INPUTS, ...extra].find((input) => newest(join(root, input)) > time)
+}
+
 /** Why dist/ needs building, or undefined when it is newer than everything it is built from. */
 export function staleReason() {
   const built = builtAt()
   if (built === 0) return 'dist/ has not been built'
-  for (const input of INPUTS) if (newest(join(root, input)) > built) return `${input} changed since dist/ was built`
-  return undefined
+  const changed = changedSince(built)
+  return changed === undefined ? undefined : `${changed} changed since dist/ was built`
 }
 
 /**

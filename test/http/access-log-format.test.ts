@@ -49,6 +49,8 @@ describe('log formats', () => {
 
   it.each([
     ['GET', '/healthz', null, '/healthz', 200],
+    ['GET', '/livez', null, '/livez', 200],
+    ['GET', '/readyz', null, '/readyz', 200],
     ['POST', '/balance/user_id/7/withdrawals', 'C', '/balance/:key/:id/withdrawals', 401],
     ['PUT', '/balance/user_id/7/withdrawals', 'C', '/balance/:key/:id/withdrawals', 401],
     ['PUT', '/oauth/token', 'A', '/oauth/token', 405],

@@ -49,11 +49,14 @@ describe('the Host check', () => {
     expect(await status('http://10.0.0.6:8080/')).toBe(421)
   })
 
-  it('exempts /healthz only', async () => {
+  it('exempts the probes (/livez, /readyz, /healthz) only', async () => {
     const status = checked(['panel.example.com'])
-    expect(await status('http://10.0.0.7/healthz')).toBe(200)
-    expect(await status('http://10.0.0.7/healthz/')).toBe(421)
-    expect(await status('http://10.0.0.7/healthzx')).toBe(421)
+    for (const probe of ['/livez', '/readyz', '/healthz']) {
+      expect(await status(`http://10.0.0.7${probe}`), probe).toBe(200)
+      expect(await status(`http://10.0.0.7${probe}/`), probe).toBe(421)
+      expect(await status(`http://10.0.0.7${probe}x`), probe).toBe(421)
+    }
+    expect(await status('http://10.0.0.7/metrics')).toBe(421)
   })
 
   it('is not there for an app given no list (in-process apps answer any host, as before)', async () => {
