@@ -30,6 +30,15 @@ export function pagePolicy(formActions: string[] = []): string {
     .join('; ')
 }
 
+/**
+ * A redirect URI as a CSP source: its origin, or for a native app's private-use scheme (whose
+ * origin is opaque) the scheme itself.
+ */
+export function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri)
+  return url.origin === 'null' ? url.protocol : url.origin
+}
+
 /** The middleware for the paths that answer with HTML pages (each interface lists its own). */
 export function pageHeaders(): MiddlewareHandler {
   return secureHeaders({

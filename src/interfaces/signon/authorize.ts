@@ -160,11 +160,20 @@ function grantableScopes(asked: string[]): string[] | undefined {
  * listens on whatever port the system gives it.
  */
 export function redirectMatches(client: Client, uri: string): boolean {
-  if (client.redirect_uris.includes(uri)) return true
-  if (!isPublicClient(client) || !URL.canParse(uri)) return false
+  return uriListed(client.redirect_uris, uri, isPublicClient(client))
+}
+
+/**
+ * Whether `uri` is one of `listed`, byte for byte; with `anyLoopbackPort`, a listed loopback IP
+ * address (http://127.0.0.1 or http://[::1]) matches on any port.
+ */
+export function uriListed(listed: readonly string[], uri: string, anyLoopbackPort: boolean): boolean {
+  if (listed.includes(uri)) return true
+  if (!anyLoopbackPort || !URL.canParse(uri)) return false
   const asked = new URL(uri)
   if (asked.protocol !== 'http:' || (asked.hostname !== '127.0.0.1' && asked.hostname !== '[::1]')) return false
-  return client.redirect_uris.some((registered) => {
+  return listed.some((registered) => {
+    if (!URL.canParse(registered)) return false
     const candidate = new URL(registered)
     if (candidate.protocol !== 'http:' || candidate.hostname !== asked.hostname) return false
     candidate.port = asked.port

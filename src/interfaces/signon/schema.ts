@@ -212,7 +212,10 @@ export const userInfoResponse = z
 
 export const endSessionParams = z.object({
   id_token_hint: param(8192).openapi({description: 'An ID token this service issued to the client (it may have expired)'}),
-  post_logout_redirect_uri: param().openapi({description: 'Where to go afterwards: one of the URIs registered for the client, exactly'}),
+  post_logout_redirect_uri: param().openapi({
+    description:
+      'Where to go afterwards: a post-logout URI registered for the client, one of its redirect URIs, or the root of one of their origins (https://app.example/); exactly',
+  }),
   state: param(1024).openapi({description: 'Returned unchanged on that redirect', example: 'af0ifjsldkj'}),
   client_id: param(128).openapi({description: 'The client, when no id_token_hint names it', example: DEMO_CLIENT_ID}),
   csrf_token: param(256).openapi({description: "Set by medpanel's own confirmation form"}),

@@ -4,7 +4,7 @@ import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_MEMBER} from '../../../demo-data.js'
 import {AppError} from '../../../errors.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {errorHeaders, type ErrorRenderer} from '../../../http/error-shape.js'
-import {pagePolicy} from '../../../http/page-headers.js'
+import {formTarget, pagePolicy} from '../../../http/page-headers.js'
 import {endMemberSessions, revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
 import {signInSuffices} from '../oidc.js'
@@ -186,15 +186,6 @@ function afterSignIn(params: Record<string, string | undefined>): Record<string,
     .filter((value) => value !== '' && value !== 'login' && value !== 'select_account')
     .join(' ')
   return {...params, prompt: prompt === '' ? undefined : prompt, max_age: undefined}
-}
-
-/**
- * A redirect URI as a CSP source: its origin, or for a native app's private-use scheme (whose
- * origin is opaque) the scheme itself.
- */
-function formTarget(redirectUri: string): string {
-  const url = new URL(redirectUri)
-  return url.origin === 'null' ? url.protocol : url.origin
 }
 
 /**
