@@ -12,6 +12,10 @@ export const authorizeQuery = z.object({
   client_id: param(128).openapi({description: 'The client id issued at registration', example: DEMO_CLIENT_ID}),
   redirect_uri: param().openapi({description: "One of the client's registered redirect URIs, exactly", example: `${DEMO_BASE_URL}/demo/callback`}),
   response_type: param(32).openapi({example: 'code'}),
+  response_mode: param(32).openapi({
+    description:
+      'query (the default): the answer comes back as a redirect; form_post: as a form the browser posts to the redirect URI. Any other value is refused (invalid_request)',
+  }),
   state: param(1024).openapi({description: 'Opaque value returned unchanged on the redirect', example: 'af0ifjsldkj'}),
   scope: param(256).openapi({example: 'profile'}),
   code_challenge: param(128).openapi({description: 'PKCE S256 challenge (RFC 7636)', example: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8'}),
