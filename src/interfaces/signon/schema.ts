@@ -110,8 +110,10 @@ export const revocationResponse = z.object({}).strict().openapi('RevocationRespo
 
 export const introspectForm = z
   .object({
-    token: param(512).openapi({description: 'The access token to describe'}),
-    token_type_hint: param(64),
+    token: param(512).openapi({description: 'The access or refresh token to describe'}),
+    token_type_hint: param(64).openapi({
+      description: 'access_token or refresh_token: which kind to look up first; the other is looked up too, so the answer does not depend on it',
+    }),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
     client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
@@ -124,7 +126,7 @@ export const introspectionResponse = z
     active: z.boolean(),
     scope: z.string().optional(),
     client_id: z.string().optional(),
-    token_type: z.enum(['bearer', 'DPoP']).optional(),
+    token_type: z.enum(['bearer', 'DPoP', 'refresh_token']).optional().openapi({description: 'bearer or DPoP for an access token; refresh_token for a refresh token'}),
     cnf: z.object({jkt: z.string()}).optional().openapi({description: 'A DPoP-bound token: the thumbprint of its key (RFC 9449 §6.2)'}),
     iat: z.number().int().optional(),
     exp: z.number().int().optional().openapi({description: 'Absent for a token that never expires'}),

@@ -82,7 +82,7 @@ const introspectRoute = createRoute({
   method: 'post',
   operationId: 'introspectToken',
   path: '/oauth/introspect',
-  summary: 'Describe an access token of the calling client (RFC 7662)',
+  summary: 'Describe an access or refresh token of the calling client (RFC 7662)',
   tags: ['A. Sign-on'],
   security: CLIENT_AUTH,
   request: {
@@ -269,7 +269,9 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     if (!form) return next()
     return introspection(c, form)
   })
-  const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await introspect(ctx.deps, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics), form.token, clock.now()), 200, NO_STORE)
+  const introspection = async (c: Context, form: z.infer<typeof introspectForm>) => {
+    const credentials = clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics)
+    return jsonResponse(c, await introspect(ctx.deps, credentials, form.token, clock.now(), form.token_type_hint), 200, NO_STORE)
+  }
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }
