@@ -7,6 +7,7 @@ import {resolveRefreshToken, resolveToken} from '../../grants/service.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonDb as Db} from './tables.js'
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
+import {refreshKeyRefusal} from './refresh-tokens.js'
 
 /**
  * RFC 7009 revocation: the authenticated client's token dies at once (token info and member info
@@ -16,9 +17,11 @@ import {type ClientCredentials, isPublicClient, requireClient} from './client-au
  * nothing is learned from it. The token_type_hint is advisory (RFC 7009 §2.1) and not read: the
  * token is looked up as both kinds. An empty `token` names no token and is answered like an
  * unknown one (simple-oauth2's revokeAll() sends `token=` for a refresh token it never got). Only
- * a request with no `token` at all is malformed.
+ * a request with no `token` at all is malformed. A refresh token bound to a DPoP key (a public
+ * client's, which anyone may name by its client_id) is revoked only with a proof of that key,
+ * `proofJkt`, as a refresh needs one: without it the request is refused and nothing ends.
  */
-export async function revoke(store: StoreParts<Db>, credentials: ClientCredentials, token: string | undefined, now: Date): Promise<void> {
+export async function revoke(store: StoreParts<Db>, credentials: ClientCredentials, token: string | undefined, now: Date, proofJkt: string | null = null): Promise<void> {
   const client = await requireClient(store, credentials, now)
   if (token === undefined) throw new AppError('invalid_request', 'token is required')
   if (token === '') return
@@ -26,8 +29,11 @@ export async function revoke(store: StoreParts<Db>, credentials: ClientCredentia
   const stamp = iso(now)
   await writeTransaction(store.db, async (trx) => {
     const refresh = await grants.findRefreshToken(narrow(trx), tokenHash)
-    if (refresh?.client_id === client.id) await grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp, credentials.metrics)
-    else await grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp, credentials.metrics)
+    if (refresh?.client_id !== client.id) return grants.revokeTokens(narrow(trx), {tokenHash, clientId: client.id}, stamp, credentials.metrics)
+    // Refused before anything is written: the family lives on.
+    const unproven = refreshKeyRefusal(refresh.dpop_jkt, proofJkt)
+    if (unproven !== undefined) throw new AppError(proofJkt === null ? 'invalid_request' : 'invalid_dpop_proof', unproven)
+    return grants.revokeTokens(narrow(trx), {codeHash: refresh.family}, stamp, credentials.metrics)
   })
 }
 

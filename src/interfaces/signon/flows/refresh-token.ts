@@ -5,7 +5,7 @@ import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
 import {writeTransaction} from '../../../store/transactions.js'
-import {issueRefreshToken, refreshedAccessTtl} from '../refresh-tokens.js'
+import {issueRefreshToken, refreshedAccessTtl, refreshKeyRefusal} from '../refresh-tokens.js'
 import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
@@ -35,7 +35,8 @@ export const refreshToken: GrantFlow = {
       if (!row || row.client_id !== client.id) return invalidGrant('refresh token is invalid or was issued to another client')
       if (row.revoked_at !== null) return invalidGrant('refresh token was revoked')
       // Before it is spent: whoever holds a copy without the key cannot use it, nor burn it for its owner.
-      if (row.dpop_jkt !== null && row.dpop_jkt !== dpopJkt) return invalidGrant('refresh token is bound to a DPoP key: send a DPoP proof signed with that key')
+      const unproven = refreshKeyRefusal(row.dpop_jkt, dpopJkt)
+      if (unproven !== undefined) return invalidGrant(unproven)
       const replay = async () => {
         await grants.revokeTokens(narrow(trx), {codeHash: row.family}, stamp, metrics)
         return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
