@@ -38,7 +38,8 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'allowed redirect URI, matched exactly (repeat or comma-separate)', multiple: true, delimiter: ','}),
     'post-logout-redirect-uri': Flags.string({
-      description: 'where a logout the client starts (OpenID Connect) may send the browser afterwards, matched exactly; same rules as --redirect-uri (repeat or comma-separate)',
+      description:
+        "where a logout the client starts (OpenID Connect) may send the browser afterwards, besides its redirect URIs and their sites' roots, which need no flag; matched exactly, same rules as --redirect-uri (repeat or comma-separate)",
       multiple: true,
       delimiter: ',',
     }),

@@ -28,12 +28,15 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     'logo-url': Flags.string({description: 'company logo URL'}),
     'redirect-uri': Flags.string({description: 'replace the redirect URIs (repeat or comma-separate)', multiple: true, delimiter: ','}),
     'post-logout-redirect-uri': Flags.string({
-      description: 'replace the post-logout redirect URIs (OpenID Connect logout), matched exactly, same rules as --redirect-uri (repeat or comma-separate)',
+      description:
+        "replace the post-logout redirect URIs (OpenID Connect logout; the redirect URIs and their sites' roots are accepted without them), matched exactly, same rules as --redirect-uri (repeat or comma-separate)",
       multiple: true,
       delimiter: ',',
       exclusive: ['no-post-logout-redirect-uri'],
     }),
-    'no-post-logout-redirect-uri': Flags.boolean({description: 'remove every post-logout redirect URI: logouts this client starts no longer send the browser back to it'}),
+    'no-post-logout-redirect-uri': Flags.boolean({
+      description: "remove every post-logout redirect URI: logouts this client starts go back only to its redirect URIs and their sites' roots",
+    }),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "sign the client's ID tokens with this algorithm from now on"}),
     grant: choicesFlag(GRANTS, {description: 'replace the grants'}),
     'jwks-file': Flags.string({

@@ -79,6 +79,17 @@ export type Challenge =
   /** RFC 9449 §7.1: a resource refusing a DPoP-bound token or its proof, with the algorithms it takes. */
   | {readonly scheme: 'DPoP'; readonly error: 'invalid_request' | 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce'; readonly algs: string}
 
+/**
+ * An authorization response on its way back to the client (RFC 6749 §4.1.2): the redirect URI, the
+ * response mode that carries it (a redirect with a query, or a form the browser posts), and its
+ * parameters.
+ */
+export interface ClientReturn {
+  readonly redirectUri: string
+  readonly mode: 'query' | 'form_post'
+  readonly params: Readonly<Record<string, string | undefined>>
+}
+
 export interface AppErrorOptions {
   /** Overrides the table, for the few places a spec pins another status to a code. */
   status?: ErrorStatus
@@ -88,8 +99,8 @@ export interface AppErrorOptions {
   challenge?: Challenge
   /** Longer text for shapes that carry it (interface E's `details`). */
   details?: string
-  /** For browser flows: answer by redirecting here (an OAuth error sent back to the client). */
-  location?: string
+  /** For browser flows: answer by sending this back to the client (an OAuth error in the authorization response). */
+  clientReturn?: ClientReturn
   cause?: unknown
 }
 
@@ -99,7 +110,7 @@ export class AppError extends Error {
   readonly headers: Record<string, string>
   readonly challenge: Challenge | undefined
   readonly details: string | undefined
-  readonly location: string | undefined
+  readonly clientReturn: ClientReturn | undefined
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
@@ -109,7 +120,7 @@ export class AppError extends Error {
     this.headers = options.headers ?? {}
     this.challenge = options.challenge
     this.details = options.details
-    this.location = options.location
+    this.clientReturn = options.clientReturn
   }
 }
 

@@ -173,6 +173,18 @@ export async function findRefreshToken(db: Db, tokenHash: string): Promise<Refre
   return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
 }
 
+/** A refresh token with what decides whether it is live besides its own row: its client's state and its member's. */
+export async function findRefreshTokenWithOwners(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('refresh_tokens as r')
+    .innerJoin('clients as c', 'c.id', 'r.client_id')
+    .innerJoin('members as m', 'm.id', 'r.member_id')
+    .selectAll('r')
+    .select(['c.expired_at as client_expired_at', 'c.grants as client_grants', 'm.active as member_active'])
+    .where('r.token_hash', '=', tokenHash)
+    .executeTakeFirst()
+}
+
 /** Marks a refresh token used; false when another refresh got there first (a replay). */
 export async function useRefreshToken(db: Db, tokenHash: string, now: string): Promise<boolean> {
   const result = await db.updateTable('refresh_tokens').set({used_at: now}).where('token_hash', '=', tokenHash).where('used_at', 'is', null).executeTakeFirst()

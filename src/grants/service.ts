@@ -61,6 +61,42 @@ export async function resolveToken(reader: Db, token: string, now: Date): Promis
   return {...grant.live, expiresInSeconds: remainingMs === null ? null : Math.ceil(remainingMs / 1000)}
 }
 
+/** A live refresh token: what introspection tells its client of it (RFC 7662). */
+export interface LiveRefreshToken {
+  clientId: string
+  memberId: number
+  /** The whole grant the family holds. */
+  scopes: string[]
+  /** Seconds since the epoch. */
+  createdAt: number
+  /** Its idle end (never past the family's end), in seconds since the epoch: a refresh token always expires. */
+  expiresAt: number
+}
+
+/**
+ * Resolves a presented refresh token to its live state, or says why it is dead: "live" as for
+ * access tokens (known, unexpired, unrevoked, its client not expired and still holding the signon
+ * grant, its member active), and not yet spent by a refresh. Only reads.
+ */
+export async function resolveRefreshToken(reader: Db, token: string, now: Date): Promise<LiveRefreshToken | {dead: string}> {
+  if (token.length === 0 || token.length > 512) return {dead: 'The refresh token is invalid'}
+  const row = await repo.findRefreshTokenWithOwners(reader, tokenHash(token))
+  if (!row) return {dead: 'The refresh token is invalid'}
+  if (row.revoked_at !== null) return {dead: 'The refresh token was revoked'}
+  if (row.used_at !== null) return {dead: 'The refresh token was already used'}
+  if (Date.parse(row.expires_at) <= now.getTime()) return {dead: 'The refresh token expired'}
+  if (row.client_expired_at !== null) return {dead: 'The client account has expired'}
+  if (row.member_active !== 1) return {dead: 'The member is not active'}
+  if (!fromJsonText(row.client_grants, grantsSchema, `clients.grants of ${row.client_id}`).includes('signon')) return {dead: 'The client no longer has the signon grant'}
+  return {
+    clientId: row.client_id,
+    memberId: row.member_id,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: Math.floor(Date.parse(row.created_at) / 1000),
+    expiresAt: Math.floor(Date.parse(row.expires_at) / 1000),
+  }
+}
+
 type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenWithOwners>>>
 
 /** What a token row says once parsed, kept per row object: a remembered row is parsed once. */

@@ -1,3 +1,4 @@
+import {createHash} from 'node:crypto'
 import type {MiddlewareHandler} from 'hono'
 import {secureHeaders} from 'hono/secure-headers'
 
@@ -21,13 +22,30 @@ const POLICY = {
  * The policy as a header value, with more places the page's forms may lead to. Browsers apply
  * form-action to where a form's answer redirects too, so the consent page (whose Allow and Deny
  * answer with a redirect to the client) must name the client's redirect origin, or the browser
- * stops there. Pages that set it keep it: the middleware does not overwrite.
+ * stops there. `scripts` are CSP sources ('sha256-…') of the inline scripts a page may run; none
+ * by default. Pages that set it keep it: the middleware does not overwrite.
  */
-export function pagePolicy(formActions: string[] = []): string {
+export function pagePolicy(formActions: string[] = [], scripts: string[] = []): string {
   const directive = (name: string, values: string[]) => `${name.replace(/[A-Z]/g, (l) => `-${l.toLowerCase()}`)} ${values.join(' ')}`
-  return Object.entries({...POLICY, formAction: [...POLICY.formAction, ...formActions]})
+  const policy: Record<string, string[]> = {...POLICY, formAction: [...POLICY.formAction, ...formActions]}
+  if (scripts.length > 0) policy.scriptSrc = scripts
+  return Object.entries(policy)
     .map(([name, values]) => directive(name, values))
     .join('; ')
+}
+
+/** An inline script as a CSP source: the base64 SHA-256 of its text, exactly as the page holds it. */
+export function scriptHash(script: string): string {
+  return `'sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}'`
+}
+
+/**
+ * A redirect URI as a CSP source: its origin, or for a native app's private-use scheme (whose
+ * origin is opaque) the scheme itself.
+ */
+export function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri)
+  return url.origin === 'null' ? url.protocol : url.origin
 }
 
 /** The middleware for the paths that answer with HTML pages (each interface lists its own). */

@@ -1,7 +1,7 @@
 import type {Kysely} from 'kysely'
 import {narrow, type StoreParts} from '../../store/database.js'
 import {signonConfig} from './config.js'
-import {AppError, type ErrorCode} from '../../errors.js'
+import {AppError, type ClientReturn, type ErrorCode} from '../../errors.js'
 import * as grants from '../../grants/repository.js'
 import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
@@ -19,6 +19,7 @@ import {type ClientCredentials, isPublicClient, requireClient} from './client-au
 import * as repo from './repository.js'
 import {AUTHORIZE_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS, scopeList} from './scopes.js'
 import {grantMetrics} from '../../grants/metrics.js'
+import {readResponseMode, type ResponseMode} from './authorization-response.js'
 
 /** Authorization codes live ten minutes (config.ts says why), and only until first use. */
 export const CODE_TTL_SECONDS = signonConfig.codeTtlSeconds
@@ -28,6 +29,8 @@ export interface AuthorizeRequest extends OidcParams {
   client_id: string
   redirect_uri: string
   response_type?: string | undefined
+  /** query (the default) or form_post: how the answer goes back (authorization-response.ts). */
+  response_mode?: string | undefined
   state?: string | undefined
   scope?: string | undefined
   code_challenge?: string | undefined
@@ -39,6 +42,8 @@ export interface AuthorizeRequest extends OidcParams {
 export interface CheckedAuthorizeRequest {
   client: Client
   redirectUri: string
+  /** How the answer, a code or an error, goes back to the client. */
+  responseMode: ResponseMode
   state: string | undefined
   scopes: string[]
   codeChallenge: string | null
@@ -48,13 +53,6 @@ export interface CheckedAuthorizeRequest {
   oidc: OidcRequest | null
   /** A pushed request (RFC 9126) the browser named by its request_uri: its key, to spend it by. */
   pushed?: string
-}
-
-/** Appends OAuth parameters to a redirect URI, keeping its own query intact. */
-export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
-  const url = new URL(redirectUri)
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(key, value)
-  return url.toString()
 }
 
 const invalidRequest = (why: string) => new AppError('invalid_request', why)
@@ -84,8 +82,14 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
   if (!req.redirect_uri || !redirectMatches(client, req.redirect_uri)) {
     throw invalidRequest('redirect_uri does not match any URI registered for this application')
   }
+  // Read first, so every later refusal goes back the way the client asked; a mode medpanel does
+  // not have is itself refused in the default one (query).
+  const responseMode = readResponseMode(req.response_mode)
   const back = (error: ErrorCode, description: string) =>
-    new AppError(error, description, {location: redirectWith(req.redirect_uri, {error, error_description: description, state: req.state})})
+    new AppError(error, description, {
+      clientReturn: {redirectUri: req.redirect_uri, mode: responseMode ?? 'query', params: {error, error_description: description, state: req.state}},
+    })
+  if (responseMode === undefined) throw back('invalid_request', 'response_mode must be query or form_post: medpanel answers with a code, never in a fragment')
 
   if (!hasGrant(client, 'signon')) throw back('unauthorized_client', 'this client may not use the authorization code flow')
   // A request object by reference (OpenID Connect's request_uri) is not taken; a pushed request's is (above).
@@ -109,7 +113,7 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
   if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
   if (req.dpop_jkt !== undefined && !JWK_THUMBPRINT.test(req.dpop_jkt)) throw back('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters)')
   const dpopJkt = req.dpop_jkt ?? null
-  return {client, redirectUri: req.redirect_uri, state: req.state, scopes, codeChallenge, dpopJkt, oidc, ...(pushed === undefined ? {} : {pushed})}
+  return {client, redirectUri: req.redirect_uri, responseMode, state: req.state, scopes, codeChallenge, dpopJkt, oidc, ...(pushed === undefined ? {} : {pushed})}
 }
 
 /**
@@ -137,7 +141,7 @@ export async function pushAuthorizationRequest(
   try {
     await checkAuthorizeRequest(store.db, {...params, client_id: client.id, redirect_uri: params.redirect_uri ?? '', request_uri: form.request_uri}, now, {pushing: true})
   } catch (error) {
-    if (error instanceof AppError && error.location !== undefined) throw new AppError(error.code, error.message)
+    if (error instanceof AppError && error.clientReturn !== undefined) throw new AppError(error.code, error.message)
     throw error
   }
   return storePushedRequest(store.db, client, params, now)
@@ -160,11 +164,20 @@ function grantableScopes(asked: string[]): string[] | undefined {
  * listens on whatever port the system gives it.
  */
 export function redirectMatches(client: Client, uri: string): boolean {
-  if (client.redirect_uris.includes(uri)) return true
-  if (!isPublicClient(client) || !URL.canParse(uri)) return false
+  return uriListed(client.redirect_uris, uri, isPublicClient(client))
+}
+
+/**
+ * Whether `uri` is one of `listed`, byte for byte; with `anyLoopbackPort`, a listed loopback IP
+ * address (http://127.0.0.1 or http://[::1]) matches on any port.
+ */
+export function uriListed(listed: readonly string[], uri: string, anyLoopbackPort: boolean): boolean {
+  if (listed.includes(uri)) return true
+  if (!anyLoopbackPort || !URL.canParse(uri)) return false
   const asked = new URL(uri)
   if (asked.protocol !== 'http:' || (asked.hostname !== '127.0.0.1' && asked.hostname !== '[::1]')) return false
-  return client.redirect_uris.some((registered) => {
+  return listed.some((registered) => {
+    if (!URL.canParse(registered)) return false
     const candidate = new URL(registered)
     if (candidate.protocol !== 'http:' || candidate.hostname !== asked.hostname) return false
     candidate.port = asked.port
@@ -172,15 +185,20 @@ export function redirectMatches(client: Client, uri: string): boolean {
   })
 }
 
-/** An error sent back to the client on the redirect, once client and redirect URI are proven. */
+/** An authorization response to `checked`, in the response mode it asked for. */
+function answer(checked: CheckedAuthorizeRequest, params: Record<string, string | undefined>): ClientReturn {
+  return {redirectUri: checked.redirectUri, mode: checked.responseMode, params}
+}
+
+/** An error sent back to the client, once client and redirect URI are proven. */
 export function redirectError(checked: CheckedAuthorizeRequest, error: ErrorCode, description: string): AppError {
-  return new AppError(error, description, {location: redirectWith(checked.redirectUri, {error, error_description: description, state: checked.state})})
+  return new AppError(error, description, {clientReturn: answer(checked, {error, error_description: description, state: checked.state})})
 }
 
 /**
  * The member allowed access: a new single-use code replaces any unused code the pair still had.
  * `session` is the member's sign-in session: when it began (the ID token's auth_time) and its sid.
- * The code is counted in `metrics`, the serving app's registry. Returns where to send the browser.
+ * The code is counted in `metrics`, the serving app's registry. Returns the answer for the client.
  */
 export async function allow(
   db: Kysely<Database>,
@@ -189,7 +207,7 @@ export async function allow(
   now: Date,
   session: {signedInAt: string; sid: string | null} | null = null,
   metrics?: Metrics,
-): Promise<string> {
+): Promise<ClientReturn> {
   const code = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
@@ -218,15 +236,11 @@ export async function allow(
     })
   })
   metrics?.of(grantMetrics).codesIssued.inc()
-  return redirectWith(checked.redirectUri, {code, state: checked.state})
+  return answer(checked, {code, state: checked.state})
 }
 
-export function deny(checked: CheckedAuthorizeRequest): string {
-  return redirectWith(checked.redirectUri, {
-    error: 'access_denied',
-    error_description: 'The member denied access to their account',
-    state: checked.state,
-  })
+export function deny(checked: CheckedAuthorizeRequest): ClientReturn {
+  return answer(checked, {error: 'access_denied', error_description: 'The member denied access to their account', state: checked.state})
 }
 
 /** The client and redirect URI an authorization code was issued for (the demo callback page). */

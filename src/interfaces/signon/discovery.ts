@@ -4,6 +4,7 @@ import {CLIENT_SCOPES, MEMBER_SCOPES, OFFLINE_ACCESS} from './scopes.js'
 import {ID_TOKEN_ALGS} from './signing-keys.js'
 import {CLIENT_ASSERTION_ALGS} from '../../registry/client-keys.js'
 import {DPOP_ALGS} from '../../grants/dpop.js'
+import {RESPONSE_MODES} from './authorization-response.js'
 
 /**
  * The authorization server metadata (RFC 8414) for an issuer, the service's base URL, which is
@@ -33,7 +34,7 @@ export function authorizationServerMetadata(issuer: string) {
     pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
     require_pushed_authorization_requests: false,
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    response_modes_supported: [...RESPONSE_MODES],
     grant_types_supported: [...GRANT_FLOWS.keys()],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: publicToo,

@@ -236,6 +236,29 @@ export const RevokeConfirmPage: FC<{application: AuthorizedApplication; csrf: st
   </Layout>
 )
 
+/** What submits the form_post page (FormPostPage) at once; the CSP allows exactly this text, by its hash. */
+export const FORM_POST_SCRIPT = 'document.forms[0].submit()'
+
+/**
+ * The form_post response mode (OAuth 2.0 Form Post Response Mode): the authorization response as
+ * hidden fields the browser posts to the client's redirect URI. A one-line script submits it
+ * at once; without script, the member presses Continue.
+ */
+export const FormPostPage: FC<{action: string; fields: Record<string, string>}> = ({action, fields}) => (
+  <Layout title="Back to the application">
+    <form method="post" action={action}>
+      {Object.entries(fields).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <p>Taking you back to the application.</p>
+      <button class="primary" type="submit">
+        Continue
+      </button>
+    </form>
+    <script dangerouslySetInnerHTML={{__html: FORM_POST_SCRIPT}} />
+  </Layout>
+)
+
 export const ErrorPage: FC<{title: string; message: string}> = ({title, message}) => (
   <Layout title={title}>
     <h1>{title}</h1>

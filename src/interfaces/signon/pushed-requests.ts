@@ -25,6 +25,7 @@ export const PUSHABLE = [
   'client_id',
   'redirect_uri',
   'response_type',
+  'response_mode',
   'state',
   'scope',
   'code_challenge',

@@ -13,6 +13,20 @@ export function wantsRefreshToken(scopes: readonly string[]): boolean {
   return scopes.includes(OFFLINE_ACCESS)
 }
 
+/**
+ * Whether a request proves the key a refresh token is bound to (a public client's family, RFC 9449
+ * §5): `proofJkt` is the thumbprint of the key of the request's checked DPoP proof, or null
+ * without one. Undefined when it does, or the token is unbound; else why not. Every endpoint that
+ * acts on a refresh token (a refresh, a revocation) asks this before it acts, so whoever holds a
+ * copy without the key can neither use the token nor burn it for its owner.
+ */
+export function refreshKeyRefusal(boundJkt: string | null, proofJkt: string | null): string | undefined {
+  if (boundJkt === null || boundJkt === proofJkt) return undefined
+  return proofJkt === null
+    ? 'refresh token is bound to a DPoP key: send a DPoP proof signed with that key'
+    : 'refresh token is bound to another DPoP key than the one the DPoP proof is signed with'
+}
+
 /** How long the access tokens of an authorization with a refresh token live: short unless the client agreed otherwise. */
 export function refreshedAccessTtl(client: Client): number {
   return client.token_ttl ?? signonConfig.refreshedAccessTokenSeconds

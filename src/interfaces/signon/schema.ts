@@ -12,6 +12,10 @@ export const authorizeQuery = z.object({
   client_id: param(128).openapi({description: 'The client id issued at registration', example: DEMO_CLIENT_ID}),
   redirect_uri: param().openapi({description: "One of the client's registered redirect URIs, exactly", example: `${DEMO_BASE_URL}/demo/callback`}),
   response_type: param(32).openapi({example: 'code'}),
+  response_mode: param(32).openapi({
+    description:
+      'query (the default): the answer comes back as a redirect; form_post: as a form the browser posts to the redirect URI. Any other value is refused (invalid_request)',
+  }),
   state: param(1024).openapi({description: 'Opaque value returned unchanged on the redirect', example: 'af0ifjsldkj'}),
   scope: param(256).openapi({example: 'profile'}),
   code_challenge: param(128).openapi({description: 'PKCE S256 challenge (RFC 7636)', example: 'E9Melhoa2OwvFrEMTJguCQaoeEKmfhB4jv_1ZdOrPV8'}),
@@ -106,8 +110,10 @@ export const revocationResponse = z.object({}).strict().openapi('RevocationRespo
 
 export const introspectForm = z
   .object({
-    token: param(512).openapi({description: 'The access token to describe'}),
-    token_type_hint: param(64),
+    token: param(512).openapi({description: 'The access or refresh token to describe'}),
+    token_type_hint: param(64).openapi({
+      description: 'access_token or refresh_token: which kind to look up first; the other is looked up too, so the answer does not depend on it',
+    }),
     client_id: param(128).openapi({description: 'The client id (client_secret_post), or only to repeat the one in the Basic header'}),
     client_secret: param(256).openapi({description: 'The client secret (client_secret_post); never with an Authorization header, never in the query string'}),
     client_assertion_type: param(128).openapi({description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'}),
@@ -120,7 +126,7 @@ export const introspectionResponse = z
     active: z.boolean(),
     scope: z.string().optional(),
     client_id: z.string().optional(),
-    token_type: z.enum(['bearer', 'DPoP']).optional(),
+    token_type: z.enum(['bearer', 'DPoP', 'refresh_token']).optional().openapi({description: 'bearer or DPoP for an access token; refresh_token for a refresh token'}),
     cnf: z.object({jkt: z.string()}).optional().openapi({description: 'A DPoP-bound token: the thumbprint of its key (RFC 9449 §6.2)'}),
     iat: z.number().int().optional(),
     exp: z.number().int().optional().openapi({description: 'Absent for a token that never expires'}),
@@ -212,7 +218,10 @@ export const userInfoResponse = z
 
 export const endSessionParams = z.object({
   id_token_hint: param(8192).openapi({description: 'An ID token this service issued to the client (it may have expired)'}),
-  post_logout_redirect_uri: param().openapi({description: 'Where to go afterwards: one of the URIs registered for the client, exactly'}),
+  post_logout_redirect_uri: param().openapi({
+    description:
+      'Where to go afterwards: a post-logout URI registered for the client, one of its redirect URIs, or the root of one of their origins (https://app.example/); exactly',
+  }),
   state: param(1024).openapi({description: 'Returned unchanged on that redirect', example: 'af0ifjsldkj'}),
   client_id: param(128).openapi({description: 'The client, when no id_token_hint names it', example: DEMO_CLIENT_ID}),
   csrf_token: param(256).openapi({description: "Set by medpanel's own confirmation form"}),

@@ -311,6 +311,44 @@ describe('refresh tokens and DPoP', () => {
     expect(row.dpop_jkt).toBe(alice.jkt)
   })
 
+  it("revokes a public client's bound refresh token only with a proof of its key; without one nothing ends", async () => {
+    const {publicId, refresh_token} = await publicTokens(alice)
+    const revokeUrl = `${ORIGIN}/oauth/revoke`
+    const revoke = async (token: string, dpop?: string) => ctx.app.request('/oauth/revoke', form({token, client_id: publicId}, dpop ? {dpop} : {}))
+    // Anyone may name a public client: the token alone, or with a proof of another key, ends nothing.
+    const bare = await revoke(refresh_token)
+    expect([bare.status, await errorOf(bare)]).toEqual([400, {error: 'invalid_request', error_description: expect.stringMatching(/bound to a DPoP key/)}])
+    const nonce = await learnNonce()
+    const thief = await revoke(refresh_token, await proof(mallory, {htu: revokeUrl, nonce}))
+    expect([thief.status, (await errorOf(thief)).error]).toEqual([400, 'invalid_dpop_proof'])
+    // The proof is checked as at the token endpoint: the nonce first, and for this URL.
+    const noNonce = await revoke(refresh_token, await proof(alice, {htu: revokeUrl}))
+    expect([noNonce.status, (await errorOf(noNonce)).error, noNonce.headers.get('dpop-nonce')]).toEqual([400, 'use_dpop_nonce', nonce])
+    const elsewhere = await revoke(refresh_token, await proof(alice, {nonce}))
+    expect([elsewhere.status, (await errorOf(elsewhere)).error]).toEqual([400, 'invalid_dpop_proof'])
+    // Nothing ended: the owner still refreshes.
+    const refreshed = await exchange(ctx, {grant_type: 'refresh_token', refresh_token, client_id: publicId}, {dpop: await proof(alice, {nonce})})
+    expect(refreshed.status).toBe(200)
+    const next = (await refreshed.json()) as {access_token: string; refresh_token: string}
+    // With a proof of its key it is revoked, and its family with it.
+    const owner = await revoke(next.refresh_token, await proof(alice, {htu: revokeUrl, nonce}))
+    expect([owner.status, await owner.json()]).toEqual([200, {}])
+    const after = await exchange(ctx, {grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: publicId}, {dpop: await proof(alice, {nonce})})
+    expect([after.status, (await errorOf(after)).error]).toEqual([400, 'invalid_grant'])
+    expect((await presentBound('/oauth/userinfo', next.access_token, alice)).status).toBe(401)
+  })
+
+  it("revokes a confidential client's refresh token with its secret alone, as before", async () => {
+    const nonce = await learnNonce()
+    const code = await getCode(ctx, client.client_id, {scope: 'openid offline_access'})
+    const first = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...secret()}, {dpop: await proof(alice, {nonce})})
+    const {refresh_token} = (await first.json()) as {refresh_token: string}
+    const revoked = await ctx.app.request('/oauth/revoke', form({token: refresh_token, ...secret()}))
+    expect([revoked.status, await revoked.json()]).toEqual([200, {}])
+    const res = await exchange(ctx, {grant_type: 'refresh_token', refresh_token, ...secret()})
+    expect([res.status, (await errorOf(res)).error]).toEqual([400, 'invalid_grant'])
+  })
+
   it("leaves a confidential client's refresh token unbound: it proves itself with its secret", async () => {
     const nonce = await learnNonce()
     const code = await getCode(ctx, client.client_id, {scope: 'openid offline_access'})

@@ -3,7 +3,8 @@ import {createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet}
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import type {RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
-import {authorizeParams, authorizeUrl, bearer, csrfOf, exchange, ORIGIN, PASSWORD, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+import {registerTestClient} from '../../helpers/clients.js'
+import {authorizeParams, authorizeUrl, bearer, type CookieJar, csrfOf, exchange, ORIGIN, PASSWORD, REDIRECT, setupClientAndMember, signIn} from './flow.js'
 
 const ISSUER = 'http://localhost'
 const LOGOUT_TO = 'https://client.example/signed-out'
@@ -237,6 +238,65 @@ describe('OpenID Connect', () => {
     expect(confirmed.status).toBe(303)
     expect(confirmed.headers.get('location')).toBe(LOGOUT_TO)
     expect(await (await ctx.app.request(authorizeUrl(oidc()), {headers: jar.header()})).text()).toContain('name="password"')
+  })
+
+  it('logout with defaults goes back to a redirect URI or its site root, with nothing else registered', async () => {
+    await ctx.db
+      .updateTable('clients')
+      .set({post_logout_redirect_uris: '[]' as never})
+      .where('id', '=', client.client_id)
+      .execute()
+    const logout = async (jar: CookieJar, idToken: string, to: string) =>
+      jar.take(await ctx.app.request(`/oauth/end_session?${new URLSearchParams({id_token_hint: idToken, post_logout_redirect_uri: to, state: 'bye'})}`, {headers: jar.header()}))
+    const signedOut = async (jar: CookieJar) => (await (await ctx.app.request(authorizeUrl(oidc()), {headers: jar.header()})).text()).includes('name="password"')
+    // Anything but the redirect URIs and their roots is still compared exactly: an error page, and
+    // the member stays signed in.
+    for (const other of [
+      'https://client.example/elsewhere',
+      'https://client.example/callback/',
+      'https://client.example:8443/',
+      'https://evil.example/',
+      'http://client.example/',
+    ]) {
+      const {tokens, jar} = await codeFlow(oidc())
+      const refused = await logout(jar, tokens.id_token!, other)
+      expect(refused.status, other).toBe(400)
+      expect(refused.headers.get('content-type')).toMatch(/^text\/html/)
+      expect(await signedOut(jar), other).toBe(false)
+    }
+    for (const [to, back] of [
+      [REDIRECT, `${REDIRECT}?state=bye`],
+      ['https://client.example/', 'https://client.example/?state=bye'],
+      ['https://client.example', 'https://client.example/?state=bye'],
+    ]) {
+      const {tokens, jar} = await codeFlow(oidc())
+      const res = await logout(jar, tokens.id_token!, to!)
+      expect(res.status, to).toBe(303)
+      expect(res.headers.get('location')).toBe(back)
+      expect(await signedOut(jar), to).toBe(true)
+    }
+  })
+
+  it('logout to a native app: its redirect URI on any loopback port, and its private-use scheme, with the confirming form allowed there', async () => {
+    const native = await registerTestClient(
+      ctx.store,
+      {name: 'Acme Mobile', url: 'https://client.example', redirect_uris: ['http://127.0.0.1/callback', 'com.example.app:/callback'], token_endpoint_auth_method: 'none'},
+      ctx.clock.now(),
+    )
+    const {jar} = await signIn(ctx, oidc())
+    const ask = async (to: string) =>
+      ctx.app.request(`/oauth/end_session?${new URLSearchParams({client_id: native.client_id, post_logout_redirect_uri: to})}`, {headers: jar.header()})
+    for (const to of ['http://127.0.0.1:53682/callback', 'http://127.0.0.1:53682/']) expect((await ask(to)).status, to).toBe(200)
+    expect((await ask('http://127.0.0.1:53682/other')).status).toBe(400)
+    const page = await ask('com.example.app:/callback')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' com.example.app:")
+    const confirmed = await ctx.app.request(
+      '/oauth/end_session',
+      form({client_id: native.client_id, post_logout_redirect_uri: 'com.example.app:/callback', confirm: 'yes', csrf_token: csrfOf(await page.text())}, jar.header()),
+    )
+    expect(confirmed.status).toBe(303)
+    expect(confirmed.headers.get('location')).toBe('com.example.app:/callback')
   })
 
   it('logout refuses a hint it did not sign and a post-logout URI not registered, as a page', async () => {

@@ -112,6 +112,24 @@ describe('a refresh', () => {
     expect(wider.body.error).toBe('invalid_scope')
   })
 
+  it('a refused scope spends nothing: the same refresh token then refreshes, and the grant lives on', async () => {
+    const first = await signOn()
+    const bogus = await refresh(first.refresh_token!, {scope: 'openid bogus'})
+    expect(bogus.status).toBe(400)
+    expect(bogus.body).toEqual({error: 'invalid_scope', error_description: 'scope goes beyond what the member allowed: bogus'})
+    expect((await refresh(first.refresh_token!, {scope: 'openid email'})).body.error).toBe('invalid_scope')
+    // The client's retry with the same token is no replay: a new pair, and the first access token still works.
+    const retry = await refresh(first.refresh_token!)
+    expect(retry.status).toBe(200)
+    expect(retry.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(retry.body.refresh_token).not.toBe(first.refresh_token)
+    expect(retry.body.scope).toBe('openid profile offline_access')
+    expect(await tokenInfo(first.access_token)).toBe(200)
+    expect(await tokenInfo(retry.body.access_token)).toBe(200)
+    // Spent by that refresh, the first one is a replay now, as always.
+    expect((await refresh(first.refresh_token!)).body.error).toBe('invalid_grant')
+  })
+
   it('refuses an unknown refresh token, and a request without one', async () => {
     const first = await signOn()
     const res = await exchange(ctx, {grant_type: 'refresh_token', ...secret()})

@@ -188,7 +188,7 @@ describe('RP-initiated logout', () => {
     })
     expect(await refusal(checkLogoutRequest(ctx.db, {client_id: client.client_id, post_logout_redirect_uri: 'https://client.example/elsewhere'}, issuer, now()))).toEqual({
       code: 'invalid_request',
-      message: 'post_logout_redirect_uri is not registered for this application',
+      message: "post_logout_redirect_uri is not registered for this application, nor one of its redirect URIs or their sites' roots",
     })
   })
 

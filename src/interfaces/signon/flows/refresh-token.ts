@@ -5,7 +5,7 @@ import {iso} from '../../../lib/clock.js'
 import {sha256} from '../../../lib/hashing.js'
 import {getMemberRow, hasGrant} from '../../../registry/service.js'
 import {writeTransaction} from '../../../store/transactions.js'
-import {issueRefreshToken, refreshedAccessTtl} from '../refresh-tokens.js'
+import {issueRefreshToken, refreshedAccessTtl, refreshKeyRefusal} from '../refresh-tokens.js'
 import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
 import {memberAnswer} from './answer.js'
@@ -18,7 +18,8 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  * and answers a new one of the same family, with a new access token. A spent token presented
  * again means two parties hold the family (a thief and the client), so the whole family ends:
  * every access and refresh token descended from the same authorization. A refresh may ask for
- * fewer scopes than were granted, never more; the new refresh token keeps the whole grant.
+ * fewer scopes than were granted, never more; the new refresh token keeps the whole grant. A
+ * refused request (a scope beyond the grant, an expired token, an inactive member) spends nothing.
  */
 export const refreshToken: GrantFlow = {
   grantType: 'refresh_token',
@@ -34,11 +35,15 @@ export const refreshToken: GrantFlow = {
       if (!row || row.client_id !== client.id) return invalidGrant('refresh token is invalid or was issued to another client')
       if (row.revoked_at !== null) return invalidGrant('refresh token was revoked')
       // Before it is spent: whoever holds a copy without the key cannot use it, nor burn it for its owner.
-      if (row.dpop_jkt !== null && row.dpop_jkt !== dpopJkt) return invalidGrant('refresh token is bound to a DPoP key: send a DPoP proof signed with that key')
-      if (row.used_at !== null || !(await grants.useRefreshToken(narrow(trx), hash, stamp))) {
+      const unproven = refreshKeyRefusal(row.dpop_jkt, dpopJkt)
+      if (unproven !== undefined) return invalidGrant(unproven)
+      const replay = async () => {
         await grants.revokeTokens(narrow(trx), {codeHash: row.family}, stamp, metrics)
         return invalidGrant('refresh token was already used; every token of its authorization is now revoked')
       }
+      if (row.used_at !== null) return replay()
+      // Every refusal of the request itself comes before the token is spent, so the client can
+      // send it again corrected: a retry with the same token must not read as a replay.
       if (row.expires_at <= stamp) return invalidGrant('refresh token has expired')
       const granted = row.scopes.split(' ')
       const asked = form.scope === undefined ? granted : scopeList(form.scope)
@@ -46,6 +51,8 @@ export const refreshToken: GrantFlow = {
       if (beyond.length > 0) return new AppError('invalid_scope', `scope goes beyond what the member allowed: ${beyond.join(' ')}`)
       const member = await getMemberRow(narrow(trx), row.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
+      // Spent here, in the transaction that read it: a refresh racing this one finds it taken.
+      if (!(await grants.useRefreshToken(narrow(trx), hash, stamp))) return replay()
       const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
       const grant = {
         family: row.family,

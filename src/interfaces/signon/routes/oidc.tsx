@@ -3,7 +3,7 @@ import type {Context} from 'hono'
 import {DEMO_CLIENT_ID} from '../../../demo-data.js'
 import {bearerTokenGuard} from '../../../http/bearer-auth.js'
 import {useErrorShape} from '../../../http/error-shape.js'
-import {pagePolicy} from '../../../http/page-headers.js'
+import {formTarget, pagePolicy} from '../../../http/page-headers.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
 import {presentToken} from '../../../grants/service.js'
 import {authorizationServerMetadata} from '../discovery.js'
@@ -72,7 +72,7 @@ const userInfoRoute = (method: 'get' | 'post') =>
 const endSessionResponses = {
   200: {description: 'HTML page: a confirmation form, or "you are signed out"'},
   303: {description: 'Signed out; to the post_logout_redirect_uri, with state'},
-  400: {description: 'HTML error page: an ID token hint this service did not issue, or an unregistered post_logout_redirect_uri'},
+  400: {description: 'HTML error page: an ID token hint this service did not issue, or a post_logout_redirect_uri the client did not register'},
 }
 const endSessionGet = createRoute({
   method: 'get',
@@ -121,8 +121,9 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   /**
    * RP-initiated logout 1.0. The browser's session ends at once when an id_token_hint proves the
    * request comes from an application of the signed-in member; otherwise the member is asked
-   * first (a link on any site must not sign members out). The redirect goes only to a URI
-   * registered for the client the hint (or client_id) names.
+   * first (a link on any site must not sign members out). The redirect goes only to a URI the
+   * client the hint (or client_id) names registered: a post-logout URI, or by default one of its
+   * redirect URIs or their origins' roots (logout.ts, postLogoutAllowed).
    */
   async function endSessionFlow(c: Context, params: z.infer<typeof endSessionParams>) {
     const now = clock.now()
@@ -134,7 +135,7 @@ export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       if (params.confirm === 'yes') await ctx.requireFormToken(c, params.csrf_token)
       else if (!proven) {
         // The confirming form's answer redirects to the client: the page's policy must let it.
-        if (destination) responseHeader(c, 'Content-Security-Policy', pagePolicy([new URL(destination).origin]))
+        if (destination) responseHeader(c, 'Content-Security-Policy', pagePolicy([formTarget(destination)]))
         const {csrf_token: _csrf, confirm: _confirm, ...carried} = params
         return c.html(<ConfirmSignOutPage memberName={signed.member.first_name} clientName={client?.name} params={carried} csrf={await ctx.formToken(c)} />)
       }

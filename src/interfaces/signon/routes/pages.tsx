@@ -1,14 +1,15 @@
 import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_MEMBER} from '../../../demo-data.js'
-import {AppError} from '../../../errors.js'
+import {AppError, type ClientReturn} from '../../../errors.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {errorHeaders, type ErrorRenderer} from '../../../http/error-shape.js'
-import {pagePolicy} from '../../../http/page-headers.js'
+import {formTarget, pagePolicy, scriptHash} from '../../../http/page-headers.js'
 import {endMemberSessions, revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
+import {redirectWith, responseFields} from '../authorization-response.js'
 import {signInSuffices} from '../oidc.js'
-import {ApplicationsPage, ConsentPage, ErrorPage, RevokeConfirmPage, SignInPage} from '../pages.js'
+import {ApplicationsPage, ConsentPage, ErrorPage, FORM_POST_SCRIPT, FormPostPage, RevokeConfirmPage, SignInPage} from '../pages.js'
 import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} from '../schema.js'
 import {allow, type AuthorizeRequest, type CheckedAuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
 import {noteSignInFor, PUSHABLE, spendPushedRequest} from '../pushed-requests.js'
@@ -48,14 +49,30 @@ export const PAGE_METHODS: Record<string, string[]> = {
 
 const BACK_TO_CLIENT = 'This form has expired. Go back to the application and start again.'
 
+const FORM_POST_HASH = scriptHash(FORM_POST_SCRIPT)
+
 /**
- * Browser-facing errors: redirect back to the client when that is safe (naming the issuer, RFC
- * 9207), else an HTML page.
+ * Sends an authorization response, a code or an error, back to the client in its response mode,
+ * naming the issuer (RFC 9207): a redirect (query), or a page whose form the browser posts to the
+ * redirect URI (form_post). That page's policy runs its one script, by hash, and lets its form
+ * lead only to the redirect URI's origin (or a native app's scheme); it is never cached.
+ */
+export function answerClient(c: Context, answer: ClientReturn, issuer: string): Response | Promise<Response> {
+  if (answer.mode === 'query') return c.redirect(withIssuer(redirectWith(answer.redirectUri, answer.params), issuer), 302)
+  return c.html(<FormPostPage action={answer.redirectUri} fields={responseFields(answer, issuer)} />, 200, {
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': pagePolicy([formTarget(answer.redirectUri)], [FORM_POST_HASH]),
+  })
+}
+
+/**
+ * Browser-facing errors: back to the client when that is safe (in its response mode, naming the
+ * issuer, RFC 9207), else an HTML page.
  */
 export const pageRenderer =
   (issuerOf: (c: Context) => string): ErrorRenderer =>
   (c, error) => {
-    if (error.location) return c.redirect(withIssuer(error.location, issuerOf(c)), 302)
+    if (error.clientReturn) return answerClient(c, error.clientReturn, issuerOf(c))
     const title = error.status >= 500 ? 'Something went wrong' : 'This sign-in request cannot continue'
     return c.html(<ErrorPage title={title} message={error.message} />, error.status as 400, {...errorHeaders(error), 'Cache-Control': 'no-store'})
   }
@@ -189,15 +206,6 @@ function afterSignIn(params: Record<string, string | undefined>): Record<string,
 }
 
 /**
- * A redirect URI as a CSP source: its origin, or for a native app's private-use scheme (whose
- * origin is opaque) the scheme itself.
- */
-function formTarget(redirectUri: string): string {
-  const url = new URL(redirectUri)
-  return url.origin === 'null' ? url.protocol : url.origin
-}
-
-/**
  * Whether a POST to the authorize endpoint is an authorization request (the relying party's form,
  * Core §3.1.2.1) rather than the consent page's answer, which always carries its CSRF token and a
  * decision.
@@ -256,7 +264,7 @@ async function authorizeFlow(ctx: SignonContext, c: Context, query: Record<strin
     }
   }
   if (current && notYet.length === 0 && !checked.oidc?.prompt.has('consent')) {
-    return c.redirect(withIssuer(await allow(db, checked, current.member.id, now, current, ctx.deps.metrics), ctx.issuerOf(c)), 302)
+    return answerClient(c, await allow(db, checked, current.member.id, now, current, ctx.deps.metrics), ctx.issuerOf(c))
   }
   const csrf = await ctx.formToken(c)
   const params = carried(query, checked)
@@ -318,10 +326,10 @@ function decideRoute(app: OpenAPIHono, ctx: SignonContext): void {
     const checked = await checkAuthorizeRequest(db, authorizeRequest(form), clock.now())
     const signed = await ctx.signedIn(c)
     if (!signed) return c.html(<SignInPage client={checked.client} params={carried(form, checked)} csrf={await ctx.formToken(c)} error="Please sign in again." />, 401)
-    if (form.decision === 'allow') return c.redirect(withIssuer(await allow(db, checked, signed.member.id, clock.now(), signed, ctx.deps.metrics), ctx.issuerOf(c)), 302)
+    if (form.decision === 'allow') return answerClient(c, await allow(db, checked, signed.member.id, clock.now(), signed, ctx.deps.metrics), ctx.issuerOf(c))
     if (form.decision === 'deny') {
       if (checked.pushed !== undefined) await spendPushedRequest(db, checked.pushed, clock.now())
-      return c.redirect(withIssuer(deny(checked), ctx.issuerOf(c)), 302)
+      return answerClient(c, deny(checked), ctx.issuerOf(c))
     }
     throw new AppError('invalid_request', 'decision must be allow or deny')
   })

@@ -73,7 +73,11 @@ const revokeRoute = createRoute({
       description: "Done, or nothing to do: the answer is the same for an unknown token or another client's",
       content: {'application/json': {schema: revocationResponse}},
     },
-    400: {description: 'invalid_request', content: {'application/json': {schema: oauthError}}},
+    400: {
+      description:
+        "invalid_request; for a public client's refresh token bound to a DPoP key, invalid_request without a DPoP proof and invalid_dpop_proof (or use_dpop_nonce) with a proof of another key or a bad one: nothing is revoked",
+      content: {'application/json': {schema: oauthError}},
+    },
     401: INVALID_CLIENT,
   },
 })
@@ -82,7 +86,7 @@ const introspectRoute = createRoute({
   method: 'post',
   operationId: 'introspectToken',
   path: '/oauth/introspect',
-  summary: 'Describe an access token of the calling client (RFC 7662)',
+  summary: 'Describe an access or refresh token of the calling client (RFC 7662)',
   tags: ['A. Sign-on'],
   security: CLIENT_AUTH,
   request: {
@@ -165,6 +169,15 @@ interface Audience {
   path: string
 }
 
+/**
+ * The DPoP proof a request to one of these endpoints (token, PAR, revocation) carries, checked and
+ * spent as at the token endpoint: its key's thumbprint, or null without one.
+ */
+async function presentedProof(ctx: SignonContext, c: Context, issuer: string, path: string, now: Date): Promise<string | null> {
+  const proof = requestHeader(c, 'dpop')
+  return proof === undefined ? null : checkProof(ctx.deps, proof, {htm: 'POST', htu: `${issuer}${path}`}, 'token endpoint', now)
+}
+
 /** The credentials a request presents, with the registry its refusals are counted in (undefined with metrics off). */
 function clientCredentials(c: Context, form: PresentedForm, audience: Audience, metrics: Metrics | undefined): ClientCredentials {
   const credentials = presentedCredentials(c, form, audience)
@@ -224,19 +237,13 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     return jsonResponse(c, answer, 200, headers)
   })
 
-  /** The DPoP proof a request to one of these endpoints carries, checked and spent: its key's thumbprint, or null without one. */
-  const presentedProof = async (c: Context, issuer: string, path: string, now: Date): Promise<string | null> => {
-    const proof = requestHeader(c, 'dpop')
-    return proof === undefined ? null : checkProof(ctx.deps, proof, {htm: 'POST', htu: `${issuer}${path}`}, 'token endpoint', now)
-  }
-
   const grant = async (c: Context, form: z.infer<typeof tokenForm>) => {
     if (!form.grant_type) throw new AppError('invalid_request', 'grant_type is required')
     const flow = GRANT_FLOWS.get(form.grant_type)
     if (!flow) throw new AppError('unsupported_grant_type', `grant_type ${JSON.stringify(form.grant_type.slice(0, 64))} is not supported`)
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
-    const dpopJkt = await presentedProof(c, issuer, TOKEN_PATH, now)
+    const dpopJkt = await presentedProof(ctx, c, issuer, TOKEN_PATH, now)
     const authenticate = () => requireTokenClient(ctx.deps, clientCredentials(c, form, {issuer, path: TOKEN_PATH}, metrics), dpopJkt, now)
     const answer = await flow.exchange({db, reader, keys: ctx.deps.keys, form, authenticate, dpopJkt, issuer, now, metrics})
     metrics?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
@@ -249,14 +256,18 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const now = clock.now()
     const issuer = ctx.issuerOf(c)
     // RFC 9449 §10.1: a proof with the push binds the code to its key.
-    const proofJkt = await presentedProof(c, issuer, PAR_PATH, now)
+    const proofJkt = await presentedProof(ctx, c, issuer, PAR_PATH, now)
     const credentials = clientCredentials(c, form, {issuer, path: PAR_PATH}, metrics)
     return jsonResponse(c, await pushAuthorizationRequest(ctx.deps, credentials, form, now, proofJkt), 201, NO_STORE)
   })
 
   app.openapi(revokeRoute, async (c) => {
     const form = c.req.valid('form')
-    await revoke(ctx.deps, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: REVOKE_PATH}, metrics), form.token, clock.now())
+    const now = clock.now()
+    const issuer = ctx.issuerOf(c)
+    // A refresh token bound to a DPoP key is revoked only with a proof of it, checked as at the token endpoint.
+    const proofJkt = await presentedProof(ctx, c, issuer, REVOKE_PATH, now)
+    await revoke(ctx.deps, clientCredentials(c, form, {issuer, path: REVOKE_PATH}, metrics), form.token, now, proofJkt)
     // RFC 7009 lets the body be anything; an empty JSON object is what every client library parses.
     return jsonResponse(c, {}, 200, NO_STORE)
   })
@@ -269,7 +280,9 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     if (!form) return next()
     return introspection(c, form)
   })
-  const introspection = async (c: Context, form: z.infer<typeof introspectForm>) =>
-    jsonResponse(c, await introspect(ctx.deps, clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics), form.token, clock.now()), 200, NO_STORE)
+  const introspection = async (c: Context, form: z.infer<typeof introspectForm>) => {
+    const credentials = clientCredentials(c, form, {issuer: ctx.issuerOf(c), path: INTROSPECT_PATH}, metrics)
+    return jsonResponse(c, await introspect(ctx.deps, credentials, form.token, clock.now(), form.token_type_hint), 200, NO_STORE)
+  }
   app.openapi(introspectRoute, async (c) => introspection(c, c.req.valid('form')))
 }
