@@ -183,11 +183,15 @@ export class HashQueue {
    */
   private async standIn<T>(caller: HashCaller, work: (turn: HashTurn) => Promise<T>): Promise<T> {
     if (this.waiting.length >= this.queueLength && this.pushedOutBy(caller) === undefined) throw new HashQueueFull()
-    const ms = this.memberTime(caller)
+    const {wait, hash} = this.memberTime(caller)
     this.use(caller)
     this.standIns += 1
     try {
-      const [result] = await Promise.all([work('stand-in'), this.sleep(ms)])
+      // In a member's order: the wait for a slot, then the attempt counted (a lock refuses it
+      // there, as it would a member's once its slot came), then the hash's time.
+      await this.sleep(wait)
+      const result = await work('stand-in')
+      await this.sleep(hash)
       return result
     } finally {
       this.standIns -= 1
@@ -199,13 +203,13 @@ export class HashQueue {
    * slot is its (the running hashes' remaining time, and one hash for each round of waiters who
    * would go before it), then its own hash, spread by ±15 % as hashes themselves vary.
    */
-  memberTime(caller: HashCaller): number {
+  memberTime(caller: HashCaller): {wait: number; hash: number} {
     const hash = this.hashMs ?? Math.max(FIRST_GUESS_MS, ...this.startedAt.map((at) => this.now() - at))
     const newcomer: Waiter = {caller: {...caller, known: true}, seq: Number.POSITIVE_INFINITY, grant: () => undefined, refuse: () => undefined}
     const ahead = this.waiting.filter((waiter) => this.before(waiter, newcomer)).length
     const remaining = this.startedAt.map((at) => Math.max(0, hash - (this.now() - at))).sort((a, b) => a - b)
     const free = this.running < this.slots ? 0 : (remaining[ahead % this.slots] ?? 0)
-    return free + Math.floor(ahead / this.slots) * hash + hash * (0.85 + 0.3 * this.random())
+    return {wait: free + Math.floor(ahead / this.slots) * hash, hash: hash * (0.85 + 0.3 * this.random())}
   }
 
   private wait(caller: HashCaller): Promise<void> {

@@ -39,7 +39,8 @@ export interface WriteOptions {
    * `relaxed`: the write need not be synced to disk before it is acknowledged (SQLite: a batch of
    * such writes alone commits with synchronous NORMAL; PostgreSQL commits it as any other). It
    * survives a crash of the process, not a power cut. Only for records whose loss in a power cut
-   * costs nothing that matters: the spent DPoP proofs, which expire a minute later anyway.
+   * costs nothing that matters: the spent DPoP proofs, which expire a minute later anyway, and
+   * interface E's records of summary calls, which spend no allowance.
    */
   durability?: 'durable' | 'relaxed'
 }

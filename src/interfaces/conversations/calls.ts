@@ -242,7 +242,13 @@ async function search(db: Db, request: CallRequest, now: Date, context: CallCont
     ticket,
     wanted: {terms: query.terms, tokens: admitted.tokens, start: query.start, end: query.end},
     timing: {deadline: admitted.arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs},
-    record: () => repo.insertCall(db, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)}),
+    // A summary's record decides no allowance (summaries spend none): a relaxed write, committed
+    // with the next batch and not synced on its own, as DPoP's spent proofs are. A power cut may
+    // lose the last few summary records, never a data call's, whose spending was synced before.
+    record: () =>
+      writeTransaction(db, (trx) => repo.insertCall(trx, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)}), {
+        durability: request.method === 'summary' ? 'relaxed' : 'durable',
+      }),
   }
   return request.method === 'summary' ? summaryCall(searching) : dataCall(searching)
 }
