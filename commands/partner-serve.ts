@@ -3,6 +3,7 @@ import {AppError} from '../src/errors.js'
 import {composePartner} from '../src/compose.js'
 import {untilSignal} from '../src/server.js'
 import {createLogger} from '../src/lib/log.js'
+import {keyOfStandardSecret} from '../src/interfaces/partner/signatures.js'
 import {BaseCommand, logFormatFlag, secretFlag, stdinFlag} from './base-command.js'
 
 /** Where the reference partner keeps what it receives unless --db says otherwise. */
@@ -27,7 +28,12 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     username: Flags.string({description: 'HTTP Basic username medpanel must send'}),
     password: secretFlag('HTTP Basic password medpanel must send', 'MEDPANEL_PARTNER_SERVE_PASSWORD'),
-    'password-stdin': stdinFlag('password'),
+    'password-stdin': stdinFlag('password', {exclusive: ['signing-secret-stdin']}),
+    'signing-secret': secretFlag(
+      "refuse writes not signed with this Standard Webhooks secret (whsec_…, as register-client prints it for the client's signing secret)",
+      'MEDPANEL_PARTNER_SERVE_SIGNING_SECRET',
+    ),
+    'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['password-stdin']}),
     'log-format': logFormatFlag(),
   }
 
@@ -41,11 +47,12 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
     }
     const username = await this.need(flags.username, 'username', 'Basic username partners must send')
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password partners must send')
+    const signingKey = signingKeyOf(await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret'))
     // Listening for SIGINT/SIGTERM before the ready line, as serve does: a stop right after it is graceful.
     const signalled = untilSignal()
     const logFormat = this.logFormat()
     const file = flags.db ?? DEFAULT_PARTNER_FILE
-    const partner = await composePartner({file, username, password, clock: this.clock, listen: {port: flags.port, host: flags.host}, logFormat})
+    const partner = await composePartner({file, username, password, clock: this.clock, listen: {port: flags.port, host: flags.host}, logFormat, signingKey})
     try {
       const {server} = partner
       if (this.jsonEnabled()) this.logJson({url: server.url, base_url: server.url, db: flags.db})
@@ -60,4 +67,12 @@ export default class PartnerServe extends BaseCommand<typeof PartnerServe> {
       await partner.store.close()
     }
   }
+}
+
+/** The key a --signing-secret names; none given, none kept (writes then go unsigned). */
+function signingKeyOf(text: string | undefined): Uint8Array | undefined {
+  if (text === undefined) return undefined
+  const key = keyOfStandardSecret(text)
+  if (!key) throw new AppError('bad_request', 'signing-secret: expected whsec_ followed by base64, as register-client prints it (standard_webhooks_secret)')
+  return key
 }

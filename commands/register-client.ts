@@ -14,7 +14,7 @@ import {
 import {readJwksFile} from '../src/registry/client-keys.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
 import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
-import {clientRecord} from './output/registry.js'
+import {clientRecord, withStandardSecret} from './output/registry.js'
 
 export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
   static override description = 'Register a partner company as a client; prints its client_id and client_secret (shown only once; a public client has none)'
@@ -83,7 +83,10 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     'partner-username': Flags.string({description: 'HTTP Basic username medpanel sends to the partner'}),
     'partner-password': secretFlag('HTTP Basic password medpanel sends to the partner', 'MEDPANEL_PARTNER_PASSWORD'),
     'partner-password-stdin': stdinFlag('partner-password', {exclusive: ['signing-secret-stdin']}),
-    'signing-secret': secretFlag('secret for X-Medpanel-Signature on pushes to this partner', 'MEDPANEL_SIGNING_SECRET'),
+    'signing-secret': secretFlag(
+      'secret that signs pushes to this partner (X-Medpanel-Signature and the Standard Webhooks headers; the output shows it as standard_webhooks_secret)',
+      'MEDPANEL_SIGNING_SECRET',
+    ),
     'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['partner-password-stdin']}),
   }
 
@@ -93,7 +96,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
     return grants.includes('signon') ? [...RegisterClient.asked, 'redirect-uri'] : RegisterClient.asked
   }
 
-  async run(): Promise<RegisteredClient> {
+  async run(): Promise<RegisteredClient & {standard_webhooks_secret?: string}> {
     const flags = this.flags
     const grants = (flags.grant ?? ['signon']) as Grant[]
     // At a terminal each answer is checked as it is typed, by the rules the store applies.
@@ -123,6 +126,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         }),
       )
     }
+    const signingSecret = (await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret')) ?? null
     const client = await registerClient(
       await this.openStore(),
       {
@@ -147,14 +151,15 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
         allow_insecure_partner_url: flags['allow-insecure-partner-url'],
         partner_username: flags['partner-username'] ?? null,
         partner_password: (await this.secret(flags['partner-password'], flags['partner-password-stdin'], 'partner-password')) ?? null,
-        signing_secret: (await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret')) ?? null,
+        signing_secret: signingSecret,
       },
       this.clock.now(),
     )
     if (client.partner_url && isInsecurePartnerUrl(client.partner_url)) insecurePartnerUrlWarning(client.partner_url)
+    const shown = withStandardSecret(client, signingSecret)
     // A public client has no secret to keep.
-    this.say(client.client_secret === undefined ? clientRecord(client) : `${clientRecord(client)}\n\nStore the client_secret now: it is not shown again.`)
-    return client
+    this.say(shown.client_secret === undefined ? clientRecord(shown) : `${clientRecord(shown)}\n\nStore the client_secret now: it is not shown again.`)
+    return shown
   }
 }
 

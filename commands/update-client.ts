@@ -5,7 +5,7 @@ import {CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src
 import {updateClient, type ClientView} from '../src/registry/service.js'
 import {readJwksFile} from '../src/registry/client-keys.js'
 import {BaseCommand, changedSecretFlag, choiceFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
-import {clientRecord} from './output/registry.js'
+import {clientRecord, withStandardSecret} from './output/registry.js'
 
 export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
   static override description =
@@ -77,12 +77,16 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     'partner-password': changedSecretFlag('HTTP Basic password for pushes', 'partner-password', 'MEDPANEL_PARTNER_PASSWORD'),
     'partner-password-stdin': stdinFlag('partner-password', {exclusive: ['signing-secret-stdin']}),
     'partner-password-from-env': fromEnvFlag('partner-password', 'MEDPANEL_PARTNER_PASSWORD'),
-    'signing-secret': changedSecretFlag('secret for X-Medpanel-Signature', 'signing-secret', 'MEDPANEL_SIGNING_SECRET'),
+    'signing-secret': changedSecretFlag(
+      'replace the secret that signs pushes (X-Medpanel-Signature and the Standard Webhooks headers; the output shows it as standard_webhooks_secret)',
+      'signing-secret',
+      'MEDPANEL_SIGNING_SECRET',
+    ),
     'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['partner-password-stdin']}),
     'signing-secret-from-env': fromEnvFlag('signing-secret', 'MEDPANEL_SIGNING_SECRET'),
   }
 
-  async run(): Promise<ClientView & {revoked_tokens: number}> {
+  async run(): Promise<ClientView & {revoked_tokens: number; standard_webhooks_secret?: string}> {
     const f = this.flags
     const patch: ClientPatch = {
       name: f.name,
@@ -117,7 +121,8 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
     const client = await updateClient(await this.openStore(), this.args.id, defined, this.clock.now())
     if (f['partner-url'] !== undefined && isInsecurePartnerUrl(f['partner-url'])) insecurePartnerUrlWarning(client.partner_url ?? f['partner-url'])
-    this.say(clientRecord(client))
-    return client
+    const shown = withStandardSecret(client, patch.signing_secret)
+    this.say(clientRecord(shown))
+    return shown
   }
 }

@@ -12,7 +12,12 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
     url: Flags.string({description: 'partner base URL, without /v1'}),
     username: Flags.string({description: 'HTTP Basic username'}),
     password: secretFlag('HTTP Basic password', 'MEDPANEL_VERIFY_PASSWORD'),
-    'password-stdin': stdinFlag('password'),
+    'password-stdin': stdinFlag('password', {exclusive: ['signing-secret-stdin']}),
+    'signing-secret': secretFlag(
+      "the client's signing secret, as given to register-client: every request is signed, and the partner must refuse pushes whose Standard Webhooks signature does not hold",
+      'MEDPANEL_VERIFY_SIGNING_SECRET',
+    ),
+    'signing-secret-stdin': stdinFlag('signing-secret', {exclusive: ['password-stdin']}),
   }
 
   async run(): Promise<VerifyReport> {
@@ -20,7 +25,8 @@ export default class VerifyPartner extends BaseCommand<typeof VerifyPartner> {
     const url = await this.need(flags.url, 'url', 'Partner base URL (without /v1)')
     const username = await this.need(flags.username, 'username', 'Basic username')
     const password = await this.need(await this.secret(flags.password, flags['password-stdin'], 'password'), 'password', 'Basic password')
-    const report = await verifyPartner({url, username, password})
+    const signingSecret = await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret')
+    const report = await verifyPartner({url, username, password, signingSecret})
     this.say(
       formatTable(report.checks, [
         {header: 'RESULT', get: (c) => (c.ok ? 'pass' : 'FAIL')},

@@ -201,6 +201,8 @@ export interface PartnerSettings {
   clock: Clock
   listen: {port: number; host: string}
   logFormat: LogFormat
+  /** The key of medpanel's signing secret for this partner (--signing-secret): writes must be signed with it. */
+  signingKey?: Uint8Array
 }
 
 /** The reference partner as it runs: its own store, its app and socket, and its one logger on stderr. */
@@ -219,8 +221,8 @@ export async function composePartner(settings: PartnerSettings): Promise<Partner
   const store = await openReceiverStore(settings.file)
   try {
     const logger = createLogger((line) => process.stderr.write(`${line}\n`), settings.logFormat)
-    const {username, password, clock, logFormat} = settings
-    const app = receiverApp({db: store.db, username, password, clock, logFormat})
+    const {username, password, clock, logFormat, signingKey} = settings
+    const app = receiverApp({db: store.db, username, password, clock, logFormat, signingKey})
     const server = await startServer(app, settings.listen)
     return {store, logger, app, server}
   } catch (error) {

@@ -1,10 +1,19 @@
 import type {ClientView} from '../../src/registry/views.js'
 import type {MemberView} from '../../src/registry/views.js'
 import {formatRecord, formatTable} from '../../src/lib/table.js'
+import {standardWebhooksSecret} from '../../src/interfaces/partner/signatures.js'
 
 /** Human renderings shared by the client and member commands. */
 export function clientRecord(client: ClientView & {client_secret?: string}): string {
   return formatRecord({...client})
+}
+
+/**
+ * The client with its signing secret in the form the Standard Webhooks libraries take, for the
+ * partner; only when the secret was given in this run, since the store keeps it sealed.
+ */
+export function withStandardSecret<T extends object>(client: T, signingSecret: string | null | undefined): T & {standard_webhooks_secret?: string} {
+  return signingSecret ? {...client, standard_webhooks_secret: standardWebhooksSecret(signingSecret)} : client
 }
 
 export function clientTable(clients: ClientView[]): string {

@@ -31,4 +31,10 @@ export const partnerConfig = {
    * holds its few test records many times over; a longer answer fails its check unread.
    */
   verifyResponseBodyLimitBytes: 4 * 1024 * 1024,
+  /**
+   * How far a signed push's time may be from a receiving partner's clock (partner-serve,
+   * verify-partner's checks): the 5 minutes Standard Webhooks suggests, wide enough for clock
+   * drift and a slow request, short enough that a captured push cannot be replayed later.
+   */
+  signatureToleranceSeconds: 5 * 60,
 } as const

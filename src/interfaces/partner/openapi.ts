@@ -28,6 +28,19 @@ export function registerPartnerWebhooks(app: OpenAPIHono<any, any, any>): void {
       description: 'For clients with a signing secret: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">',
       example: 't=1795306546,v1=5d41402abc4b2a76b9719d911017c592',
     }),
+    'webhook-id': z.string().optional().openapi({
+      description: 'Standard Webhooks, for clients with a signing secret: the delivery id again (the same on every retry)',
+      example: '0f8b6c3e-2d1a-4c55-9a7e-3b1f0e6d2c49',
+    }),
+    'webhook-timestamp': z.string().optional().openapi({
+      description: 'Standard Webhooks: the time of this attempt, in whole seconds since 1970',
+      example: '1795306546',
+    }),
+    'webhook-signature': z.string().optional().openapi({
+      description:
+        'Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> keyed with the signing secret\'s UTF-8 bytes; may hold several space-separated signatures, one of which must match. The standardwebhooks and svix libraries check it with whsec_ + base64 of those bytes',
+      example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    }),
   })
   const ok = {200: {description: 'Accepted (any 2xx); anything else is retried, with backoff, for three days'}}
   // A webhook has no path of its own: where each call goes is in its summary (the ids in the URL

@@ -5,6 +5,7 @@ import {randomToken} from '../../lib/ids.js'
 import {npiFromBase} from '../../lib/npi.js'
 import {encodeId} from './outbox.js'
 import {basicAuthorization} from './transport.js'
+import {signatureHeaders, standardSignature} from './signatures.js'
 import {networkFailure, partnerTransport, type Transport} from '../../http/outbound.js'
 
 /** Bytes of one answer verify-partner reads; a longer answer fails its check (config.ts says why). */
@@ -38,6 +39,11 @@ export interface VerifyOptions {
   timeoutMs?: number
   /** Fixed project id (tests); default a random one. */
   projectId?: string
+  /**
+   * The client's signing secret, as given to register-client: every request is then signed with
+   * it, and the partner must refuse writes whose Standard Webhooks signature does not hold.
+   */
+  signingSecret?: string
 }
 
 interface Answer {
@@ -49,8 +55,11 @@ interface Answer {
 /** An answer longer than ANSWER_LIMIT_BYTES: the check that asked fails, naming the limit. */
 class AnswerTooLong extends Error {}
 
-/** Sends one request to the partner; `authorization` null sends none. */
-type PartnerCall = (method: string, path: string, body?: unknown, authorization?: string | null) => Promise<Answer>
+/** The signature headers of one request, from its delivery id and body text. */
+type Signer = (id: string, body: string) => Record<string, string>
+
+/** Sends one request to the partner; `authorization` null sends none; `sign` replaces the run's own signer. */
+type PartnerCall = (method: string, path: string, body?: unknown, authorization?: string | null, sign?: Signer) => Promise<Answer>
 
 /** Runs one named check: true passes, a string fails with that detail, a throw fails it too. */
 type RunCheck = (name: string, run: () => Promise<string | true>) => Promise<boolean>
@@ -74,7 +83,9 @@ interface Fixtures {
 export async function verifyPartner(options: VerifyOptions): Promise<VerifyReport> {
   const base = partnerBase(options.url)
   const timeoutMs = options.timeoutMs ?? partnerConfig.requestTimeoutMs
-  const call = partnerCaller(base, options.transport ?? partnerTransport, timeoutMs, basicAuthorization(options.username, options.password))
+  const {signingSecret} = options
+  const signer: Signer | undefined = signingSecret === undefined ? undefined : (id, body) => signatureHeaders(signingSecret, id, nowSeconds(), body)
+  const call = partnerCaller(base, options.transport ?? partnerTransport, timeoutMs, basicAuthorization(options.username, options.password), signer)
   const wrong = basicAuthorization(options.username, `${options.password}-wrong`)
   const f = fixtures(options.projectId ?? `medpanel-verify-${randomToken(6).replace(/[-_]/g, 'x')}`, new Date().toISOString().replace(/\.\d+Z$/, 'Z'))
   const checks: Check[] = []
@@ -102,6 +113,7 @@ export async function verifyPartner(options: VerifyOptions): Promise<VerifyRepor
   await checkProjectAndQuota(f, call, check)
   const kept = await checkMembers(f, call, check)
   await checkEvents(f, call, check)
+  if (signingSecret !== undefined) await checkSignatures(f, call, check, signingSecret)
   await checkCredentials(f, kept, call, check, wrong)
 
   // Leave the verification project closed, as a finished project would be.
@@ -166,11 +178,13 @@ function fixtures(p: string, stamp: string): Fixtures {
 }
 
 /** Requests to the partner with the good credentials unless told otherwise, each answer read up to the limit. */
-function partnerCaller(base: string, transport: Transport, timeoutMs: number, good: string): PartnerCall {
-  return async (method, path, body, authorization = good) => {
-    const headers: Record<string, string> = {'content-type': 'application/json', accept: 'application/json', 'x-medpanel-delivery': `verify-${randomToken(12)}`}
+function partnerCaller(base: string, transport: Transport, timeoutMs: number, good: string, signer: Signer | undefined): PartnerCall {
+  return async (method, path, body, authorization = good, sign = signer) => {
+    const id = `verify-${randomToken(12)}`
+    const text = body === undefined ? undefined : JSON.stringify(body)
+    const headers: Record<string, string> = {'content-type': 'application/json', accept: 'application/json', 'x-medpanel-delivery': id, ...sign?.(id, text ?? '')}
     if (authorization) headers.authorization = authorization
-    const response = await transport.send({method, url: base + path, headers, body: body === undefined ? undefined : JSON.stringify(body)}, timeoutMs, {
+    const response = await transport.send({method, url: base + path, headers, body: text}, timeoutMs, {
       maxBodyBytes: ANSWER_LIMIT_BYTES,
     })
     if (response.truncated) throw new AnswerTooLong(`${method} ${path} answered more than ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB; not read further`)
@@ -242,6 +256,44 @@ async function checkEvents(f: Fixtures, call: PartnerCall, check: RunCheck): Pro
 }
 
 /**
+ * A partner that checks signatures refuses (4xx) a push whose Standard Webhooks signature does
+ * not hold, each time with a right X-Medpanel-Signature, so a partner checking only that header
+ * fails here; it takes a signature list in which one of several holds (as during a change of
+ * secret); and the refused pushes changed nothing.
+ */
+async function checkSignatures(f: Fixtures, call: PartnerCall, check: RunCheck, secret: string): Promise<void> {
+  const tolerance = partnerConfig.signatureToleranceSeconds
+  const right = (id: string, body: string) => signatureHeaders(secret, id, nowSeconds(), body)
+  /** Standard Webhooks headers made by `standard`, beside an X-Medpanel-Signature that holds. */
+  const beside = (standard: Record<string, string>, body: string) => ({...standard, 'x-medpanel-signature': right('', body)['x-medpanel-signature']!})
+  const spoilt: [string, Signer][] = [
+    ['no webhook-signature', (id, body) => withoutHeader(right(id, body), 'webhook-signature')],
+    ['webhook-signature made with another secret', (id, body) => beside(signatureHeaders(`${secret}-other`, id, nowSeconds(), body), body)],
+    ['webhook-signature of another body', (id, body) => beside(right(id, JSON.stringify(f.project)), body)],
+    ['webhook-timestamp not the one signed', (id, body) => ({...right(id, body), 'webhook-timestamp': String(nowSeconds() - 1)})],
+    [`webhook-timestamp ${2 * tolerance} s old`, (id, body) => beside(signatureHeaders(secret, id, nowSeconds() - 2 * tolerance, body), body)],
+  ]
+  const changed = {...f.project, name: 'medpanel verify-partner: a refused push must not change this'}
+  for (const [what, sign] of spoilt) {
+    await check(`4xx for a push with ${what}`, async () => {
+      const answer = await call('PUT', f.projectPath, changed, undefined, sign)
+      return answer.status >= 400 && answer.status < 500 ? true : `expected 4xx, got ${answer.status}${answer.text ? ` (${answer.text.slice(0, 120)})` : ''}`
+    })
+  }
+  await check('project unchanged by pushes with bad signatures', async () => echoes(await call('GET', f.projectPath), f.project))
+  const several: Signer = (id, body) => {
+    const headers = right(id, body)
+    return {...headers, 'webhook-signature': `${standardSignature(`${secret}-old`, id, Number(headers['webhook-timestamp']), body)} ${headers['webhook-signature']}`}
+  }
+  await check('push accepted when one of several webhook-signature values holds', async () => ok2xx(await call('PUT', f.projectPath, f.project, undefined, several)))
+}
+
+function withoutHeader(headers: Record<string, string>, name: string): Record<string, string> {
+  const {[name]: _left, ...rest} = headers
+  return rest
+}
+
+/**
  * Credentials last, on resources that now exist: a partner that skipped auth would answer 200
  * (or 404 on a missing resource) instead of 401, and the check names the endpoint.
  */
@@ -267,6 +319,10 @@ async function checkCredentials(f: Fixtures, kept: {updated: unknown; appended: 
     await check(`401 with wrong credentials: ${method} ${label}`, async () => expectStatus(await call(method, path, body, wrong), 401))
   }
   await check('members unchanged by refused calls', async () => echoes(await call('GET', membersPath), [updated, appended]))
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000)
 }
 
 function networkReason(error: unknown, timeoutMs: number): string {

@@ -15,7 +15,8 @@ import type {PartnerDb as Db} from './tables.js'
 import {nextAttemptDelay} from './outbox.js'
 import * as repo from './repository.js'
 import type {DeliveryRow} from './tables.js'
-import {basicAuthorization, signature} from './transport.js'
+import {basicAuthorization} from './transport.js'
+import {signatureHeaders} from './signatures.js'
 import {networkFailure, RefusedTarget, type Transport} from '../../http/outbound.js'
 import {partnerConfig} from './config.js'
 import {partnerMetrics} from './metrics.js'
@@ -234,7 +235,8 @@ export class DeliveryWorker {
     }
     // The CLI run or request that queued the change: the partner can log it beside its own lines.
     if (row.request_id) headers['x-request-id'] = row.request_id
-    if (client.signing_secret) headers['x-medpanel-signature'] = signature(unseal(this.keys, client.signing_secret), Math.floor(this.clock.now().getTime() / 1000), body)
+    // Signed at each attempt, so the time is this attempt's; webhook-id is the delivery id, the same on every retry.
+    if (client.signing_secret) Object.assign(headers, signatureHeaders(unseal(this.keys, client.signing_secret), row.id, Math.floor(this.clock.now().getTime() / 1000), body))
     const url = client.partner_url.replace(/\/+$/, '') + row.path
     let outcome: {ok: boolean; status?: number; error?: string}
     try {

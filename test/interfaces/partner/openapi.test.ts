@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {freshApp} from '../../helpers/app.js'
 
 describe('interface B in /openapi.json', () => {
-  it('documents every call medpanel makes to a partner as a webhook, with its body, delivery id and signature headers', async () => {
+  it('documents every call medpanel makes to a partner as a webhook, with its body, delivery id and signature headers, the Standard Webhooks ones included', async () => {
     const ctx = await freshApp()
     try {
       const doc = (await (await ctx.app.request('/openapi.json')).json()) as {
@@ -14,7 +14,7 @@ describe('interface B in /openapi.json', () => {
       for (const [name, item] of Object.entries(doc.webhooks)) {
         const [operation] = Object.values(item)
         const headers = (operation!.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)
-        expect(headers, name).toEqual(expect.arrayContaining(['x-medpanel-delivery', 'x-medpanel-signature']))
+        expect(headers, name).toEqual(expect.arrayContaining(['x-medpanel-delivery', 'x-medpanel-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']))
         expect(operation!.security, name).toEqual([{partnerBasic: []}])
         if (name !== 'deleteQuotaMember') expect(operation!.requestBody, name).toBeDefined()
       }

@@ -12,6 +12,7 @@ import {receiverTransaction} from './store.js'
 import type {ReceiverDatabase} from './tables.js'
 import type {HttpEnv} from '../../../http/env.js'
 import {jsonResponse, requestHeader} from '../../../http/fast.js'
+import {signatureProblem} from '../signatures.js'
 
 export interface ReceiverOptions {
   db: Kysely<ReceiverDatabase>
@@ -21,6 +22,8 @@ export interface ReceiverOptions {
   log?: (line: string) => void
   /** The shape of the log lines (partner-serve --log-format); text unless told. */
   logFormat?: LogFormat
+  /** The key of the client's signing secret (partner-serve --signing-secret): every write must then be signed with it. */
+  signingKey?: Uint8Array
 }
 
 /** HTTP Basic with the agreed pair; anything else is 401 (the spec's one fixed partner rule). */
@@ -34,6 +37,21 @@ export function partnerBasicAuth(username: string, password: string): Middleware
       return true
     },
   })
+}
+
+/**
+ * Writes must carry signatures made with `key` at a time near this partner's clock; anything
+ * else is refused with 400 before it is recorded or applied. Reads are the partner's own
+ * troubleshooting calls and go unsigned.
+ */
+export function signedWrites(key: Uint8Array, clock: Clock): MiddlewareHandler {
+  return async function checkSignatures(c, next) {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      const problem = signatureProblem(key, (name) => requestHeader(c, name), await c.req.text(), Math.floor(clock.now().getTime() / 1000))
+      if (problem) throw new AppError('bad_request', problem)
+    }
+    await next()
+  }
 }
 
 async function jsonBody(c: Context): Promise<unknown> {
@@ -60,6 +78,7 @@ export function receiverApp(options: ReceiverOptions): Hono<HttpEnv> {
   app.use(accessLog(logger.write, {format: logger.format, interfaceOf: (path) => (path === '/v1' || path.startsWith('/v1/') ? 'B' : null)}))
   app.get('/healthz', (c) => jsonResponse(c, {status: 'ok'}, 200))
   app.use('/v1/*', partnerBasicAuth(options.username, options.password))
+  if (options.signingKey) app.use('/v1/*', signedWrites(options.signingKey, clock))
   app.use('/v1/*', async function logWrite(c, next) {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       await receiverTransaction(db, (trx) =>
