@@ -208,6 +208,32 @@ describe('CORS for browser apps', () => {
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull()
   })
 
+  it("gives a confidential client's origins nothing at the token and revocation endpoints, and keeps UserInfo open to them", async () => {
+    // A confidential client authenticates with a secret, which never belongs in a browser: its
+    // own origin, and an origin it shares with a public client, are refused when it calls.
+    const confidential = await otherClient({redirect_uris: ['https://server.example/cb', `${APP_ORIGIN}/server-cb`]})
+    const basic = {authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.client_secret}`).toString('base64')}`}
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      const res = await preflight(path, 'https://server.example')
+      expect(res.headers.get('access-control-allow-origin'), path).toBeNull()
+      expect(res.headers.get('access-control-allow-methods'), path).toBeNull()
+    }
+    for (const origin of ['https://server.example', APP_ORIGIN]) {
+      const token = await ctx.app.request('/oauth/token', form({grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT}, {...basic, origin}))
+      expect(token.status, origin).toBe(400)
+      expect(token.headers.get('access-control-allow-origin'), origin).toBeNull()
+      const revoke = await ctx.app.request('/oauth/revoke', form({token: 'x'}, {...basic, origin}))
+      expect(revoke.status, origin).toBe(200)
+      expect(revoke.headers.get('access-control-allow-origin'), origin).toBeNull()
+    }
+    // UserInfo takes a bearer token, no client secret: a confidential client's origin may still read it.
+    const userinfo = await preflight('/oauth/userinfo', 'https://server.example')
+    expect(userinfo.status).toBe(204)
+    expect(userinfo.headers.get('access-control-allow-origin')).toBe('https://server.example')
+    // The public client's own origin is still answered at the token endpoint.
+    expect((await preflight('/oauth/token', APP_ORIGIN)).headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
+  })
+
   it('keeps discovery and the key set open to any origin, and sets no cookie on the CORS paths', async () => {
     const discovery = await ctx.app.request('/.well-known/openid-configuration', {headers: {origin: 'https://anyone.example'}})
     expect(discovery.headers.get('access-control-allow-origin')).toBe('*')
