@@ -125,7 +125,7 @@ describe('the code flow of a public client', () => {
     for (const id of [client.client_id, 'no-such-client']) {
       const res = await exchange(ctx, {grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT, client_id: id})
       expect(res.status).toBe(401)
-      expect(await res.json()).toEqual({error: 'invalid_client', error_description: 'client_secret is required'})
+      expect(await res.json()).toEqual({error: 'invalid_client', error_description: 'client authentication failed'})
     }
   })
 
