@@ -141,6 +141,32 @@ describe('the code flow of a public client', () => {
     expect((await ctx.app.request(authorizeUrl({...authorizeParams(client.client_id, pkce), redirect_uri: 'http://127.0.0.1:53123/native'}))).status).toBe(400)
   })
 
+  it('never takes port 0: refused at registration and update, and never matched at authorize', async () => {
+    const base = {name: 'App', url: APP_ORIGIN, logo_url: `${APP_ORIGIN}/l.png`, token_endpoint_auth_method: 'none' as const}
+    for (const uri of ['http://127.0.0.1:0/native', 'http://[::1]:0/native', 'https://spa.example:0/callback', 'http://127.0.0.1:00/native']) {
+      const refused = await rejectionOf(registerClient(ctx.store, {...base, redirect_uris: [SPA_REDIRECT, uri]}, ctx.clock.now()), AppError)
+      expect(refused.message, uri).toBe('redirect_uris[1]: must not name port 0 (no app listens there; register a loopback URI without a port to match any)')
+      const update = await rejectionOf(updateClient(ctx.store, clientId, {redirect_uris: [uri]}, ctx.clock.now()), AppError)
+      expect(update.message, uri).toMatch(/^redirect_uris\[0\]: must not name port 0/)
+      const logout = await rejectionOf(updateClient(ctx.store, clientId, {post_logout_redirect_uris: [uri]}, ctx.clock.now()), AppError)
+      expect(logout.message, uri).toMatch(/^post_logout_redirect_uris\[0\]: must not name port 0/)
+    }
+    expect((await ctx.db.selectFrom('clients').select('id').execute()).length).toBe(1)
+    // The registered loopback URI matches any port but 0, which no app can listen on.
+    const res = await ctx.app.request(authorizeUrl({...authorizeParams(clientId, pkce), redirect_uri: 'http://127.0.0.1:0/native'}))
+    expect(res.status).toBe(400)
+    expect(res.headers.get('location')).toBeNull()
+    // Nor is one stored by an earlier release matched, even byte for byte.
+    await ctx.db
+      .updateTable('clients')
+      .set({redirect_uris: JSON.stringify(['http://127.0.0.1:0/native'])})
+      .where('id', '=', clientId)
+      .execute()
+    const stored = await ctx.app.request(authorizeUrl({...authorizeParams(clientId, pkce), redirect_uri: 'http://127.0.0.1:0/native'}))
+    expect(stored.status).toBe(400)
+    expect(stored.headers.get('location')).toBeNull()
+  })
+
   it("sends a native app's code to its private-use scheme", async () => {
     const location = await decide(ctx, {...authorizeParams(clientId, pkce), redirect_uri: 'com.example.app:/callback'})
     expect(location.protocol).toBe('com.example.app:')
