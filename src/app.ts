@@ -6,6 +6,8 @@ import {AppError} from './errors.js'
 import {httpVariables} from './http/env.js'
 import {accessLog, matchedRoute, stderrLog} from './http/access-log.js'
 import {createLogger, type Logger} from './lib/log.js'
+import {printable} from './lib/printable.js'
+import {config} from './config.js'
 import {forwardedFor} from './http/client-address.js'
 import {hostCheck, serviceOrigin} from './http/allowed-hosts.js'
 import {renderMessage, toAppError} from './http/error-shape.js'
@@ -190,7 +192,31 @@ function answerErrors(app: OpenAPIHono, logger: Logger, interfaceOf: (path: stri
         error: detail,
       })
     }
+    if (appError.logged) logRefusal(logger, c, appError, interfaceOf)
     const render = httpVariables(c).get('renderError') ?? renderMessage
     return render(c, appError)
+  })
+}
+
+/**
+ * A refusal whose answer keeps its reason from the caller: the reason goes to the operator's log,
+ * on its own line with the request id (the answer's X-Request-Id), so the two can be matched.
+ */
+function logRefusal(logger: Logger, c: Context, error: AppError, interfaceOf: (path: string) => string | null): void {
+  const id = httpVariables(c).get('requestId') ?? '-'
+  const route = matchedRoute(c)
+  // The reason may quote the request (a client_id): kept on its line and bounded.
+  const kept = (text: string) => printable(text).slice(0, config.http.loggedReasonMaxChars)
+  const reason = kept(error.logged!.reason)
+  const fields = Object.fromEntries(Object.entries(error.logged!.fields ?? {}).map(([name, value]) => [name, kept(value)]))
+  const named = Object.entries(fields).map(([name, value]) => ` ${name}=${value}`)
+  logger.log('warn', `refused id=${id} ${c.req.method} ${route ?? '-'} ${error.code}${named.join('')}: ${reason}`, 'request refused', {
+    request_id: id,
+    interface: interfaceOf(route ?? c.req.path),
+    route,
+    method: c.req.method,
+    error: error.code,
+    ...fields,
+    reason,
   })
 }

@@ -25,6 +25,12 @@ export const config = {
      * from costing memory.
      */
     requestBodyLimitBytes: 16 * 1024,
+    /**
+     * Characters of a refusal's reason (and of each of its fields) that its log line keeps: a
+     * reason may quote what the caller sent (a client_id of up to 2 KB), and one line per refused
+     * request must stay a line, not a copy of the request.
+     */
+    loggedReasonMaxChars: 500,
     /** Node's server limits: slow-header and slow-body senders are cut off (slowloris). */
     server: {
       headersTimeoutMs: 10_000,

@@ -101,7 +101,19 @@ export interface AppErrorOptions {
   details?: string
   /** For browser flows: answer by sending this back to the client (an OAuth error in the authorization response). */
   clientReturn?: ClientReturn
+  /**
+   * For a refusal whose answer says less than the operator needs (a client that failed to
+   * authenticate is told nothing of why): the real reason, written to the log by `app.onError`
+   * with the request id, and any fields for its JSON line. Never a secret.
+   */
+  logged?: LoggedReason
   cause?: unknown
+}
+
+/** The reason of a refusal that goes to the log only (see AppErrorOptions.logged). */
+export interface LoggedReason {
+  readonly reason: string
+  readonly fields?: Readonly<Record<string, string>>
 }
 
 export class AppError extends Error {
@@ -111,6 +123,7 @@ export class AppError extends Error {
   readonly challenge: Challenge | undefined
   readonly details: string | undefined
   readonly clientReturn: ClientReturn | undefined
+  readonly logged: LoggedReason | undefined
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
@@ -121,6 +134,7 @@ export class AppError extends Error {
     this.challenge = options.challenge
     this.details = options.details
     this.clientReturn = options.clientReturn
+    this.logged = options.logged
   }
 }
 

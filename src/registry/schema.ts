@@ -62,8 +62,17 @@ function partnerUrlIssue(c: {partner_url?: string | null; allow_insecure_partner
 }
 
 /**
+ * Whether a URI names port 0 (written `:0`, `:00`, …): the port a program asks the system for when
+ * it wants any free one, so nothing ever listens there and a browser cannot be sent to it.
+ */
+export function namesPortZero(uri: string): boolean {
+  return URL.canParse(uri) && new URL(uri).port === '0'
+}
+
+/**
  * A redirect URI is compared byte for byte at authorize time, so it must be absolute, carry no
- * fragment (RFC 6749 §3.1.2) and use https — plain http is allowed only on loopback hosts.
+ * fragment (RFC 6749 §3.1.2) and use https — plain http is allowed only on loopback hosts — on
+ * a port a browser can reach: never 0.
  */
 export const redirectUri = z
   .string()
@@ -76,6 +85,7 @@ export const redirectUri = z
     const url = new URL(v)
     return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url)) || isPrivateUseRedirect(v)
   }, 'must use https (http is allowed only for loopback hosts)')
+  .refine((v) => !namesPortZero(v), 'must not name port 0 (no app listens there; register a loopback URI without a port to match any)')
 
 /**
  * Where RP-initiated logout (OpenID Connect) may send the browser afterwards: compared byte for

@@ -79,6 +79,19 @@ describe('client and member commands', () => {
     expect(cliJson<unknown[]>(['list-clients', ...base])).toHaveLength(before)
   })
 
+  it('refuses a redirect URI on port 0, at register-client and update-client, with one line, changing nothing', () => {
+    const id = registerAcme()
+    const before = cli(['show-client', id, ...base, '--json']).stdout
+    const portZero = /redirect_uris\[0\]: must not name port 0 \(no app listens there; register a loopback URI without a port to match any\)$/
+    expectUserError(
+      cli(['register-client', ...base, '--name', 'X', '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', '--redirect-uri', 'http://127.0.0.1:0/cb']),
+      portZero,
+    )
+    expectUserError(cli(['update-client', id, ...base, '--redirect-uri', 'http://127.0.0.1:0/cb']), portZero)
+    expect(cliJson<unknown[]>(['list-clients', ...base])).toHaveLength(1)
+    expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
+  })
+
   it('refuses a site URL that is no URL, and a partner client without its partner URL, with one line naming the field, and stores nothing', () => {
     const before = cliJson<unknown[]>(['list-clients', ...base]).length
     expectUserError(

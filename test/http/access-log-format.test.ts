@@ -80,6 +80,28 @@ describe('log formats', () => {
     expect(text[1]).toMatch(/ GET \/healthz 500 .* id=boom-1 addr=-$/)
   })
 
+  it('a client that failed to authenticate gets a warn line with the reason its answer leaves out, kept on one line, without the secret', async () => {
+    const body = new URLSearchParams({grant_type: 'client_credentials', client_id: 'nobody\nforged line', client_secret: 'not-the-secret'})
+    const init = {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'who-1'}}
+    const json = (await logged('json', '/oauth/token', init)).map((line) => JSON.parse(line))
+    expect(json[0]).toEqual({
+      time: expect.any(String),
+      level: 'warn',
+      msg: 'request refused',
+      request_id: 'who-1',
+      interface: 'A',
+      route: '/oauth/token',
+      method: 'POST',
+      error: 'invalid_client',
+      client_id: 'nobody\\u000aforged line',
+      reason: 'unknown client or wrong secret',
+    })
+    expect(json[1]).toMatchObject({msg: 'request', request_id: 'who-1', status: 401})
+    const text = await logged('text', '/oauth/token', {...init, body: new URLSearchParams(body)})
+    expect(text[0]).toBe('refused id=who-1 POST /oauth/token invalid_client client_id=nobody\\u000aforged line: unknown client or wrong secret')
+    expect(text.join('\n')).not.toContain('not-the-secret')
+  })
+
   describe('the reference partner', () => {
     let partnerStore: ReceiverStore
     beforeAll(async () => {

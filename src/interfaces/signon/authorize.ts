@@ -9,6 +9,7 @@ import {randomToken} from '../../lib/ids.js'
 import {findClient} from '../../registry/repository.js'
 import {getMemberRow, hasGrant} from '../../registry/service.js'
 import type {Client} from '../../registry/tables.js'
+import {namesPortZero} from '../../registry/schema.js'
 import type {Metrics} from '../../metrics/metrics.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
@@ -169,9 +170,11 @@ export function redirectMatches(client: Client, uri: string): boolean {
 
 /**
  * Whether `uri` is one of `listed`, byte for byte; with `anyLoopbackPort`, a listed loopback IP
- * address (http://127.0.0.1 or http://[::1]) matches on any port.
+ * address (http://127.0.0.1 or http://[::1]) matches on any port. Never a URI on port 0, which
+ * registration refuses and nothing listens on, even one an earlier release stored.
  */
 export function uriListed(listed: readonly string[], uri: string, anyLoopbackPort: boolean): boolean {
+  if (namesPortZero(uri)) return false
   if (listed.includes(uri)) return true
   if (!anyLoopbackPort || !URL.canParse(uri)) return false
   const asked = new URL(uri)

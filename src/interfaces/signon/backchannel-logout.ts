@@ -5,7 +5,7 @@ import {newUuid} from '../../lib/ids.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import * as deliveries from './logout-repository.js'
-import {type EndedSession, endSessions, insertIdTokenSession, takeLogoutAudience, voidedSessions} from './repository.js'
+import {type EndedSession, endSessions, insertIdTokenSession, type LogoutAudienceRow, takeLogoutAudience, voidedSessions} from './repository.js'
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: every client that got an ID token in a sign-in session
@@ -20,9 +20,39 @@ export async function noteIdToken(db: Db, sid: string, clientId: string, memberI
   await insertIdTokenSession(db, {sid, client_id: clientId, member_id: memberId, created_at: iso(now)})
 }
 
+/** The sid of a logout token that names the member alone (logout_deliveries.sid holds no NULL). */
+export const NO_SID = ''
+
+/** One logout token to queue: to whom, naming which member and which session (NO_SID: every one). */
+interface Logout {
+  client_id: string
+  member_id: number
+  sid: string
+}
+
 /**
- * Queues a logout token for every client that got an ID token in the sessions that just ended and
- * has a back-channel logout URI. Call inside the transaction that ended them.
+ * The logout tokens one session end owes: one per client and sid to a client that registered
+ * backchannel_logout_session_required, since it keeps its sessions by sid; one per client and
+ * member to the others, however many of the member's sessions ended together (several sign-ins
+ * within seconds, several browsers, "sign out everywhere"). That one names the sid when a single
+ * session ended, and the member alone when several did: the spec's sub-only token, which a client
+ * that does not require sid reads as every session of that member.
+ */
+export function logoutsOf(audience: readonly LogoutAudienceRow[]): Logout[] {
+  const owed = new Map<string, Logout>()
+  for (const row of audience) {
+    const key = row.session_required === 1 ? `sid ${row.client_id} ${row.sid}` : `sub ${row.client_id} ${row.member_id}`
+    const earlier = owed.get(key)
+    if (earlier === undefined) owed.set(key, {client_id: row.client_id, member_id: row.member_id, sid: row.sid})
+    else if (earlier.sid !== row.sid) earlier.sid = NO_SID
+  }
+  return [...owed.values()]
+}
+
+/**
+ * Queues the logout tokens the sessions that just ended owe (logoutsOf) to the clients that got an
+ * ID token in them and have a back-channel logout URI. Call inside the transaction that ended
+ * them, with every session that end covers, so each client is told once.
  */
 export async function enqueueLogouts(db: Db, ended: EndedSession[], now: Date): Promise<void> {
   const audience = await takeLogoutAudience(
@@ -35,7 +65,7 @@ export async function enqueueLogouts(db: Db, ended: EndedSession[], now: Date): 
   if (Math.random() < 0.05) await deliveries.deleteFinished(db, iso(new Date(now.getTime() - signonConfig.backchannelLogout.keepSeconds * 1000)))
   await deliveries.insertDeliveries(
     db,
-    audience.map((row) => ({
+    logoutsOf(audience).map((row) => ({
       id: newUuid(),
       client_id: row.client_id,
       member_id: row.member_id,

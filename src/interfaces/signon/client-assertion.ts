@@ -1,7 +1,7 @@
 import {createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTVerifyGetKey, jwtVerify} from 'jose'
 import {config} from '../../config.js'
 import {signonConfig} from './config.js'
-import {AppError} from '../../errors.js'
+import {clientAuthFailed} from './client-auth-failure.js'
 import {iso} from '../../lib/clock.js'
 import {CLIENT_ASSERTION_ALGS, jwksSchema} from '../../registry/client-keys.js'
 import type {Client} from '../../registry/tables.js'
@@ -16,9 +16,11 @@ import {spendJti} from './repository.js'
  *
  * The checks, in order: signed by one of the client's keys with ES256, PS256 or RS256 (never
  * `none`, never HMAC, whatever the header says); `iss` and `sub` the client id; `aud` this
- * issuer or the endpoint called; `exp` passed by none and at most five minutes ahead; a `jti` never
- * presented before (kept in the store until the assertion expires, so it holds across every
- * `serve` on the store).
+ * issuer or the endpoint called; `exp` not passed (clock skew forgiven) and at most
+ * clientAssertionMaxSeconds ahead; `iat`, when present, no further ahead than the clock skew; a
+ * `jti` never presented before (kept in the store until the assertion expires, so it holds across
+ * every `serve` on the store). Every refusal answers the same (client-auth-failure.ts); its reason
+ * is for the log, and never quotes the assertion.
  */
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
@@ -30,7 +32,10 @@ export interface PresentedAssertion {
   audiences: string[]
 }
 
-const invalid = (why: string) => new AppError('invalid_client', `client_assertion: ${why}`)
+const invalid = (why: string, clientId?: string) => clientAuthFailed(`client_assertion: ${why}`, clientId)
+
+/** A client's keys that could not be had (its jwks_uri failed, or it registered none): a reason for the log. */
+class KeysUnavailable extends Error {}
 
 /** The client an assertion says it comes from (iss), read before its signature is checked, only to find the keys that check it. */
 export function assertionIssuer(assertion: string): string {
@@ -44,7 +49,7 @@ export function assertionIssuer(assertion: string): string {
   return claims.iss
 }
 
-/** Checks `assertion` for `client` (whose method is private_key_jwt); throws invalid_client with the reason. */
+/** Checks `assertion` for `client` (whose method is private_key_jwt); throws invalid_client, with the reason for the log. */
 export async function verifyClientAssertion(db: Db, client: Client, assertion: PresentedAssertion, now: Date): Promise<void> {
   const skew = signonConfig.clockSkewSeconds
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
@@ -59,17 +64,18 @@ export async function verifyClientAssertion(db: Db, client: Client, assertion: P
       requiredClaims: ['exp', 'jti'],
     }))
   } catch (error) {
-    // Refusals of ours (a jwks_uri that could not be read) say their own reason.
-    if (error instanceof AppError) throw error
-    throw invalid(failure(error))
+    throw invalid(failure(error), client.id)
   }
   const seconds = now.getTime() / 1000
   const max = signonConfig.clientAssertionMaxSeconds
-  if (payload.exp! > seconds + max + skew) throw invalid(`expires too far ahead: at most ${max} seconds from now`)
+  // Exactly as documented: no skew on top, so an assertion is never good for longer than max.
+  if (payload.exp! > seconds + max) throw invalid(`expires too far ahead: at most ${max} seconds from now`, client.id)
+  // An assertion issued in the future was made to be kept and used later: refused like a long exp.
+  if (payload.iat !== undefined && payload.iat > seconds + skew) throw invalid(`iat is more than ${skew} seconds in the future`, client.id)
   const jti = payload.jti!
-  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalid('jti must be a string of 1 to 256 characters')
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalid('jti must be a string of 1 to 256 characters', client.id)
   const fresh = await spendJti(db, {purpose: 'client_assertion', client_id: client.id, jti, expires_at: iso(new Date((payload.exp! + skew) * 1000))}, iso(now))
-  if (!fresh) throw invalid('this jti was presented before: an assertion is used once')
+  if (!fresh) throw invalid('this jti was presented before: an assertion is used once', client.id)
 }
 
 /** Why jose refused an assertion, in words a client's developer can act on. */
@@ -82,6 +88,7 @@ function failure(error: unknown): string {
   if (error instanceof errors.JWKSMultipleMatchingKeys) return 'several keys of the client match: give a kid'
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the signature is not by any of the client's keys"
   if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'not a well-formed signed JWT'
+  if (error instanceof KeysUnavailable) return error.message
   return (error as Error).message
 }
 
@@ -105,7 +112,7 @@ function keysOf(client: Client, now: number): JWTVerifyGetKey {
     }
     return set
   }
-  if (client.jwks_uri === null) throw invalid('the client has no registered keys')
+  if (client.jwks_uri === null) throw new KeysUnavailable('the client has no registered keys')
   const uri = client.jwks_uri
   return async (header, token) => {
     let fetched = await remoteSet(uri, false, now)
@@ -166,17 +173,17 @@ async function fetchSet(uri: string, now: number): Promise<RemoteSet> {
       maxBodyBytes: signonConfig.clientJwksMaxBytes,
     })
   } catch (error) {
-    throw invalid(`the client's jwks_uri could not be read: ${(error as Error).message}`)
+    throw new KeysUnavailable(`the client's jwks_uri could not be read: ${(error as Error).message}`)
   }
-  if (answer.status !== 200) throw invalid(`the client's jwks_uri answered ${answer.status}`)
-  if (answer.truncated) throw invalid(`the client's jwks_uri answered more than ${signonConfig.clientJwksMaxBytes} bytes`)
+  if (answer.status !== 200) throw new KeysUnavailable(`the client's jwks_uri answered ${answer.status}`)
+  if (answer.truncated) throw new KeysUnavailable(`the client's jwks_uri answered more than ${signonConfig.clientJwksMaxBytes} bytes`)
   let parsed: unknown
   try {
     parsed = JSON.parse(answer.body)
   } catch {
-    throw invalid("the client's jwks_uri did not answer JSON")
+    throw new KeysUnavailable("the client's jwks_uri did not answer JSON")
   }
   const checked = jwksSchema.safeParse(parsed)
-  if (!checked.success) throw invalid(`the client's jwks_uri did not answer a JWK Set of public signing keys: ${checked.error.issues[0]?.message ?? 'invalid'}`)
+  if (!checked.success) throw new KeysUnavailable(`the client's jwks_uri did not answer a JWK Set of public signing keys: ${checked.error.issues[0]?.message ?? 'invalid'}`)
   return {keys: createLocalJWKSet(checked.data as JSONWebKeySet), fetchedAt: now}
 }

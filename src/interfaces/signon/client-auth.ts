@@ -1,4 +1,5 @@
 import {AppError} from '../../errors.js'
+import {clientAuthFailed} from './client-auth-failure.js'
 import {narrow, narrowParts, type StoreParts} from '../../store/database.js'
 import {type PresentedAssertion, verifyClientAssertion} from './client-assertion.js'
 import {findClient} from '../../registry/repository.js'
@@ -31,9 +32,9 @@ export function isPublicClient(client: Pick<Client, 'token_endpoint_auth_method'
 /**
  * The client the credentials prove, or invalid_client; an expired client's account proves nothing.
  * A request without a secret proves a public client by its id alone (token_endpoint_auth_method
- * none): what it may do is bound by PKCE and its exact redirect URIs instead. Any other client
- * named without a secret, known or not, gets the same refusal, so the answer tells nothing of
- * which confidential clients exist.
+ * none): what it may do is bound by PKCE and its exact redirect URIs instead. Every refusal says
+ * the same (client-auth-failure.ts), so the answer tells nothing of which clients exist, which
+ * are public or how they authenticate; the log says why.
  */
 export async function requireClient(store: StoreParts<Db>, credentials: ClientCredentials, now: Date): Promise<Client> {
   const client = credentials.assertion
@@ -41,8 +42,8 @@ export async function requireClient(store: StoreParts<Db>, credentials: ClientCr
     : credentials.clientSecret === undefined
       ? await publicClient(store.reader, credentials.clientId)
       : await authenticateClient(narrowParts(store), credentials.clientId, credentials.clientSecret, {now, address: credentials.address, metrics: credentials.metrics})
-  if (!client) throw new AppError('invalid_client', 'client authentication failed: unknown client or wrong secret')
-  if (client.expired_at !== null) throw new AppError('invalid_client', 'client account has expired')
+  if (!client) throw clientAuthFailed('unknown client or wrong secret', credentials.clientId)
+  if (client.expired_at !== null) throw clientAuthFailed('the client account has expired', credentials.clientId)
   return client
 }
 
@@ -54,7 +55,10 @@ export async function requireClient(store: StoreParts<Db>, credentials: ClientCr
 async function assertedClient({db, reader}: StoreParts<Db>, clientId: string, assertion: PresentedAssertion, now: Date): Promise<Client> {
   const client = await findClient(narrow(reader), clientId)
   if (client?.token_endpoint_auth_method !== 'private_key_jwt') {
-    throw new AppError('invalid_client', 'client authentication failed: unknown client, or one that does not authenticate with private_key_jwt')
+    throw clientAuthFailed(
+      client === undefined ? 'client_assertion for an unknown client' : `client_assertion from a client registered for ${client.token_endpoint_auth_method}`,
+      clientId,
+    )
   }
   await verifyClientAssertion(db, client, assertion, now)
   return client
@@ -62,7 +66,8 @@ async function assertedClient({db, reader}: StoreParts<Db>, clientId: string, as
 
 async function publicClient(reader: Db, clientId: string): Promise<Client> {
   const client = await findClient(narrow(reader), clientId)
-  if (!client || !isPublicClient(client)) throw new AppError('invalid_client', 'client_secret is required')
+  if (!client) throw clientAuthFailed('unknown client, named without a secret', clientId)
+  if (!isPublicClient(client)) throw clientAuthFailed(`no credentials from a client registered for ${client.token_endpoint_auth_method}`, clientId)
   return client
 }
 

@@ -7,6 +7,7 @@ import {resolveRefreshToken, resolveToken} from '../../grants/service.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonDb as Db} from './tables.js'
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
+import {clientAuthFailed} from './client-auth-failure.js'
 import {refreshKeyRefusal} from './refresh-tokens.js'
 
 /**
@@ -51,7 +52,8 @@ export type Introspection =
 export async function introspect(store: StoreParts<Db>, credentials: ClientCredentials, token: string | undefined, now: Date, hint?: string | undefined): Promise<Introspection> {
   const client = await requireClient(store, credentials, now)
   // Introspection is for a client's servers (RFC 7662 §2.1), which can keep a secret.
-  if (isPublicClient(client)) throw new AppError('invalid_client', 'a public client cannot introspect tokens; introspect from a server with a confidential client')
+  // Answered as any failed authentication, so introspection cannot tell public clients apart.
+  if (isPublicClient(client)) throw clientAuthFailed('a public client cannot introspect tokens', client.id)
   if (!token) throw new AppError('invalid_request', 'token is required')
   const kinds = hint === 'refresh_token' ? [describeRefreshToken, describeAccessToken] : [describeAccessToken, describeRefreshToken]
   for (const describe of kinds) {

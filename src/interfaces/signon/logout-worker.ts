@@ -13,7 +13,7 @@ import {findClient} from '../../registry/repository.js'
 import type {Metrics} from '../../metrics/metrics.js'
 import type {Kysely} from 'kysely'
 import type {SignonView as Database} from './tables.js'
-import {endVoidedSessions} from './backchannel-logout.js'
+import {endVoidedSessions, NO_SID} from './backchannel-logout.js'
 import * as repo from './logout-repository.js'
 import {issueLogoutToken} from './oidc.js'
 import type {LogoutDeliveryRow} from './tables.js'
@@ -131,7 +131,7 @@ export class LogoutWorker {
       clientId: client.id,
       alg: client.id_token_alg,
       sub: String(row.member_id),
-      sid: row.sid,
+      sid: row.sid === NO_SID ? null : row.sid,
       jti: row.id,
       now: clock.now(),
     })

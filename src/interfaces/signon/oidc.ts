@@ -128,7 +128,8 @@ export interface LogoutTokenInput {
   /** The client's ID-token algorithm: its logout tokens are signed alike, with the same keys. */
   alg: string
   sub: string
-  sid: string
+  /** The ended session; null for a token naming the member alone (several sessions ended together). */
+  sid: string | null
   /** The delivery's id: the same on every retry, so the client can drop a duplicate. */
   jti: string
   now: Date
@@ -142,7 +143,7 @@ export interface LogoutTokenInput {
 export async function issueLogoutToken(store: StoreParts<Db>, input: LogoutTokenInput): Promise<string> {
   const {alg, key} = await clientSigningKey(store, input.alg, input.now)
   const iat = Math.floor(input.now.getTime() / 1000)
-  return new SignJWT({sid: input.sid, events: {[BACKCHANNEL_LOGOUT_EVENT]: {}}})
+  return new SignJWT({...(input.sid === null ? {} : {sid: input.sid}), events: {[BACKCHANNEL_LOGOUT_EVENT]: {}}})
     .setProtectedHeader({alg, kid: key.kid, typ: 'logout+jwt'})
     .setIssuer(input.issuer)
     .setAudience(input.clientId)

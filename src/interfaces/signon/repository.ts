@@ -53,6 +53,18 @@ export async function voidedSessions(db: Db, now: string): Promise<string[]> {
   return rows.map((row) => row.id_hash)
 }
 
+/** Ends every live session of a member ("sign out everywhere"); answers those it ended. */
+export async function endMemberSessions(db: Db, memberId: number, now: string): Promise<EndedSession[]> {
+  return db
+    .updateTable('signin_sessions')
+    .set({ended_at: now, expires_at: now})
+    .where('member_id', '=', memberId)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['sid', 'member_id'])
+    .execute()
+}
+
 /** Ends the given sessions that are still live; answers those it ended. */
 export async function endSessions(db: Db, idHashes: string[], now: string): Promise<EndedSession[]> {
   return db
@@ -74,16 +86,19 @@ export async function insertIdTokenSession(db: Db, row: IdTokenSessionRow): Prom
     .execute()
 }
 
+/** A client to tell of an ended session, and whether it registered that its logout tokens need the sid. */
+export type LogoutAudienceRow = IdTokenSessionRow & {session_required: number}
+
 /**
  * Takes the clients that got an ID token in these sessions and can hear of a logout (a
  * back-channel logout URI, not expired); the records go, each session ends once.
  */
-export async function takeLogoutAudience(db: Db, sids: string[]): Promise<IdTokenSessionRow[]> {
+export async function takeLogoutAudience(db: Db, sids: string[]): Promise<LogoutAudienceRow[]> {
   if (sids.length === 0) return []
   const rows = await db
     .selectFrom('id_token_sessions as t')
     .innerJoin('clients as c', 'c.id', 't.client_id')
-    .select(['t.sid', 't.client_id', 't.member_id', 't.created_at'])
+    .select(['t.sid', 't.client_id', 't.member_id', 't.created_at', 'c.backchannel_logout_session_required as session_required'])
     .where('t.sid', 'in', sids)
     .where('c.backchannel_logout_uri', 'is not', null)
     .where('c.expired_at', 'is', null)

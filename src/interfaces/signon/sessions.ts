@@ -5,6 +5,7 @@ import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import {randomToken} from '../../lib/ids.js'
 import {findMember} from '../../registry/repository.js'
+import {endMemberSessions} from '../../registry/service.js'
 import type {MemberRow} from '../../registry/tables.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
@@ -19,16 +20,16 @@ export const SESSION_SECONDS = signonConfig.sessionSeconds
  * new at every sign-in, stored only as its SHA-256. The session this browser presented, if any,
  * ends first (whoever it was for), so a sign-in never keeps or reuses an id the browser had before.
  * Spent sessions are swept at each sign-in, so the table holds about one row per sign-in of the
- * last SESSION_SECONDS. The session's sid (ID and logout tokens) is random too, and public.
+ * last SESSION_SECONDS. The session's sid (ID and logout tokens) is random too, and public; the
+ * same member signing in again on this browser keeps it (see replaceSession).
  */
 export async function openSession(db: Kysely<Database>, memberId: number, replacing: string | undefined, now: Date): Promise<string> {
   const id = randomToken(32)
   const stamp = iso(now)
   await writeTransaction(db, async (trx) => {
-    // The replaced session ended: its clients hear of it (back-channel logout) like at a sign-out.
-    if (replacing !== undefined) await enqueueLogouts(trx, await repo.endSession(trx, sha256(replacing), stamp), now)
+    const kept = replacing === undefined ? null : await replaceSession(trx, replacing, memberId, now)
     const expires = iso(new Date(now.getTime() + SESSION_SECONDS * 1000))
-    await repo.insertSession(trx, {id_hash: sha256(id), member_id: memberId, created_at: stamp, expires_at: expires, sid: randomToken(16)})
+    await repo.insertSession(trx, {id_hash: sha256(id), member_id: memberId, created_at: stamp, expires_at: expires, sid: kept ?? randomToken(16)})
   })
   // Its own statement, outside the transaction: two sign-ins sweeping the same rows never conflict.
   await repo.deleteSpentSessions(db, stamp)
@@ -46,6 +47,36 @@ export async function endEverySession(db: Kysely<Database>, now: Date): Promise<
     const ended = await repo.endEverySession(trx, iso(now))
     await enqueueLogouts(trx, ended, now)
     return ended.length
+  })
+}
+
+/**
+ * Ends the session a browser presented at a sign-in; answers the sid the new session keeps, if any.
+ * The member of a live session signing in again (prompt=login, max_age, the form sent twice within
+ * seconds) continues it, as node-oidc-provider does: the cookie's id is new, but the sid stays, so
+ * the clients' sessions under it stay good and nobody is told of an end, and its ending later
+ * tells each client once. Another member's session, or one a password change or deactivation
+ * voided, ends, and its clients hear of it (back-channel logout) as at a sign-out.
+ */
+async function replaceSession(trx: Kysely<Database>, replacing: string, memberId: number, now: Date): Promise<string | null> {
+  const current = await sessionMember(trx, replacing, now)
+  const ended = await repo.endSession(trx, sha256(replacing), iso(now))
+  // Kept only by the sign-in that ended it: two at once cannot both carry the sid on.
+  const sid = current?.member.id === memberId ? current.sid : null
+  if (sid !== null && ended.some((session) => session.sid === sid)) return sid
+  await enqueueLogouts(trx, ended, now)
+  return null
+}
+
+/**
+ * "Sign out everywhere": the member's timestamp voids every device cookie and any session still
+ * being opened, and every live session of the member ends now, in the same transaction, so the
+ * clients hear of it as one session end (one logout token each: see backchannel-logout.ts).
+ */
+export async function signOutEverywhere(db: Kysely<Database>, memberId: number, now: Date): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    await endMemberSessions(narrow(trx), memberId, now)
+    await enqueueLogouts(trx, await repo.endMemberSessions(trx, memberId, iso(now)), now)
   })
 }
 

@@ -36,6 +36,7 @@ export interface LogoutDeliveryTable {
   client_id: string
   /** The token's sub. */
   member_id: number
+  /** The token's sid; empty (NO_SID) for a token naming the member alone (backchannel-logout.ts, logoutsOf). */
   sid: string
   status: LogoutDeliveryStatus
   attempts: ColumnType<number, number | undefined, number>

@@ -5,10 +5,10 @@ import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
 import {LogoutWorker} from '../../../src/interfaces/signon/logout-worker.js'
 import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.js'
 import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
-import {type RegisteredClient, updateMember} from '../../../src/registry/service.js'
+import {addMember, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {LogoutReceiver} from '../../helpers/logout-receiver.js'
-import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, REDIRECT, setupClientAndMember, signIn} from './flow.js'
+import {authorizeParams, csrfOf, type CookieJar, exchange, ORIGIN, PASSWORD, REDIRECT, setupClientAndMember, signIn} from './flow.js'
 import {registerTestClient} from '../../helpers/clients.js'
 import {storeMetrics} from '../../../src/instrument.js'
 import {moved, scrape} from '../../helpers/metrics.js'
@@ -56,8 +56,14 @@ const oidc = (clientId = client.client_id, extra: Record<string, string> = {}) =
 async function codeFlow(who: RegisteredClient = client, jar?: CookieJar, extra: Record<string, string> = {}) {
   const params = oidc(who.client_id, extra)
   let allowed: Response
-  if (jar) allowed = jar.take(await ctx.app.request(`/oauth/authorize?${new URLSearchParams(params)}`, {headers: jar.header()}))
-  else {
+  if (jar) {
+    allowed = jar.take(await ctx.app.request(`/oauth/authorize?${new URLSearchParams(params)}`, {headers: jar.header()}))
+    // Signed in, but this client was not allowed yet: the consent page.
+    if (allowed.status === 200) {
+      const csrf = csrfOf(await allowed.text())
+      allowed = jar.take(await ctx.app.request('/oauth/authorize', form({...params, csrf_token: csrf, decision: 'allow'}, {...jar.header(), origin: ORIGIN})))
+    }
+  } else {
     const signed = await signIn(ctx, params)
     jar = signed.jar
     allowed = jar.take(await ctx.app.request('/oauth/authorize', form({...params, csrf_token: signed.csrf, decision: 'allow'}, {...jar.header(), origin: ORIGIN})))
@@ -67,6 +73,20 @@ async function codeFlow(who: RegisteredClient = client, jar?: CookieJar, extra: 
   const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: who.client_id, client_secret: who.client_secret})
   expect(res.status).toBe(200)
   return {tokens: (await res.json()) as {access_token: string; id_token: string; refresh_token?: string}, jar}
+}
+
+/**
+ * Signs in again on the browser of `jar` as `email` (prompt=login, the sign-in form), then the
+ * code flow for `who` on that browser: the tokens.
+ */
+async function signInAgain(jar: CookieJar, who: RegisteredClient = client, email = 'ana@clinic.example') {
+  const params = oidc(who.client_id, {prompt: 'login'})
+  const page = jar.take(await ctx.app.request(`/oauth/authorize?${new URLSearchParams(params)}`, {headers: jar.header()}))
+  expect(page.status).toBe(200)
+  const csrf = csrfOf(await page.text())
+  const signedIn = jar.take(await ctx.app.request('/oauth/session', form({...params, csrf_token: csrf, email, password: PASSWORD}, {...jar.header(), origin: ORIGIN})))
+  expect(signedIn.status).toBe(303)
+  return (await codeFlow(who, jar)).tokens
 }
 
 async function keys() {
@@ -197,6 +217,77 @@ describe('back-channel logout', () => {
     expect(await endEverySession(ctx.db, ctx.clock.now())).toBe(1)
     await worker.drain()
     expect((await verifyLogoutToken(receiver.tokens[0]!)).payload.sid).toBe(decodeJwt(tokens.id_token).sid)
+  })
+
+  it('sends one logout token per session end: per sid to a client that requires sid, per member to one that does not', async () => {
+    const subReceiver = await new LogoutReceiver().start()
+    try {
+      const subOnly = await registerTestClient(ctx.store, {name: 'Sub only', redirect_uris: [REDIRECT], backchannel_logout_uri: subReceiver.url}, ctx.clock.now())
+      // The member signs in to both clients three times within the same second, in three browsers,
+      // and gets two ID tokens for the same client in the last one.
+      const sids: unknown[] = []
+      let jar: CookieJar | undefined
+      for (let i = 0; i < 3; i++) {
+        const flow = await codeFlow()
+        jar = flow.jar
+        sids.push(decodeJwt(flow.tokens.id_token).sid)
+        await codeFlow(subOnly, jar)
+      }
+      await codeFlow(subOnly, jar)
+      // Signing out everywhere ends the three sessions at once: one end.
+      const page = await (await ctx.app.request('/oauth/authorized_applications', {headers: jar!.header()})).text()
+      const out = jar!.take(await ctx.app.request('/oauth/sign_out', form({csrf_token: csrfOf(page), everywhere: 'yes'}, {...jar!.header(), origin: ORIGIN})))
+      expect(out.status).toBe(303)
+      await worker.drain()
+      const queued = await listDeliveries(ctx.db)
+      expect(queued.filter((row) => row.client_id === subOnly.client_id)).toHaveLength(1)
+      expect(queued.filter((row) => row.client_id === client.client_id)).toHaveLength(3)
+      // The client that requires sid hears of each session by its sid ...
+      const told = await Promise.all(receiver.tokens.map(async (token) => (await verifyLogoutToken(token)).payload.sid))
+      expect(told.sort()).toEqual([...sids].sort())
+      // ... the other once, of the member: a token naming sub without a sid covers every session.
+      expect(subReceiver.tokens).toHaveLength(1)
+      const {payload} = await jwtVerify(subReceiver.tokens[0]!, await keys(), {issuer: ISSUER, audience: subOnly.client_id, typ: 'logout+jwt', currentDate: ctx.clock.now()})
+      expect(payload.sub).toBe(String(memberId))
+      expect(payload).not.toHaveProperty('sid')
+      // One session ending alone still names its sid, for either client.
+      ctx.clock.advance(1)
+      const single = await codeFlow(subOnly)
+      await logOut(single.tokens.id_token, single.jar)
+      await worker.drain()
+      expect(subReceiver.tokens).toHaveLength(2)
+      expect(decodeJwt(subReceiver.tokens[1]!).sid).toBe(decodeJwt(single.tokens.id_token).sid)
+    } finally {
+      await subReceiver.stop()
+    }
+  })
+
+  it('keeps the sid when the member signs in again on the same browser, so the session end is told once, not once per sign-in', async () => {
+    const first = await codeFlow()
+    const sid = decodeJwt(first.tokens.id_token).sid
+    let last = first.tokens
+    for (let i = 0; i < 3; i++) {
+      last = await signInAgain(first.jar)
+      expect(decodeJwt(last.id_token).sid).toBe(sid)
+    }
+    // Signing in again ended no session: nothing is queued.
+    expect(await listDeliveries(ctx.db)).toEqual([])
+    await logOut(last.id_token, first.jar)
+    expect(await listDeliveries(ctx.db)).toHaveLength(1)
+    await worker.drain()
+    expect(receiver.tokens).toHaveLength(1)
+    expect((await verifyLogoutToken(receiver.tokens[0]!)).payload.sid).toBe(sid)
+  })
+
+  it('ends the session, and tells its clients, when another member signs in on the same browser', async () => {
+    await addMember(ctx.db, {email: 'ben@clinic.example', password: PASSWORD, first_name: 'Ben', last_name: 'Lee', country: 'US', specialty: 'Oncology'}, ctx.clock.now())
+    const ana = await codeFlow()
+    const ben = await signInAgain(ana.jar, client, 'ben@clinic.example')
+    expect(decodeJwt(ben.id_token).sid).not.toBe(decodeJwt(ana.tokens.id_token).sid)
+    await worker.drain()
+    expect(receiver.tokens).toHaveLength(1)
+    const {payload} = await verifyLogoutToken(receiver.tokens[0]!)
+    expect(payload).toMatchObject({sid: decodeJwt(ana.tokens.id_token).sid, sub: String(memberId)})
   })
 
   it('queues nothing for a client without a back-channel logout URI, nor for a plain OAuth grant', async () => {

@@ -8,6 +8,7 @@ import {registerClient, rotateClientSecret, updateClient} from '../../../src/reg
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {basicAuth} from '../../helpers/http-basic.js'
 import {registerTestClient} from '../../helpers/clients.js'
+import {freePort} from '../../helpers/cli.js'
 
 /*
  * private_key_jwt (RFC 7523 §2.2) at the token, introspection and revocation endpoints: a client
@@ -72,11 +73,17 @@ function tokenRequest(fields: Record<string, string>, headers: Record<string, st
   return ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_assertion_type: CLIENT_ASSERTION_TYPE, ...fields}, headers))
 }
 
+/**
+ * A refused authentication: the answer is the same whatever went wrong; the reason is in the
+ * log line of the request's id, which is returned.
+ */
 async function refusal(response: Response): Promise<string> {
   expect(response.status).toBe(401)
-  const body = (await response.json()) as {error: string; error_description: string}
-  expect(body.error).toBe('invalid_client')
-  return body.error_description
+  expect(await response.json()).toEqual({error: 'invalid_client', error_description: 'client authentication failed'})
+  const id = response.headers.get('x-request-id')
+  const line = ctx.logs.find((logged) => logged.startsWith(`refused id=${id} `))
+  expect(line, `no log line for ${id}`).toBeDefined()
+  return line!
 }
 
 describe('private_key_jwt at the token endpoint', () => {
@@ -138,13 +145,25 @@ describe('private_key_jwt at the token endpoint', () => {
     }
   })
 
+  it('refuses an iat further ahead than the clock skew, and an exp more than 300 seconds ahead', async () => {
+    const {client_id} = await register()
+    const now = Math.floor(ctx.clock.now().getTime() / 1000)
+    // A minute of clock difference is forgiven; more means the assertion was made to be used later.
+    expect(await refusal(await tokenRequest({client_assertion: await assertion(client_id, es, {claims: {iat: now + 61, exp: now + 120}})}))).toMatch(
+      /iat is more than 60 seconds in the future/,
+    )
+    expect((await tokenRequest({client_assertion: await assertion(client_id, es, {claims: {iat: now + 60, exp: now + 120}})})).status).toBe(200)
+    expect(await refusal(await tokenRequest({client_assertion: await assertion(client_id, es, {claims: {exp: now + 301}})}))).toMatch(/expires too far ahead: at most 300 seconds/)
+    expect((await tokenRequest({client_assertion: await assertion(client_id, es, {claims: {exp: now + 300}})})).status).toBe(200)
+  })
+
   it('is the only way for such a client: no secret, no bare client_id; and no other client may use assertions', async () => {
     const {client_id} = await register()
     const basic = basicAuth(client_id, 'anything')
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials'}, {authorization: basic}))).status).toBe(401)
     expect((await ctx.app.request('/oauth/token', form({grant_type: 'client_credentials', client_id}))).status).toBe(401)
     const secretClient = await registerTestClient(ctx.store, {name: 'Secret', grants: ['pulses'], redirect_uris: []}, ctx.clock.now())
-    expect(await refusal(await tokenRequest({client_assertion: await assertion(secretClient.client_id, es)}))).toMatch(/does not authenticate with private_key_jwt/)
+    expect(await refusal(await tokenRequest({client_assertion: await assertion(secretClient.client_id, es)}))).toMatch(/client registered for client_secret_basic/)
   })
 
   it('answers a malformed request with invalid_request, changing nothing', async () => {
@@ -228,9 +247,10 @@ describe('keys from a jwks_uri', () => {
   let url: string
 
   beforeAll(async () => {
-    server = createServer((_req, res) => {
+    server = createServer((req, res) => {
       fetches += 1
-      res.writeHead(200, {'content-type': 'application/json'})
+      // ?broken: the client's key server is failing.
+      res.writeHead(req.url?.endsWith('?broken') ? 500 : 200, {'content-type': 'application/json'})
       res.end(JSON.stringify(served))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -266,5 +286,38 @@ describe('keys from a jwks_uri', () => {
     served = {keys: [{...(await exportJWK(privateKey)), kid: 'leaky'}]}
     const {client_id} = await register({jwks_uri: `${url}?leaky`})
     expect(await refusal(await tokenRequest({client_assertion: await assertion(client_id, es, {kid: 'leaky'})}))).toMatch(/did not answer a JWK Set of public signing keys/)
+  })
+
+  it('answers every client that failed to authenticate alike, and logs the reason without the assertion', async () => {
+    served = {keys: [es.jwk]}
+    const now = ctx.clock.now()
+    const broken = await register({jwks_uri: `${url}?broken`})
+    const unreachable = await register({jwks_uri: `http://127.0.0.1:${await freePort()}/jwks.json`})
+    const good = await register({jwks: set(es.jwk)})
+    const publicClient = await registerTestClient(ctx.store, {name: 'SPA', redirect_uris: ['https://spa.example/cb'], token_endpoint_auth_method: 'none'}, now)
+    const secretClient = await registerTestClient(ctx.store, {name: 'Secret', grants: ['pulses'], redirect_uris: []}, now)
+    const stranger = await signer('ES256', 'es-1')
+    const cases: [string, string, Signer, RegExp][] = [
+      ['unknown', 'no-such-client', es, /client_id=no-such-client: client_assertion for an unknown client/],
+      ['public', publicClient.client_id, es, /client_assertion from a client registered for none/],
+      ['secret', secretClient.client_id, es, /client_assertion from a client registered for client_secret_basic/],
+      ['jwks_uri 500', broken.client_id, es, /jwks_uri answered 500/],
+      ['jwks_uri unreachable', unreachable.client_id, es, /jwks_uri could not be read/],
+      ['wrong key', good.client_id, stranger, /signature is not by any of the client's keys/],
+    ]
+    for (const [what, clientId, key, reason] of cases) {
+      const presented = await assertion(clientId, key)
+      const line = await refusal(await tokenRequest({client_assertion: presented}))
+      expect(line, what).toMatch(reason)
+      expect(line, what).toContain(`client_id=${clientId}`)
+      expect(line, what).not.toContain(presented.split('.')[2])
+    }
+    // Introspection neither tells a public client from an unknown one.
+    for (const [clientId, reason] of [
+      [publicClient.client_id, /a public client cannot introspect/],
+      ['no-such-client', /unknown client, named without a secret/],
+    ] as const) {
+      expect(await refusal(await ctx.app.request('/oauth/introspect', form({token: 'x', client_id: clientId})))).toMatch(reason)
+    }
   })
 })

@@ -125,7 +125,7 @@ describe('the code flow of a public client', () => {
     for (const id of [client.client_id, 'no-such-client']) {
       const res = await exchange(ctx, {grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT, client_id: id})
       expect(res.status).toBe(401)
-      expect(await res.json()).toEqual({error: 'invalid_client', error_description: 'client_secret is required'})
+      expect(await res.json()).toEqual({error: 'invalid_client', error_description: 'client authentication failed'})
     }
   })
 
@@ -139,6 +139,32 @@ describe('the code flow of a public client', () => {
     expect((await ctx.app.request(authorizeUrl({...authorizeParams(clientId, pkce), redirect_uri: 'http://127.0.0.1:53123/other'}))).status).toBe(400)
     const client = await otherClient({redirect_uris: ['http://127.0.0.1/native']})
     expect((await ctx.app.request(authorizeUrl({...authorizeParams(client.client_id, pkce), redirect_uri: 'http://127.0.0.1:53123/native'}))).status).toBe(400)
+  })
+
+  it('never takes port 0: refused at registration and update, and never matched at authorize', async () => {
+    const base = {name: 'App', url: APP_ORIGIN, logo_url: `${APP_ORIGIN}/l.png`, token_endpoint_auth_method: 'none' as const}
+    for (const uri of ['http://127.0.0.1:0/native', 'http://[::1]:0/native', 'https://spa.example:0/callback', 'http://127.0.0.1:00/native']) {
+      const refused = await rejectionOf(registerClient(ctx.store, {...base, redirect_uris: [SPA_REDIRECT, uri]}, ctx.clock.now()), AppError)
+      expect(refused.message, uri).toBe('redirect_uris[1]: must not name port 0 (no app listens there; register a loopback URI without a port to match any)')
+      const update = await rejectionOf(updateClient(ctx.store, clientId, {redirect_uris: [uri]}, ctx.clock.now()), AppError)
+      expect(update.message, uri).toMatch(/^redirect_uris\[0\]: must not name port 0/)
+      const logout = await rejectionOf(updateClient(ctx.store, clientId, {post_logout_redirect_uris: [uri]}, ctx.clock.now()), AppError)
+      expect(logout.message, uri).toMatch(/^post_logout_redirect_uris\[0\]: must not name port 0/)
+    }
+    expect((await ctx.db.selectFrom('clients').select('id').execute()).length).toBe(1)
+    // The registered loopback URI matches any port but 0, which no app can listen on.
+    const res = await ctx.app.request(authorizeUrl({...authorizeParams(clientId, pkce), redirect_uri: 'http://127.0.0.1:0/native'}))
+    expect(res.status).toBe(400)
+    expect(res.headers.get('location')).toBeNull()
+    // Nor is one stored by an earlier release matched, even byte for byte.
+    await ctx.db
+      .updateTable('clients')
+      .set({redirect_uris: JSON.stringify(['http://127.0.0.1:0/native'])})
+      .where('id', '=', clientId)
+      .execute()
+    const stored = await ctx.app.request(authorizeUrl({...authorizeParams(clientId, pkce), redirect_uri: 'http://127.0.0.1:0/native'}))
+    expect(stored.status).toBe(400)
+    expect(stored.headers.get('location')).toBeNull()
   })
 
   it("sends a native app's code to its private-use scheme", async () => {
@@ -206,6 +232,32 @@ describe('CORS for browser apps', () => {
       form({grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: clientId}, {origin: 'https://other.example'}),
     )
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull()
+  })
+
+  it("gives a confidential client's origins nothing at the token and revocation endpoints, and keeps UserInfo open to them", async () => {
+    // A confidential client authenticates with a secret, which never belongs in a browser: its
+    // own origin, and an origin it shares with a public client, are refused when it calls.
+    const confidential = await otherClient({redirect_uris: ['https://server.example/cb', `${APP_ORIGIN}/server-cb`]})
+    const basic = {authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.client_secret}`).toString('base64')}`}
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      const res = await preflight(path, 'https://server.example')
+      expect(res.headers.get('access-control-allow-origin'), path).toBeNull()
+      expect(res.headers.get('access-control-allow-methods'), path).toBeNull()
+    }
+    for (const origin of ['https://server.example', APP_ORIGIN]) {
+      const token = await ctx.app.request('/oauth/token', form({grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT}, {...basic, origin}))
+      expect(token.status, origin).toBe(400)
+      expect(token.headers.get('access-control-allow-origin'), origin).toBeNull()
+      const revoke = await ctx.app.request('/oauth/revoke', form({token: 'x'}, {...basic, origin}))
+      expect(revoke.status, origin).toBe(200)
+      expect(revoke.headers.get('access-control-allow-origin'), origin).toBeNull()
+    }
+    // UserInfo takes a bearer token, no client secret: a confidential client's origin may still read it.
+    const userinfo = await preflight('/oauth/userinfo', 'https://server.example')
+    expect(userinfo.status).toBe(204)
+    expect(userinfo.headers.get('access-control-allow-origin')).toBe('https://server.example')
+    // The public client's own origin is still answered at the token endpoint.
+    expect((await preflight('/oauth/token', APP_ORIGIN)).headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
   })
 
   it('keeps discovery and the key set open to any origin, and sets no cookie on the CORS paths', async () => {

@@ -7,23 +7,30 @@ import {versionCache} from '../../../store/version-cache.js'
 import {requestHeader} from '../../../http/fast.js'
 
 /**
- * Cross-origin access for the endpoints a browser app calls itself (the token endpoint,
- * revocation and UserInfo): allowed to the origins of a client's registered http(s) redirect
- * URIs, and no others, never `*` (these answers carry a client's tokens and a member's claims).
- * A preflight names no client, so it is answered for an origin some live sign-on client
- * registered; the answer itself carries Access-Control-Allow-Origin only when the origin is one
- * of the client the request named (its client_id, or the client of the presented token). No
- * cookie is read on these paths, so no credentials mode is offered.
+ * Cross-origin access for the endpoints a browser app calls itself, never `*` (these answers carry
+ * a client's tokens and a member's claims). The token endpoint and revocation take a client's
+ * credentials, and a confidential client's secret (or private key) never belongs in a browser, so
+ * they answer only the origins of public clients' (token_endpoint_auth_method none) registered
+ * http(s) redirect URIs. UserInfo takes a bearer token and no client credentials, so it answers
+ * the origins of every live sign-on client. A preflight names no client, so it is answered for an
+ * origin one of those clients registered; the answer itself carries Access-Control-Allow-Origin
+ * only when the origin is one of the client the request named (its client_id, or the client of
+ * the presented token) and that client is among them. No cookie is read on these paths, so no
+ * credentials mode is offered.
  */
 
-/** Each origin of a live sign-on client's http(s) redirect URIs, with the clients that registered it. */
-const originOwners = versionCache<string, Map<string, Set<string>>>(1)
+/** Whose origins an endpoint answers: public clients' only, or every live sign-on client's. */
+export type CorsClients = 'public' | 'sign-on'
 
-async function ownersOf({db, reader}: StoreParts<Db>): Promise<Map<string, Set<string>>> {
-  return originOwners(db, '', async () => {
+/** Each origin of the chosen live sign-on clients' http(s) redirect URIs, with the clients that registered it. */
+const originOwners = versionCache<CorsClients, Map<string, Set<string>>>(2)
+
+async function ownersOf({db, reader}: StoreParts<Db>, kind: CorsClients): Promise<Map<string, Set<string>>> {
+  return originOwners(db, kind, async () => {
     const owners = new Map<string, Set<string>>()
     for (const client of await listClients(narrow(reader))) {
       if (client.expired_at !== null || !hasGrant(client, 'signon')) continue
+      if (kind === 'public' && client.token_endpoint_auth_method !== 'none') continue
       for (const uri of client.redirect_uris) {
         const url = new URL(uri)
         if (url.protocol !== 'https:' && url.protocol !== 'http:') continue
@@ -44,10 +51,10 @@ export function corsClient(c: Context, clientId: string): void {
   namedClients.set(c, clientId)
 }
 
-export function clientCors(store: StoreParts<Db>): MiddlewareHandler {
+export function clientCors(store: StoreParts<Db>, kind: CorsClients): MiddlewareHandler {
   return async function crossOrigin(c, next) {
     const origin = requestHeader(c, 'origin')
-    const owners = origin === undefined ? undefined : (await ownersOf(store)).get(origin)
+    const owners = origin === undefined ? undefined : (await ownersOf(store, kind)).get(origin)
     if (origin === undefined || owners === undefined) return next()
     if (c.req.method === 'OPTIONS') {
       return c.body(null, 204, {

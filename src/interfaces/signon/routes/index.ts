@@ -81,10 +81,12 @@ export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
   for (const path of [...Object.keys(INFO_METHODS), '/user/oauth/*']) app.use(path, errorShape(renderOAuthError))
 
   // Relying parties that run in a browser read these from their own origin: the public documents
-  // from any origin, the endpoints that answer a client's tokens from that client's origins only.
+  // from any origin, the endpoints that answer a client's tokens from that client's origins only:
+  // those taking client credentials from public clients' origins, UserInfo from any sign-on client's.
   for (const path of [OPENID_CONFIGURATION_PATH, JWKS_PATH, METADATA_PATH]) app.use(path, cors({origin: '*', maxAge: 600}))
-  const browserApps = clientCors(deps)
-  for (const path of [TOKEN_PATH, REVOKE_PATH, USERINFO_PATH]) app.use(path, browserApps)
+  const publicApps = clientCors(deps, 'public')
+  for (const path of [TOKEN_PATH, REVOKE_PATH]) app.use(path, publicApps)
+  app.use(USERINFO_PATH, clientCors(deps, 'sign-on'))
 
   registerSecuritySchemes(app)
   pageRoutes(app, ctx)

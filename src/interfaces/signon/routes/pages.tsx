@@ -5,7 +5,7 @@ import {AppError, type ClientReturn} from '../../../errors.js'
 import {clientAddress} from '../../../http/client-address.js'
 import {errorHeaders, type ErrorRenderer} from '../../../http/error-shape.js'
 import {formTarget, pagePolicy, scriptHash} from '../../../http/page-headers.js'
-import {endMemberSessions, revokeConsent} from '../../../registry/service.js'
+import {revokeConsent} from '../../../registry/service.js'
 import {withIssuer} from '../discovery.js'
 import {redirectWith, responseFields} from '../authorization-response.js'
 import {signInSuffices} from '../oidc.js'
@@ -14,7 +14,7 @@ import {applicationForm, authorizeQuery, consentForm, signInForm, signOutForm} f
 import {allow, type AuthorizeRequest, type CheckedAuthorizeRequest, checkAuthorizeRequest, deny, redirectError} from '../authorize.js'
 import {noteSignInFor, PUSHABLE, spendPushedRequest} from '../pushed-requests.js'
 import {authorizedApplications, scopesNotYetAllowed} from '../consent.js'
-import {closeSession, openSession} from '../sessions.js'
+import {closeSession, openSession, signOutEverywhere} from '../sessions.js'
 import {signIn} from '../sign-in.js'
 import {endSession, giveDevice, readDevice, readSession, startSession} from '../session-cookie.js'
 import {config} from '../../../config.js'
@@ -378,8 +378,8 @@ function signOutRoute(app: OpenAPIHono, ctx: SignonContext): void {
     // Ended on the server first: a copy of the cookie kept anywhere no longer opens anything.
     if (form.everywhere === 'yes') {
       const member = await ctx.sessionMember(c)
-      // Every session and every device cookie of the member, in every browser.
-      if (member) await endMemberSessions(db, member.id, clock.now())
+      // Every session and every device cookie of the member, in every browser, as one session end.
+      if (member) await signOutEverywhere(db, member.id, clock.now())
     }
     await closeSession(db, await readSession(c, await ctx.cookieSecret()), clock.now())
     endSession(c)

@@ -10,6 +10,7 @@ import {introspectForm, introspectionResponse, oauthError, parForm, parResponse,
 import {pushAuthorizationRequest} from '../authorize.js'
 import {type ClientCredentials, requireTokenClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
+import {clientAuthFailed} from '../client-auth-failure.js'
 import {GRANT_FLOWS} from '../grant-types.js'
 import {introspect, revoke} from '../introspection.js'
 import {checkProof, currentNonce} from '../../../grants/dpop.js'
@@ -192,12 +193,12 @@ function presentedCredentials(c: Context, form: PresentedForm, audience: Audienc
   if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) return presentedAssertion(c, form, audience)
   if (requestHeader(c, 'authorization') !== undefined) {
     const basic = readBasicCredentials(c, {formEncoded: true})
-    if (!basic) throw new AppError('invalid_client', 'the Authorization header is not valid HTTP Basic')
+    if (!basic) throw clientAuthFailed('the Authorization header is not valid HTTP Basic')
     if (form.client_secret !== undefined) throw new AppError('invalid_request', 'send client credentials in the Authorization header or the body, not both')
     if (form.client_id !== undefined && form.client_id !== basic.username) throw new AppError('invalid_request', 'client_id in the body differs from the Authorization header')
     return {clientId: basic.username, clientSecret: basic.password, address: clientAddress(c)}
   }
-  if (!form.client_id) throw new AppError('invalid_client', 'client authentication is required: client_id and client_secret, or a client_assertion')
+  if (!form.client_id) throw clientAuthFailed('no client authentication: neither client_id nor a client_assertion')
   // Without a secret only a public client is proven (requireClient decides).
   return {clientId: form.client_id, clientSecret: form.client_secret, address: clientAddress(c)}
 }
@@ -210,7 +211,7 @@ function presentedAssertion(c: Context, form: PresentedForm, audience: Audience)
   if (form.client_assertion_type !== CLIENT_ASSERTION_TYPE) throw new AppError('invalid_request', `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`)
   if (!form.client_assertion) throw new AppError('invalid_request', 'client_assertion is required with client_assertion_type')
   const clientId = assertionIssuer(form.client_assertion)
-  if (form.client_id !== undefined && form.client_id !== clientId) throw new AppError('invalid_client', "client_id differs from the client_assertion's iss")
+  if (form.client_id !== undefined && form.client_id !== clientId) throw clientAuthFailed("client_id differs from the client_assertion's iss", form.client_id)
   return {
     clientId,
     clientSecret: undefined,
