@@ -1,9 +1,10 @@
-import {spawn, spawnSync} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {COMMAND_LOADERS} from '../../commands/index.js'
-import {freePort, medpanelOnPath, tempDir} from '../helpers/cli.js'
+import {cliCommand, freePort, medpanelOnPath, tempDir} from '../helpers/cli.js'
+import {inProcessBin, shellRunner} from '../helpers/in-process-cli.js'
 import {onPostgres} from '../helpers/store.js'
 
 /**
@@ -98,7 +99,12 @@ for (const {command, line} of await allExamples()) {
 
 describe.skipIf(onPostgres)('every command --help example', () => {
   const dir = tempDir('medpanel-help-examples-')
-  const bin = medpanelOnPath(dir)
+  // On Node, `medpanel` in these scripts runs each command on the in-process runner (its servers
+  // as processes): a hundred examples, each a Node start and the bundle's load otherwise.
+  const inProcess = process.env.MEDPANEL_TEST_IN_PROCESS !== '0' && !('Deno' in globalThis)
+  const bin = inProcess ? inProcessBin(dir) : medpanelOnPath(dir)
+  let runner: {close: () => Promise<void>} | undefined
+  const cwd = process.cwd()
   const env = {...process.env, PATH: `${bin}:${process.env.PATH}`, MEDPANEL_DB: './medpanel-demo.db', NO_COLOR: '1'}
   let partnerPort = 0
   const background: number[] = []
@@ -127,10 +133,24 @@ describe.skipIf(onPostgres)('every command --help example', () => {
       })
       child.once('exit', () => done(undefined))
     })
-  const bash = (script: string, timeout = 120_000) =>
-    spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], {cwd: dir, env, encoding: 'utf8', timeout, stdio: ['ignore', 'pipe', 'pipe']})
+  /** Runs a script to its end; asynchronously, so the in-process runner's server can answer it. */
+  const bash = (script: string) =>
+    new Promise<{status: number | null; stdout: string; stderr: string}>((resolve) => {
+      const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe']})
+      let stdout = ''
+      let stderr = ''
+      child.stdout!.on('data', (chunk) => (stdout += chunk))
+      child.stderr!.on('data', (chunk) => (stderr += chunk))
+      child.once('close', (status) => resolve({status, stdout, stderr}))
+    })
 
   beforeAll(async () => {
+    if (inProcess) {
+      // The runner's thread works in this process's directory: the examples' relative paths.
+      process.chdir(dir)
+      const launcher = cliCommand()
+      runner = await shellRunner(dir, [launcher.command, ...launcher.args])
+    }
     partnerPort = await freePort()
     for (const [name, text] of Object.entries(FILES)) writeFileSync(join(dir, name), text)
     const partner = spawn('bash', ['-c', `exec medpanel partner-serve --port ${partnerPort} --username acme --password s3cret --db ./partner.db`], {
@@ -142,7 +162,7 @@ describe.skipIf(onPostgres)('every command --help example', () => {
     background.push(partner.pid!)
     // The store and the files the examples read: the demo, a partner client, a pulse export and a
     // conversations answer saved from a running serve.
-    const setup = bash(`
+    const setup = await bash(`
       for i in $(seq 150); do curl -s -o /dev/null http://127.0.0.1:${partnerPort}/v1/projects/none && break; sleep 0.2; done
       medpanel demo > /dev/null
       medpanel register-client --name Acme --url https://acme.example --logo-url https://acme.example/l.png \\
@@ -159,7 +179,9 @@ describe.skipIf(onPostgres)('every command --help example', () => {
     `)
     expect(setup.status, `${setup.stdout}\n${setup.stderr}`).toBe(0)
   }, 120_000)
-  afterAll(() => {
+  afterAll(async () => {
+    process.chdir(cwd)
+    await runner?.close()
     for (const pid of background) {
       try {
         process.kill(-pid)
@@ -183,7 +205,7 @@ describe.skipIf(onPostgres)('every command --help example', () => {
             const address = await firstJson(script)
             expect(typeof address?.url, `${line}\n  did not print its address within 30 s`).toBe('string')
           } else {
-            const run = bash(script)
+            const run = await bash(script)
             expect(run.status, `${line}\n  exit ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join('\n  ')}`).toBe(0)
           }
           ran.add(command)

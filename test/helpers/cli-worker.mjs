@@ -3,6 +3,7 @@
 // runCli that bin/run.js calls, with what it writes to stdout and stderr captured and its exit
 // code read where process.exit or process.exitCode put it. The test thread waits for each answer
 // synchronously (Atomics.wait), so `cli()` stays a plain function call.
+import {Readable} from 'node:stream'
 import {parentPort, workerData} from 'node:worker_threads'
 
 const {root, bin, port, signal} = workerData
@@ -31,11 +32,18 @@ function replaceEnvironment(env) {
   Object.assign(process.env, env)
 }
 
-parentPort.on('message', async ({args, env}) => {
+/** The command's standard input: what it was given, or nothing, read to its end as a pipe would be. */
+function replaceStdin(bytes) {
+  const stream = Readable.from(bytes && bytes.length > 0 ? [Buffer.from(bytes)] : [])
+  Object.defineProperty(process, 'stdin', {value: stream, configurable: true, writable: true})
+}
+
+parentPort.on('message', async ({args, env, stdin}) => {
   captured = {stdout: '', stderr: ''}
   exitCode = undefined
   process.exitCode = undefined
   replaceEnvironment(env)
+  replaceStdin(stdin)
   process.argv = [process.execPath, bin, ...args]
   let failure
   try {
