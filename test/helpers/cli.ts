@@ -6,6 +6,7 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {onPostgres, storeFlags} from './store.js'
 import {runInProcess} from './in-process-cli.js'
+import {COMMAND_TOPICS} from '../../commands/topics.js'
 
 /** The built CLI entry (vitest's globalSetup, test/global-setup.ts, rebuilds dist/ when it is stale). */
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
@@ -102,13 +103,23 @@ const HUNG_MS = 300_000
  * Whether `cli()` may run these arguments on the in-process runner (helpers/in-process-cli.ts)
  * rather than a process: the default launcher on Node (not Deno, not the executable, not a
  * launcher a test chose), MEDPANEL_TEST_IN_PROCESS not 0, and a store named on the command line
- * or in the environment, so no command can fall back to ./medpanel.db in this process's directory.
+ * or in the environment, or none opened at all (help, version), so no command can fall back to
+ * ./medpanel.db in this process's directory.
  */
 function inProcess(argv: string[], env: NodeJS.ProcessEnv, launcher: Launcher): boolean {
   if (process.env.MEDPANEL_TEST_IN_PROCESS === '0' || 'Deno' in globalThis) return false
   if (launcher.env !== undefined || launcher.command !== process.execPath || launcher.args.length !== 1 || launcher.args[0] !== BIN) return false
   const named = argv.some((arg) => arg === '--db' || arg.startsWith('--db=') || arg === '--database-url' || arg.startsWith('--database-url='))
-  return named || env.MEDPANEL_DB !== undefined || env.MEDPANEL_DATABASE_URL !== undefined
+  return named || env.MEDPANEL_DB !== undefined || env.MEDPANEL_DATABASE_URL !== undefined || opensNoStore(argv)
+}
+
+/** Help, a topic's listing and the version: answered before any command runs, so no store is opened. */
+function opensNoStore(argv: string[]): boolean {
+  const first = argv[0]
+  if (first === undefined || ['help', '-h', '--help', 'version', '-v', '--version'].includes(first)) return true
+  if (COMMAND_TOPICS.some((topic) => topic.name === first.toLowerCase())) return true
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--help')
 }
 
 /**
