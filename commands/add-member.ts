@@ -1,6 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {addMember, type MemberView} from '../src/registry/service.js'
+import {SECRET_CHANGED} from '../src/operator/audit.js'
 import {SPECIALTIES, canonicalSpecialty, specialtyProblem} from '../src/registry/specialties.js'
 import {BaseCommand, secretFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './output/registry.js'
@@ -43,7 +44,10 @@ export default class AddMember extends BaseCommand<typeof AddMember> {
       npi: f.npi ?? null,
       me: f.me ?? null,
     }
-    const member = await addMember((await this.openStore()).db, input, this.clock.now())
+    const member = await this.audited(
+      (store) => addMember(store.db, input, this.clock.now()),
+      ({user_id, created_at: _created, updated_at: _updated, ...fields}) => ({kind: 'member', target: user_id, changes: {...fields, password: SECRET_CHANGED}}),
+    )
     this.say(memberRecord(member))
     return member
   }

@@ -6,6 +6,8 @@ import type {LogFormat} from '../src/lib/log.js'
 import {jsonText} from './output/json.js'
 import {systemClock, type Clock} from '../src/lib/clock.js'
 import type {Store} from '../src/store/db.js'
+import type {AuditNote} from '../src/operator/audit.js'
+import type {StoreParts} from '../src/store/database.js'
 import {CommandStore, type OpenOptions, type StoreFlags, storeFlags, storeName} from './support/store.js'
 import {failureLine} from './support/messages.js'
 import {canPrompt, need, requireAsked} from './support/prompts.js'
@@ -83,6 +85,39 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected openStore(options: OpenOptions = {}): Promise<Store> {
     const run = {argv: this.argv, readsOnly: (this.ctor as typeof BaseCommand).readsOnly, demo: this.usesDemoStore()}
     return this.store.open(this.flags as StoreFlags, run, options)
+  }
+
+  /**
+   * Runs an operator's change and records it in the audit trail, both in one write transaction on
+   * this run's store (src/operator/audit.ts): the change and its record commit together, and a
+   * change that fails records nothing. `change` must use the store it is handed, never
+   * openStore()'s connection, which the transaction holds; `note` names the target and the fields
+   * set, with SECRET_CHANGED in place of any secret.
+   */
+  protected async audited<R>(change: (store: StoreParts) => Promise<R>, note: (result: R) => AuditNote): Promise<R> {
+    const store = await this.openStore()
+    const audit = await import('../src/operator/audit.js')
+    return audit.audited(store, () => this.auditRun(audit.osUser()), change, note)
+  }
+
+  /**
+   * Records a change made in several transactions of its own (a seed, a restore, the demo) once
+   * it is made, in a transaction of its own: on `store` when given (serve's), else this run's.
+   */
+  protected async recordAudit(note: AuditNote, store?: StoreParts): Promise<void> {
+    const target = store ?? (await this.openStore())
+    const audit = await import('../src/operator/audit.js')
+    await audit.audited(
+      target,
+      () => this.auditRun(audit.osUser()),
+      async () => undefined,
+      () => note,
+    )
+  }
+
+  /** Who runs this command and when, for its record in the audit trail. */
+  private auditRun(osUser: string): {command: string; os_user: string; at: Date} {
+    return {command: this.id ?? (this.ctor as typeof BaseCommand).name, os_user: osUser, at: this.clock.now()}
   }
 
   /**

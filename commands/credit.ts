@@ -5,6 +5,7 @@ import {parseAmount} from '../src/interfaces/balance/money.js'
 import {ACCOUNT_KEYS, CREDIT_TYPES} from '../src/interfaces/balance/schema.js'
 import {postCredit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
 import {answerCheck, BaseCommand, choiceFlag} from './base-command.js'
+import {ledgerNote} from './support/audit-notes.js'
 
 export default class Credit extends BaseCommand<typeof Credit> {
   static override description = 'Credit a balance account (Completed at once, so available immediately)'
@@ -28,11 +29,10 @@ export default class Credit extends BaseCommand<typeof Credit> {
     const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => answerCheck(() => parseAmount(v)))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
-    const tx = await postCredit(
-      db,
-      member,
-      {type: this.flags.type, amount, survey_id: this.flags['survey-id'], properties: keyValues(this.flags.property, 'property')},
-      this.clock.now(),
+    const input = {type: this.flags.type, amount, survey_id: this.flags['survey-id'], properties: keyValues(this.flags.property, 'property')}
+    const tx = await this.audited(
+      (store) => postCredit(store.db, member, input, this.clock.now()),
+      (credited) => ledgerNote(member.id, credited, {survey_id: credited.survey_id, properties: credited.properties}),
     )
     this.say(transactionText(tx))
     return tx

@@ -5,6 +5,7 @@ import {parseAmount} from '../src/interfaces/balance/money.js'
 import {ACCOUNT_KEYS} from '../src/interfaces/balance/schema.js'
 import {postDebit, resolveAccountHolder, type TransactionView} from '../src/interfaces/balance/service.js'
 import {answerCheck, BaseCommand} from './base-command.js'
+import {ledgerNote} from './support/audit-notes.js'
 
 export default class Debit extends BaseCommand<typeof Debit> {
   static override description = 'Post a correcting debit (DEBIT_ADJUSTMENT); refused if it would overdraw the account'
@@ -23,7 +24,11 @@ export default class Debit extends BaseCommand<typeof Debit> {
     const amount = await this.need(this.flags.amount, 'amount', 'Amount', (v) => answerCheck(() => parseAmount(v)))
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
-    const tx = await postDebit(db, member, {amount, properties: keyValues(this.flags.property, 'property')}, this.clock.now())
+    const input = {amount, properties: keyValues(this.flags.property, 'property')}
+    const tx = await this.audited(
+      (store) => postDebit(store.db, member, input, this.clock.now()),
+      (debited) => ledgerNote(member.id, debited, {properties: debited.properties}),
+    )
     this.say(transactionText(tx))
     return tx
   }

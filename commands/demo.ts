@@ -1,6 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 import {describeDemo, seedDemo, type DemoInfo} from '../src/demo.js'
 import {BaseCommand} from './base-command.js'
+import {demoNote} from './support/audit-notes.js'
 
 export default class Demo extends BaseCommand<typeof Demo> {
   static override description = 'Seed the demo data set (idempotent) and print its credentials and example calls'
@@ -20,6 +21,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
       force: this.flags.force,
       warn: (line) => process.stderr.write(`Warning: ${line}\n`),
     })
+    await this.recordAudit(demoNote(info, this.flags.force))
     this.say(describeDemo(info))
     return info
   }

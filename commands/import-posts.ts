@@ -31,7 +31,10 @@ export default class ImportPosts extends BaseCommand<typeof ImportPosts> {
         this.say('No posts in the file: nothing imported.')
         return {posts: 0, comments: 0, authors: 0, replaced_posts: 0}
       }
-      const result = await writeConversations((await this.openStore()).db, source, checked)
+      const result = await this.audited(
+        (store) => writeConversations(store.db, source, checked),
+        (loaded) => ({kind: 'posts', target: file, changes: {...loaded}}),
+      )
       this.say(formatRecord({...result}))
       return result
     } catch (error) {

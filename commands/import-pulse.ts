@@ -26,8 +26,14 @@ export default class ImportPulse extends BaseCommand<typeof ImportPulse> {
     const clientId = await this.need(f.client, 'client', 'Owner client_id')
     const file = await this.need(f.file, 'file', 'Export JSON file')
     const input = await readInputJson('file', file)
-    const {db} = await this.openStore()
-    const stored = await importPulse(db, clientId, input, {projectId: f['project-id'], status: f.status}, this.clock.now())
+    const stored = await this.audited(
+      (store) => importPulse(store.db, clientId, input, {projectId: f['project-id'], status: f.status}, this.clock.now()),
+      (pulse) => ({
+        kind: 'pulses',
+        target: pulse.client_id,
+        changes: {imported: pulse.project_id, title: pulse.title, status: pulse.status, questions: pulse.questions, respondents: pulse.respondents},
+      }),
+    )
     this.say(formatRecord({...stored}))
     return stored
   }

@@ -59,4 +59,5 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'list-projects': () => import('./list-projects.js').then((m) => m.default),
   'show-project': () => import('./show-project.js').then((m) => m.default),
   'remove-client': () => import('./remove-client.js').then((m) => m.default),
+  'list-audit': () => import('./list-audit.js').then((m) => m.default),
 }

@@ -3,6 +3,7 @@ import * as Flags from '@oclif/core/flags'
 import {METHODS, type Method} from '../src/interfaces/conversations/schema.js'
 import {issueApiKey, type ApiKeyView} from '../src/interfaces/conversations/keys.js'
 import {formatRecord} from '../src/lib/table.js'
+import {SECRET_CHANGED} from '../src/operator/audit.js'
 import {BaseCommand, choicesFlag} from './base-command.js'
 
 export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
@@ -23,16 +24,27 @@ export default class IssueApiKey extends BaseCommand<typeof IssueApiKey> {
 
   async run(): Promise<ApiKeyView & {api_key: string}> {
     const f = this.flags
-    const key = await issueApiKey(
-      (await this.openStore()).db,
-      {
-        client_id: this.args.client,
-        methods: f.methods as Method[] | undefined,
-        data_calls: f['data-calls'],
-        renew_days: f['renew-days'] ?? null,
-        subscription_ends: f['subscription-ends'] ?? null,
-      },
-      this.clock.now(),
+    const input = {
+      client_id: this.args.client,
+      methods: f.methods as Method[] | undefined,
+      data_calls: f['data-calls'],
+      renew_days: f['renew-days'] ?? null,
+      subscription_ends: f['subscription-ends'] ?? null,
+    }
+    const key = await this.audited(
+      (store) => issueApiKey(store.db, input, this.clock.now()),
+      (issued) => ({
+        kind: 'api_key',
+        target: issued.id,
+        changes: {
+          api_key: SECRET_CHANGED,
+          client_id: issued.client_id,
+          methods: issued.methods,
+          data_calls: issued.data_call_allowance,
+          renew_days: issued.renew_days,
+          subscription_ends: issued.subscription_ends_at,
+        },
+      }),
     )
     this.say(`${formatRecord({...key})}\n\nStore the api_key now: it is not shown again.`)
     return key

@@ -2,6 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {issueToken} from '../src/interfaces/signon/issue-token.js'
 import type {TokenResponse} from '../src/interfaces/signon/tokens.js'
 import {parseMemberId} from '../src/registry/service.js'
+import {SECRET_CHANGED} from '../src/operator/audit.js'
 import {BaseCommand} from './base-command.js'
 
 export default class IssueToken extends BaseCommand<typeof IssueToken> {
@@ -18,7 +19,15 @@ export default class IssueToken extends BaseCommand<typeof IssueToken> {
 
   async run(): Promise<TokenResponse> {
     const scopes = this.flags.scope.split(' ').filter(Boolean)
-    const token = await issueToken((await this.openStore()).db, parseMemberId(this.flags.member), this.flags.client, this.clock.now(), scopes)
+    const memberId = parseMemberId(this.flags.member)
+    const token = await this.audited(
+      (store) => issueToken(store.db, memberId, this.flags.client, this.clock.now(), scopes),
+      (issued) => ({
+        kind: 'member',
+        target: memberId,
+        changes: {access_token: SECRET_CHANGED, client_id: this.flags.client, scope: issued.scope, expires_in: issued.expires_in ?? null},
+      }),
+    )
     this.say(`access_token  ${token.access_token}\ntoken_type    ${token.token_type}\nexpires_in    ${token.expires_in ?? 'never'}\nscope         ${token.scope}`)
     return token
   }

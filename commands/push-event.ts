@@ -5,6 +5,7 @@ import {queuedLine} from './output/partner.js'
 import {EVENT_STATES} from '../src/interfaces/partner/schema.js'
 import {pushEvent, type PushEventResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
+import {projectNote} from './support/audit-notes.js'
 
 export default class PushEvent extends BaseCommand<typeof PushEvent> {
   static override description = 'Record a participant event and queue its POST; a complete that fills a quota closes it and queues that PUT'
@@ -29,8 +30,15 @@ export default class PushEvent extends BaseCommand<typeof PushEvent> {
     const npi = await this.need(flags.npi, 'npi', 'Participant NPI')
     const state = await this.need(flags.state, 'state', 'State (start, screenout, quotafull, complete)')
     const store = await this.openStore()
-    const {db} = store
-    const result = await pushEvent(db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now(), this.requestId())
+    const result = await this.audited(
+      (parts) => pushEvent(parts.db, {project_id: projectId, npi, state, quota_id: flags['quota-id'], event_at: flags.at}, this.clock.now(), this.requestId()),
+      (pushed) =>
+        projectNote(projectId, pushed, this.requestId(), {
+          event: pushed.event,
+          reported_state: pushed.reported_state,
+          ...(pushed.quota?.closed_now ? {closed_quota: pushed.quota.quota_id} : {}),
+        }),
+    )
     const sent = result.event.state === result.reported_state ? result.event.state : `${result.reported_state}, pushed as ${result.event.state} (quota closed)`
     this.say(`Recorded ${sent} for ${npi}${result.event.quota_id ? ` in quota ${result.event.quota_id}` : ''} at ${result.event.event_at}.`)
     if (result.quota)

@@ -5,6 +5,7 @@ import {queuedLine} from './output/partner.js'
 import {DEFAULT_CHUNK, pushMembers, type PushMembersResult} from '../src/interfaces/partner/service.js'
 import {AppError} from '../src/errors.js'
 import {BaseCommand} from './base-command.js'
+import {projectNote} from './support/audit-notes.js'
 import {readInputJson, readInputText} from './input-file.js'
 
 export default class PushMembers extends BaseCommand<typeof PushMembers> {
@@ -40,7 +41,6 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
       )
     }
     const store = await this.openStore()
-    const {db} = store
     // Progress goes to stderr and only for people: never under --json.
     // cli-progress is CommonJS: its exports arrive as the default export of a dynamic import.
     const {SingleBar, Presets} = (await import('cli-progress')).default
@@ -50,11 +50,15 @@ export default class PushMembers extends BaseCommand<typeof PushMembers> {
     bar?.start(members.length, 0, {phase: 'storing members   '})
     let result: PushMembersResult
     try {
-      result = await pushMembers(
-        db,
-        {projectId, quotaId, members, append: flags.append, chunk: flags.chunk, label, onProgress: (done) => bar?.update(done)},
-        this.clock.now(),
-        this.requestId(),
+      result = await this.audited(
+        (parts) =>
+          pushMembers(
+            parts.db,
+            {projectId, quotaId, members, append: flags.append, chunk: flags.chunk, label, onProgress: (done) => bar?.update(done)},
+            this.clock.now(),
+            this.requestId(),
+          ),
+        (pushed) => projectNote(projectId, pushed, this.requestId(), {quota_id: quotaId, mode: pushed.mode, members: pushed.members, total: pushed.total}),
       )
     } finally {
       bar?.stop()

@@ -8,6 +8,7 @@ import {queuedLine} from './output/partner.js'
 import {PROJECT_STATUSES, PROJECT_TYPES, type ProjectInput} from '../src/interfaces/partner/schema.js'
 import {pushProject, type PushProjectResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
+import {projectNote} from './support/audit-notes.js'
 
 export default class PushProject extends BaseCommand<typeof PushProject> {
   static override description = 'Create or replace a research project and queue its PUT to the partners (interface B)'
@@ -56,8 +57,10 @@ export default class PushProject extends BaseCommand<typeof PushProject> {
       }
     }
     const store = await this.openStore()
-    const {db} = store
-    const result = await pushProject(db, input, {partners: flags.partner}, this.clock.now(), this.requestId())
+    const result = await this.audited(
+      (parts) => pushProject(parts.db, input, {partners: flags.partner}, this.clock.now(), this.requestId()),
+      (pushed) => projectNote(pushed.project.project_id, pushed, this.requestId(), {project: pushed.project, closed_quotas: pushed.closed_quotas}),
+    )
     this.say(formatRecord(result.project as unknown as Record<string, unknown>))
     if (result.closed_quotas.length) this.say(`Closed quotas: ${result.closed_quotas.join(', ')}`)
     this.say(queuedLine(result.deliveries, result.partners))

@@ -7,7 +7,9 @@ import {sayRequestId, waitIfAsked} from './deliveries.js'
 import {queuedLine} from './output/partner.js'
 import {QUOTA_STATUSES, type QuotaInput} from '../src/interfaces/partner/schema.js'
 import {pushQuota, setQuotaStatus, type PushQuotaResult} from '../src/interfaces/partner/service.js'
+import type {StoreParts} from '../src/store/database.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
+import {projectNote} from './support/audit-notes.js'
 
 export default class PushQuota extends BaseCommand<typeof PushQuota> {
   static override description = 'Create or replace a quota of a project and queue its PUT; pushing it open reopens a closed quota'
@@ -29,15 +31,17 @@ export default class PushQuota extends BaseCommand<typeof PushQuota> {
     const flags = this.flags
     const projectId = await this.need(flags['project-id'], 'project-id', 'Project id')
     const store = await this.openStore()
-    const {db} = store
-    let result: PushQuotaResult
+    let push: (parts: StoreParts) => Promise<PushQuotaResult>
     if (flags.file) {
       if (flags['quota-id'] || flags.status) throw new AppError('bad_request', '--quota-id/--status cannot be combined with --file; put them in the file')
-      result = await pushQuota(db, projectId, (await readInputJson('file', flags.file)) as QuotaInput, this.clock.now(), this.requestId())
+      const quota = (await readInputJson('file', flags.file)) as QuotaInput
+      push = (parts) => pushQuota(parts.db, projectId, quota, this.clock.now(), this.requestId())
     } else {
       if (!flags['quota-id'] || !flags.status) throw new AppError('bad_request', 'missing required flag --file (or --quota-id with --status)')
-      result = await setQuotaStatus(db, projectId, flags['quota-id'], flags.status as 'open' | 'closed', this.clock.now(), this.requestId())
+      const [quotaId, status] = [flags['quota-id'], flags.status as 'open' | 'closed']
+      push = (parts) => setQuotaStatus(parts.db, projectId, quotaId, status, this.clock.now(), this.requestId())
     }
+    const result = await this.audited(push, (pushed) => projectNote(projectId, pushed, this.requestId(), {quota: pushed.quota}))
     this.say(formatRecord({...result.quota, completes: result.completes} as unknown as Record<string, unknown>))
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())

@@ -13,6 +13,7 @@ import {
 } from '../src/registry/schema.js'
 import {readJwksFile} from '../src/registry/client-keys.js'
 import {registerClient, type RegisteredClient} from '../src/registry/service.js'
+import {type AuditNote, SECRET_CHANGED} from '../src/operator/audit.js'
 import {BaseCommand, choiceFlag, choicesFlag, insecurePartnerUrlWarning, secretFlag, stdinFlag} from './base-command.js'
 import {clientRecord, withStandardSecret} from './output/registry.js'
 
@@ -127,39 +128,54 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       )
     }
     const signingSecret = (await this.secret(flags['signing-secret'], flags['signing-secret-stdin'], 'signing-secret')) ?? null
-    const client = await registerClient(
-      await this.openStore(),
-      {
-        ...(flags['client-id'] === undefined ? {} : {client_id: flags['client-id']}),
-        name,
-        url,
-        logo_url: logoUrl,
-        redirect_uris: redirectUris,
-        post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
-        id_token_alg: flags['id-token-alg'],
-        token_endpoint_auth_method: flags['token-endpoint-auth-method'] as TokenEndpointAuthMethod,
-        jwks: flags['jwks-file'] === undefined ? null : (readJwksFile(flags['jwks-file']) as NewClientInput['jwks']),
-        jwks_uri: flags['jwks-uri'] ?? null,
-        require_pushed_authorization_requests: flags['require-pushed-authorization-requests'],
-        dpop_bound_access_tokens: flags['require-dpop'],
-        backchannel_logout_uri: flags['backchannel-logout-uri'] ?? null,
-        backchannel_logout_session_required: flags['backchannel-logout-session-required'],
-        grants,
-        admin: flags.admin,
-        token_ttl: flags['token-ttl'] ?? null,
-        partner_url: flags['partner-url'] ?? null,
-        allow_insecure_partner_url: flags['allow-insecure-partner-url'],
-        partner_username: flags['partner-username'] ?? null,
-        partner_password: (await this.secret(flags['partner-password'], flags['partner-password-stdin'], 'partner-password')) ?? null,
-        signing_secret: signingSecret,
-      },
-      this.clock.now(),
+    const input: NewClientInput = {
+      ...(flags['client-id'] === undefined ? {} : {client_id: flags['client-id']}),
+      name,
+      url,
+      logo_url: logoUrl,
+      redirect_uris: redirectUris,
+      post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
+      id_token_alg: flags['id-token-alg'],
+      token_endpoint_auth_method: flags['token-endpoint-auth-method'] as TokenEndpointAuthMethod,
+      jwks: flags['jwks-file'] === undefined ? null : (readJwksFile(flags['jwks-file']) as NewClientInput['jwks']),
+      jwks_uri: flags['jwks-uri'] ?? null,
+      require_pushed_authorization_requests: flags['require-pushed-authorization-requests'],
+      dpop_bound_access_tokens: flags['require-dpop'],
+      backchannel_logout_uri: flags['backchannel-logout-uri'] ?? null,
+      backchannel_logout_session_required: flags['backchannel-logout-session-required'],
+      grants,
+      admin: flags.admin,
+      token_ttl: flags['token-ttl'] ?? null,
+      partner_url: flags['partner-url'] ?? null,
+      allow_insecure_partner_url: flags['allow-insecure-partner-url'],
+      partner_username: flags['partner-username'] ?? null,
+      partner_password: (await this.secret(flags['partner-password'], flags['partner-password-stdin'], 'partner-password')) ?? null,
+      signing_secret: signingSecret,
+    }
+    const client = await this.audited(
+      (store) => registerClient(store, input, this.clock.now()),
+      (registered) => registrationNote(registered, input),
     )
     if (client.partner_url && isInsecurePartnerUrl(client.partner_url)) insecurePartnerUrlWarning(client.partner_url)
     const shown = withStandardSecret(client, signingSecret)
     // A public client has no secret to keep.
     this.say(shown.client_secret === undefined ? clientRecord(shown) : `${clientRecord(shown)}\n\nStore the client_secret now: it is not shown again.`)
     return shown
+  }
+}
+
+/** The audit trail's record of a registration: what the client now is, its secrets only as changed. */
+function registrationNote(client: RegisteredClient, input: NewClientInput): AuditNote {
+  const {client_id, client_secret, created_at: _created, updated_at: _updated, expired: _expired, expired_at: _expiredAt, ...fields} = client
+  return {
+    kind: 'client',
+    target: client_id,
+    changes: {
+      ...fields,
+      client_secret: client_secret === undefined ? undefined : SECRET_CHANGED,
+      partner_password: input.partner_password ? SECRET_CHANGED : undefined,
+      signing_secret: input.signing_secret ? SECRET_CHANGED : undefined,
+    },
   }
 }
 

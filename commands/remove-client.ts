@@ -20,7 +20,10 @@ export default class RemoveClient extends BaseCommand<typeof RemoveClient> {
   }
 
   async run(): Promise<{client_id: string; removed: ClientDependents}> {
-    const result = await removeClient((await this.openStore()).db, this.args.id, this.flags.force)
+    const result = await this.audited(
+      (store) => removeClient(store.db, this.args.id, this.flags.force),
+      (removed) => ({kind: 'client', target: removed.client_id, changes: {removed: true, force: this.flags.force, with: removed.removed}}),
+    )
     const what = dependentsText(result.removed)
     this.say(`Removed client ${result.client_id}${what ? ` with ${what}` : ''}.`)
     return result

@@ -4,6 +4,7 @@ import {sayRequestId, waitIfAsked} from './deliveries.js'
 import {queuedLine} from './output/partner.js'
 import {removeMember, type RemoveMemberResult} from '../src/interfaces/partner/service.js'
 import {BaseCommand} from './base-command.js'
+import {projectNote} from './support/audit-notes.js'
 
 export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
   static override description = "Remove one member from a quota's list and queue the DELETE"
@@ -23,8 +24,10 @@ export default class RemoveMember extends BaseCommand<typeof RemoveMember> {
     const quotaId = await this.need(flags['quota-id'], 'quota-id', 'Quota id')
     const npi = await this.need(flags.npi, 'npi', 'NPI')
     const store = await this.openStore()
-    const {db} = store
-    const result = await removeMember(db, projectId, quotaId, npi, this.clock.now(), this.requestId())
+    const result = await this.audited(
+      (parts) => removeMember(parts.db, projectId, quotaId, npi, this.clock.now(), this.requestId()),
+      (removed) => projectNote(projectId, removed, this.requestId(), {quota_id: removed.quota_id, removed_npi: removed.npi, total: removed.total}),
+    )
     this.say(`Removed ${npi} from quota ${quotaId} (list now ${result.total}).`)
     this.say(queuedLine(result.deliveries, result.partners))
     sayRequestId(this.requestId(), result.deliveries, this.jsonEnabled())

@@ -2,6 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {AppError} from '../src/errors.js'
 import {existsSync, statSync} from 'node:fs'
 import {beforeRestoreName, restoreStore, type RestoreResult} from '../src/store/backup.js'
+import {StoreVersionError} from '../src/store/migrate.js'
 import {BaseCommand, DEFAULT_STORE} from './base-command.js'
 
 export default class Restore extends BaseCommand<typeof Restore> {
@@ -36,8 +37,28 @@ export default class Restore extends BaseCommand<typeof Restore> {
     }
     // Not this.openStore(): opening would create or migrate the very file being replaced.
     const result = await restoreStore(flags.from, target, this.clock.now())
+    const recorded = await this.recordRestore(result)
     const saved = result.replaced_saved_as === null ? '' : ` The store it replaced is saved as ${result.replaced_saved_as}, with its key file beside it.`
-    this.say(`Restored ${result.file} from ${result.from} (${result.bytes} bytes). It is migrated when it is next opened.${saved}`)
+    this.say(
+      `Restored ${result.file} from ${result.from} (${result.bytes} bytes).${recorded ? ' It is migrated to this release and the restore is in its audit trail.' : ''}${saved}`,
+    )
     return result
+  }
+
+  /**
+   * Records the restore in the restored store's own audit trail (the trail is part of the store, so
+   * the replaced one's stays in the copy saved beside it). Opening the restored store migrates it,
+   * as the next command would. A backup a newer release wrote cannot be opened here: it is
+   * restored all the same, and stderr says its trail does not hold the restore.
+   */
+  private async recordRestore(result: RestoreResult): Promise<boolean> {
+    try {
+      await this.recordAudit({kind: 'store', target: result.file, changes: {restored_from: result.from, bytes: result.bytes, replaced_saved_as: result.replaced_saved_as}})
+      return true
+    } catch (error) {
+      if (!(error instanceof StoreVersionError)) throw error
+      process.stderr.write(`Warning: the restore is not in the restored store's audit trail: ${error.message}\n`)
+      return false
+    }
   }
 }

@@ -22,7 +22,10 @@ export default class RestrictWithdrawalType extends BaseCommand<typeof RestrictW
     const type = await this.need(this.flags.type, 'type', 'Withdrawal type code (e.g. CHECK)')
     const {db} = await this.openStore()
     const member = await resolveAccountHolder(db, this.args.key, this.args.id)
-    const result = await restrictWithdrawalType(db, member, type, this.flags.lift, this.clock.now())
+    const result = await this.audited(
+      (store) => restrictWithdrawalType(store.db, member, type, this.flags.lift, this.clock.now()),
+      (restriction) => ({kind: 'account', target: member.id, changes: {withdrawal_type: restriction.type, restricted: restriction.restricted}}),
+    )
     this.say(restrictionText(result))
     return result
   }

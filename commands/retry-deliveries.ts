@@ -14,8 +14,14 @@ export default class RetryDeliveries extends BaseCommand<typeof RetryDeliveries>
 
   async run(): Promise<RetryResult> {
     if (!this.flags.failed && !this.flags.id?.length) throw new AppError('bad_request', 'missing required flag --id or --failed')
-    const {db} = await this.openStore()
-    const result = await retryDeliveries(db, {ids: this.flags.id, allFailed: this.flags.failed}, this.clock.now())
+    const result = await this.audited(
+      (parts) => retryDeliveries(parts.db, {ids: this.flags.id, allFailed: this.flags.failed}, this.clock.now()),
+      (retried) => ({
+        kind: 'deliveries',
+        target: this.flags.failed ? 'failed' : (this.flags.id ?? []).join(','),
+        changes: {requeued: retried.requeued, superseded: retried.superseded},
+      }),
+    )
     this.say(`Re-queued ${result.requeued.length} ${result.requeued.length === 1 ? 'delivery' : 'deliveries'}.`)
     if (result.superseded.length) this.say(`Skipped ${result.superseded.length} replaced by a newer PUT of the same resource (marked superseded).`)
     return result

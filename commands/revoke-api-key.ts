@@ -8,7 +8,11 @@ export default class RevokeApiKey extends BaseCommand<typeof RevokeApiKey> {
   static override args = {key: Args.string({description: 'the key id (key_…, as list-api-keys shows it) or the key itself', required: true})}
 
   async run(): Promise<{id: string; client_id: string; revoked_at: string; already_revoked: boolean}> {
-    const result = await revokeApiKey((await this.openStore()).db, this.args.key, this.clock.now())
+    // KEY may be the key itself: the trail names the key by its id only.
+    const result = await this.audited(
+      (store) => revokeApiKey(store.db, this.args.key, this.clock.now()),
+      (revoked) => ({kind: 'api_key', target: revoked.id, changes: {revoked: true, already_revoked: revoked.already_revoked, client_id: revoked.client_id}}),
+    )
     this.say(
       result.already_revoked
         ? `API key ${result.id} of ${result.client_id} was already revoked (at ${result.revoked_at}); nothing changed.`

@@ -10,7 +10,10 @@ export default class RevokeConsent extends BaseCommand<typeof RevokeConsent> {
   static override flags = {client: Flags.string({description: 'client_id', required: true})}
 
   async run(): Promise<{user_id: number; client_id: string; revoked_tokens: number}> {
-    const result = await revokeConsent((await this.openStore()).db, parseMemberId(this.args.member), this.flags.client, this.clock.now())
+    const result = await this.audited(
+      (store) => revokeConsent(store.db, parseMemberId(this.args.member), this.flags.client, this.clock.now()),
+      (revoked) => ({kind: 'member', target: revoked.user_id, changes: {consent_revoked: revoked.client_id, revoked_tokens: revoked.revoked_tokens}}),
+    )
     this.say(`Revoked ${result.revoked_tokens} token(s) of member ${result.user_id} for client ${result.client_id}.`)
     return result
   }

@@ -19,7 +19,14 @@ export default class RotateSigningKey extends BaseCommand<typeof RotateSigningKe
   }
 
   async run(): Promise<SigningKeyRotation> {
-    const rotation = await rotateSigningKeys(await this.openStore(), this.clock.now(), {immediately: this.flags.now})
+    const rotation = await this.audited(
+      (store) => rotateSigningKeys(store, this.clock.now(), {immediately: this.flags.now}),
+      (made) => ({
+        kind: 'signing_keys',
+        target: made.current.map((key) => key.alg).join(','),
+        changes: {immediately: this.flags.now, new_kids: made.current.map((key) => key.kid), retired_kids: made.retired.map((key) => key.kid)},
+      }),
+    )
     this.say(rotationText(rotation))
     return rotation
   }

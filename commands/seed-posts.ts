@@ -35,6 +35,8 @@ export default class SeedPosts extends BaseCommand<typeof SeedPosts> {
       (progressed, stopAsked) => seedPosts(db, {count: f.count, comments: f.comments, from, to, seed: f.seed}, progressed, stopAsked),
       (r) => `kept ${r.skipped + r.posts} of ${f.count} posts (${r.posts} added by this run)`,
     )
+    // The posts commit in batches of their own, so the run is recorded once they are written (or it was stopped).
+    if (result.posts > 0) await this.recordAudit({kind: 'posts', target: `seed:${result.seed}`, changes: {...result}})
     this.say(formatRecord({...result}))
     if (!result.interrupted) {
       this.say(

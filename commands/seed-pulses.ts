@@ -32,6 +32,12 @@ export default class SeedPulses extends BaseCommand<typeof SeedPulses> {
       (r) => `kept ${r.created.length + r.skipped.length} of ${f.count} pulses (${r.created.length} created by this run)`,
     )
     if (result.created.length > 0) {
+      // Each pulse commits on its own, so the run is recorded once it has written them (or was stopped).
+      await this.recordAudit({
+        kind: 'pulses',
+        target: clientId,
+        changes: {seeded: result.created.map((p) => p.project_id), seed: f.seed, respondents: f.respondents, interrupted: result.interrupted},
+      })
       this.say(
         formatTable(result.created, [
           {header: 'PROJECT ID', get: (p) => p.project_id},

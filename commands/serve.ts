@@ -6,6 +6,7 @@ import {stopSignals} from '../src/server.js'
 import {stopServing} from '../src/serve-stop.js'
 import {isPostgresUrl} from '../src/store/db.js'
 import {BaseCommand, logFormatFlag} from './base-command.js'
+import {demoNote} from './support/audit-notes.js'
 import {config, credential} from '../src/config.js'
 import {jsonLogLine} from '../src/lib/log.js'
 import {parseAddressList, parseTrustedProxies} from '../src/http/client-address.js'
@@ -178,6 +179,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     try {
       const warn = (line: string) => running.logger.log('warn', `Warning: ${line}`, line)
       const demo = this.flags.demo ? await seedDemo(running.store, running.baseUrl, this.clock.now(), {force: this.flags.force, warn}) : undefined
+      if (demo) await this.recordAudit(demoNote(demo, this.flags.force), running.store)
       running.readiness.phase = 'ready'
       return demo
     } catch (error) {

@@ -68,8 +68,8 @@ export const COMMAND_TOPICS: CommandTopic[] = [
   },
   {
     name: 'store',
-    summary: 'the SQLite file or PostgreSQL database',
-    commands: ['status', 'backup', 'restore', 'copy-store'],
+    summary: 'the SQLite file or PostgreSQL database, and the audit trail of what operators changed in it',
+    commands: ['status', 'list-audit', 'backup', 'restore', 'copy-store'],
   },
   {
     name: 'shell',

@@ -36,7 +36,11 @@ export default class UpdateApiKey extends BaseCommand<typeof UpdateApiKey> {
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ApiKeyPatch
     if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
-    const key = await updateApiKey((await this.openStore()).db, this.args.key, defined, this.clock.now())
+    // KEY may be the key itself: the trail names the key by its id only.
+    const key = await this.audited(
+      (store) => updateApiKey(store.db, this.args.key, defined, this.clock.now()),
+      (updated) => ({kind: 'api_key', target: updated.id, changes: {...defined, client_id: updated.client_id}}),
+    )
     this.say(formatRecord({...key}))
     return key
   }

@@ -4,6 +4,8 @@ import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import {CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
 import {readJwksFile} from '../src/registry/client-keys.js'
+import {keyIds} from '../src/registry/views.js'
+import {type AuditNote, SECRET_CHANGED} from '../src/operator/audit.js'
 import {BaseCommand, changedSecretFlag, choiceFlag, choicesFlag, fromEnvFlag, insecurePartnerUrlWarning, stdinFlag} from './base-command.js'
 import {clientRecord, withStandardSecret} from './output/registry.js'
 
@@ -119,10 +121,33 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ClientPatch
     if (Object.keys(defined).length === 0) this.error('nothing to change: give at least one flag (see --help)')
-    const client = await updateClient(await this.openStore(), this.args.id, defined, this.clock.now())
+    const client = await this.audited(
+      (store) => updateClient(store, this.args.id, defined, this.clock.now()),
+      (updated) => updateNote(updated, defined),
+    )
     if (f['partner-url'] !== undefined && isInsecurePartnerUrl(f['partner-url'])) insecurePartnerUrlWarning(client.partner_url ?? f['partner-url'])
     const shown = withStandardSecret(client, patch.signing_secret)
     this.say(clientRecord(shown))
     return shown
+  }
+}
+
+/**
+ * The audit trail's record of an update: the fields given, a new JWK Set by its key ids, and a
+ * partner password or signing secret only as changed (or null, removed).
+ */
+function updateNote(client: ClientView & {revoked_tokens: number}, patch: ClientPatch): AuditNote {
+  const {jwks, partner_password, signing_secret, ...fields} = patch
+  const secret = (value: string | null | undefined) => (value === undefined || value === null ? value : SECRET_CHANGED)
+  return {
+    kind: 'client',
+    target: client.client_id,
+    changes: {
+      ...fields,
+      ...(jwks === undefined ? {} : {jwks_key_ids: jwks === null ? null : keyIds(JSON.stringify(jwks))}),
+      partner_password: secret(partner_password),
+      signing_secret: secret(signing_secret),
+      revoked_tokens: client.revoked_tokens,
+    },
   }
 }

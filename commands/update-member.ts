@@ -1,6 +1,7 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 import {parseMemberId, updateMember, type MemberView} from '../src/registry/service.js'
+import {SECRET_CHANGED} from '../src/operator/audit.js'
 import {BaseCommand, changedSecretFlag, fromEnvFlag, stdinFlag} from './base-command.js'
 import {memberRecord} from './output/registry.js'
 
@@ -29,11 +30,14 @@ export default class UpdateMember extends BaseCommand<typeof UpdateMember> {
       this.error('nothing to change: give --password (or --password-stdin, --password-from-env), --deactivate or --activate')
     }
     const password = await this.secret(f.password, f['password-stdin'], 'password', {env: 'MEDPANEL_MEMBER_PASSWORD', given: f['password-from-env']})
-    const member = await updateMember(
-      (await this.openStore()).db,
-      parseMemberId(this.args.id),
-      {password, active: f.deactivate ? false : f.activate ? true : undefined},
-      this.clock.now(),
+    const change = {password, active: f.deactivate ? false : f.activate ? true : undefined}
+    const member = await this.audited(
+      (store) => updateMember(store.db, parseMemberId(this.args.id), change, this.clock.now()),
+      (updated) => ({
+        kind: 'member',
+        target: updated.user_id,
+        changes: {password: password === undefined ? undefined : SECRET_CHANGED, active: change.active, revoked_tokens: updated.revoked_tokens},
+      }),
     )
     this.say(memberRecord(member))
     return member

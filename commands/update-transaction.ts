@@ -2,7 +2,9 @@ import * as Args from '@oclif/core/args'
 import {transactionText} from './output/balance.js'
 import {STATUSES} from '../src/interfaces/balance/schema.js'
 import {updateTransactionStatus, type TransactionView} from '../src/interfaces/balance/service.js'
+import {transactionWithMember} from '../src/interfaces/balance/operator.js'
 import {BaseCommand, choiceFlag} from './base-command.js'
+import {ledgerNote} from './support/audit-notes.js'
 
 export default class UpdateTransaction extends BaseCommand<typeof UpdateTransaction> {
   static override description =
@@ -18,7 +20,13 @@ export default class UpdateTransaction extends BaseCommand<typeof UpdateTransact
 
   async run(): Promise<TransactionView> {
     const status = await this.need(this.flags.status, 'status', `New status (${STATUSES.join(', ')})`)
-    const tx = await updateTransactionStatus((await this.openStore()).db, this.args.id, status.trim(), this.clock.now())
+    const {tx} = await this.audited(
+      async (store) => {
+        const updated = await updateTransactionStatus(store.db, this.args.id, status.trim(), this.clock.now())
+        return {tx: updated, memberId: (await transactionWithMember(store.db, updated.id)).member.user_id}
+      },
+      (moved) => ledgerNote(moved.memberId, moved.tx),
+    )
     this.say(transactionText(tx))
     return tx
   }

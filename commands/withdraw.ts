@@ -91,7 +91,15 @@ export default class Withdraw extends BaseCommand<typeof Withdraw> {
 
     // The same edge as the route's body: the schema once, the amount an exact decimal.
     const request = withdrawalRequest({type: typeCode, amount: amount.trim(), member_details: details})
-    const result = await createWithdrawal(db, member, request, {now: this.clock.now(), clientId: null})
+    // The type's detail fields (names, addresses, account numbers) are recorded by name only.
+    const result = await this.audited(
+      (store) => createWithdrawal(store.db, member, request, {now: this.clock.now(), clientId: null}),
+      (made) => ({
+        kind: 'account',
+        target: member.id,
+        changes: {transaction_id: made.created.transaction_id, type: request.type, amount: request.amount, detail_fields: Object.keys(details).sort()},
+      }),
+    )
     const tx = await getTransaction(db, result.created.transaction_id)
     const fee = (await listTransactions(db, member)).find((t) => t.type === 'WITHDRAWAL_FEE' && t.properties.withdrawal_id === tx.id)
     const after = await getSummary(db, member)

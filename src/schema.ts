@@ -11,6 +11,8 @@ import type {SignonTables, SignonView} from './interfaces/signon/tables.js'
 import {migrations as signon} from './interfaces/signon/migrations/index.js'
 import {migrations as grants} from './grants/migrations/index.js'
 import type {GrantTables, GrantsView} from './grants/tables.js'
+import type {OperatorTables, OperatorView} from './operator/tables.js'
+import {migrations as operator} from './operator/migrations/index.js'
 import type {RegistryTables, RegistryView} from './registry/tables.js'
 import {migrations as registry} from './registry/migrations/index.js'
 import {openStore as openStoreWith, type Store, type StoreOptions} from './store/db.js'
@@ -27,7 +29,7 @@ import {migrations as store} from './store/migrations/index.js'
  */
 
 /** The whole schema: every owner's tables, composed here and nowhere else. */
-export type Database = RegistryTables & GrantTables & SignonTables & ConversationTables & PartnerTables & BalanceTables & PulseTables
+export type Database = RegistryTables & GrantTables & SignonTables & ConversationTables & PartnerTables & BalanceTables & PulseTables & OperatorTables
 /** A handle on the whole schema (the app layer and the commands); lower layers narrow it (store/database.ts). */
 export type Db = Kysely<Database>
 /** A store opened on the whole schema (openStore below). */
@@ -42,7 +44,9 @@ export type ServiceStore = StoreParts<Db>
  */
 type Holds<View> = Database extends View ? true : false
 type AllTrue<T extends true[]> = T
-export type ViewsHeld = AllTrue<[Holds<GrantsView>, Holds<RegistryView>, Holds<SignonView>, Holds<PulseView>, Holds<PartnerView>, Holds<BalanceView>, Holds<ConversationsView>]>
+export type ViewsHeld = AllTrue<
+  [Holds<GrantsView>, Holds<RegistryView>, Holds<SignonView>, Holds<PulseView>, Holds<PartnerView>, Holds<BalanceView>, Holds<ConversationsView>, Holds<OperatorView>]
+>
 
 /**
  * Joins the owners' migrations into one list. They run in the order of their names (a timestamp,
@@ -62,7 +66,7 @@ export function composeMigrations(...owners: Record<string, AnyMigration>[]): Re
 
 /** medpanel's own schema: every layer's and interface's migrations, recorded in `kysely_migration`. */
 export const SERVICE_SCHEMA: Schema = {
-  migrations: composeMigrations(store, registry, grants, signon, partner, balance, pulse, conversations),
+  migrations: composeMigrations(store, registry, grants, signon, partner, balance, pulse, conversations, operator),
   notifiesChanges: true,
 }
 

@@ -42,12 +42,23 @@ export function sayMore(what: string, paging: Paging, shown: number, total: numb
 
 /** Parses `--since`: a date (2026-01-31) or an ISO 8601 instant, as the ISO text stored columns compare with. */
 export function sinceFlag(what: string) {
+  return instantFlag('since', `only ${what} from this date or instant on (2026-01-31 or 2026-01-31T12:00:00Z)`)
+}
+
+/** Parses `--until`, the end `--since` pairs with: rows before it (a date alone is its midnight, UTC). */
+export function untilFlag(what: string) {
+  return instantFlag('until', `only ${what} before this date or instant (2026-02-01 or 2026-01-31T18:00:00Z; a date alone is its first instant, UTC)`)
+}
+
+/** A date or an ISO 8601 instant, as the ISO text stored columns compare with; anything else is one error naming the flag. */
+function instantFlag(name: string, description: string) {
   return Flags.string({
-    description: `only ${what} from this date or instant on (2026-01-31 or 2026-01-31T12:00:00Z)`,
+    description,
     parse: async (input: string) => {
       const text = /^\d{4}-\d{2}-\d{2}$/.test(input) ? `${input}T00:00:00Z` : input
       const at = new Date(text)
-      if (!/^\d{4}-\d{2}-\d{2}(T|$)/.test(input) || Number.isNaN(at.getTime())) throw new Error(`--since must be a date such as 2026-01-31 or an ISO 8601 instant, got "${input}"`)
+      if (!/^\d{4}-\d{2}-\d{2}(T|$)/.test(input) || Number.isNaN(at.getTime()))
+        throw new Error(`--${name} must be a date such as 2026-01-31 or an ISO 8601 instant, got "${input}"`)
       return at.toISOString()
     },
   })

@@ -35,6 +35,7 @@ const SHIPPED = [
   '2026120311_backchannel_logout',
   '2026120312_backchannel_logout_sessions',
   '2026120313_code_dpop_jkt',
+  '2026120401_operator_audit',
 ]
 
 describe('the composed schema', () => {

@@ -14,6 +14,7 @@ import type {SummaryRow} from '../../src/interfaces/conversations/search-types.j
 import {summarize} from '../../src/interfaces/conversations/views.js'
 import {tokenizeTexts} from '../../src/store/fts-tokens.js'
 import {needsRehash, verifyPassword} from '../../src/lib/hashing.js'
+import {pageAudit, recordAudit} from '../../src/operator/audit.js'
 import {listClients} from '../../src/registry/views.js'
 import {openStore} from '../../src/schema.js'
 import {openStore as openStoreWith, type Store} from '../../src/store/db.js'
@@ -51,6 +52,8 @@ interface Credentials {
   assertion_private_jwk?: JWK
   /** From 0.8.0 on: a client that takes only DPoP-bound tokens, with a back-channel logout URI. */
   dpop_client_id?: string
+  /** From 0.9.0 on: the operators' audit trail of the script's commands, as list-audit --json printed it. */
+  audit?: {id: number; command: string; target_kind: string; target: string; changes: Record<string, unknown>}[]
 }
 
 /** Every store an earlier release wrote, kept with its credentials (test/fixtures/make-store.sh). */
@@ -60,7 +63,9 @@ const releases = readdirSync(FIXTURES)
 
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
-  expect(releases).toEqual(expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0']))
+  expect(releases).toEqual(
+    expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0', 'store-0.9.0']),
+  )
 })
 
 describe.each(releases)('a store written by %s opens under this release with everything intact', (release) => {
@@ -204,6 +209,35 @@ describe.each(releases)('a store written by %s opens under this release with eve
     const client = (await listClients(store.db)).find((c) => c.client_id === credentials.dpop_client_id)
     expect(client).toMatchObject({dpop_bound_access_tokens: true, backchannel_logout_uri: 'https://bound.fixture.example/logout'})
     await expect(issueToken(store.db, credentials.member_id, credentials.dpop_client_id!, clock.now())).rejects.toThrow(/only DPoP-bound tokens/)
+  })
+
+  it.runIf(credentials.audit !== undefined)('keeps its audit trail row for row, and no credential the script used is anywhere in it', async () => {
+    const {store} = await upgraded()
+    const trail = credentials.audit!
+    expect(trail.map((row) => row.command)).toEqual(expect.arrayContaining(['register-client', 'add-member', 'issue-token', 'issue-api-key', 'credit', 'withdraw']))
+    expect((await pageAudit(store.db, {limit: 1000, offset: 0})).rows).toEqual(trail)
+    expect(trail.find((row) => row.command === 'add-member')?.changes).toMatchObject({email: credentials.member_email, password: '(changed)'})
+    const text = JSON.stringify(await store.db.selectFrom('operator_audit').selectAll().execute())
+    for (const secret of [
+      credentials.client_secret,
+      credentials.partner_password,
+      credentials.signing_secret,
+      credentials.member_password,
+      credentials.access_token,
+      credentials.api_key,
+    ]) {
+      expect(text.includes(secret), secret).toBe(false)
+    }
+  })
+
+  it.runIf(credentials.audit === undefined)('gets an empty audit trail, which records the next change', async () => {
+    const {store} = await upgraded()
+    expect(await pageAudit(store.db, {limit: 10, offset: 0})).toEqual({rows: [], total: 0})
+    const run = {command: 'update-client', os_user: 'upgrade-test', at: new Date('2026-11-26T00:00:00Z')}
+    await recordAudit(store.db, run, {kind: 'client', target: credentials.client_id, changes: {name: 'Renamed'}})
+    expect((await pageAudit(store.db, {limit: 10, offset: 0})).rows).toEqual([
+      {id: 1, at: '2026-11-26T00:00:00.000Z', os_user: 'upgrade-test', command: 'update-client', target_kind: 'client', target: credentials.client_id, changes: {name: 'Renamed'}},
+    ])
   })
 
   it('the ledger, pulses, posts and the waiting delivery are unchanged', async () => {
