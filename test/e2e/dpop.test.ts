@@ -88,7 +88,7 @@ describe('DPoP with openid-client, against two serve processes on one store', ()
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({error: 'invalid_request'})
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!, undefined, {DPoP: client.getDPoPHandle(config, await generateKeyPair('ES256'))})).rejects.toMatchObject({
       error: 'invalid_grant',
-      error_description: expect.stringMatching(/bound to a DPoP key/),
+      error_description: expect.stringMatching(/bound to another DPoP key than the one the DPoP proof is signed with/),
     })
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, {DPoP: dpop})
     expect(refreshed.token_type).toBe('dpop')
