@@ -1,3 +1,4 @@
+import {MAX_ACCESS_TOKEN_CHARS} from '../../grants/service.js'
 import {z} from 'zod'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID} from '../../demo-data.js'
 import {useOpenApi} from '../../lib/zod.js'
@@ -73,6 +74,7 @@ export const tokenForm = z
     code_verifier: param(256),
     refresh_token: param(512).openapi({description: 'refresh_token grant: the refresh token last issued (each is used once)'}),
     scope: param(256),
+    resource: param(2048).openapi({description: 'RFC 8707: the absolute URI of the resource server the token is for (the aud of a JWT access token)'}),
   })
   .openapi('TokenRequest')
 
@@ -110,7 +112,7 @@ export const revocationResponse = z.object({}).strict().openapi('RevocationRespo
 
 export const introspectForm = z
   .object({
-    token: param(512).openapi({description: 'The access or refresh token to describe'}),
+    token: param(MAX_ACCESS_TOKEN_CHARS).openapi({description: 'The access or refresh token to describe'}),
     token_type_hint: param(64).openapi({
       description: 'access_token or refresh_token: which kind to look up first; the other is looked up too, so the answer does not depend on it',
     }),
