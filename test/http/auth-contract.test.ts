@@ -66,6 +66,7 @@ const OAUTH = [
   'invalid_token',
   'insufficient_scope',
   'unsupported_token_type',
+  'invalid_target',
   'login_required',
   'consent_required',
   'request_not_supported',
