@@ -75,6 +75,18 @@ describe('JWT access tokens (RFC 9068) and resource indicators (RFC 8707)', () =
     }
   })
 
+  it('gives a refresh a new JWT for the resource that refresh names, and refuses a bad one without spending the refresh token', async () => {
+    const first = (await (await codeExchange(client, {resource: API}, 'openid profile offline_access')).json()) as {refresh_token: string}
+    const fields = {grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret}
+    const bad = await exchange(ctx, {...fields, resource: 'not a uri'})
+    expect(((await bad.json()) as {error: string}).error).toBe('invalid_target')
+    const other = 'https://pulses.example/'
+    const res = await exchange(ctx, {...fields, resource: other})
+    expect(res.status).toBe(200)
+    const {payload} = await verify(((await res.json()) as {access_token: string}).access_token, other)
+    expect(payload).toMatchObject({aud: other, sub: String(memberId), scope: 'openid profile offline_access'})
+  })
+
   it('gives client_credentials a JWT whose sub is the client', async () => {
     const pulses = await registerTestClient(ctx.store, {name: 'Pulse Co', grants: ['pulses'], access_token_format: 'jwt'}, ctx.clock.now())
     const res = await exchange(ctx, {grant_type: 'client_credentials', client_id: pulses.client_id, client_secret: pulses.client_secret, resource: API})
