@@ -25,6 +25,7 @@ export const authorizeQuery = z.object({
   prompt: param(64).openapi({description: 'OpenID Connect: none (no page: login_required or consent_required if one is needed), login (sign in again), consent'}),
   max_age: param(10).openapi({description: 'OpenID Connect: seconds; an older sign-in is made again'}),
   login_hint: param(254).openapi({description: "OpenID Connect: the member's e-mail, filled in on the sign-in form"}),
+  resource: param(2048).openapi({description: "RFC 8707: the absolute URI of the resource server the access token is for (a JWT access token's aud)"}),
   dpop_jkt: param(64).openapi({description: 'DPoP (RFC 9449 §10): the JWK thumbprint of the key the code is bound to; only a token request with a proof of that key exchanges it'}),
   request: param(8192).openapi({description: 'Not supported: refused with request_not_supported'}),
   request_uri: param().openapi({

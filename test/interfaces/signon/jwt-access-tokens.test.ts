@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import type {RegisteredClient} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
 import {registerTestClient} from '../../helpers/clients.js'
-import {bearer, exchange, getCode, REDIRECT, setupClientAndMember} from './flow.js'
+import {authorizeParams, authorizeUrl, bearer, exchange, getCode, REDIRECT, setupClientAndMember} from './flow.js'
 
 const ISSUER = 'http://localhost'
 const API = 'https://api.example/balances'
@@ -85,6 +85,30 @@ describe('JWT access tokens (RFC 9068) and resource indicators (RFC 8707)', () =
     expect(res.status).toBe(200)
     const {payload} = await verify(((await res.json()) as {access_token: string}).access_token, other)
     expect(payload).toMatchObject({aud: other, sub: String(memberId), scope: 'openid profile offline_access'})
+  })
+
+  it('takes the resource of the authorization request as the audience when the token request names none', async () => {
+    const code = await getCode(ctx, client.client_id, {scope: 'profile', resource: API})
+    const res = await exchange(ctx, {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret})
+    expect(res.status).toBe(200)
+    expect((await verify(((await res.json()) as {access_token: string}).access_token, API)).payload.aud).toBe(API)
+  })
+
+  it('sends a bad resource at the authorization endpoint back to the client as invalid_target', async () => {
+    const res = await ctx.app.request(authorizeUrl(authorizeParams(client.client_id, {scope: 'profile', resource: 'https://api.example/#x'})))
+    expect(res.status).toBe(302)
+    const back = new URL(res.headers.get('location')!)
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT)
+    expect(back.searchParams.get('error')).toBe('invalid_target')
+    expect(back.searchParams.get('state')).toBe('st-123')
+  })
+
+  it('takes one resource per request: a repeated one is invalid_request', async () => {
+    const code = await getCode(ctx, client.client_id, {scope: 'profile'})
+    const fields = {grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret}
+    const res = await exchange(ctx, {...fields, resource: [API, 'https://other.example/']})
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as {error: string}).error).toBe('invalid_request')
   })
 
   it('gives client_credentials a JWT whose sub is the client', async () => {
