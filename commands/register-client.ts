@@ -2,6 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
 import type {z} from 'zod'
 import {
+  ACCESS_TOKEN_FORMATS,
   CLIENT_ID_TOKEN_ALGS,
   GRANTS,
   type Grant,
@@ -45,6 +46,11 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       delimiter: ',',
     }),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "algorithm the client's ID tokens are signed with (OpenID Connect)", default: 'RS256'}),
+    'access-token-format': choiceFlag(ACCESS_TOKEN_FORMATS, {
+      description:
+        "opaque (a random string the service looks up) or jwt (RFC 9068: signed with the ID-token keys, checked by a resource server against jwks_uri; lives at most 10 minutes, and revocation reaches only the service's own checks)",
+      default: 'opaque',
+    }),
     'token-endpoint-auth-method': choiceFlag(TOKEN_ENDPOINT_AUTH_METHODS, {
       description:
         "how the client proves itself at the token endpoint: client_secret_basic (the secret in the Basic header or the form), client_secret_post, none for a public client (a browser or native app: no secret is made, PKCE is required), or private_key_jwt (a JWT signed with the client's own key; give --jwks-file or --jwks-uri; no secret is made)",
@@ -143,6 +149,7 @@ export default class RegisterClient extends BaseCommand<typeof RegisterClient> {
       dpop_bound_access_tokens: flags['require-dpop'],
       backchannel_logout_uri: flags['backchannel-logout-uri'] ?? null,
       backchannel_logout_session_required: flags['backchannel-logout-session-required'],
+      access_token_format: flags['access-token-format'],
       grants,
       admin: flags.admin,
       token_ttl: flags['token-ttl'] ?? null,

@@ -1,7 +1,7 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 import {isInsecurePartnerUrl} from '../src/lib/partner-address.js'
-import {CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
+import {ACCESS_TOKEN_FORMATS, CLIENT_ID_TOKEN_ALGS, GRANTS, type ClientPatch, type Grant} from '../src/registry/schema.js'
 import {updateClient, type ClientView} from '../src/registry/service.js'
 import {readJwksFile} from '../src/registry/client-keys.js'
 import {keyIds} from '../src/registry/views.js'
@@ -41,6 +41,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
     }),
     'id-token-alg': choiceFlag(CLIENT_ID_TOKEN_ALGS, {description: "sign the client's ID tokens with this algorithm from now on"}),
     grant: choicesFlag(GRANTS, {description: 'replace the grants'}),
+    'access-token-format': choiceFlag(ACCESS_TOKEN_FORMATS, {description: 'opaque or jwt (RFC 9068) access tokens from now on; tokens already issued keep their form'}),
     'jwks-file': Flags.string({
       description: "private_key_jwt: replace the client's keys with the JWK Set in this file (rotation: list the new key beside the old until the client signs with it)",
       exclusive: ['jwks-uri'],
@@ -105,6 +106,7 @@ export default class UpdateClient extends BaseCommand<typeof UpdateClient> {
       dpop_bound_access_tokens: f['require-dpop'],
       backchannel_logout_uri: f['no-backchannel-logout-uri'] ? null : f['backchannel-logout-uri'],
       backchannel_logout_session_required: f['backchannel-logout-session-required'],
+      access_token_format: f['access-token-format'],
       token_ttl: f['no-token-ttl'] ? null : f['token-ttl'],
       expire: f.expire ? true : f.unexpire ? false : undefined,
       partner_url: f['partner-url'],

@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   invalid_token: {status: 401, oauth: true},
   insufficient_scope: {status: 403, oauth: true},
   unsupported_token_type: {status: 400, oauth: true},
+  // RFC 8707 §2: a resource indicator that is not an absolute URI, or carries a fragment
+  invalid_target: {status: 400, oauth: true},
   // OpenID Connect Core §3.1.2.6: sent to the client on the redirect, never as a page
   login_required: {status: 400, oauth: true},
   consent_required: {status: 400, oauth: true},

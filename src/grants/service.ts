@@ -41,13 +41,16 @@ function tokenHash(token: string): string {
   return hash
 }
 
+/** An opaque token is 43 characters; a JWT access token (RFC 9068) signed with RS256 about 800. Longer is never ours. */
+export const MAX_ACCESS_TOKEN_CHARS = 4096
+
 /**
  * Resolves a presented bearer token to a live grant, or says why it is dead. "Live" is the spec's
  * "active": known, unexpired, unrevoked, its client not expired, its member (if any) active.
  * Only reads: the caller gives where (the store's reader, or a transaction that must see its writes).
  */
 export async function resolveToken(reader: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
-  if (token.length === 0 || token.length > 512) return {dead: 'The access token is invalid'}
+  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_CHARS) return {dead: 'The access token is invalid'}
   const row = await repo.findTokenWithOwners(reader, tokenHash(token))
   if (!row) return {dead: 'The access token is invalid'}
   if (row.revoked_at !== null) return {dead: 'The access token was revoked'}

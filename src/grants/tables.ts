@@ -10,7 +10,8 @@ import type {Grant} from './names.js'
  *   grants/migrations/2026112404_token_last_used.ts (last_used_at) and 2026120301_dpop.ts (dpop_jkt);
  * - authorization_codes: created in registry/migrations/2026112201_registry_signon.ts, then altered
  *   in interfaces/signon/migrations/2026112701_openid_connect.ts (nonce, auth_time),
- *   2026120312_backchannel_logout_sessions.ts (sid) and 2026120313_code_dpop_jkt.ts (dpop_jkt).
+ *   2026120312_backchannel_logout_sessions.ts (sid) and 2026120313_code_dpop_jkt.ts (dpop_jkt), and
+ *   in grants/migrations/2026120402_code_resource.ts (resource);
  * refresh_tokens, consents and dpop_proofs were made by grants' own migrations (the signon one of
  * 2026120312 adds refresh_tokens.sid).
  */
@@ -31,6 +32,8 @@ export interface AuthorizationCodeTable {
   sid: ColumnType<string | null, string | null | undefined, string | null>
   /** RFC 9449 §10: the thumbprint of the DPoP key the code was bound to in advance; only a proof of it exchanges the code. */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 8707: the resource the authorization request named, the JWT access token's audience by default. */
+  resource: ColumnType<string | null, string | null | undefined, string | null>
   expires_at: string
   /** Set when the code is exchanged; a second exchange finds it set and revokes what it issued. */
   used_at: string | null

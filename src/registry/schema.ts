@@ -109,6 +109,10 @@ const backchannelLogoutUri = z
 /** The ID-token signing algorithm, in any letter case, kept in its canonical spelling. */
 const idTokenAlg = z.preprocess((v) => (typeof v === 'string' ? (canonical(v, CLIENT_ID_TOKEN_ALGS) ?? v) : v), z.enum(CLIENT_ID_TOKEN_ALGS))
 
+/** The forms an access token may take: a random string looked up by the service, or an RFC 9068 JWT. */
+export const ACCESS_TOKEN_FORMATS = ['opaque', 'jwt'] as const
+const accessTokenFormat = z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ACCESS_TOKEN_FORMATS))
+
 /** The longest token lifetime a client may have: ten years. */
 const MAX_TOKEN_TTL = 10 * 365 * 86400
 
@@ -151,6 +155,7 @@ export const newClientSchema = z
     dpop_bound_access_tokens: z.boolean().default(false),
     backchannel_logout_uri: backchannelLogoutUri.nullable().default(null),
     backchannel_logout_session_required: z.boolean().default(false),
+    access_token_format: accessTokenFormat.default('opaque'),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')
@@ -232,6 +237,7 @@ export const clientPatchSchema = z
     /** Null removes it: the client hears of no more logouts. */
     backchannel_logout_uri: backchannelLogoutUri.nullable().optional(),
     backchannel_logout_session_required: z.boolean().optional(),
+    access_token_format: accessTokenFormat.optional(),
     grants: z
       .array(z.preprocess((v) => (typeof v === 'string' ? (canonical(v, GRANTS) ?? v) : v), z.enum(GRANTS)))
       .min(1, 'at least one grant')

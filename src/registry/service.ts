@@ -93,6 +93,7 @@ export async function registerClient({db, keys}: StoreParts<Db>, input: NewClien
     dpop_bound_access_tokens: client.dpop_bound_access_tokens ? 1 : 0,
     backchannel_logout_uri: client.backchannel_logout_uri,
     backchannel_logout_session_required: client.backchannel_logout_session_required ? 1 : 0,
+    access_token_format: client.access_token_format,
     grants: toJsonText([...new Set(client.grants)]),
     admin: client.admin ? 1 : 0,
     token_ttl: client.token_ttl,
@@ -138,6 +139,7 @@ export async function updateClient({db, keys}: StoreParts<Kysely<Database>>, id:
       backchannel_logout_uri: patch.backchannel_logout_uri === undefined ? row.backchannel_logout_uri : patch.backchannel_logout_uri,
       backchannel_logout_session_required:
         patch.backchannel_logout_session_required === undefined ? row.backchannel_logout_session_required : patch.backchannel_logout_session_required ? 1 : 0,
+      access_token_format: patch.access_token_format ?? row.access_token_format,
       name: patch.name ?? row.name,
       url: patch.url ?? row.url,
       logo_url: patch.logo_url ?? row.logo_url,

@@ -43,6 +43,8 @@ export interface ClientTable {
   backchannel_logout_uri: ColumnType<string | null, string | null | undefined, string | null>
   /** 1: the client asked for `sid` in its logout tokens (medpanel always sends it; kept as registered). */
   backchannel_logout_session_required: ColumnType<number, number | undefined, number>
+  /** `opaque` (looked up by the service) or `jwt` (RFC 9068, checked by a resource server against the JWKS). */
+  access_token_format: ColumnType<string, string | undefined, string>
   created_at: string
   updated_at: string
 }

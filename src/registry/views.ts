@@ -37,6 +37,8 @@ export interface ClientView {
   backchannel_logout_uri: string | null
   /** The client asked for `sid` in its logout tokens (they always carry it). */
   backchannel_logout_session_required: boolean
+  /** opaque, or jwt: RFC 9068 access tokens signed with the ID-token keys. */
+  access_token_format: string
   admin: boolean
   token_ttl: number | null
   expired: boolean
@@ -64,6 +66,7 @@ export function clientView(row: Client): ClientView {
     dpop_bound_access_tokens: row.dpop_bound_access_tokens === 1,
     backchannel_logout_uri: row.backchannel_logout_uri,
     backchannel_logout_session_required: row.backchannel_logout_session_required === 1,
+    access_token_format: row.access_token_format,
     admin: row.admin === 1,
     token_ttl: row.token_ttl,
     expired: row.expired_at !== null,

@@ -182,6 +182,20 @@ describe('client and member commands', () => {
     expect(cli(['show-client', id, ...base]).stdout).toMatch(/^dpop_bound_access_tokens\s+false$/m)
   })
 
+  it('register-client and update-client --access-token-format set what show-client says; a bad value is one Error line and changes nothing', () => {
+    const registered = cliJson(acmeRegistration(base))
+    expect(registered).toMatchObject({access_token_format: 'opaque'})
+    const id = registered.client_id as string
+    expect(cliJson(['update-client', id, ...base, '--access-token-format', 'jwt'])).toMatchObject({access_token_format: 'jwt'})
+    expect(cliJson(['show-client', id, ...base])).toMatchObject({access_token_format: 'jwt'})
+    expect(cli(['show-client', id, ...base]).stdout).toMatch(/^access_token_format\s+jwt$/m)
+    const before = cli(['show-client', id, ...base, '--json']).stdout
+    expectUserError(cli(['update-client', id, ...base, '--access-token-format', 'paseto']), /--access-token-format: Expected one of opaque, jwt \(any case\), got "paseto"/)
+    expect(cli(['show-client', id, ...base, '--json']).stdout).toBe(before)
+    expect(cliJson([...acmeRegistration(base), '--access-token-format', 'JWT'])).toMatchObject({access_token_format: 'jwt'})
+    expectUserError(cli([...acmeRegistration(base), '--access-token-format', 'paseto']), /--access-token-format: Expected one of opaque, jwt/)
+  })
+
   const acmeFlags = ['--name', 'Acme', '--url', 'https://acme.example', '--logo-url', 'https://acme.example/l.png', '--redirect-uri', 'https://acme.example/cb']
   /** register-client for Acme with `flags` added, as run (not expected to succeed). */
   const registerWith = (...flags: string[]) => cli(['register-client', ...base, ...acmeFlags, ...flags])

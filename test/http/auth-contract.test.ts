@@ -17,7 +17,7 @@ import {basicAuth} from '../helpers/http-basic.js'
  * written out here, from the specs, never read back from the code under test.
  */
 
-/** Each code's status as RFC 6749 §5.2, RFC 6750 §3.1, OpenID Connect Core §3.1.2.6, RFC 9449 and RFC 9110 say. */
+/** Each code's status as RFC 6749 §5.2, RFC 6750 §3.1, OpenID Connect Core §3.1.2.6, RFC 9449, RFC 8707 and RFC 9110 say. */
 const SPEC_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_client: 401,
@@ -30,6 +30,7 @@ const SPEC_STATUS: Record<ErrorCode, number> = {
   invalid_token: 401,
   insufficient_scope: 403,
   unsupported_token_type: 400,
+  invalid_target: 400,
   login_required: 400,
   consent_required: 400,
   request_not_supported: 400,
@@ -65,6 +66,7 @@ const OAUTH = [
   'invalid_token',
   'insufficient_scope',
   'unsupported_token_type',
+  'invalid_target',
   'login_required',
   'consent_required',
   'request_not_supported',

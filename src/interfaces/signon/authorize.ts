@@ -14,6 +14,7 @@ import type {Metrics} from '../../metrics/metrics.js'
 import {writeTransaction} from '../../store/transactions.js'
 import type {SignonView as Database, SignonDb as Db} from './tables.js'
 import {OPENID, type OidcParams, type OidcRequest, readOidcRequest} from './oidc.js'
+import {readResource} from './jwt-access-tokens.js'
 import {isValidChallenge} from './pkce.js'
 import {PUSHABLE, type PushedParams, REQUEST_URI_PREFIX, resolvePushedRequest, storePushedRequest} from './pushed-requests.js'
 import {type ClientCredentials, isPublicClient, requireClient} from './client-auth.js'
@@ -38,6 +39,8 @@ export interface AuthorizeRequest extends OidcParams {
   code_challenge_method?: string | undefined
   /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to. */
   dpop_jkt?: string | undefined
+  /** RFC 8707: the resource server the access token is for. */
+  resource?: string | undefined
 }
 
 export interface CheckedAuthorizeRequest {
@@ -50,6 +53,8 @@ export interface CheckedAuthorizeRequest {
   codeChallenge: string | null
   /** The DPoP key the code is bound to (dpop_jkt), or null. */
   dpopJkt: string | null
+  /** RFC 8707: the resource named (an absolute URI without a fragment), or null. */
+  resource: string | null
   /** The OpenID Connect part, when the scopes include `openid`; null for a plain OAuth request. */
   oidc: OidcRequest | null
   /** A pushed request (RFC 9126) the browser named by its request_uri: its key, to spend it by. */
@@ -114,7 +119,18 @@ export async function checkAuthorizeRequest(db: Db, given: AuthorizeRequest, now
   if (codeChallenge === null && isPublicClient(client)) throw back('invalid_request', 'code_challenge (PKCE, S256) is required for a public client')
   if (req.dpop_jkt !== undefined && !JWK_THUMBPRINT.test(req.dpop_jkt)) throw back('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters)')
   const dpopJkt = req.dpop_jkt ?? null
-  return {client, redirectUri: req.redirect_uri, responseMode, state: req.state, scopes, codeChallenge, dpopJkt, oidc, ...(pushed === undefined ? {} : {pushed})}
+  const resource = resourceOrBack(req.resource, back)
+  return {client, redirectUri: req.redirect_uri, responseMode, state: req.state, scopes, codeChallenge, dpopJkt, resource, oidc, ...(pushed === undefined ? {} : {pushed})}
+}
+
+/** The request's resource (RFC 8707), or its refusal sent back to the client. */
+function resourceOrBack(value: string | undefined, back: (error: ErrorCode, description: string) => AppError): string | null {
+  try {
+    return readResource(value)
+  } catch (error) {
+    if (error instanceof AppError) throw back('invalid_target', error.message)
+    throw error
+  }
 }
 
 /**
@@ -234,6 +250,7 @@ export async function allow(
       auth_time: checked.oidc ? (session?.signedInAt ?? null) : null,
       sid: checked.oidc ? (session?.sid ?? null) : null,
       dpop_jkt: checked.dpopJkt,
+      resource: checked.resource,
       expires_at: iso(new Date(now.getTime() + CODE_TTL_SECONDS * 1000)),
       created_at: stamp,
     })

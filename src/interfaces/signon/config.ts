@@ -47,6 +47,12 @@ export const signonConfig = {
    */
   refreshedAccessTokenSeconds: 3600,
   /**
+   * A JWT access token (RFC 9068) lives the client's agreed lifetime, but at most 10 minutes: a
+   * resource server that checks it alone against the JWKS never hears of its revocation, so a
+   * revoked one stays usable there until it expires.
+   */
+  jwtAccessTokenMaxSeconds: 600,
+  /**
    * A refresh token unused for 14 days dies (its successor gets a new 14 days at each refresh):
    * an application nobody opened for two weeks asks the member again, as Keycloak's default
    * "SSO session idle" does for offline sessions at 30 days; health data argues for shorter.

@@ -35,6 +35,7 @@ export const PUSHABLE = [
   'max_age',
   'login_hint',
   'dpop_jkt',
+  'resource',
 ] as const
 
 export type PushedParams = Partial<Record<(typeof PUSHABLE)[number], string>>

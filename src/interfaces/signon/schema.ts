@@ -1,3 +1,4 @@
+import {MAX_ACCESS_TOKEN_CHARS} from '../../grants/service.js'
 import {z} from 'zod'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID} from '../../demo-data.js'
 import {useOpenApi} from '../../lib/zod.js'
@@ -24,6 +25,7 @@ export const authorizeQuery = z.object({
   prompt: param(64).openapi({description: 'OpenID Connect: none (no page: login_required or consent_required if one is needed), login (sign in again), consent'}),
   max_age: param(10).openapi({description: 'OpenID Connect: seconds; an older sign-in is made again'}),
   login_hint: param(254).openapi({description: "OpenID Connect: the member's e-mail, filled in on the sign-in form"}),
+  resource: param(2048).openapi({description: "RFC 8707: the absolute URI of the resource server the access token is for (a JWT access token's aud)"}),
   dpop_jkt: param(64).openapi({description: 'DPoP (RFC 9449 §10): the JWK thumbprint of the key the code is bound to; only a token request with a proof of that key exchanges it'}),
   request: param(8192).openapi({description: 'Not supported: refused with request_not_supported'}),
   request_uri: param().openapi({
@@ -73,6 +75,7 @@ export const tokenForm = z
     code_verifier: param(256),
     refresh_token: param(512).openapi({description: 'refresh_token grant: the refresh token last issued (each is used once)'}),
     scope: param(256),
+    resource: param(2048).openapi({description: 'RFC 8707: the absolute URI of the resource server the token is for (the aud of a JWT access token)'}),
   })
   .openapi('TokenRequest')
 
@@ -110,7 +113,7 @@ export const revocationResponse = z.object({}).strict().openapi('RevocationRespo
 
 export const introspectForm = z
   .object({
-    token: param(512).openapi({description: 'The access or refresh token to describe'}),
+    token: param(MAX_ACCESS_TOKEN_CHARS).openapi({description: 'The access or refresh token to describe'}),
     token_type_hint: param(64).openapi({
       description: 'access_token or refresh_token: which kind to look up first; the other is looked up too, so the answer does not depend on it',
     }),

@@ -5,6 +5,7 @@ import {randomToken} from '../../lib/ids.js'
 import * as grants from '../../grants/repository.js'
 import type {Client} from '../../registry/tables.js'
 import type {SignonDb as Db} from './tables.js'
+import {type AccessTokenSigner, jwtAccessTokenSeconds, signAccessToken} from './jwt-access-tokens.js'
 
 /** The token endpoint's answer (and issue-token's). */
 export interface TokenResponse {
@@ -29,6 +30,10 @@ export interface MintOptions {
   ttlSeconds?: number | null
   /** Binds the token to this DPoP key (its JWK thumbprint): it then works only with a proof signed by the key. */
   dpopJkt?: string | null
+  /** For a client with JWT access tokens: the token handed out is a JWT this signs, living at most signonConfig.jwtAccessTokenMaxSeconds. */
+  jwt?: AccessTokenSigner | undefined
+  /** When the member signed in (ISO 8601): a JWT access token's auth_time. */
+  authTime?: string | null
 }
 
 /**
@@ -44,9 +49,23 @@ export async function mintToken(
   now: Date,
   options: MintOptions = {},
 ): Promise<TokenResponse> {
-  const ttlSeconds = options.ttlSeconds === undefined ? client.token_ttl : options.ttlSeconds
+  const agreed = options.ttlSeconds === undefined ? client.token_ttl : options.ttlSeconds
+  const ttlSeconds = options.jwt === undefined ? agreed : jwtAccessTokenSeconds(agreed)
   const dpopJkt = options.dpopJkt ?? null
-  const token = randomToken(32)
+  // A JWT is stored by its digest, as an opaque token is: token info, revocation and expiry read it unchanged.
+  const token =
+    options.jwt === undefined
+      ? randomToken(32)
+      : await signAccessToken(options.jwt, {
+          clientId: client.id,
+          memberId,
+          scope: scopes,
+          jti: randomToken(16),
+          ttlSeconds: jwtAccessTokenSeconds(agreed),
+          authTime: options.authTime,
+          dpopJkt,
+          now,
+        })
   const expiresAt = ttlSeconds === null ? null : iso(new Date(now.getTime() + ttlSeconds * 1000))
   await grants.insertToken(narrow(db), {
     token_hash: sha256(token),

@@ -1,5 +1,5 @@
 import {createHash, randomUUID} from 'node:crypto'
-import {calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT} from 'jose'
+import {calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT} from 'jose'
 import {afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {AppError} from '../../../src/errors.js'
 import {issueToken} from '../../../src/interfaces/signon/issue-token.js'
@@ -100,6 +100,15 @@ describe('asking for a DPoP-bound token', () => {
     expect(tokens.token_type).toBe('DPoP')
     const res = await ctx.app.request('/oauth/introspect', form({token: tokens.access_token, ...secret()}))
     expect(await res.json()).toMatchObject({active: true, token_type: 'DPoP', cnf: {jkt: alice.jkt}})
+  })
+
+  it('binds a JWT access token (RFC 9068) too: cnf.jkt in the token itself, and it still needs the proof at medpanel', async () => {
+    await ctx.db.updateTable('clients').set({access_token_format: 'jwt'}).where('id', '=', client.client_id).execute()
+    const tokens = await boundToken()
+    expect(tokens.token_type).toBe('DPoP')
+    expect(decodeJwt(tokens.access_token)).toMatchObject({cnf: {jkt: alice.jkt}, client_id: client.client_id})
+    expect((await presentBound('/oauth/token/info', tokens.access_token, alice)).status).toBe(200)
+    expect((await presentBound('/oauth/token/info', tokens.access_token, mallory)).status).toBe(401)
   })
 
   it('answers a bearer token, as before, to a request without a proof', async () => {

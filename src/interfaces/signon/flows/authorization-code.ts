@@ -9,6 +9,7 @@ import {isValidVerifier, verifierMatches} from '../pkce.js'
 import {issueRefreshToken, refreshedAccessTtl, wantsRefreshToken} from '../refresh-tokens.js'
 import {isPublicClient} from '../client-auth.js'
 import {mintToken} from '../tokens.js'
+import {accessTokenSigner} from '../jwt-access-tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
 
@@ -29,6 +30,7 @@ export const authorizationCode: GrantFlow = {
     if (verifier !== undefined && !isValidVerifier(verifier)) throw new AppError('invalid_request', 'code_verifier must be 43 to 128 unreserved characters')
     const client = await authenticate()
     if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the authorization_code grant')
+    const jwt = await accessTokenSigner(request, client, issuer, form.resource, now)
     const codeHash = sha256(form.code)
     const redirectUri = form.redirect_uri
     const stamp = iso(now)
@@ -53,10 +55,18 @@ export const authorizationCode: GrantFlow = {
       const member = await getMemberRow(narrow(trx), code.member_id)
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       const scopes = code.scopes.split(' ')
+      // The token request's resource, else the authorization request's, else the issuer (RFC 8707 §2).
+      const signer = jwt && {...jwt, audience: form.resource ?? code.resource ?? issuer}
       const answer = {member, nonce: code.nonce, authTime: code.auth_time, sid: code.sid}
-      if (!wantsRefreshToken(scopes)) return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {dpopJkt}), ...answer}
+      if (!wantsRefreshToken(scopes))
+        return {minted: await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {dpopJkt, jwt: signer, authTime: code.auth_time}), ...answer}
       // offline_access: a short-lived access token, and the first refresh token of the family.
-      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
+      const minted = await mintToken(trx, client, code.member_id, code.scopes, codeHash, now, {
+        ttlSeconds: refreshedAccessTtl(client),
+        dpopJkt,
+        jwt: signer,
+        authTime: code.auth_time,
+      })
       // The family keeps the sign-in session's sid: every refreshed ID token names the same session.
       // A public client's refresh tokens are bound to its DPoP key (RFC 9449 §5): it has no other proof of itself.
       const grant = {

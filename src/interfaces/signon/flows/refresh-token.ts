@@ -8,6 +8,7 @@ import {writeTransaction} from '../../../store/transactions.js'
 import {issueRefreshToken, refreshedAccessTtl, refreshKeyRefusal} from '../refresh-tokens.js'
 import {scopeList} from '../scopes.js'
 import {mintToken} from '../tokens.js'
+import {accessTokenSigner} from '../jwt-access-tokens.js'
 import {memberAnswer} from './answer.js'
 import type {GrantFlow} from './grant.js'
 
@@ -28,6 +29,7 @@ export const refreshToken: GrantFlow = {
     if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')
     const client = await authenticate()
     if (!hasGrant(client, 'signon')) throw new AppError('unauthorized_client', 'this client may not use the refresh_token grant')
+    const jwt = await accessTokenSigner(request, client, issuer, form.resource, now)
     const hash = sha256(form.refresh_token)
     const stamp = iso(now)
     const outcome = await writeTransaction(db, async (trx) => {
@@ -53,7 +55,7 @@ export const refreshToken: GrantFlow = {
       if (member.active !== 1) return invalidGrant('the member is no longer active')
       // Spent here, in the transaction that read it: a refresh racing this one finds it taken.
       if (!(await grants.useRefreshToken(narrow(trx), hash, stamp))) return replay()
-      const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt})
+      const minted = await mintToken(trx, client, row.member_id, asked.join(' '), row.family, now, {ttlSeconds: refreshedAccessTtl(client), dpopJkt, jwt, authTime: row.auth_time})
       const grant = {
         family: row.family,
         clientId: client.id,
