@@ -63,9 +63,13 @@ describe('dynamic client registration (RFC 7591, RFC 7592)', () => {
     ctx.clock.advance(61)
     expect((await register(METADATA, 'x')).status).toBe(404)
     const once = await issue({uses: 1})
-    expect((await register(METADATA, once)).status).toBe(201)
+    const created = await register(METADATA, once)
+    expect(created.status).toBe(201)
     expect(await (await ctx.app.request('/.well-known/openid-configuration')).json()).not.toHaveProperty('registration_endpoint')
     expect((await register(METADATA, once)).status).toBe(404)
+    // The client registered before still manages itself.
+    const {client_id, registration_access_token} = (await created.json()) as Record<string, string>
+    expect((await ctx.app.request(`/oauth/register/${client_id}`, bearer(registration_access_token!))).status).toBe(200)
   })
 
   it('registers a confidential client that can then use the token endpoint', async () => {

@@ -44,19 +44,19 @@ async function metadataOf(c: Context): Promise<unknown> {
 
 /**
  * Dynamic client registration (RFC 7591) and management (RFC 7592). While no initial access token
- * is live the paths do not exist (404) and discovery does not name them.
+ * is live the registration endpoint does not exist (404) and discovery does not name it.
  */
 export function registrationRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const store: StoreParts<RegistryDb> = narrowParts(ctx.deps)
   const {clock} = ctx.deps
   const clientUri = (c: Context, id: string) => `${ctx.issuerOf(c)}${REGISTRATION_PATH}/${encodeURIComponent(id)}`
 
-  for (const path of [REGISTRATION_PATH, `${REGISTRATION_PATH}/*`]) {
-    app.use(path, async (_c, next) => {
-      if (!(await registrationEnabled(store.reader, clock.now()))) throw new AppError('not_found', 'client registration is not enabled')
-      await next()
-    })
-  }
+  // Only new registrations close with the last initial access token: a client registered earlier
+  // keeps managing itself with its registration access token.
+  app.use(REGISTRATION_PATH, async (_c, next) => {
+    if (!(await registrationEnabled(store.reader, clock.now()))) throw new AppError('not_found', 'client registration is not enabled')
+    await next()
+  })
 
   app.post(REGISTRATION_PATH, async (c) => {
     const now = clock.now()
