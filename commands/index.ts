@@ -37,6 +37,7 @@ export const COMMAND_LOADERS: Record<string, () => Promise<Command.Class>> = {
   'partner-serve': () => import('./partner-serve.js').then((m) => m.default),
   'verify-partner': () => import('./verify-partner.js').then((m) => m.default),
   'import-posts': () => import('./import-posts.js').then((m) => m.default),
+  'issue-registration-token': () => import('./issue-registration-token.js').then((m) => m.default),
   'issue-api-key': () => import('./issue-api-key.js').then((m) => m.default),
   'seed-posts': () => import('./seed-posts.js').then((m) => m.default),
   'update-api-key': () => import('./update-api-key.js').then((m) => m.default),

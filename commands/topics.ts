@@ -21,7 +21,17 @@ export const COMMAND_TOPICS: CommandTopic[] = [
   {
     name: 'clients',
     summary: 'partner companies signing members in (interface A)',
-    commands: ['register-client', 'list-clients', 'show-client', 'update-client', 'rotate-client-secret', 'revoke-consent', 'issue-token', 'remove-client'],
+    commands: [
+      'register-client',
+      'list-clients',
+      'show-client',
+      'update-client',
+      'rotate-client-secret',
+      'revoke-consent',
+      'issue-token',
+      'remove-client',
+      'issue-registration-token',
+    ],
   },
   {
     name: 'members',

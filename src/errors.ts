@@ -29,6 +29,9 @@ export const ERROR_CODES = {
   // (401 at a resource, which says so in its DPoP challenge)
   invalid_dpop_proof: {status: 400, oauth: true},
   use_dpop_nonce: {status: 400, oauth: true},
+  // RFC 7591 §3.2.2: a registration refused for its redirect URIs, or for other metadata
+  invalid_redirect_uri: {status: 400, oauth: true},
+  invalid_client_metadata: {status: 400, oauth: true},
   // generic codes for the other interfaces, one per status: a bare status (an HTTPException from
   // a Hono middleware) is read back through them
   bad_request: {status: 400, oauth: false},

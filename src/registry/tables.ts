@@ -82,7 +82,24 @@ export interface AuthFailureTable {
   last_failure_at: string
 }
 
+/** An initial access token (RFC 7591 §3): its digest, and the limits the operator gave it (null: none). */
+export interface RegistrationTokenTable {
+  token_hash: string
+  expires_at: string | null
+  uses_left: number | null
+  created_at: string
+}
+
+/** A dynamically registered client's registration access token (RFC 7592), as a digest. */
+export interface ClientRegistrationTable {
+  client_id: string
+  access_token_hash: string
+  created_at: string
+}
+
 export interface RegistryTables {
+  registration_tokens: RegistrationTokenTable
+  client_registrations: ClientRegistrationTable
   clients: ClientTable
   members: MemberTable
   settings: SettingTable

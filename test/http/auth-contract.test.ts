@@ -38,6 +38,9 @@ const SPEC_STATUS: Record<ErrorCode, number> = {
   // RFC 9449 §5 and §8: at the token endpoint; a resource answers them 401 (§7.1, §9)
   invalid_dpop_proof: 400,
   use_dpop_nonce: 400,
+  // RFC 7591 §3.2.2
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
   bad_request: 400,
   unauthorized: 401,
   payment_required: 402,
@@ -73,6 +76,8 @@ const OAUTH = [
   'request_uri_not_supported',
   'invalid_dpop_proof',
   'use_dpop_nonce',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
 ]
 
 describe('the one code table', () => {

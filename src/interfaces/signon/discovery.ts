@@ -15,7 +15,7 @@ import {RESPONSE_MODES} from './authorization-response.js'
  * fixed when the service starts (never the request's Host), so the document is the same for every
  * request and shared caches may keep it (`public, max-age=3600`, no `Vary: Host`).
  */
-export function authorizationServerMetadata(issuer: string) {
+export function authorizationServerMetadata(issuer: string, options: {registration?: boolean} = {}) {
   const auth = ['client_secret_basic', 'client_secret_post', 'private_key_jwt']
   // Public clients (browser and native apps) hold no secret: they name themselves with client_id.
   const publicToo = [...auth, 'none']
@@ -62,6 +62,8 @@ export function authorizationServerMetadata(issuer: string) {
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     service_documentation: `${issuer}/docs`,
+    // RFC 7591: named only while an operator's initial access token is live (issue-registration-token).
+    ...(options.registration ? {registration_endpoint: `${issuer}/oauth/register`} : {}),
   }
 }
 

@@ -9,6 +9,7 @@ import * as requirePar from './2026120203_require_par.js'
 import * as dpopBound from './2026120302_dpop_bound_access_tokens.js'
 import * as backchannelLogout from './2026120311_backchannel_logout.js'
 import * as accessTokenFormat from './2026120401_access_token_format.js'
+import * as clientRegistration from './2026120401_client_registration.js'
 
 /** The registry's migrations: clients, members, settings and the guessing limits (the first one also made the tables of the grants, which sign-on issues). Names sort in the order they run; append new ones, never edit one that has shipped. */
 export const migrations: Record<string, AnyMigration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, AnyMigration> = {
   '2026120302_dpop_bound_access_tokens': dpopBound,
   '2026120311_backchannel_logout': backchannelLogout,
   '2026120401_access_token_format': accessTokenFormat,
+  '2026120401_client_registration': clientRegistration,
 }

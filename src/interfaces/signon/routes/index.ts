@@ -19,6 +19,7 @@ import {clientCors} from './cors.js'
 import {END_SESSION_PATH, JWKS_PATH, OIDC_JSON_PATHS, OIDC_METHODS, OPENID_CONFIGURATION_PATH, oidcRoutes, USERINFO_PATH} from './oidc.js'
 import {APPLICATIONS_PATH, AUTHORIZE_PATH, isAuthorizeRequestPost, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
 import {METADATA_PATH, REVOKE_PATH, TOKEN_METHODS, TOKEN_PATH, tokenRoutes} from './token.js'
+import {REGISTRATION_METHODS, registrationRoutes} from './registration.js'
 import {requestHeader} from '../../../http/fast.js'
 
 /**
@@ -75,6 +76,7 @@ export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
   const tooLarge = () => new AppError('payload_too_large', 'the request body is too large')
   const capped = bodyCap('request body')
   const capUnlessRead: typeof capped = (c, next) => (formCached(c) ? next() : capped(c, next))
+  for (const path of Object.keys(REGISTRATION_METHODS)) app.use(path, errorShape(renderOAuthError), capped)
   for (const path of [...Object.keys(TOKEN_METHODS), ...OIDC_JSON_PATHS])
     app.use(path, errorShape(renderOAuthError), urlEncodedForm(config.http.requestBodyLimitBytes, tooLarge), capUnlessRead)
   // Other methods on the info paths, and anything else under /user/oauth, answer in OAuth's shape.
@@ -93,9 +95,10 @@ export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {
   tokenRoutes(app, ctx)
   infoRoutes(app, ctx)
   oidcRoutes(app, ctx)
+  registrationRoutes(app, ctx)
   if (deps.demo) demoRoutes(app, ctx)
 
-  const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, ...OIDC_METHODS, [METADATA_PATH]: ['GET']}
+  const served = {...PAGE_METHODS, ...TOKEN_METHODS, ...INFO_METHODS, ...OIDC_METHODS, ...REGISTRATION_METHODS, [METADATA_PATH]: ['GET']}
   for (const [path, methods] of Object.entries(served)) app.all(path, methodNotAllowed(...methods))
   return app
 }

@@ -1,3 +1,5 @@
+import {registrationEnabled} from '../../../registry/dynamic-registration.js'
+import {narrow} from '../../../store/database.js'
 import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {DEMO_CLIENT_ID} from '../../../demo-data.js'
@@ -99,7 +101,11 @@ const endSessionPost = createRoute({
 export function oidcRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, clock} = ctx.deps
 
-  app.openapi(configurationRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+  app.openapi(configurationRoute, async (c) =>
+    jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c), {registration: await registrationEnabled(narrow(ctx.deps.reader), ctx.deps.clock.now())}), 200, {
+      'Cache-Control': 'public, max-age=3600',
+    }),
+  )
 
   // Cached five minutes at most: a rotated-in key is published ten minutes before it signs.
   app.openapi(jwksRoute, async (c) => jsonResponse(c, (await publishedKeys(ctx.deps, clock.now())) as z.infer<typeof jsonWebKeySet>, 200, {'Cache-Control': 'public, max-age=300'}))

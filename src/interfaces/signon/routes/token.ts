@@ -1,3 +1,5 @@
+import {registrationEnabled} from '../../../registry/dynamic-registration.js'
+import {narrow} from '../../../store/database.js'
 import {createRoute, type OpenAPIHono, type z} from '@hono/zod-openapi'
 import type {Context} from 'hono'
 import {DEMO_BASE_URL, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET} from '../../../demo-data.js'
@@ -224,7 +226,11 @@ function presentedAssertion(c: Context, form: PresentedForm, audience: Audience)
 export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
   const {db, reader, clock, metrics} = ctx.deps
 
-  app.openapi(metadataRoute, (c) => jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c)), 200, {'Cache-Control': 'public, max-age=3600'}))
+  app.openapi(metadataRoute, async (c) =>
+    jsonResponse(c, authorizationServerMetadata(ctx.issuerOf(c), {registration: await registrationEnabled(narrow(ctx.deps.reader), ctx.deps.clock.now())}), 200, {
+      'Cache-Control': 'public, max-age=3600',
+    }),
+  )
 
   app.on('POST', [TOKEN_PATH, PAR_PATH], async (c, next) => {
     if (!/^application\/x-www-form-urlencoded\b/i.test(requestHeader(c, 'content-type') ?? '')) {
