@@ -35,7 +35,10 @@ const SHIPPED = [
   '2026120311_backchannel_logout',
   '2026120312_backchannel_logout_sessions',
   '2026120313_code_dpop_jkt',
+  '2026120401_access_token_format',
+  '2026120401_client_registration',
   '2026120401_operator_audit',
+  '2026120402_code_resource',
 ]
 
 describe('the composed schema', () => {
