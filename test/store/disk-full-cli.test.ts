@@ -4,7 +4,7 @@ import {describe, expect, it} from 'vitest'
 import {cliArgv, tempDir} from '../helpers/cli.js'
 
 /**
- * A real full disk: a 1 MB tmpfs mounted in a user and mount namespace of its own (no root needed
+ * A real full disk: a 2 MB tmpfs (room for the migrated schema, not for the seed) mounted in a user and mount namespace of its own (no root needed
  * on the machine), holding the store. Where namespaces are not allowed the test says so and fails
  * rather than passing without having tried.
  */
@@ -15,7 +15,7 @@ describe('the CLI on a full disk', () => {
     const argv = cliArgv(['seed-posts', '--db', store, '--count', '20000', '--comments', '3', '--json'])
     const run = spawnSync(
       'unshare',
-      ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"', 'sh', mountPoint, ...argv],
+      ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount -t tmpfs -o size=2m tmpfs "$1" && shift && exec "$@"', 'sh', mountPoint, ...argv],
       {
         encoding: 'utf8',
         timeout: 120_000,
