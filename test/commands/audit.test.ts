@@ -1,9 +1,10 @@
+import type {AuditView} from '../../src/operator/audit.js'
 import {spawnSync} from 'node:child_process'
 import {chmodSync, mkdirSync} from 'node:fs'
 import {userInfo} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {acmeRegistration, cli, cliArgv, cliJson, memberRegistration, partnerRegistration, tempDir} from '../helpers/cli.js'
+import {acmeRegistration, cli, cliArgv, cliJson, memberRegistration, partnerRegistration, tempDir, expectUserError} from '../helpers/cli.js'
 import {onPostgres, openCliStore} from '../helpers/store.js'
 
 /*
@@ -13,15 +14,7 @@ import {onPostgres, openCliStore} from '../helpers/store.js'
  * anywhere in the table; a command that fails leaves none; list-audit shows and filters it.
  */
 
-interface Row {
-  id: number
-  at: string
-  os_user: string
-  command: string
-  target_kind: string
-  target: string
-  changes: Record<string, unknown>
-}
+type Row = AuditView
 
 /** The store's whole audit table, oldest first, each column as stored. */
 async function table(file: string): Promise<Record<string, unknown>[]> {
@@ -46,16 +39,6 @@ async function expectNoSecretIn(file: string, secrets: string[]): Promise<void> 
     expect(secret.length, 'a secret too short to search for').toBeGreaterThan(5)
     expect(text.includes(secret), `the audit table holds the secret ${secret}`).toBe(false)
   }
-}
-
-/** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
-function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
-  expect(result.status, result.stderr).toBe(1)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trim().split('\n')
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^Error: /)
-  expect(lines[0]).toMatch(pattern)
 }
 
 describe('every operator write is in the audit trail, a secret only as "(changed)"', () => {

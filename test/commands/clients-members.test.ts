@@ -2,18 +2,8 @@ import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {authenticateClient} from '../../src/registry/service.js'
-import {acmeRegistration, cli, cliJson, tempDir} from '../helpers/cli.js'
+import {acmeRegistration, cli, cliJson, tempDir, expectUserError} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
-
-/** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
-function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
-  expect(result.status).toBe(1)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trim().split('\n')
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^Error: /)
-  expect(lines[0]).toMatch(pattern)
-}
 
 describe('client and member commands', () => {
   // Every test gets a new, empty store; the ones that need a registered client make it themselves.

@@ -2,20 +2,10 @@ import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {createApp} from '../../src/app.js'
 import {ManualClock} from '../../src/lib/clock.js'
-import {cli, cliJson, tempDir} from '../helpers/cli.js'
+import {cli, cliJson, tempDir, expectUserError} from '../helpers/cli.js'
 import {makeStoreFile, openCliStore} from '../helpers/store.js'
 import {query} from '../interfaces/conversations/helpers.js'
 import {specialtyQuotaFile} from '../helpers/partner-input.js'
-
-/** Exit 1 with exactly one `Error:` line on stderr and nothing on stdout. */
-function expectUserError(result: ReturnType<typeof cli>, pattern: RegExp) {
-  expect(result.status, result.stderr).toBe(1)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trim().split('\n')
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^Error: /)
-  expect(lines[0]).toMatch(pattern)
-}
 
 const register = (db: string[], name: string, extra: string[]) =>
   cliJson(['register-client', ...db, '--name', name, '--url', 'https://x.example', '--logo-url', 'https://x.example/l.png', ...extra]).client_id as string

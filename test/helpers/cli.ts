@@ -4,6 +4,7 @@ import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {expect} from 'vitest'
 import {onPostgres, storeFlags} from './store.js'
 import {runInProcess} from './in-process-cli.js'
 import {COMMAND_TOPICS} from '../../commands/topics.js'
@@ -248,4 +249,14 @@ export function memberRegistration(store: string[], login: {email?: string; pass
  */
 export function partnerRegistration(store: string[], partnerUrl: string): string[] {
   return ['register-client', ...store, '--name', 'P', '--url', 'https://p.example', '--logo-url', 'https://p.example/l.png', '--grant', 'partner', '--partner-url', partnerUrl]
+}
+
+/** A refused command as users must see it: exit 1, nothing on stdout, one `Error:` line matching `pattern`. */
+export function expectUserError(result: CliResult, pattern: RegExp): void {
+  expect(result.status, result.stderr).toBe(1)
+  expect(result.stdout).toBe('')
+  const lines = result.stderr.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(/^Error: /)
+  expect(lines[0]).toMatch(pattern)
 }
