@@ -268,7 +268,7 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     // or without one while the slots are busy, after as long), never 429: they take no place in line.
     expect(answers.filter((a, i) => i % 2 === 1 && a.status === 429).length, seen).toBeGreaterThanOrEqual(7)
     expect(
-      answers.filter((a, i) => i % 2 === 0).map((a) => a.status),
+      answers.filter((_, i) => i % 2 === 0).map((a) => a.status),
       seen,
     ).toEqual(Array(13).fill(401))
   })
