@@ -50,3 +50,12 @@ export async function listDeliveries(db: Db, filter: {sid?: string; clientId?: s
 export async function deleteFinished(db: Db, before: string): Promise<void> {
   await db.deleteFrom('logout_deliveries').where('status', '!=', 'pending').where('updated_at', '<', before).execute()
 }
+
+/** Pending deliveries that some worker leased (for the dead-lease release). */
+export async function leasedRows(db: Db): Promise<Pick<LogoutDeliveryRow, 'id' | 'lease_owner'>[]> {
+  return db.selectFrom('logout_deliveries').select(['id', 'lease_owner']).where('status', '=', 'pending').where('lease_owner', 'is not', null).execute()
+}
+
+export async function releaseLeases(db: Db, ids: string[]): Promise<void> {
+  if (ids.length) await db.updateTable('logout_deliveries').set({lease_owner: null, lease_until: null}).where('id', 'in', ids).execute()
+}

@@ -3,7 +3,9 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {httpTransport} from '../../../src/http/outbound.js'
 import {endEverySession} from '../../../src/interfaces/signon/sessions.js'
 import {LogoutWorker} from '../../../src/interfaces/signon/logout-worker.js'
-import {listDeliveries} from '../../../src/interfaces/signon/logout-repository.js'
+import {hostname} from 'node:os'
+import {lease, listDeliveries, updateDelivery} from '../../../src/interfaces/signon/logout-repository.js'
+import {iso} from '../../../src/lib/clock.js'
 import {BACKCHANNEL_LOGOUT_EVENT} from '../../../src/interfaces/signon/oidc.js'
 import {addMember, type RegisteredClient, updateMember} from '../../../src/registry/service.js'
 import {form, freshApp, type TestContext} from '../../helpers/app.js'
@@ -19,6 +21,8 @@ import {moved, scrape} from '../../helpers/metrics.js'
  */
 
 const ISSUER = 'http://localhost'
+/** A process id no process has (above Linux's pid_max). */
+const DEAD_PID = 2_147_483_646
 
 let ctx: TestContext
 let client: RegisteredClient
@@ -172,6 +176,22 @@ describe('back-channel logout', () => {
     const after = await scrape(ctx.app)
     const attempts = (outcome: string) => moved(before, after, 'medpanel_signon_backchannel_logout_attempts_total', {outcome})
     expect({failed: attempts('failed'), delivered: attempts('delivered'), network_error: attempts('network_error')}).toEqual({failed: 1, delivered: 1, network_error: 0})
+  })
+
+  it('sends at once a logout that a killed process of this host had leased, and waits for one a live worker holds', async () => {
+    const {tokens, jar} = await codeFlow()
+    await logOut(tokens.id_token, jar)
+    const [queued] = await listDeliveries(ctx.db)
+    const until = iso(new Date(ctx.clock.now().getTime() + 60_000))
+    // Leased by a live process (this one, another worker): not sent, not freed.
+    await lease(ctx.db, queued!.id, `${hostname()}:${process.pid}:other`, until, iso(ctx.clock.now()))
+    expect(await worker.drain()).toMatchObject({attempted: 0})
+    expect((await listDeliveries(ctx.db))[0]).toMatchObject({status: 'pending', lease_owner: `${hostname()}:${process.pid}:other`})
+    // Leased by a process id that no longer exists: freed and sent in the same drain.
+    await updateDelivery(ctx.db, queued!.id, {lease_owner: `${hostname()}:${DEAD_PID}:killed`})
+    expect(await worker.drain()).toMatchObject({attempted: 1, delivered: 1})
+    expect((await listDeliveries(ctx.db))[0]).toMatchObject({status: 'delivered', lease_owner: null})
+    expect(receiver.tokens).toHaveLength(1)
   })
 
   it('keeps the sid across refreshes, and a logout names it', async () => {
