@@ -87,7 +87,7 @@ describe('readiness', () => {
     } finally {
       process.kill(child.pid!, 'SIGTERM')
     }
-  }, 180_000)
+  })
 })
 
 describe('the demo keeps to a store of its own', () => {

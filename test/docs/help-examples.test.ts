@@ -178,7 +178,7 @@ describe.skipIf(onPostgres)('every command --help example', () => {
         -H 'Accept: application/vnd.service-v1+json' -H 'X-Service-Conversation-API-Key: mpk_demo_conversations_key' -o conversations.json
     `)
     expect(setup.status, `${setup.stdout}\n${setup.stderr}`).toBe(0)
-  }, 120_000)
+  })
   afterAll(async () => {
     process.chdir(cwd)
     await runner?.close()

@@ -36,7 +36,7 @@ describe('back-channel logout with openid-client and a real serve', () => {
     await bystander.start()
     register('Bystander', bystander.url)
     server = await startCli(['serve', '--db', db, '--port', '0', '--host', '127.0.0.1'])
-  }, 120_000)
+  })
   afterAll(async () => {
     await server?.stop()
     await receiver.stop()
@@ -76,7 +76,7 @@ describe('back-channel logout with openid-client and a real serve', () => {
     expect(receiver.malformed).toBe(0)
     // The bystander got no ID token in that session: it was never told.
     expect(bystander.tokens).toEqual([])
-  }, 60_000)
+  })
 })
 
 /** Resolves once the server's stderr has shown `pattern`, looking again at each line it writes. */

@@ -113,7 +113,7 @@ describe.skipIf(!buildah)('the container image (deploy/Containerfile), built FRO
       launcher = {command: join(image.rootfs, image.config.Entrypoint![0]!), args: image.config.Entrypoint!.slice(1), env: {...outsideEnv, PATH: image.rootfs}}
       process.chdir(image.rootfs)
     }
-  }, 600_000)
+  })
 
   afterAll(async () => {
     for (const server of servers) await server.stop()

@@ -49,7 +49,7 @@ describe('DPoP with openid-client, against two serve processes on one store', ()
     first = await startCli(['serve', ...store, '--port', '0', '--no-worker'])
     // Two processes behind one name, as a load balancer would have them: one issuer for both.
     second = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--base-url', first.url])
-  }, 120_000)
+  })
   afterAll(async () => {
     await first?.stop()
     await second?.stop()

@@ -64,7 +64,7 @@ describe('the single executable, alone in an empty root', () => {
       outside = (path) => join(jail, path)
       process.chdir(jail)
     }
-  }, 180_000)
+  })
 
   afterAll(async () => {
     for (const server of servers) await server.stop()

@@ -83,7 +83,7 @@ describe.skipIf(!onPostgres)('the PostgreSQL server restarted under load', () =>
       // A member list pushed one member per delivery: the worker is mid-stream at each restart.
       queueStudy(store, dir, 'R1', 120, 500000000),
     ])
-  }, 120_000)
+  })
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop('SIGTERM')))
@@ -186,5 +186,5 @@ describe.skipIf(!onPostgres)('the PostgreSQL server restarted under load', () =>
     // Well inside the 30 s lease: a worker whose own lease outlived a failed write frees it at once.
     const deliveries = await checkDeliveries(url, partner, 15_000)
     for (const before of pendingAtRestart) expect(before, 'deliveries were still to go at each restart').toBeLessThan(deliveries.delivered.length)
-  }, 120_000)
+  })
 })

@@ -54,7 +54,7 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
     partner = await recordingPartner(20)
     service = await seedService(store, partner.url, 2)
     db = await openStore({url})
-  }, 120_000)
+  })
 
   afterAll(async () => {
     await Promise.all(servers.filter((server) => server.child.exitCode === null && server.child.signalCode === null).map((server) => server.stop('SIGTERM')))
@@ -191,5 +191,5 @@ describe.skipIf(!onPostgres)('one of three serve processes killed with SIGKILL m
     }
     // Same host: the survivors free the dead process's leases at their next poll, not after 30 s.
     expect(tookOver, 'ms from the kill until the victim’s rows were delivered').toBeLessThan(20_000)
-  }, 120_000)
+  })
 })

@@ -73,7 +73,7 @@ describe('guessing limits through a real serve, from distinct loopback addresses
     store = storeFlags(join(dir, 'guess.db'))
     server = await startCli(['serve', ...store, '--port', '0', '--demo', '--no-worker'])
     base = server.url
-  }, 120_000)
+  })
   afterAll(async () => {
     await server?.stop()
   })
@@ -299,7 +299,7 @@ describe('serve --trust-proxy', () => {
     cliJson(memberRegistration(store, member))
     proxied = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--trust-proxy', '127.0.0.1,127.0.0.20'])
     direct = await startCli(['serve', ...store, '--port', '0', '--no-worker'])
-  }, 120_000)
+  })
   afterAll(async () => {
     await proxied?.stop()
     await direct?.stop()
@@ -402,7 +402,7 @@ describe('serve --guessing-allow', () => {
     store = storeFlags(join(dir, 'allow.db'))
     cliJson(memberRegistration(store, member))
     server = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--guessing-allow', '127.0.0.90/31'])
-  }, 120_000)
+  })
   afterAll(async () => server?.stop())
 
   async function signIns(from: string, attempts: [email: string, password: string][]): Promise<number[]> {
@@ -448,7 +448,7 @@ describe('serve --password-hashes: a hash flood from many addresses', () => {
     // across members, so its made-up e-mails keep costing hashes and nothing but the queue holds
     // them back (a shared exit, or a botnet with more addresses than its failures lock).
     server = await startCli(['serve', ...store, '--port', '0', '--no-worker', '--password-hashes', '1', '--guessing-allow', '127.0.1.0/24'])
-  }, 120_000)
+  })
   afterAll(async () => {
     await server?.stop()
   })

@@ -51,7 +51,7 @@ describe('/metrics', {timeout: 0}, () => {
   }
   beforeAll(async () => {
     server = await startCli(['serve', '--demo', '--port', '0', '--no-worker', '--db', join(tempDir(), 'metrics.db')])
-  }, 0)
+  })
   afterAll(() => server?.stop())
 
   it('passes promtool check metrics, declares what the dashboard reads, and its counters move with the requests', async () => {

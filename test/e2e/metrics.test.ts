@@ -51,7 +51,7 @@ describe('/metrics of a real serve', () => {
     store = storeFlags(join(dir, 'metrics.db'))
     open = await startCli(['serve', ...store, '--port', '0', '--demo', '--no-worker', '--trust-proxy', '127.0.0.2'])
     tokened = await startCli(['serve', ...store, '--port', '0', '--no-worker'], {MEDPANEL_METRICS_TOKEN: TOKEN})
-  }, 120_000)
+  })
   afterAll(async () => {
     await open?.stop()
     await tokened?.stop()
@@ -135,7 +135,7 @@ describe("a real serve's outbox worker", () => {
     store = storeFlags(join(dir, 'worker.db'))
     partner = await startCli(['partner-serve', '--port', '0', '--username', 'acme', '--password', 's3cret', '--db', join(dir, 'partner.db')])
     serve = await startCli(['serve', ...store, '--port', '0'])
-  }, 120_000)
+  })
   afterAll(async () => {
     await serve?.stop()
     await partner?.stop()

@@ -23,7 +23,7 @@ describe('OpenID Connect from the single executable', () => {
     const {MEDPANEL_SQLITE_DRIVER: _driver, ...env} = process.env
     launcher = {command: executable.path, args: [], env: env as Record<string, string>}
     provider = await startProvider({launcher})
-  }, 180_000)
+  })
   afterAll(async () => {
     await provider?.server.stop()
     executable?.dispose()

@@ -104,7 +104,7 @@ describe.skipIf(!onPostgres)('conversation searches on a read replica', () => {
     await Promise.all([primary.connect(), standby.connect()])
     await caughtUp()
     ;[viaReplica, viaPrimary] = await Promise.all([startCli(['serve', ...store, '--replica-url', standbyUrl, '--port', '0']), startCli(['serve', ...store, '--port', '0'])])
-  }, 240_000)
+  })
 
   afterAll(async () => {
     await Promise.all([viaReplica, viaPrimary].map((server) => server?.stop('SIGTERM')))

@@ -75,5 +75,5 @@ describe.skipIf(!python || !notifyTool)('serve tells systemd how it is doing (sk
     } finally {
       await server.stop('SIGKILL')
     }
-  }, 120_000)
+  })
 })

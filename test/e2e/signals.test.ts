@@ -155,7 +155,7 @@ describe('serve on signals', () => {
     const stored = new Set(cliJson<{id: string}[]>(['list-transactions', 'user_id', '1', '--db', db, '--limit', '100000']).map((row) => row.id))
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([])
     expect(acknowledged.length).toBeGreaterThan(20)
-  }, 120_000)
+  })
 
   it('on a second SIGTERM stops at once, says what it abandoned, and exits 143', async () => {
     const {server} = await demoServe()
@@ -169,7 +169,7 @@ describe('serve on signals', () => {
     expect(await exit).toBe(143)
     const lines = server.stderr().trim().split('\n')
     expect(lines.filter((line) => line.includes('stopped at once'))).toEqual(['stopped at once (a second SIGTERM): abandoned 1 request in flight and no delivery'])
-  }, 60_000)
+  })
 
   it('when the drain time passes, stops at once in one JSON line and exits 124', async () => {
     const {server} = await demoServe(['--drain-seconds', '1', '--log-format', 'json'])
@@ -186,7 +186,7 @@ describe('serve on signals', () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((line) => line.msg === 'stopped at once')
     expect(abandoned).toEqual([expect.objectContaining({level: 'error', reason: 'drain time passed', requests_in_flight: 1, delivery_in_progress: false})])
-  }, 60_000)
+  })
 
   it('on SIGHUP reopens --access-log: after logrotate moves it, every request is in exactly one of the two files', async () => {
     const dir = tempDir('medpanel-signals-')
@@ -226,7 +226,7 @@ describe('serve on signals', () => {
     for (let i = afterwards; i < n; i++) expect(fresh).toContain(`id=hup-${i}`)
     expect(rotated).toContain('id=hup-0')
     expect(server.stderr()).not.toMatch(/id=hup-/)
-  }, 60_000)
+  })
 })
 
 /** A raw keep-alive connection: what it wrote is up to the test, what came back is collected. */
@@ -301,7 +301,7 @@ describe('serve stopping under keep-alive clients (no socket outlives its last a
     expect(server.stderr()).not.toMatch(/stopped at once/)
     // The pipelined one was never run: one withdrawal more, not two.
     expect(cliJson<unknown[]>(['list-transactions', 'user_id', '1', '--db', db, '--limit', '100000']).length).toBe(before + 1)
-  }, 60_000)
+  })
 
   it('a request pipelined before the signal is answered, and only the last answer says close', async () => {
     const {server} = await demoServe(['--drain-seconds', '3600'])
@@ -321,5 +321,5 @@ describe('serve stopping under keep-alive clients (no socket outlives its last a
       {status: 201, connection: 'close'},
     ])
     expect(await exit).toBe(0)
-  }, 60_000)
+  })
 })

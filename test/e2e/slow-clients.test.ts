@@ -70,5 +70,5 @@ describe('slow clients', () => {
     } finally {
       for (const s of slow) s.stop()
     }
-  }, 40_000)
+  })
 })

@@ -73,5 +73,5 @@ describe('the statement cache', () => {
     expect(prepared).toBeGreaterThanOrEqual(indexShapes.size)
     expect(prepared).toBeLessThan(searchingIndex + 50)
     await ctx.store.close()
-  }, 120_000)
+  })
 })

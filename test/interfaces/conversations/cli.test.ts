@@ -101,7 +101,7 @@ describe('interface E from the command line', () => {
       ])
       key = cliJson(['issue-api-key', client.client_id, '--db', shared, '--data-calls', '1']).api_key
       servers = await Promise.all([startCli(['serve', '--db', shared, '--port', '0']), startCli(['serve', '--db', shared, '--port', '0'])])
-    }, 60_000)
+    })
     afterAll(async () => {
       await Promise.all(servers.map((s) => s.stop()))
     })

@@ -66,7 +66,7 @@ describe('serve with four of the heaviest summary calls in flight', () => {
     token = cliJson(['issue-token', '--db', db, '--member', String(member.user_id), '--client', client.client_id]).access_token
     apiKey = cliJson(['issue-api-key', client.client_id, '--db', db, '--methods', 'summary']).api_key
     server = await startCli(['serve', '--db', db, '--port', '0', '--no-worker'])
-  }, 300_000)
+  })
   afterAll(async () => {
     await server?.stop()
   })
@@ -126,5 +126,5 @@ describe('serve with four of the heaviest summary calls in flight', () => {
     // On the event loop nearly every probe would wait out a search and see its answer go first.
     const clean = crossed.filter((n) => n === 0).length
     expect(clean, `heavy answers seen by each probe while it waited: ${crossed.join(', ')}`).toBeGreaterThan(crossed.length / 2)
-  }, 120_000)
+  })
 })

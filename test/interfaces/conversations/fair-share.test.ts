@@ -40,7 +40,7 @@ describe('search threads shared between API keys', () => {
     // machine ran A's whole queue while B's request was still on its way to the pool.
     await seedPosts(narrow(store.db), {count: 8000, comments: 4, from: YEAR[0], to: YEAR[1], seed: 3})
     await store.close()
-  }, 300_000)
+  })
   afterAll(async () => {
     await Promise.all(open.map((store) => store.close()))
   })
@@ -127,7 +127,7 @@ describe('search threads shared between API keys', () => {
       others.map((answer) => `${answer.status} ${answer.body}`),
       statuses,
     ).toEqual([])
-  }, 90_000)
+  })
 
   it("serve waiting searches by turns between keys, not behind one key's queue, and refuse a data call over the share before spending it", async () => {
     // One thread: B's search has to wait, but only for the search A is running, not for A's queue.
@@ -159,5 +159,5 @@ describe('search threads shared between API keys', () => {
     expect(logged).toHaveLength(0)
     // A's own searches were answered in turn (a 503 only past the time budget, on a very slow machine).
     expect((await Promise.all(lanes)).every((answer) => answer.status === 200 || answer.status === 503)).toBe(true)
-  }, 90_000)
+  })
 })

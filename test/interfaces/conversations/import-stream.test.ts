@@ -191,5 +191,5 @@ describe('import-posts on a large file', () => {
     } finally {
       await store.close()
     }
-  }, 120_000)
+  })
 })

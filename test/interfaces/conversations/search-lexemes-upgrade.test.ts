@@ -36,7 +36,7 @@ describe(`a store written before ${MIGRATION}`, () => {
     upgraded = await openStore(place.options)
     fresh = await openTestStore()
     await seedPosts(fresh.db, SEED)
-  }, 120_000)
+  })
   afterAll(async () => {
     await upgraded?.close()
     await fresh?.close()

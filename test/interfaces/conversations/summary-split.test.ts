@@ -107,7 +107,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL summary on two connections', () => {
       await small.close()
       drop()
     }
-  }, 30_000)
+  })
 
   it('a summary call answers what one statement counts', async () => {
     await importPosts(store.db, [conversation(1, 'metformin and chest pain', 3), conversation(2, 'chest pain', 2), conversation(3, 'atrial fibrillation', 1)])

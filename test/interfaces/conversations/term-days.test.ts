@@ -138,5 +138,5 @@ describe('per-day term statistics', () => {
       {numRuns: 40},
     )
     // Forty rounds of writes and recounts: PostgreSQL on a busy machine needs more than the default.
-  }, 180_000)
+  })
 })

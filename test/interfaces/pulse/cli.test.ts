@@ -86,5 +86,5 @@ describe('pulse commands and the served export, end to end', () => {
     expect(demo.parts.pulses.pulses).toHaveLength(7)
     expect(demo.parts.pulses.pulses.filter((p) => p.respondents > 0)).toHaveLength(3)
     expect(demo.part_lines.pulses.join('\n')).toMatch(/grant_type=client_credentials[\s\S]*\/projects\/[0-9a-f-]{36}\/export/)
-  }, 30_000)
+  })
 })
