@@ -20,17 +20,21 @@ const ECHO_GRANT = vi.hoisted(() => 'urn:example:params:oauth:grant-type:echo')
  * scope. (Made in vi.hoisted, and reaching its imports on call, because the mock below is hoisted
  * above this file's imports.)
  */
-const {echoGrant} = vi.hoisted(() => {
-  const grant: GrantFlow = {
+const {echoGrant, seenFields} = vi.hoisted(() => {
+  /** The form fields each exchange was handed. */
+  const seen: string[][] = []
+  const grant: GrantFlow<'scope'> = {
     grantType: ECHO_GRANT,
+    parameters: ['scope'],
     async exchange({db, form: fields, authenticate, dpopJkt, now}) {
+      seen.push(Object.keys(fields))
       const {AppError} = await import('../../src/errors.js')
       const {mintToken} = await import('../../src/interfaces/signon/tokens.js')
       if (fields.scope !== 'pulses') throw new AppError('invalid_scope', 'the echo grant gives only the pulses scope')
       return mintToken(db, await authenticate(), null, 'pulses', null, now, {dpopJkt})
     },
   }
-  return {echoGrant: grant}
+  return {echoGrant: grant, seenFields: seen}
 })
 
 // Step 2: its name in the list (flows/index.ts), the one line the recipe adds.
@@ -82,6 +86,13 @@ describe('the recipe for adding a grant type to the token endpoint', () => {
     expect(wrong.status).toBe(401)
     expect(await wrong.json()).toMatchObject({error: 'invalid_client'})
     expect(await issued(ctx, ECHO_GRANT)).toBe(1)
+  })
+
+  it('hands the grant the form fields it declared and no other', async () => {
+    seenFields.length = 0
+    const extra = {grant_type: ECHO_GRANT, scope: 'pulses', code: 'not-its-field', resource: 'https://api.example/', client_id: client.client_id}
+    expect((await exchange(ctx, extra, {authorization: basicAuth(client.client_id, client.client_secret)})).status).toBe(200)
+    expect(seenFields).toEqual([['scope']])
   })
 
   it('leaves the shipped grants as they were', async () => {

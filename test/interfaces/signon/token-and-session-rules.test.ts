@@ -48,7 +48,7 @@ const refusal = async (promise: Promise<unknown> | (() => unknown)) => {
 const exchangeClientCredentials = (creds: ClientCredentials, scope: string | undefined, at: Date) =>
   clientCredentials.exchange({
     ...ctx.store,
-    form: {grant_type: 'client_credentials', scope},
+    form: {scope},
     authenticate: () => requireClient(ctx.store, creds, at),
     dpopJkt: null,
     issuer: 'http://localhost',

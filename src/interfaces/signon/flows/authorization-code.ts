@@ -20,8 +20,9 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  * expiry → redirect URI → PKCE → consume. The code is consumed before any token exists;
  * presenting a used code again revokes what it issued (RFC 6749 §4.1.2).
  */
-export const authorizationCode: GrantFlow = {
+export const authorizationCode: GrantFlow<'code' | 'redirect_uri' | 'code_verifier' | 'resource'> = {
   grantType: 'authorization_code',
+  parameters: ['code', 'redirect_uri', 'code_verifier', 'resource'],
   async exchange(request) {
     const {db, form, authenticate, dpopJkt, issuer, now, metrics} = request
     if (!form.code) throw new AppError('invalid_request', 'code is required')

@@ -6,8 +6,9 @@ import {accessTokenSigner} from '../jwt-access-tokens.js'
 import type {GrantFlow} from './grant.js'
 
 /** client_credentials (RFC 6749 §4.4): a token acting for the client itself, for clients that own pulses. */
-export const clientCredentials: GrantFlow = {
+export const clientCredentials: GrantFlow<'scope' | 'resource'> = {
   grantType: 'client_credentials',
+  parameters: ['scope', 'resource'],
   async exchange(request) {
     const {db, form, authenticate, dpopJkt, issuer, now} = request
     const client = await authenticate()

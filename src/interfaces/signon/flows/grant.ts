@@ -7,12 +7,24 @@ import type {SignonView as Database} from '../tables.js'
 import type {tokenForm} from '../schema.js'
 import type {TokenResponse} from '../tokens.js'
 
+/** The token endpoint's form, every field it may carry. */
+export type TokenForm = z.infer<typeof tokenForm>
+
 /**
- * A token request as the route read it: the form, and the client's proof, checked on demand; with
- * the store's parts (its connection, reader and keys: an ID token is signed with a sealed key).
+ * The fields a grant may read: those of the form that are neither the grant type (the endpoint's,
+ * to choose the grant) nor the client's credentials (client authentication's, behind
+ * `authenticate`).
  */
-export interface TokenRequest extends StoreParts<Kysely<Database>> {
-  form: z.infer<typeof tokenForm>
+export type GrantParameter = Exclude<keyof TokenForm, 'grant_type' | 'client_id' | 'client_secret' | 'client_assertion_type' | 'client_assertion'>
+
+/**
+ * A token request as the route read it: the fields of the form its grant declared, and the
+ * client's proof, checked on demand; with the store's parts (its connection, reader and keys: an
+ * ID token is signed with a sealed key).
+ */
+export interface TokenRequest<P extends GrantParameter = GrantParameter> extends StoreParts<Kysely<Database>> {
+  /** The form's fields this grant declared in `parameters`, and no other. */
+  form: Pick<TokenForm, P>
   /**
    * Authenticates the calling client (HTTP Basic or the form's fields) and answers it, or throws
    * invalid_client. A grant calls it once its own fields are known to be there, so a request
@@ -37,8 +49,20 @@ export interface TokenRequest extends StoreParts<Kysely<Database>> {
  * it answers under the grant's name. A new grant is one module that exports a GrantFlow, and its
  * name in that list.
  */
-export interface GrantFlow {
+export interface GrantFlow<P extends GrantParameter = GrantParameter> {
   /** The grant_type value, as discovery lists it and the metrics count it. */
   readonly grantType: string
-  exchange(request: TokenRequest): Promise<TokenResponse>
+  /**
+   * The form fields the grant reads, as node-oidc-provider's grants declare their `parameters`:
+   * the endpoint hands it these alone, so a field it does not name cannot steer it.
+   */
+  readonly parameters: readonly P[]
+  exchange(request: TokenRequest<P>): Promise<TokenResponse>
+}
+
+/** The declared fields of `form`, for `flow`. */
+export function grantParameters<P extends GrantParameter>(flow: GrantFlow<P>, form: TokenForm): Pick<TokenForm, P> {
+  const fields: Partial<Pick<TokenForm, P>> = {}
+  for (const name of flow.parameters) if (form[name] !== undefined) fields[name] = form[name]
+  return fields as Pick<TokenForm, P>
 }

@@ -3,7 +3,8 @@ import {clientCredentials} from './client-credentials.js'
 import {refreshToken} from './refresh-token.js'
 import type {GrantFlow} from './grant.js'
 
-export type {GrantFlow, TokenRequest} from './grant.js'
+export type {GrantFlow, GrantParameter, TokenRequest} from './grant.js'
+export {grantParameters} from './grant.js'
 
 /**
  * The token endpoint's grants, one module each, as node-oidc-provider keeps them. A new grant is

@@ -22,8 +22,9 @@ const invalidGrant = (why: string) => new AppError('invalid_grant', why)
  * fewer scopes than were granted, never more; the new refresh token keeps the whole grant. A
  * refused request (a scope beyond the grant, an expired token, an inactive member) spends nothing.
  */
-export const refreshToken: GrantFlow = {
+export const refreshToken: GrantFlow<'refresh_token' | 'scope' | 'resource'> = {
   grantType: 'refresh_token',
+  parameters: ['refresh_token', 'scope', 'resource'],
   async exchange(request) {
     const {db, form, authenticate, dpopJkt, issuer, now, metrics} = request
     if (!form.refresh_token) throw new AppError('invalid_request', 'refresh_token is required')

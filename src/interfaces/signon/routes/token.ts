@@ -14,6 +14,7 @@ import {type ClientCredentials, requireTokenClient} from '../client-auth.js'
 import {assertionIssuer, CLIENT_ASSERTION_TYPE} from '../client-assertion.js'
 import {clientAuthFailed} from '../client-auth-failure.js'
 import {GRANT_FLOWS} from '../grant-types.js'
+import {grantParameters} from '../flows/index.js'
 import {introspect, revoke} from '../introspection.js'
 import {checkProof, currentNonce} from '../../../grants/dpop.js'
 import type {SignonContext} from './context.js'
@@ -252,7 +253,7 @@ export function tokenRoutes(app: OpenAPIHono, ctx: SignonContext): void {
     const issuer = ctx.issuerOf(c)
     const dpopJkt = await presentedProof(ctx, c, issuer, TOKEN_PATH, now)
     const authenticate = () => requireTokenClient(ctx.deps, clientCredentials(c, form, {issuer, path: TOKEN_PATH}, metrics), dpopJkt, now)
-    const answer = await flow.exchange({db, reader, keys: ctx.deps.keys, form, authenticate, dpopJkt, issuer, now, metrics})
+    const answer = await flow.exchange({db, reader, keys: ctx.deps.keys, form: grantParameters(flow, form), authenticate, dpopJkt, issuer, now, metrics})
     metrics?.of(signonMetrics).tokensIssued[flow.grantType]?.inc()
     // The nonce for the client's next proof, so it need not be refused once to learn it.
     return {answer, headers: dpopJkt === null ? NO_STORE : {...NO_STORE, 'DPoP-Nonce': currentNonce(ctx.deps.keys, now)}}
