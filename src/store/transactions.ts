@@ -1,6 +1,7 @@
 import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {inheritContext} from './context.js'
 import {beginRead, storeKind} from './dialect.js'
+import {onStoreClose} from './handle.js'
 import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
 
@@ -59,6 +60,43 @@ export function writeTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) =>
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
+}
+
+/** The write transactions of each store handle that nobody waits for (writeLater), until each has settled. */
+const unawaited = new WeakMap<object, Set<Promise<void>>>()
+
+/**
+ * Hands a write transaction to the store's group writer and returns at once: for a record nobody
+ * is answered from (interface E's summary calls), whose commit need not stand between a caller and
+ * its answer. It is queued before this returns, so it joins the writer's next batch, a moment
+ * later. A failure goes to `failed` (there is no caller left to hear it). `writesSettled` waits
+ * for every such write of the handle; serve's stop and the handle's close both do, so a clean stop
+ * never loses one; a crash of the process in that moment may.
+ */
+export function writeLater<DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<unknown>, options: WriteOptions, failed: (error: unknown) => void): void {
+  let pending = unawaited.get(db)
+  if (!pending) {
+    const set = new Set<Promise<void>>()
+    pending = set
+    unawaited.set(db, set)
+    onStoreClose(db as Kysely<any>, () => settleAll(set))
+  }
+  const written: Promise<void> = writeTransaction(db, fn, options).then(
+    () => undefined,
+    (error: unknown) => failed(error),
+  )
+  pending.add(written)
+  void written.finally(() => pending.delete(written))
+}
+
+async function settleAll(pending: Set<Promise<void>>): Promise<void> {
+  while (pending.size > 0) await Promise.all([...pending])
+}
+
+/** Resolves once every write of `db` handed over with writeLater has committed or failed. */
+export async function writesSettled(db: Kysely<any>): Promise<void> {
+  const pending = unawaited.get(db)
+  if (pending) await settleAll(pending)
 }
 
 /** Write transactions asked for and commits made through this process's writer(s) of `db`. */

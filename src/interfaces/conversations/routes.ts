@@ -167,7 +167,7 @@ export function conversationRoutes(deps: RouteDeps<ConversationSettings>, format
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
   const counted = deps.metrics?.of(searchMetrics)
-  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger, counted})
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), reader: deps.reader, logger, counted})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
   app.use('/conversations/*', errorShape(conversationErrors(formats[0])), formatNegotiation(formats))
