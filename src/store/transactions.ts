@@ -2,6 +2,7 @@ import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {inheritContext} from './context.js'
 import {beginRead, storeKind} from './dialect.js'
 import {onStoreClose} from './handle.js'
+import {config} from '../config.js'
 import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
 
@@ -62,41 +63,83 @@ export function writeTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) =>
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
 }
 
-/** The write transactions of each store handle that nobody waits for (writeLater), until each has settled. */
-const unawaited = new WeakMap<object, Set<Promise<void>>>()
+/** A write nobody waits for (writeLater), held until its batch is written. */
+interface LaterWrite {
+  fn: (trx: Kysely<any>) => Promise<unknown>
+  relaxed: boolean
+  failed: (error: unknown) => void
+  reported?: boolean
+}
+
+/** A store handle's writes nobody waits for: those held, the timer that writes them, the batches being written. */
+interface LaterWrites {
+  held: LaterWrite[]
+  timer: ReturnType<typeof setTimeout> | undefined
+  writing: Set<Promise<void>>
+}
+
+const laterWrites = new WeakMap<object, LaterWrites>()
 
 /**
- * Hands a write transaction to the store's group writer and returns at once: for a record nobody
- * is answered from (interface E's summary calls), whose commit need not stand between a caller and
- * its answer. It is queued before this returns, so it joins the writer's next batch, a moment
- * later. A failure goes to `failed` (there is no caller left to hear it). `writesSettled` waits
- * for every such write of the handle; serve's stop and the handle's close both do, so a clean stop
- * never loses one; a crash of the process in that moment may.
+ * A write transaction nobody is answered from (interface E's summary calls' records): its commit
+ * need not stand between a caller and its answer. It is held for `config.store.laterWritesMs`
+ * with every other such write that comes meanwhile, then all are written in one transaction
+ * through the group writer, each in a savepoint of its own (one that fails goes to its `failed`
+ * alone; there is no caller left to hear it). A batch of relaxed writes only is committed without
+ * its own sync (WriteOptions.durability). `writesSettled` writes what is held at once and waits;
+ * serve's stop and the handle's close both call it, so a clean stop loses none. A crash of the
+ * process may lose what was held or being written.
  */
 export function writeLater<DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<unknown>, options: WriteOptions, failed: (error: unknown) => void): void {
-  let pending = unawaited.get(db)
-  if (!pending) {
-    const set = new Set<Promise<void>>()
-    pending = set
-    unawaited.set(db, set)
-    onStoreClose(db as Kysely<any>, () => settleAll(set))
+  let state = laterWrites.get(db)
+  if (!state) {
+    const created: LaterWrites = {held: [], timer: undefined, writing: new Set()}
+    state = created
+    laterWrites.set(db, created)
+    onStoreClose(db as Kysely<any>, () => settleLater(db as Kysely<any>, created))
   }
-  const written: Promise<void> = writeTransaction(db, fn, options).then(
-    () => undefined,
-    (error: unknown) => failed(error),
-  )
-  pending.add(written)
-  void written.finally(() => pending.delete(written))
+  state.held.push({fn: fn as LaterWrite['fn'], relaxed: options.durability === 'relaxed', failed})
+  if (state.timer === undefined) {
+    const held = state
+    // Unreferenced: held records alone keep no process alive; a stop or a close writes them.
+    state.timer = setTimeout(() => void writeHeld(db as Kysely<any>, held), config.store.laterWritesMs).unref()
+  }
 }
 
-async function settleAll(pending: Set<Promise<void>>): Promise<void> {
-  while (pending.size > 0) await Promise.all([...pending])
+/** Writes what `state` holds now, in one transaction; resolves once it has committed or failed. */
+function writeHeld(db: Kysely<any>, state: LaterWrites): Promise<void> {
+  clearTimeout(state.timer)
+  state.timer = undefined
+  const batch = state.held.splice(0)
+  if (batch.length === 0) return Promise.resolve()
+  const report = (write: LaterWrite, error: unknown) => {
+    if (write.reported) return
+    write.reported = true
+    write.failed(error)
+  }
+  const written = writeTransaction(
+    db,
+    async (trx) => {
+      // Each in a savepoint of its own (a write transaction inside a batch nests).
+      for (const write of batch) await writeTransaction(trx, write.fn).catch((error: unknown) => report(write, error))
+    },
+    {durability: batch.every((write) => write.relaxed) ? 'relaxed' : 'durable'},
+  ).catch((error: unknown) => {
+    for (const write of batch) report(write, error)
+  })
+  state.writing.add(written)
+  void written.finally(() => state.writing.delete(written))
+  return written
 }
 
-/** Resolves once every write of `db` handed over with writeLater has committed or failed. */
+async function settleLater(db: Kysely<any>, state: LaterWrites): Promise<void> {
+  while (state.held.length > 0 || state.writing.size > 0) await Promise.all([writeHeld(db, state), ...state.writing])
+}
+
+/** Writes at once what writeLater holds for `db`, and resolves once every such write has committed or failed. */
 export async function writesSettled(db: Kysely<any>): Promise<void> {
-  const pending = unawaited.get(db)
-  if (pending) await settleAll(pending)
+  const state = laterWrites.get(db)
+  if (state) await settleLater(db, state)
 }
 
 /** Write transactions asked for and commits made through this process's writer(s) of `db`. */

@@ -287,17 +287,23 @@ function takeSummaryRate({summaryRate, limits}: CallContext, keyId: string, now:
 /**
  * A summary: its search on the store's searcher, then its answer. Its record decides no
  * allowance (a summary spends none; its rate is counted in memory, rate-limit.ts), so nobody
- * waits for it: it is handed to the store's writer as the answer goes out and committed with the
- * writer's next batch, a relaxed write (not synced on its own, as DPoP's spent proofs are). Serve's
- * stop and the store's close wait for it; a crash of the process in that moment, or a power cut
- * before the next sync, may lose the last few summary records, never a data call's. Only an
- * answered summary is recorded, so a failed one leaves no row.
+ * waits for it: it is handed over as the answer goes out, held a moment (config.store.laterWritesMs)
+ * with the records of the calls that come meanwhile, and written with them in one transaction, a
+ * relaxed write (not synced on its own, as DPoP's spent proofs are). Serve's stop and the store's
+ * close write it first; a crash of the process in that moment, or a power cut before the next
+ * sync, may lose the last few summary records, never a data call's. Only an answered summary is
+ * recorded, so a failed one leaves no row.
  */
 async function summaryCall(s: Searching): Promise<CallAnswer> {
   const handedAt = performance.now()
   const rows = (await fewDocuments(s)) ?? (await s.context.searcher.summary(s.wanted, s.timing, s.ticket))
   observeSearch(s.context.counted, s.ticket, handedAt)
-  writeLater(s.db, (trx) => repo.insertCall(trx, callRow(s)), {durability: 'relaxed'}, (lost) => logLost(s, 'could not record a summary call', lost))
+  writeLater(
+    s.db,
+    (trx) => repo.insertCall(trx, callRow(s)),
+    {durability: 'relaxed'},
+    (lost) => logLost(s, 'could not record a summary call', lost),
+  )
   return {kind: 'summary', result: {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, rows)}}
 }
 
