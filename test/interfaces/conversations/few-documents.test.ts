@@ -9,6 +9,7 @@ import {narrow} from '../../../src/store/database.js'
 import {tokenizeTexts} from '../../../src/store/fts-tokens.js'
 import {onPostgres, openTestStore} from '../../helpers/store.js'
 import {CORPUS} from './fixtures.js'
+import {conversationOf} from './helpers.js'
 
 /*
  * A summary whose window holds few documents is counted from the documents themselves, on the
@@ -66,6 +67,23 @@ describe.skipIf(onPostgres)('a summary of few documents', () => {
     }
     // The windows did hold matches: the comparison could fail.
     expect(found).toBeGreaterThan(50)
+  })
+
+  it('folds case beyond ASCII and keeps accents distinct, as the index does', async () => {
+    const text = 'Die Ärztin sagte: ÄRZTIN, Arztin, ärztin-Ärztin. ΣΊΣΥΦΟΣ und σίσυφος; Straße STRASSE'
+    await importPosts(store.db, [
+      conversationOf(
+        {published: '2023-06-01T12:00:00Z', title: 'Ärztin Σίσυφος', content: text, comments: [{published: '2023-06-01T12:30:00Z', content: text}]},
+        900,
+        (j) => 9000 + j,
+      ),
+    ])
+    const terms = ['ärztin', 'ARZTIN', 'σίσυφος', 'straße', 'strasse', 'ärztin ärztin']
+    const q = await search(terms, '2023-06-01T00:00:00Z', '2023-06-01T23:59:59Z')
+    const few = await fewDocumentsSummary(store.db, q)
+    expect(few).toBeDefined()
+    expect(answer(terms, few!)).toEqual(answer(terms, await summaryCounts(store.db, q)))
+    expect(answer(terms, few!).terms[0]!.matches).toBeGreaterThan(0)
   })
 
   it('leaves a window of more documents than its limit to the index, and counts an empty one without any', async () => {
