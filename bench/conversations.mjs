@@ -5,13 +5,16 @@
 //   shell — the very statements the service runs, in Debian's sqlite3 shell (the ceiling),
 //   like  — the same counts by LIKE scans over the window (what FTS5 saves us from).
 // Prints all three and the ratios, and the floor: an empty call (/healthz) by the same client
-// under the same conditions, which every HTTP figure includes and the shell's does not. With --postgres, the same posts are seeded into a PostgreSQL
+// under the same conditions, which every HTTP figure includes and the shell's does not; and an empty
+// E call (a summary of a term that occurs nowhere over one second before any post): the summary
+// less the empty call against the shell's statements (goal <= 1.5x), and the empty call against an
+// empty token-info call on the same serve, back to back, alternating (goal <= 2x). With --postgres, the same posts are seeded into a PostgreSQL
 // database too (a throwaway durable cluster, or BENCH_DATABASE_URL's), served by a second `serve`,
 // and timed in the same rounds as the SQLite one: PostgreSQL against SQLite, counts compared.
 // Then the memory of a whole-store data answer: a second store
 // of --rss-posts posts (4 comments each) over one year, and `serve`'s peak RSS (VmHWM) while it
 // streams the data answer for `a` over that year, in XML and in JSON. Usage:
-//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--postgres] [--pg-store URL] [--rss-posts 50000; 0 skips the memory part]
+//   node bench/conversations.mjs [--posts 200000] [--comments 5] [--runs 15] [--terms a,b,c] [--keep] [--store FILE] [--postgres] [--pg-store URL] [--rss-posts 50000; 0 skips the memory part] [--empty-pairs 60] [--baseline DIR]
 // --pg-store URL times against a PostgreSQL database an earlier --postgres run seeded (it prints
 // the URL; keep the cluster with BENCH_DATABASE_URL, and the same MEDPANEL_SECRET_KEY), since
 // seeding 200,000 posts there takes far longer than the timing.
@@ -53,6 +56,15 @@ const termsAt = process.argv.indexOf('--terms')
 const TERMS = termsAt > 0 ? process.argv[termsAt + 1].split(',').map((t) => t.trim()) : ['metformin', 'atrial fibrillation', 'chest pain']
 if (TERMS.some((t) => !/^[a-z0-9 ]+$/i.test(t))) usageError('--terms: letters, digits and spaces only (the shell and LIKE statements embed them)')
 const START = '2024-01-01T00:00:00Z'
+// The empty call's term and window (see emptyCall below); the pairs of empty calls timed.
+const EMPTY_TERM = 'zzqxjv'
+const EMPTY_AT = '2000-01-01T00:00:00Z'
+const EMPTY_PAIRS = arg('empty-pairs', 60)
+// --baseline DIR: another checkout of medpanel, built, whose serve on the same store times the
+// same empty-call pairs in the same rounds, alternating with this build's.
+const baselineAt = process.argv.indexOf('--baseline')
+const BASELINE = baselineAt > 0 ? join(process.argv[baselineAt + 1] ?? '', 'bin/run.js') : undefined
+if (BASELINE && !existsSync(BASELINE)) usageError(`--baseline names no checkout with bin/run.js: ${JSON.stringify(process.argv[baselineAt + 1] ?? '')}`)
 const END = '2024-12-31T23:59:59Z'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -100,9 +112,11 @@ function countRows() {
 }
 
 /** Starts `serve` on a store file (or the store `flags` name); resolves its child process and URL. */
-async function serve(file) {
+async function serve(file, runner = bin) {
   const where = Array.isArray(file) ? file : ['--db', file]
-  const child = spawn(process.execPath, [bin, 'serve', ...where, '--port', '0', '--json', '--no-worker'], {stdio: ['ignore', 'pipe', 'ignore']})
+  // BENCH_PROFILE=DIR: the serve writes its CPU profile into DIR when it stops.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  const child = spawn(process.execPath, [...profile, runner, 'serve', ...where, '--port', '0', '--json', '--no-worker'], {stdio: ['ignore', 'pipe', 'ignore']})
   const url = await new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (d) => {
@@ -167,8 +181,9 @@ async function wholeStoreAnswer() {
 
 let server
 let pgServer
+let baselineServer
 try {
-  if (!existsSync(join(root, 'dist/commands/index.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
+  if (!existsSync(join(root, 'dist/cli.js'))) spawnSync('npm', ['run', 'build'], {cwd: root, stdio: 'inherit'})
   const sqliteVersion = spawnSync('sqlite3', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[0]
 
   log(STORE ? `timing against the kept store ${db} …` : `seeding ${POSTS} posts with ~${COMMENTS} comments each into ${db} …`)
@@ -179,6 +194,11 @@ try {
   const seedSeconds = (performance.now() - started) / 1000
   const client = medpanel(['register-client', '--name', 'Bench', '--url', 'https://bench.example', '--logo-url', 'https://bench.example/l.png', '--grant', 'conversations'])
   const {api_key: apiKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
+  // The empty calls' own key (a summary key's bucket holds 100 calls and earns one a second, and
+  // the summaries above use theirs), and a member's token for the token-info calls beside them.
+  const {api_key: emptyKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
+  medpanel(['demo'])
+  const {access_token: token} = medpanel(['issue-token', '--member', '1', '--client', 'demo-client'])
 
   // --- the same posts on PostgreSQL: seed-posts is deterministic for a given --seed, so the two
   // stores hold the same text and every count must agree.
@@ -216,6 +236,8 @@ try {
   // --- the service over HTTP (one process, as `serve` runs)
   const running = await serve(db)
   server = running.child
+  const baseline = BASELINE ? await serve(db, BASELINE) : undefined
+  baselineServer = baseline?.child
   const url = running.url
   const params = new URLSearchParams()
   for (const term of TERMS) params.append('terms[]', term)
@@ -253,11 +275,36 @@ try {
   const shellTimes = []
   const shellWall = []
   const floorTimes = []
+  const emptyIdleTimes = []
   const empty = async () => {
     const t0 = performance.now()
     const res = await fetch(`${url}/healthz`)
     await res.arrayBuffer()
     return performance.now() - t0
+  }
+  // An empty E call: the least work a summary can be asked for, one term that occurs nowhere
+  // (EMPTY_TERM) over one second (EMPTY_AT) before any seeded post. It is checked, authenticated,
+  // rate-counted, counted (its window holds no document: docs/conversations.md, "Windows of few
+  // documents") and recorded like any other summary.
+  const emptyParams = new URLSearchParams({'terms[]': EMPTY_TERM, start: EMPTY_AT, end: EMPTY_AT})
+  const emptyCall = async (at = url) => {
+    const t0 = performance.now()
+    const res = await fetch(`${at}/conversations/summary?${emptyParams}`, {headers: {Accept: 'application/vnd.service-v1+json', 'X-Service-Conversation-API-Key': emptyKey}})
+    const body = await res.json()
+    if (res.status !== 200 || body.summary.uniques.posts + body.summary.uniques.comments !== 0) throw new Error(`the empty summary answered ${res.status}: ${JSON.stringify(body)}`)
+    return performance.now() - t0
+  }
+  // An empty token-info call: A's lightest authenticated call, on the same serve and client.
+  const tokenInfo = async (at = url) => {
+    const t0 = performance.now()
+    const res = await fetch(`${at}/user/oauth/token/info`, {headers: {Authorization: `Bearer ${token}`}})
+    const body = await res.json()
+    if (res.status !== 200) throw new Error(`token info answered ${res.status}: ${JSON.stringify(body)}`)
+    return performance.now() - t0
+  }
+  for (let i = 0; i < 3; i++) {
+    await emptyCall()
+    await tokenInfo()
   }
   let answer
   for (let i = 0; i < RUNS; i++) {
@@ -281,6 +328,36 @@ try {
     // first call, then as long again idle, so the next round's first call finds what it found before.
     floorTimes.push(await empty())
     await new Promise((resolve) => setTimeout(resolve, idle))
+    // The empty E call after the same idle, for what a summary costs beyond it.
+    emptyIdleTimes.push(await emptyCall())
+    await new Promise((resolve) => setTimeout(resolve, idle))
+  }
+  // Empty E calls against empty token-info calls, back to back, alternating which goes first
+  // (and, with --baseline, which build's serve goes first).
+  const emptyTimes = []
+  const tokenInfoTimes = []
+  const pairRatios = []
+  const base = {empty: [], tokenInfo: [], ratios: []}
+  const pair = async (at, i, into) => {
+    let e
+    let t
+    if (i % 2 === 0) {
+      e = await emptyCall(at)
+      t = await tokenInfo(at)
+    } else {
+      t = await tokenInfo(at)
+      e = await emptyCall(at)
+    }
+    into.empty.push(e)
+    into.tokenInfo.push(t)
+    into.ratios.push(e / t)
+  }
+  const mine = {empty: emptyTimes, tokenInfo: tokenInfoTimes, ratios: pairRatios}
+  if (baseline) for (let i = 0; i < 3; i++) await pair(baseline.url, i, {empty: [], tokenInfo: [], ratios: []})
+  for (let i = 0; i < EMPTY_PAIRS; i++) {
+    if (baseline && i % 4 >= 2) await pair(baseline.url, i, base)
+    await pair(url, i, mine)
+    if (baseline && i % 4 < 2) await pair(baseline.url, i, base)
   }
   // The counts checked against the search index alone: one statement, no statistics.
   const ceiling = shell([repo.inlineSql(repo.summarySql(query))])
@@ -333,6 +410,24 @@ try {
     `  (floor + shell) / shell = ${((floor + ceilingMs) / ceilingMs).toFixed(2)}x: the least any HTTP call of these statements could measure here; http - floor = ${fmt(http - floor)}, ${((http - floor) / ceilingMs).toFixed(2)}x the shell`,
   )
   console.log(`  like / http  = ${(like / http).toFixed(1)}x (goal >= 100x: ${like / http >= 100 ? 'met' : 'missed'})`)
+  const emptyIdle = median(emptyIdleTimes)
+  const beyond = (http - emptyIdle) / ceilingMs
+  console.log(`  empty  GET /conversations/summary of ${JSON.stringify(EMPTY_TERM)} over one second, after the same idle, median of ${RUNS}: ${fmt(emptyIdle)}`)
+  console.log(
+    `  (http - empty call) / shell = ${beyond.toFixed(2)}x (goal <= 1.5x: ${beyond <= 1.5 ? 'MET' : 'NOT MET'}); warm: (${fmt(warm)} - ${fmt(median(emptyTimes))}) / shell = ${((warm - median(emptyTimes)) / ceilingMs).toFixed(2)}x`,
+  )
+  const emptyMs = median(emptyTimes)
+  const tokenInfoMs = median(tokenInfoTimes)
+  const emptyRatio = median(pairRatios)
+  console.log(`  empty E call ${fmt(emptyMs)}, empty token-info call (GET /user/oauth/token/info) ${fmt(tokenInfoMs)}: ${EMPTY_PAIRS} pairs back to back, alternating`)
+  console.log(`  empty E / token info = ${emptyRatio.toFixed(2)}x, the median of the pairs' ratios (goal <= 2x: ${emptyRatio <= 2 ? 'MET' : 'NOT MET'})`)
+  if (baseline) {
+    console.log(
+      `  baseline ${BASELINE}, same rounds: empty E call ${fmt(median(base.empty))}, token info ${fmt(median(base.tokenInfo))}, empty E / token info = ${median(base.ratios).toFixed(2)}x`,
+    )
+    baselineServer.kill('SIGTERM')
+    baselineServer = undefined
+  }
   console.log(
     `  counts: http and the index alone ${agree ? 'agree' : 'DISAGREE'}; per term ${answer.summary.terms.map((t) => `${t.term}=${t.matches}/${t.posts}p/${t.comments}c`).join(' ')}; uniques ${answer.summary.uniques.posts}p/${answer.summary.uniques.comments}c`,
   )
@@ -360,6 +455,7 @@ try {
 } finally {
   server?.kill('SIGTERM')
   pgServer?.kill('SIGTERM')
+  baselineServer?.kill('SIGTERM')
   if (KEEP || STORE) log(`kept ${db}`)
   else if (dir) rmSync(dir, {recursive: true, force: true})
 }

@@ -204,6 +204,14 @@ export const config = {
     /** Writes committed together by the group writer; more only lengthens the longest wait. */
     maxWriteBatch: 256,
     /**
+     * Milliseconds a record nobody waits for (writeLater: interface E's summary calls) is held
+     * before it is written, with every other one that came meanwhile, in one transaction: under a
+     * steady stream of calls one commit carries many records, and the store's content version (which
+     * the caches key on) moves once per batch, not once per call. A crash of the process may lose
+     * this long's records; a clean stop writes them.
+     */
+    laterWritesMs: 50,
+    /**
      * PostgreSQL: requests per batch. Each savepoint that writes is a subtransaction with an id of
      * its own, and a PostgreSQL backend keeps only 64 of those in shared memory; past that every
      * other session's snapshot has to look them up on disk (subtransaction overflow). 32 leaves

@@ -4,7 +4,7 @@ import type {RunningServer, StopSignals} from './server.js'
 import type {ServeProcess} from './compose.js'
 import type {Db} from './schema.js'
 import {checkpointStore} from './store/handle.js'
-import {writeStats} from './store/transactions.js'
+import {writesSettled, writeStats} from './store/transactions.js'
 
 /**
  * Exit codes of a serve that stopped without finishing (docs/operations.md "Stopping and
@@ -59,7 +59,8 @@ function abandon(parts: Draining, why: keyof typeof ABANDONED_EXIT): never {
 
 /**
  * Serve's stop, from the first SIGINT or SIGTERM: /readyz and /healthz say stopping, systemd is told, the
- * requests and the workers' sends in flight finish (drain), the store's log is moved into it, and
+ * requests and the workers' sends in flight finish (drain), the records written after their answers
+ * are committed, the store's log is moved into it, and
  * one line says what this process wrote.
  */
 export async function stopServing(running: ServeProcess, signal: NodeJS.Signals, signals: StopSignals, drainMs: number): Promise<void> {
@@ -73,6 +74,8 @@ export async function stopServing(running: ServeProcess, signal: NodeJS.Signals,
   // The workers finish and record their sends in flight before the store closes under them (a
   // logout post cut here is retried by the next serve); only a partner delivery is named when cut.
   await drain({server: running.server, ...(running.worker ? {worker: running.worker} : {}), drainMs, signals, logFormat: logger.format})
+  // Records written after their answers (E's summary calls) are committed before the checkpoint.
+  await writesSettled(running.store.db)
   const whole = await checkpointStore(running.store.db)
   if (whole === false) logger.log('warn', 'store: a reader held the write-ahead log back; the next start moves the rest into the store', 'store checkpoint incomplete')
   logger.log('info', ...writeSummary(running.store.db))

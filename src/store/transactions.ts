@@ -1,6 +1,8 @@
 import {sql, type Kysely, type RawBuilder} from 'kysely'
 import {inheritContext} from './context.js'
 import {beginRead, storeKind} from './dialect.js'
+import {onStoreClose} from './handle.js'
+import {config} from '../config.js'
 import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
 import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
 
@@ -59,6 +61,85 @@ export function writeTransaction<T, DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) =>
   if (inBatch(db)) return nested(db, fn as (trx: Kysely<any>) => Promise<T>)
   if (storeKind(db) === 'postgres') return postgresWriterOf(db, options.isolation ?? 'serializable').run(fn as (trx: Kysely<any>) => Promise<T>, options.lockOrder)
   return writerOf(db).run(fn as (trx: Kysely<any>) => Promise<T>, options.durability === 'relaxed')
+}
+
+/** A write nobody waits for (writeLater), held until its batch is written. */
+interface LaterWrite {
+  fn: (trx: Kysely<any>) => Promise<unknown>
+  relaxed: boolean
+  failed: (error: unknown) => void
+  reported?: boolean
+}
+
+/** A store handle's writes nobody waits for: those held, the timer that writes them, the batches being written. */
+interface LaterWrites {
+  held: LaterWrite[]
+  timer: ReturnType<typeof setTimeout> | undefined
+  writing: Set<Promise<void>>
+}
+
+const laterWrites = new WeakMap<object, LaterWrites>()
+
+/**
+ * A write transaction nobody is answered from (interface E's summary calls' records): its commit
+ * need not stand between a caller and its answer. It is held for `config.store.laterWritesMs`
+ * with every other such write that comes meanwhile, then all are written in one transaction
+ * through the group writer, each in a savepoint of its own (one that fails goes to its `failed`
+ * alone; there is no caller left to hear it). A batch of relaxed writes only is committed without
+ * its own sync (WriteOptions.durability). `writesSettled` writes what is held at once and waits;
+ * serve's stop and the handle's close both call it, so a clean stop loses none. A crash of the
+ * process may lose what was held or being written.
+ */
+export function writeLater<DB>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<unknown>, options: WriteOptions, failed: (error: unknown) => void): void {
+  let state = laterWrites.get(db)
+  if (!state) {
+    const created: LaterWrites = {held: [], timer: undefined, writing: new Set()}
+    state = created
+    laterWrites.set(db, created)
+    onStoreClose(db as Kysely<any>, () => settleLater(db as Kysely<any>, created))
+  }
+  state.held.push({fn: fn as LaterWrite['fn'], relaxed: options.durability === 'relaxed', failed})
+  if (state.timer === undefined) {
+    const held = state
+    // Unreferenced: held records alone keep no process alive; a stop or a close writes them.
+    state.timer = setTimeout(() => void writeHeld(db as Kysely<any>, held), config.store.laterWritesMs).unref()
+  }
+}
+
+/** Writes what `state` holds now, in one transaction; resolves once it has committed or failed. */
+function writeHeld(db: Kysely<any>, state: LaterWrites): Promise<void> {
+  clearTimeout(state.timer)
+  state.timer = undefined
+  const batch = state.held.splice(0)
+  if (batch.length === 0) return Promise.resolve()
+  const report = (write: LaterWrite, error: unknown) => {
+    if (write.reported) return
+    write.reported = true
+    write.failed(error)
+  }
+  const written = writeTransaction(
+    db,
+    async (trx) => {
+      // Each in a savepoint of its own (a write transaction inside a batch nests).
+      for (const write of batch) await writeTransaction(trx, write.fn).catch((error: unknown) => report(write, error))
+    },
+    {durability: batch.every((write) => write.relaxed) ? 'relaxed' : 'durable'},
+  ).catch((error: unknown) => {
+    for (const write of batch) report(write, error)
+  })
+  state.writing.add(written)
+  void written.finally(() => state.writing.delete(written))
+  return written
+}
+
+async function settleLater(db: Kysely<any>, state: LaterWrites): Promise<void> {
+  while (state.held.length > 0 || state.writing.size > 0) await Promise.all([writeHeld(db, state), ...state.writing])
+}
+
+/** Writes at once what writeLater holds for `db`, and resolves once every such write has committed or failed. */
+export async function writesSettled(db: Kysely<any>): Promise<void> {
+  const state = laterWrites.get(db)
+  if (state) await settleLater(db, state)
 }
 
 /** Write transactions asked for and commits made through this process's writer(s) of `db`. */

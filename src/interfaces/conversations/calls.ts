@@ -2,7 +2,7 @@ import {AppError} from '../../errors.js'
 import {iso} from '../../lib/clock.js'
 import {newUuid} from '../../lib/ids.js'
 import type {ConversationsDb as Db} from './tables.js'
-import {readTransaction, writeTransaction} from '../../store/transactions.js'
+import {readTransaction, writeLater, writeTransaction} from '../../store/transactions.js'
 import type {CountersOf} from '../../metrics/metrics.js'
 import type {SearchOutcome, searchMetrics} from './metrics.js'
 import type {AnswerFormat} from './format.js'
@@ -43,6 +43,8 @@ export interface CallContext {
   limits: ConversationLimits
   summaryRate: RateLimiter
   searcher: Searcher
+  /** Where a summary of few documents is read on this thread (repo.fewDocumentsSummary): the store's read-only connection; `db` when absent. */
+  reader?: Db
   /** Where failures that reach no caller are written (a refund or a record that could not be saved). */
   logger: Logger
   /** E's counters in the serving app's registry (src/interfaces/conversations/metrics.ts); undefined with metrics off. */
@@ -213,7 +215,7 @@ interface Searching {
   wanted: SearchQuery
   timing: SearchTiming
   ticket: SearchTicket
-  /** Writes the call's record (conversation_calls). */
+  /** Writes the call's record (conversation_calls), durably: a data call's. */
   record: () => Promise<void>
 }
 
@@ -242,15 +244,14 @@ async function search(db: Db, request: CallRequest, now: Date, context: CallCont
     ticket,
     wanted: {terms: query.terms, tokens: admitted.tokens, start: query.start, end: query.end},
     timing: {deadline: admitted.arrived + limits.searchBudgetMs, budgetMs: limits.searchBudgetMs, stallMs: limits.stallMs},
-    // A summary's record decides no allowance (summaries spend none): a relaxed write, committed
-    // with the next batch and not synced on its own, as DPoP's spent proofs are. A power cut may
-    // lose the last few summary records, never a data call's, whose spending was synced before.
-    record: () =>
-      writeTransaction(db, (trx) => repo.insertCall(trx, {id, key_id: key.id, method: request.method, query: JSON.stringify(echo), created_at: iso(now)}), {
-        durability: request.method === 'summary' ? 'relaxed' : 'durable',
-      }),
+    record: () => writeTransaction(db, (trx) => repo.insertCall(trx, callRow(searching))),
   }
   return request.method === 'summary' ? summaryCall(searching) : dataCall(searching)
+}
+
+/** The row that records a call (conversation_calls). */
+function callRow(s: Searching): Parameters<typeof repo.insertCall>[1] {
+  return {id: s.id, key_id: s.key.id, method: s.request.method, query: JSON.stringify(s.echo), created_at: iso(s.now)}
 }
 
 /**
@@ -284,40 +285,39 @@ function takeSummaryRate({summaryRate, limits}: CallContext, keyId: string, now:
 }
 
 /**
- * The record is written while the search runs on its thread, so the caller waits for the longer
- * of the two, not for both: the search is handed over first, and the record (a synchronous commit
- * on this thread) starts once this turn has passed it on, unless the search has been refused by
- * then (a full queue, a closed store). A search that fails after the record was written takes it
- * back, so a failed summary leaves no row.
+ * A summary: its search on the store's searcher, then its answer. Its record decides no
+ * allowance (a summary spends none; its rate is counted in memory, rate-limit.ts), so nobody
+ * waits for it: it is handed over as the answer goes out, held a moment (config.store.laterWritesMs)
+ * with the records of the calls that come meanwhile, and written with them in one transaction, a
+ * relaxed write (not synced on its own, as DPoP's spent proofs are). Serve's stop and the store's
+ * close write it first; a crash of the process in that moment, or a power cut before the next
+ * sync, may lose the last few summary records, never a data call's. Only an answered summary is
+ * recorded, so a failed one leaves no row.
  */
 async function summaryCall(s: Searching): Promise<CallAnswer> {
-  let refused = false
   const handedAt = performance.now()
-  const searching = s.context.searcher.summary(s.wanted, s.timing, s.ticket)
-  searching.catch(() => {
-    refused = true
-  })
-  const recorded = new Promise((resolve) => setImmediate(resolve)).then(async (): Promise<{written: boolean; failure?: {error: unknown}}> => {
-    if (refused) return {written: false}
-    try {
-      await s.record()
-      return {written: true}
-    } catch (error) {
-      return {written: false, failure: {error}}
-    }
-  })
-  let rows: SummaryRow[]
-  try {
-    rows = await searching
-    observeSearch(s.context.counted, s.ticket, handedAt)
-  } catch (error) {
-    // The search's failure is what the caller hears; a record left behind is only logged.
-    if ((await recorded).written) await repo.deleteCall(s.db, s.id).catch((lost) => logLost(s, 'could not take back the record of a failed summary call', lost))
-    throw error
-  }
-  const {failure} = await recorded
-  if (failure) throw failure.error
+  const rows = (await fewDocuments(s)) ?? (await s.context.searcher.summary(s.wanted, s.timing, s.ticket))
+  observeSearch(s.context.counted, s.ticket, handedAt)
+  writeLater(
+    s.db,
+    (trx) => repo.insertCall(trx, callRow(s)),
+    {durability: 'relaxed'},
+    (lost) => logLost(s, 'could not record a summary call', lost),
+  )
   return {kind: 'summary', result: {id: s.id, data_calls_remaining: s.remaining, query: s.echo, summary: summarize(s.query.terms, rows)}}
+}
+
+/**
+ * A window of few documents (an empty one above all) counted from its documents on this thread,
+ * in a read of a few rows (repo.fewDocumentsSummary): handing it to a search thread and back
+ * would cost more than the counting. The place taken for its search is given back. Undefined when
+ * the window holds more, or where searches run on no threads (in-process, PostgreSQL).
+ */
+async function fewDocuments(s: Searching): Promise<SummaryRow[] | undefined> {
+  if (!s.context.searcher.threaded) return undefined
+  const rows = await repo.fewDocumentsSummary(s.context.reader ?? s.db, s.wanted)
+  if (rows) s.ticket.cancel()
+  return rows
 }
 
 /**

@@ -9,7 +9,7 @@ import {apiKey} from '../../http/api-key.js'
 import {schemaHook, type SchemaRefusal} from '../../http/validation.js'
 import {methodNotAllowed} from '../../http/method-not-allowed.js'
 import {clientAddress} from '../../http/client-address.js'
-import {requestHeader, responseHeader} from '../../http/fast.js'
+import {requestHeader, responseHeader, textResponse} from '../../http/fast.js'
 import {answerSchema, type AnswerKind} from './answer-schema.js'
 import type {AnswerFormat, ErrorBody} from './format.js'
 import {FORMATS, type FormatList} from './formats.js'
@@ -69,8 +69,10 @@ function formatNegotiation(formats: FormatList): MiddlewareHandler<ConversationE
     const format = negotiate(requestHeader(c, 'accept'))
     if (!format) throw new AppError('not_acceptable', 'the Accept header names no format this interface serves', {details: advice})
     c.set('conversationFormat', format)
-    await next()
+    // Set before the answer is made, so it is made with it: set after, on a made answer, it would
+    // turn the adapter's light response into a whole Fetch Response again (about a millisecond).
     responseHeader(c, 'Vary', 'Accept')
+    await next()
   }
 }
 
@@ -167,7 +169,7 @@ export function conversationRoutes(deps: RouteDeps<ConversationSettings>, format
   const summaryRate = new RateLimiter({burst: limits.summaryBurst, perSecond: limits.summaryPerSecond})
   // The search threads start with the first search, not with the app: most processes never search.
   const counted = deps.metrics?.of(searchMetrics)
-  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), logger, counted})
+  const context = (): CallContext => ({limits, summaryRate, searcher: searcherFor(deps.db, limits), reader: deps.reader, logger, counted})
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'conversationApiKey', {type: 'apiKey', in: 'header', name: API_KEY_HEADER})
   app.use('/conversations/*', errorShape(conversationErrors(formats[0])), formatNegotiation(formats))
@@ -208,7 +210,8 @@ function serveMethod(app: OpenAPIHono<ConversationEnv>, method: Method, formats:
     )
     const headers = {Vary: 'Accept', 'Cache-Control': 'no-store', 'Content-Type': contentType(format)}
     if (answer.kind === 'data') return c.body(streamed(answer, c.get('requestId') ?? '-', serving.logger), 200, headers)
-    return c.body(format.summary(answer.result), 200, headers)
+    // Plain-object headers with the request id (fast.ts): the adapter writes them straight out.
+    return textResponse(c, format.summary(answer.result), 200, headers)
   })
   app.all(route.getRoutingPath(), methodNotAllowed('GET'))
 }

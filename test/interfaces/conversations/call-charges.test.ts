@@ -4,6 +4,7 @@ import {updateApiKey} from '../../../src/interfaces/conversations/keys.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {CORPUS} from './fixtures.js'
 import {clientWithKey, JSON_TYPE, query} from './helpers.js'
+import {writesSettled} from '../../../src/store/transactions.js'
 
 // What each call costs its key, as the caller reads it: data_calls_remaining in every answer, the
 // 429 once none are left, Retry-After to the whole second, and the call's record. A summary
@@ -66,6 +67,8 @@ describe('what a call is charged', () => {
   it('records each answered call once, with its method and query', async () => {
     await remaining('summary')
     await remaining('data')
+    // A summary's record is written after its answer.
+    await writesSettled(ctx.db)
     const rows = await ctx.db.selectFrom('conversation_calls').select(['key_id', 'method', 'query']).orderBy('method', 'desc').execute()
     const echo = JSON.stringify({start: '2025-01-01T00:00:00Z', end: '2025-12-31T23:59:59Z', terms: ['chest pain']})
     expect(rows).toEqual([

@@ -3,6 +3,7 @@ import {importPosts} from '../../../src/interfaces/conversations/import.js'
 import {freshApp, type TestContext} from '../../helpers/app.js'
 import {type author, CORPUS} from './fixtures.js'
 import {clientWithKey, JSON_TYPE, query, XML_TYPE, xmlAsJson} from './helpers.js'
+import {writesSettled} from '../../../src/store/transactions.js'
 
 const WINDOW = {start: '2025-01-01T00:00:00Z', end: '2025-12-31T23:59:59Z'}
 
@@ -194,6 +195,8 @@ describe('conversation search over a hand-counted corpus', () => {
     const ids = new Set<string>()
     for (let i = 0; i < 3; i++) ids.add((await (await call('summary', ['pain'])).json()).id)
     expect(ids.size).toBe(3)
+    // A summary's record is written after its answer.
+    await writesSettled(ctx.db)
     const logged = await ctx.db.selectFrom('conversation_calls').select('id').execute()
     expect(new Set(logged.map((r) => r.id))).toEqual(ids)
   })
