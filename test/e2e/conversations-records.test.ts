@@ -50,28 +50,24 @@ describe('the records of summary calls', () => {
     }
     expect(await server.stop('SIGTERM')).toBe(0)
     expect((await recordedIds(file)).sort()).toEqual([...ids].sort())
-  }, 180_000)
+  })
 
-  it.skipIf(onPostgres)(
-    'answer while another process holds the write lock, and the record follows once it is free',
-    async () => {
-      const {server, file} = await demoServe()
-      // The search threads and caches are warm before the lock is taken.
-      expect((await summary(server.url, 'chest')).status).toBe(200)
-      const lock = await holdWriteLock(file, [], 3_000)
-      let lockReleased = false
-      void lock.done.then(() => {
-        lockReleased = true
-      })
-      const answer = await summary(server.url, 'pain')
-      expect(answer.status).toBe(200)
-      const {id} = (await answer.json()) as {id: string}
-      // The answer came while the lock was held: the call did not wait for its record's commit.
-      expect(lockReleased).toBe(false)
-      expect(await lock.done).toBe(0)
-      expect(await server.stop('SIGTERM')).toBe(0)
-      expect(await recordedIds(file)).toContain(id)
-    },
-    180_000,
-  )
+  it.skipIf(onPostgres)('answer while another process holds the write lock, and the record follows once it is free', async () => {
+    const {server, file} = await demoServe()
+    // The search threads and caches are warm before the lock is taken.
+    expect((await summary(server.url, 'chest')).status).toBe(200)
+    const lock = await holdWriteLock(file, [], 3_000)
+    let lockReleased = false
+    void lock.done.then(() => {
+      lockReleased = true
+    })
+    const answer = await summary(server.url, 'pain')
+    expect(answer.status).toBe(200)
+    const {id} = (await answer.json()) as {id: string}
+    // The answer came while the lock was held: the call did not wait for its record's commit.
+    expect(lockReleased).toBe(false)
+    expect(await lock.done).toBe(0)
+    expect(await server.stop('SIGTERM')).toBe(0)
+    expect(await recordedIds(file)).toContain(id)
+  })
 })
