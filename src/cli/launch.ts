@@ -6,7 +6,6 @@
 import {readFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {useCodeCache} from './code-cache.js'
 import {versionAnswer} from './version.js'
 
 export async function launch(root: string, options: {codeCache: boolean}): Promise<void> {
@@ -16,7 +15,7 @@ export async function launch(root: string, options: {codeCache: boolean}): Promi
     return
   }
   // The bundle's directory: every module the CLI loads from there goes through the cache.
-  if (options.codeCache) useCodeCache(dirname(fileURLToPath(import.meta.url)))
+  if (options.codeCache) (await import('./code-cache.js')).useCodeCache(dirname(fileURLToPath(import.meta.url)))
   const {runCli} = await import('./main.js')
   await runCli({root})
 }
