@@ -15,6 +15,7 @@ import {createRequire} from 'node:module'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
+import {oclifTrim} from './oclif-trim.mjs'
 import {searchWorkerSource} from './search-worker-bundle.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -63,6 +64,8 @@ await build({
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',
+  // oclif's requires that a command run never calls, deferred (as in dist/, scripts/build.mjs).
+  plugins: [oclifTrim()],
 })
 
 const blob = join(work, 'sea-prep.blob')

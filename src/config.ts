@@ -382,7 +382,8 @@ let current: Environment | undefined
  * them as it starts (BaseCommand.init), so a bad value stops it there with one `Error:` line
  * naming the variable, before it serves or writes anything. The few other reads of process.env
  * (a flag's variable read before flags are parsed, a `--NAME-from-env` secret, systemd's
- * NOTIFY_SOCKET and credentials, libuv's thread pool size, two settings made for libraries) are
+ * NOTIFY_SOCKET and credentials, libuv's thread pool size, two settings made for libraries, where
+ * bin/run.js keeps V8's code cache, read before this module loads) are
  * listed with their reasons in test/architecture/environment-reads.test.ts, which fails on a new one.
  */
 export function environment(): Environment {

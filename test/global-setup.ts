@@ -10,7 +10,7 @@ import {ensureFreshBuild} from './helpers/fresh-build.mjs'
 /**
  * Before any test file runs:
  * - Every temporary directory of the run (stores, key files, clusters, the CLIs' working
- *   directories) goes under one directory of its own: TMPDIR, which the test workers and every
+ *   directories and caches) goes under one directory of its own: TMPDIR, which the test workers and every
  *   process they start inherit, points there, and it is removed when the run ends. Without it,
  *   each run left a few hundred directories in /tmp.
  * - The CLI tests run the built dist/, so every vitest run (plain `npx vitest run`, watch mode, or
@@ -63,7 +63,12 @@ function runDirectory(): () => void {
   const outer = process.env.TMPDIR
   process.env.TMPDIR = root
   process.env.MEDPANEL_TEST_RUN_DIR = root
+  // The caches the CLIs keep (V8's code cache, src/cli/code-cache.ts) go there too, not to ~/.cache.
+  const outerCache = process.env.XDG_CACHE_HOME
+  process.env.XDG_CACHE_HOME = join(root, 'cache')
   return () => {
+    if (outerCache === undefined) delete process.env.XDG_CACHE_HOME
+    else process.env.XDG_CACHE_HOME = outerCache
     if (outer === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = outer
     delete process.env.MEDPANEL_TEST_RUN_DIR

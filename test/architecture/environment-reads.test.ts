@@ -12,6 +12,7 @@ import {describe, expect, it} from 'vitest'
 const READERS: Record<string, string> = {
   'src/config.ts': 'the one reader: every MEDPANEL_* setting without a flag, checked as a command starts',
   'src/cli/main.ts': "sets SHELL when unset, for oclif's completion plugin",
+  'src/cli/code-cache.ts': "where V8's code cache goes (MEDPANEL_CACHE_DIR, XDG_CACHE_HOME, HOME) or that it is off (NODE_DISABLE_COMPILE_CACHE), read before the CLI loads",
   'src/registry/throttle.ts': "UV_THREADPOOL_SIZE: libuv's own setting, which bounds how many password hashes run at once",
   'src/store/sqlite/better-sqlite3.ts': 'sets SQLITE_USE_URI, the driver switch that lets it open file: URIs',
   'commands/base-command.ts': 'MEDPANEL_LOG_FORMAT before flags are parsed, so a parse error is written in the asked-for format',

@@ -1,6 +1,6 @@
 import {spawnSync} from 'node:child_process'
-import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {BIN, tempDir} from '../helpers/cli.js'
@@ -81,5 +81,122 @@ describe('what a command on PostgreSQL loads', () => {
 
   it('sees undici where something does load it', () => {
     expect(run(['-e', 'new Response(null)']).undici).toBe(true)
+  })
+})
+
+/** A store with one client, for the commands below to list. */
+function storeWithClient(): string {
+  const store = join(tempDir(), 'start.db')
+  const made = spawnSync(
+    process.execPath,
+    [
+      BIN,
+      'register-client',
+      '--db',
+      store,
+      '--name',
+      'Cache',
+      '--url',
+      'https://c.example',
+      '--logo-url',
+      'https://c.example/l.png',
+      '--redirect-uri',
+      'https://c.example/cb',
+      '--json',
+    ],
+    {encoding: 'utf8'},
+  )
+  expect(made.status, made.stderr).toBe(0)
+  return store
+}
+
+// oclif's modules require packages a command run never calls (scripts/oclif-trim.mjs defers them),
+// and its WSL check loaded child_process with wsl-utils at every start.
+describe("what oclif loads for a command's run", () => {
+  const dir = tempDir()
+  const probe = join(dir, 'probe.cjs')
+  const out = join(dir, 'loaded.json')
+  writeFileSync(probe, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.moduleLoadList)))`)
+  const loaded = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const result = spawnSync(process.execPath, ['--require', probe, BIN, ...args], {encoding: 'utf8', env: {...process.env, ...env}})
+    expect(result.stderr).toBe('')
+    return JSON.parse(readFileSync(out, 'utf8')) as string[]
+  }
+
+  it('list-clients loads neither child_process nor tty (the debug package)', () => {
+    const modules = loaded(['list-clients', '--json', '--db', storeWithClient()])
+    expect(modules).toContain('NativeModule fs')
+    expect(modules.filter((name) => /^NativeModule (child_process|tty)$/.test(name))).toEqual([])
+  })
+
+  it('DEBUG=… still gets oclif its debug output, which loads tty', () => {
+    expect(loaded(['--help'], {DEBUG: 'oclif:nothing'})).toContain('NativeModule tty')
+  })
+})
+
+// bin/run.js compiles the bundle with V8's code cache (src/cli/code-cache.ts) kept in
+// MEDPANEL_CACHE_DIR/code-cache/<V8 version>: written when a run ends, read by the next.
+describe('the code cache', () => {
+  const store = storeWithClient()
+  const list = (env: NodeJS.ProcessEnv) => {
+    const result = spawnSync(process.execPath, [BIN, 'list-clients', '--json', '--db', store], {encoding: 'utf8', env: {...process.env, ...env}})
+    expect(result.stderr).toBe('')
+    expect(result.status).toBe(0)
+    return JSON.parse(result.stdout) as {name: string}[]
+  }
+  const entries = (cache: string): Record<string, Buffer> => {
+    const root = join(cache, 'code-cache')
+    const [versionDir] = existsSync(root) ? readdirSync(root) : []
+    if (versionDir === undefined) return {}
+    return Object.fromEntries(readdirSync(join(root, versionDir)).map((name) => [name, readFileSync(join(root, versionDir, name))]))
+  }
+
+  it('is written by a run and read, not rewritten, by the next', () => {
+    const cache = tempDir()
+    expect(list({MEDPANEL_CACHE_DIR: cache}).map((client) => client.name)).toEqual(['Cache'])
+    const first = entries(cache)
+    expect(Object.keys(first)).toContain('cli.js')
+    expect(Object.keys(first).filter((name) => name.startsWith('list-clients-'))).toHaveLength(1)
+    expect(statSync(join(cache, 'code-cache')).mode & 0o077).toBe(0)
+    list({MEDPANEL_CACHE_DIR: cache})
+    // An entry V8 refused would have been written again, with other bytes.
+    expect(entries(cache)).toEqual(first)
+  })
+
+  it('replaces an entry that is damaged or was made from another build', () => {
+    const cache = tempDir()
+    list({MEDPANEL_CACHE_DIR: cache})
+    const [versionDir] = readdirSync(join(cache, 'code-cache'))
+    const at = (name: string) => join(cache, 'code-cache', versionDir!, name)
+    const good = readFileSync(at('cli.js'))
+    // The right stamp over garbage, and a stamp of some other file.
+    const garbage = Buffer.concat([good.subarray(0, 16), Buffer.alloc(good.length - 16, 7)])
+    writeFileSync(at('cli.js'), garbage)
+    const command = readdirSync(dirname(at('cli.js'))).find((name) => name.startsWith('list-clients-'))!
+    const foreign = Buffer.concat([Buffer.alloc(16, 1), readFileSync(at(command)).subarray(16)])
+    writeFileSync(at(command), foreign)
+    expect(list({MEDPANEL_CACHE_DIR: cache}).map((client) => client.name)).toEqual(['Cache'])
+    const written = entries(cache)
+    expect(written['cli.js']).not.toEqual(garbage)
+    expect(written[command]).not.toEqual(foreign)
+    // What replaced them is good: the next run keeps it.
+    list({MEDPANEL_CACHE_DIR: cache})
+    expect(entries(cache)).toEqual(written)
+  })
+
+  it('is left alone where it is turned off, shared with others, or cannot be made', () => {
+    const off = tempDir()
+    list({MEDPANEL_CACHE_DIR: off, NODE_DISABLE_COMPILE_CACHE: '1'})
+    expect(readdirSync(off)).toEqual([])
+
+    const shared = tempDir()
+    mkdirSync(join(shared, 'code-cache'), {mode: 0o777})
+    chmodSync(join(shared, 'code-cache'), 0o777)
+    list({MEDPANEL_CACHE_DIR: shared})
+    expect(entries(shared)).toEqual({})
+
+    const file = join(tempDir(), 'a-file')
+    writeFileSync(file, '')
+    list({MEDPANEL_CACHE_DIR: join(file, 'cache')})
   })
 })

@@ -20,7 +20,7 @@ export function freshExecutable(): {path: string; dispose: () => void} {
   if (existsSync(EXECUTABLE) && existsSync(bundle) && statSync(EXECUTABLE).mtimeMs >= statSync(bundle).mtimeMs) return {path: EXECUTABLE, dispose: () => {}}
   const root = tempDir('medpanel-exe-build-')
   mkdirSync(join(root, 'scripts'))
-  for (const script of ['build-exe.mjs', 'search-worker-bundle.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(root, 'scripts', script))
+  for (const script of ['build-exe.mjs', 'oclif-trim.mjs', 'search-worker-bundle.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(root, 'scripts', script))
   copyFileSync(join(ROOT, 'oclif.manifest.json'), join(root, 'oclif.manifest.json'))
   for (const shared of ['src', 'node_modules', 'package.json']) symlinkSync(join(ROOT, shared), join(root, shared))
   execFileSync(existsSync(BUILD_NODE) ? BUILD_NODE : 'node', [join(root, 'scripts/build-exe.mjs')], {cwd: root, stdio: ['ignore', 'ignore', 'inherit']})

@@ -11,9 +11,9 @@ import {fileURLToPath} from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** What scripts/build.mjs reads: the sources, the build scripts, and the settings esbuild and oclif take. */
-const INPUTS = ['src', 'commands', 'data', 'scripts/build.mjs', 'scripts/search-worker-bundle.mjs', 'package.json', 'tsconfig.json']
-/** What it writes last: dist/cli.js, then the manifest. A missing one means no (whole) build. */
-const OUTPUTS = ['dist/cli.js', 'oclif.manifest.json']
+const INPUTS = ['src', 'commands', 'data', 'scripts/build.mjs', 'scripts/oclif-trim.mjs', 'scripts/search-worker-bundle.mjs', 'package.json', 'tsconfig.json']
+/** What it writes last: dist/cli.js, its CommonJS copy, then the manifest. A missing one means no (whole) build. */
+const OUTPUTS = ['dist/cli.js', 'dist/cjs/cli.js', 'oclif.manifest.json']
 
 function newest(path) {
   let stat
