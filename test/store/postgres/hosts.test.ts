@@ -142,3 +142,39 @@ describe('choosing a host', () => {
     expect(probed).toEqual([5000, 5001])
   })
 })
+
+describe('time without a primary', () => {
+  it('counts from the host given up to the next that fits, and reports the failover', async () => {
+    let now = 1_000_000
+    const roles: (ServerRole | 'down')[] = [PRIMARY, STANDBY]
+    const hosts: HostPort[] = [
+      {host: '127.0.0.1', port: 5000},
+      {host: '127.0.0.1', port: 5001},
+    ]
+    const selector = new HostSelector(
+      hosts,
+      'read-write',
+      async (host) => {
+        const role = roles[host.port - 5000]!
+        if (role === 'down') throw Object.assign(new Error('connect ECONNREFUSED'), {code: 'ECONNREFUSED'})
+        return role
+      },
+      () => now,
+    )
+    const seen: string[] = []
+    selector.events.failover = () => seen.push('failover')
+    selector.events.restored = (seconds) => seen.push(`restored after ${seconds} s`)
+    await selector.pick()
+    expect([selector.secondsWithout(), seen]).toEqual([0, []])
+    roles[0] = 'down'
+    selector.forget(hosts[0]!)
+    now += 4_000
+    expect(selector.secondsWithout()).toBe(4)
+    // Mid-failover: the standby is not promoted yet.
+    await expect(selector.pick()).rejects.toBeInstanceOf(NoTargetError)
+    now += 2_500
+    roles[1] = PRIMARY
+    expect((await selector.pick()).port).toBe(5001)
+    expect([selector.secondsWithout(), seen]).toEqual([0, ['failover', 'restored after 6.5 s']])
+  })
+})
