@@ -80,7 +80,8 @@ describe.skipIf(SKIP_REASON !== undefined)(`losing the PostgreSQL primary (pg_au
       // A member list pushed one member per delivery: the worker is mid-stream when the primary dies.
       queueStudy(store, dir, 'F1', 60, 600000000),
     ])
-  }, 300_000)
+    // Three initdbs and a base backup: 20-30 s on an idle 2-core machine, minutes on a loaded one.
+  }, 600_000)
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop('SIGTERM')))
@@ -156,8 +157,11 @@ describe.skipIf(SKIP_REASON !== undefined)(`losing the PostgreSQL primary (pg_au
 
     // Both processes are still up: losing the primary never takes a process down.
     for (const server of servers) expect(server.child.exitCode, server.stderr()).toBeNull()
-    // Each saw one failover, and the time it had no primary, now over.
+    // Each saw one failover, and the time it had no primary, now over; each one's cache listener
+    // LISTENs on the new primary (its caches are on again, having dropped what they held).
     for (const server of servers) {
+      const listening = async () => /^medpanel_store_pg_cache_listening 1$/m.test(((await call(`${server.url}/metrics`, {})) as {body?: string}).body ?? '')
+      expect(await waitFor(listening, 30_000, 200), 'the cache listener is back').toBe(true)
       const metrics = await call(`${server.url}/metrics`, {})
       const body = (metrics as {body: string}).body
       expect(body).toMatch(/^medpanel_store_pg_failovers_total 1$/m)

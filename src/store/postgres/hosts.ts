@@ -298,8 +298,9 @@ export function targetsOf(pg: {Client: ClientClass}, parsed: ParsedTargets, prob
         selector.forget(host)
         throw error
       }
-      const role = await roleOf(this as unknown as PgClient).catch((error: unknown) => {
+      const role = await roleOf(this as unknown as PgClient).catch(async (error: unknown) => {
         this.gone()
+        await this.end().catch(() => undefined)
         throw error
       })
       if (!fits(selector.attrs, role)) {
