@@ -18,7 +18,12 @@
 // --baseline DIR adds another build's serve (a checkout built there), on a store of its own seeded
 // alike, to the same rounds, and prints this build over it round by round: how a change is shown
 // to cost nothing (SQLite, one process).
-// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50 | 50,100,150] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N] [--baseline ../medpanel-main]
+// --without-standby (with --store postgres and a BENCH_DATABASE_URL whose primary has a synchronous
+// standby, such as scripts/pg-formation.sh's) adds a PostgreSQL side on a database of the same
+// cluster whose commits do not wait for the standby (synchronous_commit = local), to the same
+// rounds: what the synchronous standby costs a withdrawal (docs/operations.md, High availability).
+// BENCH_DATABASE_URL may name several hosts (target_session_attrs=read-write), as serve takes them.
+// Usage: npm run build && node bench/balance.mjs [--rounds 5] [--duration 4] [--connections 50 | 50,100,150] [--readers 10] [--accounts 1000] [--store sqlite|postgres] [--processes 1[,2,3]] [--write-lanes N] [--baseline ../medpanel-main] [--without-standby]
 import {register} from 'tsx/esm/api'
 import {Decimal} from 'decimal.js'
 import {existsSync, readFileSync} from 'node:fs'
@@ -40,6 +45,7 @@ try {
       processes: {type: 'string', default: '1'},
       'write-lanes': {type: 'string'},
       baseline: {type: 'string'},
+      'without-standby': {type: 'boolean', default: false},
     },
   }))
 } catch (error) {
@@ -63,6 +69,8 @@ if (writeLanes !== undefined && values.store !== 'postgres') usageError('--write
 const baselineBin = values.baseline === undefined ? undefined : resolve(values.baseline, 'bin/run.js')
 if (baselineBin && (values.store !== 'sqlite' || counts.length > 1 || counts[0] !== 1))
   usageError('--baseline compares one serve on SQLite: leave --store and --processes as they are')
+if (values['without-standby'] && (values.store !== 'postgres' || counts.length > 1 || counts[0] !== 1))
+  usageError('--without-standby compares one serve on PostgreSQL: give --store postgres and no --processes')
 if (baselineBin && !existsSync(resolve(values.baseline, 'dist'))) usageError(`--baseline ${values.baseline}: no dist/ there; run \`npm run build\` in it first`)
 /** The serve flag of --write-lanes, for a PostgreSQL side. */
 const lanesFlag = (side) => (writeLanes !== undefined && side.target.url ? ['--write-lanes', String(writeLanes)] : [])
@@ -110,8 +118,17 @@ for (const processes of counts) {
   const target = benchStore(values.store, 'balance')
   sides.push({label: `${target.label}${values.store === 'postgres' ? `, ${processes} serve${processes > 1 ? 's' : ''}` : ''}`, processes, target})
 }
+if (values['without-standby']) {
+  sides.push({
+    label: 'PostgreSQL without waiting for the standby, 1 serve',
+    processes: 1,
+    target: benchStore('postgres', 'balance_local', {synchronousCommit: 'local'}),
+    local: true,
+  })
+}
 if (baselineBin) sides.push({label: 'SQLite, the baseline build', processes: 1, target: benchStore('sqlite', 'balance-baseline'), bin: baselineBin})
-const probe = values.store === 'postgres' ? await postgresProbe(sides.at(-1).target.url) : undefined
+const probe = values.store === 'postgres' ? await postgresProbe(sides.find((side) => side.target.url && !side.local).target.url) : undefined
+if (probe?.standbys !== undefined) console.log(`PostgreSQL standbys: ${probe.standbys}`)
 const seeding = performance.now()
 for (const side of sides) await seed(side.target)
 const seedSeconds = (performance.now() - seeding) / 1000
@@ -207,7 +224,7 @@ try {
     for (const run of round % 2 ? order.reverse() : order) {
       const {side} = run
       const onPostgres = side.target.url !== undefined
-      const database = onPostgres ? new URL(side.target.url).pathname.slice(1) : undefined
+      const database = side.target.database
       const done = cpuRound(
         side.services.map((one) => one.child.pid),
         onPostgres ? probe : undefined,
@@ -316,6 +333,10 @@ for (const side of sides) {
       console.log(`  PostgreSQL / SQLite withdrawals: ${fmt(r, 2)} (goal >= 0.60: ${met(r >= 0.6)})`)
     }
     const one = base.one && runAt(base.one, run.connections)
+    if (side.local && one) {
+      const r = perRound(one.measured.withdrawals, withdrawals) ?? 0
+      console.log(`  with the synchronous standby / without it, withdrawals: ${fmt(r, 2)} (what waiting for the standby's flush costs; goal >= 0.50: ${met(r >= 0.5)})`)
+    }
     if (side.target.url && side.processes > 1 && one) {
       const r = perRound(withdrawals, one.measured.withdrawals) ?? 0
       const goal = loads.length > 1 ? 'at this load' : `goal >= 0.90: ${met(r >= 0.9)}`

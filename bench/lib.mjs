@@ -180,7 +180,7 @@ export function fmt(n, digits = 0) {
  * does; on BENCH_PG_PORT, by default a free port) and removes on exit. Returns the CLI flags that name it;
  * PostgreSQL runs also get a MEDPANEL_SECRET_KEY for every child.
  */
-export function benchStore(kind, name) {
+export function benchStore(kind, name, {synchronousCommit} = {}) {
   if (kind === 'sqlite') return {flags: ['--db', tempDb(`${name}.db`)], label: 'SQLite'}
   if (kind !== 'postgres') usageError(`--store must be sqlite or postgres (got ${JSON.stringify(kind)})`)
   process.env.MEDPANEL_SECRET_KEY ||= randomBytes(32).toString('base64')
@@ -195,11 +195,22 @@ export function benchStore(kind, name) {
     process.once('exit', () => spawnSync('bash', [SCRIPTS_POSTGRES, 'stop', dir]))
   }
   const database = `bench_${name}_${randomBytes(4).toString('hex')}`
-  const created = spawnSync('psql', [base, '-q', '-c', `create database ${database}`], {encoding: 'utf8'})
+  // psql (libpq) takes a URL of several hosts with target_session_attrs itself.
+  const setting = synchronousCommit ? ['-c', `alter database ${database} set synchronous_commit = ${synchronousCommit}`] : []
+  const created = spawnSync('psql', [base, '-q', '-c', `create database ${database}`, ...setting], {encoding: 'utf8'})
   if (created.status !== 0) throw new Error(`could not create ${database}: ${created.stderr}`)
-  const url = new URL(base)
-  url.pathname = `/${database}`
-  return {flags: ['--database-url', url.toString()], url: url.toString(), label: 'PostgreSQL'}
+  // The path replaced by hand: a URL of several hosts (h1:5432,h2:5433) is no WHATWG URL.
+  const [, authority, query] = /^(postgres(?:ql)?:\/\/[^/?]*)(?:\/[^?]*)?(\?.*)?$/.exec(base)
+  const url = `${authority}/${database}${query ?? ''}`
+  return {flags: ['--database-url', url], url, database, label: 'PostgreSQL'}
+}
+
+/** The one server of a URL that may name several: the one libpq picks for it (target_session_attrs). */
+function oneServerOf(url) {
+  if (!/^postgres(?:ql)?:\/\/[^/?]*,/.test(url)) return url
+  const asked = spawnSync('psql', [url, '-Atc', "select host(inet_server_addr()) || ':' || inet_server_port()"], {encoding: 'utf8'})
+  if (asked.status !== 0) throw new Error(`could not reach ${url}: ${asked.stderr}`)
+  return url.replace(/^(postgres(?:ql)?:\/\/(?:[^@/]*@)?)[^/?]*/, `$1${asked.stdout.trim()}`).replace(/[?&]target_session_attrs=[^&]*/, '')
 }
 
 const SCRIPTS_POSTGRES = fileURLToPath(new URL('../scripts/postgres.sh', import.meta.url))
@@ -260,7 +271,7 @@ function childrenOf(parent) {
  */
 export async function postgresProbe(url) {
   const {default: pg} = await import('pg')
-  const client = new pg.Client({connectionString: url})
+  const client = new pg.Client({connectionString: oneServerOf(url)})
   await client.connect()
   const one = async (text, params) => (await client.query(text, params)).rows[0]
   const version = `PostgreSQL ${(await one('show server_version')).server_version.split(' ')[0]}`
@@ -290,9 +301,12 @@ export async function postgresProbe(url) {
   } catch {
     statements = false
   }
+  // Standbys streaming from the server, and whether a commit waits for them (sync, quorum).
+  const {rows: standbys} = await client.query('select application_name, sync_state from pg_stat_replication order by 1')
   return {
     version,
     durability,
+    standbys: standbys.length === 0 ? undefined : standbys.map((row) => `${row.application_name} (${row.sync_state})`).join(', '),
     /** CPU seconds of the whole cluster so far, or undefined when it cannot be read here. */
     cpu: () => (postmaster ? cpuSeconds([postmaster], {children: true}) + cpuSeconds(childrenOf(postmaster)) : undefined),
     /** WAL flushes so far and the milliseconds spent in them (undefined without track_wal_io_timing). */

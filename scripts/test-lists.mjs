@@ -125,7 +125,11 @@ export const NOT_ON_POSTGRES = [
   ...SQLITE_FILE_TESTS,
   // How a PostgreSQL error becomes an answer: its own error objects, no store opened.
   'test/store/failure.test.ts',
+  // The choice among a URL's hosts, against stand-in servers (multi-host.test.ts is the real one).
+  'test/store/postgres/hosts.test.ts',
   'test/e2e/crash-soak.test.ts',
+  // Makes a pg_auto_failover formation of its own, whichever store the run is on: Node 20 runs it.
+  'test/e2e/failover.test.ts',
   'test/e2e/executable.test.ts',
   'test/e2e/container-image.test.ts',
   'test/commands/data-loss.test.ts',

@@ -267,6 +267,12 @@ export const config = {
       /** With --listen-url: how long the listener waits to hear the store's own test notification. Not heard on a URL never heard before, the caches stay off; on one heard before, the listener tries again. */
       probeTimeoutMs: 5_000,
     },
+    /**
+     * A database URL of several hosts (postgres/hosts.ts): how long asking one host whether it is
+     * the primary may take before the next is asked. Long enough for a loaded server, short enough
+     * that a host whose machine is gone (no refusal, only silence) delays a failover by little.
+     */
+    hostProbeTimeoutMs: 3_000,
     /** Prepared statements kept per connection, and how much SQL text they may hold. */
     statementCache: {entries: 256, textBytes: 512 * 1024, largest: 16 * 1024},
   },

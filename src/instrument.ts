@@ -10,7 +10,7 @@ import {registryMetrics} from './registry/metrics.js'
 import {passwordHashCounts} from './registry/throttle.js'
 import type {ServiceStore} from './schema.js'
 import type {StoreHandle} from './store/database.js'
-import {cachesListening, poolCounts, storeFile} from './store/handle.js'
+import {cachesListening, hostSelection, poolCounts, storeFile} from './store/handle.js'
 import {writeStats} from './store/transactions.js'
 import {storeKind} from './store/dialect.js'
 import {appliedMigrations} from './store/migrate.js'
@@ -51,7 +51,11 @@ export function storeMetrics(store: ServiceStore, clock: Clock): Metrics {
   const sources = {
     migrationsApplied: () => appliedMigrations(reader, SERVICE_SCHEMA),
     ...(postgres
-      ? {pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0}, pgCachesListening: () => cachesListening(db) === true}
+      ? {
+          pgPool: () => poolCounts(db) ?? {total: 0, idle: 0, waiting: 0},
+          pgCachesListening: () => cachesListening(db) === true,
+          ...(hostSelection(db) ? {pgHosts: hostSelection(db)} : {}),
+        }
       : {sqliteWalBytes: () => walBytes(storeFile(db))}),
   }
   const metrics = new Metrics<Scope>(sources, DECLARED_METRICS, {db, reader, clock, passwordHashes: passwordHashCounts})

@@ -57,6 +57,32 @@ export interface KeyNearAllowance {
   renews_at: string | null
 }
 
+/** A standby streaming from the server (pg_stat_replication). */
+export interface Standby {
+  /** Its application_name (pg_auto_failover's: pgautofailover_standby_<node id>). */
+  name: string
+  /** Where it connects from; null when the role may not see it (pg_read_all_stats). */
+  address: string | null
+  /** streaming, catchup, …; null when the role may not see it. */
+  state: string | null
+  /** sync or quorum: a commit waits for it (synchronous_standby_names); async: it does not. */
+  sync_state: string | null
+}
+
+/** PostgreSQL: the server the store writes to, and the standbys replicating from it. */
+export interface Replication {
+  /** host:port of the server this command reached (the primary with target_session_attrs=read-write). */
+  server: string | null
+  /** That server is the primary (not in recovery); false on a standby. */
+  primary: boolean
+  /** Its synchronous_commit and synchronous_standby_names. */
+  synchronous_commit: string
+  synchronous_standby_names: string
+  standbys: Standby[]
+  /** A standby is streaming and a commit waits for it: a commit acknowledged is on two servers. */
+  synchronous_standby_attached: boolean
+}
+
 export interface StoreStatus {
   medpanel_version: string
   store: {kind: StoreKind; location: string} & StoreSize
@@ -71,6 +97,8 @@ export interface StoreStatus {
     near_allowance_percent: number
     near_allowance: KeyNearAllowance[]
   } | null
+  /** PostgreSQL only: which server is the primary and whether a synchronous standby is attached. */
+  replication?: Replication
   taken_at: string
 }
 
@@ -90,9 +118,31 @@ export async function storeStatus(db: Db, now: Date, location: string): Promise<
       balance: (await has('balance_accounts')) ? await balances(trx) : null,
       outbox: (await has('partner_deliveries')) && (await has('clients')) ? await outbox(trx, now) : null,
       api_keys: (await has('conversation_api_keys')) ? await apiKeys(trx, now) : null,
+      ...(kind === 'postgres' ? {replication: await replication(trx)} : {}),
       taken_at: iso(now),
     }
   })
+}
+
+/** The server's role and its standbys, as pg_stat_replication shows them to this role. */
+export async function replication(db: Db): Promise<Replication> {
+  const {rows} = await sql<{address: string | null; port: number | null; recovery: boolean; commit: string; names: string}>`
+    select host(inet_server_addr()) as address, inet_server_port() as port, pg_is_in_recovery() as recovery,
+      current_setting('synchronous_commit') as commit, current_setting('synchronous_standby_names') as names`.execute(db)
+  const server = rows[0]!
+  const {rows: standbys} = await sql<Standby>`
+    select application_name as name, host(client_addr) as address, state, sync_state from pg_stat_replication order by application_name`.execute(db)
+  return {
+    server: server.address === null ? null : `${server.address}:${server.port}`,
+    primary: !server.recovery,
+    synchronous_commit: server.commit,
+    synchronous_standby_names: server.names,
+    standbys,
+    synchronous_standby_attached:
+      !server.recovery &&
+      !['off', 'local'].includes(server.commit) &&
+      standbys.some((standby) => standby.state === 'streaming' && (standby.sync_state === 'sync' || standby.sync_state === 'quorum')),
+  }
 }
 
 async function count(db: Db, table: 'clients' | 'members'): Promise<number> {

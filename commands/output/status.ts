@@ -17,6 +17,7 @@ export function statusText(status: StoreStatus): string {
     'outbox pending': status.outbox?.pending ?? null,
     'failed deliveries': status.outbox?.failed_deliveries ?? null,
     'active API keys': status.api_keys?.active ?? null,
+    ...(status.replication ? {replication: replicationLine(status.replication)} : {}),
   }
   const parts = [formatRecord(record)]
   if (status.outbox && status.outbox.partners.length > 0) {
@@ -46,6 +47,14 @@ export function statusText(status: StoreStatus): string {
     )
   }
   return parts.join('\n\n')
+}
+
+function replicationLine(r: NonNullable<StoreStatus['replication']>): string {
+  const where = r.server ?? 'the server'
+  if (!r.primary) return `${where} is a standby (in recovery), not the primary`
+  const standbys = r.standbys.map((s) => `${s.name} ${s.state ?? '?'} ${s.sync_state ?? '?'}`).join(', ')
+  const attached = r.synchronous_standby_attached ? 'a synchronous standby is attached' : 'NO synchronous standby: a commit is on this server alone'
+  return `primary ${where}; ${attached}${standbys ? ` (${standbys})` : ''}; synchronous_commit=${r.synchronous_commit}`
 }
 
 function schemaLine(schema: StoreStatus['schema']): string {

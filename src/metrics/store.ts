@@ -1,5 +1,6 @@
 import type {Histogram} from 'prom-client'
 import {config} from '../config.js'
+import type {HostSelector} from '../store/postgres/hosts.js'
 import type {MetricKit} from './define.js'
 
 export interface PoolCounts {
@@ -19,6 +20,8 @@ export interface StoreSources {
   pgPool?: () => PoolCounts
   /** PostgreSQL stores: whether this process's caches are on (its listener hears the store's changes). */
   pgCachesListening?: () => boolean
+  /** PostgreSQL stores on a URL of several hosts: the choice of the primary among them. */
+  pgHosts?: Pick<HostSelector, 'events' | 'secondsWithout'>
 }
 
 /** What the group writers count into (store/writer.ts, store/postgres/writer.ts). */
@@ -36,7 +39,7 @@ export function registerStoreMetrics(kit: MetricKit, sources: StoreSources, pool
     batchSize: kit.histogram('store_commit_batch_size', 'Write transactions per commit (the group writer, on either store)', config.metrics.commitBatchBuckets),
     commitDuration: kit.histogram('store_commit_duration_seconds', 'Time of one COMMIT with its sync to disk', config.metrics.commitSecondsBuckets),
   }
-  const {sqliteWalBytes, pgPool, pgCachesListening} = sources
+  const {sqliteWalBytes, pgPool, pgCachesListening, pgHosts} = sources
   if (sqliteWalBytes) kit.scraped({name: 'store_sqlite_wal_bytes', help: "Size of the SQLite store's write-ahead log file"}, (gauge) => gauge.set(sqliteWalBytes()))
   if (pgPool) {
     const help = "This process's PostgreSQL connections: total, idle, and requests waiting for one"
@@ -52,6 +55,16 @@ export function registerStoreMetrics(kit: MetricKit, sources: StoreSources, pool
   if (pgCachesListening) {
     const help = "1 while this process's caches are on (its listener hears the store's changes), 0 while every lookup reads the database"
     kit.scraped({name: 'store_pg_cache_listening', help}, (gauge) => gauge.set(pgCachesListening() ? 1 : 0))
+  }
+  if (pgHosts) {
+    // A URL of several hosts (a failover manager's formation): the primary moving, and the time
+    // this process had none to write to (docs/operations.md, High availability).
+    const failovers = kit.single('store_pg_failovers_total', 'Times this process found the primary on another server of the database URL (a failover or a switchover)')
+    const without = kit.single('store_pg_without_primary_seconds_total', 'Seconds this process had no primary to write to, over the outages that have ended')
+    pgHosts.events.failover = () => failovers.inc()
+    pgHosts.events.restored = (seconds) => without.inc(seconds)
+    const help = 'Seconds since this process last had a primary to write to: 0 while it has one'
+    kit.scraped({name: 'store_pg_seconds_without_primary', help}, (gauge) => gauge.set(pgHosts.secondsWithout()))
   }
   kit.scraped({name: 'store_migrations_applied', help: 'Store migrations recorded as applied'}, async (gauge) => gauge.set(await sources.migrationsApplied()))
   return made

@@ -1,4 +1,5 @@
 import type {PoolCounts} from '../metrics/metrics.js'
+import type {HostSelector} from './postgres/hosts.js'
 
 /**
  * What a store handle's connection is, for the store layer's own use (its writers, caches and
@@ -30,6 +31,8 @@ export interface StoreContext {
   writeLanes?: number
   /** PostgreSQL: this process's connections in the pool, for the metrics. */
   pool?: () => PoolCounts
+  /** PostgreSQL with a URL of several hosts: which one the pool's connections go to (postgres/hosts.ts). */
+  hosts?: HostSelector
 }
 
 /** Runs one statement synchronously and returns its rows (StoreContext.direct). */

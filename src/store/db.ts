@@ -113,17 +113,19 @@ async function createDialect(options: StoreOptions): Promise<{
   cacheStats?: () => StatementCacheStats
   direct?: DirectExecutor
   pool?: StoreContext['pool']
+  hosts?: StoreContext['hosts']
   cacheVersion?: CacheVersion
   serialize?: () => Uint8Array
 }> {
   const url = options.url
   if (isPostgresUrl(url)) {
     if (options.readonly) throw new Error('--readonly applies to SQLite store files; give a PostgreSQL role read-only rights instead')
-    const {dialect, where, pool} = await openPostgres(url, {poolSize: options.poolSize})
+    const {dialect, where, pool, selector} = await openPostgres(url, {poolSize: options.poolSize})
+    const hosts = selector ? {hosts: selector} : {}
     // Caches on PostgreSQL: see postgres/listen.ts. A store opened to look only caches nothing.
-    if (options.inspect) return {dialect, kind: 'postgres', where, pool}
+    if (options.inspect) return {dialect, kind: 'postgres', where, pool, ...hosts}
     const cacheVersion = new CacheVersion()
-    return {dialect: trackCacheWrites(dialect, cacheVersion), kind: 'postgres', where, pool, cacheVersion}
+    return {dialect: trackCacheWrites(dialect, cacheVersion), kind: 'postgres', where, pool, cacheVersion, ...hosts}
   }
   const file = sqliteFileOf(options) ?? ':memory:'
   if (options.inspect && file !== ':memory:' && file !== '' && !file.startsWith('file:') && !existsSync(file)) {
@@ -166,7 +168,7 @@ function postgresKeyring(): Keyring {
  * reference partner keeps its own tables in its own file).
  */
 export async function openStore<DB>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, cacheVersion, serialize} = await createDialect(options)
+  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, hosts, cacheVersion, serialize} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   recordHandle(db, {cacheStats: stats, image: serialize, file})
   let reader: Kysely<DB> | undefined
@@ -175,7 +177,7 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
   try {
     const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
-    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(writeLanes ? {writeLanes} : {})})
+    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(hosts ? {hosts} : {}), ...(writeLanes ? {writeLanes} : {})})
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)

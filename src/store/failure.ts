@@ -39,6 +39,9 @@ function postgresFailure(error: unknown): StoreFailure | undefined {
   const code = (error as {code?: unknown} | null)?.code
   if (typeof code === 'string') {
     if (code === '40001' || code === '40P01' || code === '55P03') return 'busy'
+    // A write on a server that is read-only: a primary demoted by a failover (or a standby).
+    // Nothing it sent could have been written; the connection is dropped (postgres/hosts.ts).
+    if (code === '25006') return 'unavailable'
     if (code === '57P01' || code === '57P02' || code === '08000' || code === '08003' || code === '08006' || code === '08007') return 'lost'
     if (code === 'ECONNRESET' || code === 'EPIPE') return 'lost'
     if (/^(08|53|57P|58)/.test(code) || code === '42P01' || code === '42703' || code === '42883') return 'unavailable'

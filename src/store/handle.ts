@@ -77,6 +77,11 @@ export function cachesListening(db: Kysely<any>): boolean | undefined {
   return storeKind(db) === 'postgres' ? contextOf(db)?.version?.() !== undefined : undefined
 }
 
+/** PostgreSQL with a URL of several hosts: the pool's choice among them (postgres/hosts.ts). */
+export function hostSelection(db: Kysely<any>): StoreContext['hosts'] {
+  return contextOf(db)?.hosts
+}
+
 /** PostgreSQL: the connections of this process's pool; undefined for SQLite. */
 export function poolCounts(db: Kysely<any>): ReturnType<NonNullable<StoreContext['pool']>> | undefined {
   return contextOf(db)?.pool?.()

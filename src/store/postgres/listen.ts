@@ -1,6 +1,7 @@
 import {randomUUID} from 'node:crypto'
 import type {CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult} from 'kysely'
 import {config} from '../../config.js'
+import {parseTargets, targetsOf} from './hosts.js'
 import {loadPg} from './load.js'
 
 /*
@@ -313,6 +314,14 @@ class Session {
   }
 }
 
+/** The Client class and URL to listen with: the URL's own, or one that picks among its hosts. */
+function targetsFor(pg: PgModule, url: string): {Client: PgModule['Client']; base: string} {
+  const parsed = parseTargets(url)
+  if (!parsed) return {Client: pg.Client, base: url}
+  const targets = targetsOf(pg as unknown as Parameters<typeof targetsOf>[0], parsed, config.store.hostProbeTimeoutMs)
+  return {Client: targets.Client as unknown as PgModule['Client'], base: targets.base}
+}
+
 /** Ends a connection without waiting on it: a socket whose peer vanished may never finish a polite end. */
 function drop(current: ListenClient): void {
   current.end().catch(() => undefined)
@@ -327,6 +336,7 @@ class ChangeListener {
   private verified = false
   /** The current session, to end it at once on stop. */
   private session: Session | undefined
+  private targets: {Client: PgModule['Client']; base: string} | undefined
   private wake: (() => void) | undefined
   private readonly minRetry: number
   private readonly maxRetry: number
@@ -379,7 +389,15 @@ class ChangeListener {
 
   /** One connection's life: resolves when it is gone, true if it listened. */
   private async listen(pg: PgModule): Promise<boolean> {
-    const client = new pg.Client({connectionString: this.url, application_name: listenerName(), keepAlive: true, connectionTimeoutMillis: LISTENER.connectTimeoutMs})
+    // A URL of several hosts: the listener's connection finds the primary as the pool's do, and
+    // after a failover the next session LISTENs on the new one (hosts.ts).
+    this.targets ??= targetsFor(pg, this.url)
+    const client = new this.targets.Client({
+      connectionString: this.targets.base,
+      application_name: listenerName(),
+      keepAlive: true,
+      connectionTimeoutMillis: LISTENER.connectTimeoutMs,
+    })
     const session = new Session(client, this.version)
     this.session = session
     let timer: ReturnType<typeof setInterval> | undefined

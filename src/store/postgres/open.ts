@@ -1,5 +1,7 @@
 import type {Dialect} from 'kysely'
 import {PostgresDialect} from 'kysely'
+import {config} from '../../config.js'
+import {type HostSelector, NoTargetError, parseTargets, targetsOf} from './hosts.js'
 import {loadPg} from './load.js'
 import {statementName} from './statements.js'
 
@@ -12,6 +14,8 @@ export interface PostgresHandle {
   where: string
   /** The pool's connections now (for the metrics). */
   pool: () => {total: number; idle: number; waiting: number}
+  /** With a URL of several hosts (postgres/hosts.ts): which one connections go to. */
+  selector?: HostSelector
 }
 
 /**
@@ -26,7 +30,10 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
     const value = Number(text)
     return Number.isSafeInteger(value) ? value : BigInt(text)
   })
-  const pool = new pg.Pool({connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE})
+  // Several hosts, or target_session_attrs: connections find their server themselves (hosts.ts).
+  const parsed = parseTargets(url)
+  const targets = parsed && targetsOf(pg, parsed, config.store.hostProbeTimeoutMs)
+  const pool = new pg.Pool({connectionString: targets?.base ?? url, max: options.poolSize ?? DEFAULT_POOL_SIZE, ...(targets ? {Client: targets.Client} : {})})
   // An idle connection the server dropped must not take the process down with it.
   pool.on('error', () => undefined)
   // Nor may one in use: pg emits 'error' on a checked-out client whose server goes away (a
@@ -36,7 +43,20 @@ export async function openPostgres(url: string, options: {poolSize?: number} = {
   pool.on('connect', (client) => client.on('error', () => undefined))
   pool.on('connect', namedStatements)
   const counts = () => ({total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max})
-  return {dialect: new PostgresDialect({pool, cursor: Cursor}), where: printableUrl(url), pool: counts}
+  // A connection that found its host no longer fits (a primary demoted since it was chosen) fails
+  // before anything is sent; the next asks every host again, as many times as there are hosts.
+  const tries = parsed?.hosts.length ?? 1
+  const connect = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.connect()
+      } catch (error) {
+        if (!(error instanceof NoTargetError) || attempt >= tries) throw error
+      }
+    }
+  }
+  const dialect = new PostgresDialect({pool: targets ? {connect, end: () => pool.end()} : pool, cursor: Cursor})
+  return {dialect, where: printableUrl(url), pool: counts, ...(targets ? {selector: targets.selector} : {})}
 }
 
 /**
@@ -68,6 +88,8 @@ function namedStatements(client: import('pg').PoolClient): void {
 }
 
 export function printableUrl(url: string): string {
+  // Several hosts (h1:5432,h2:5433) are no WHATWG URL: only the password is taken out.
+  if (url.split('/')[2]?.includes(',') || /[?&]target_session_attrs=/.test(url)) return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, '$1:***@')
   try {
     const parsed = new URL(url)
     if (parsed.password) parsed.password = '***'
