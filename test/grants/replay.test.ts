@@ -95,7 +95,9 @@ describe('a store written before the replay store (2026120403_replay_store)', ()
     try {
       const before = {...SERVICE_SCHEMA, migrations: Object.fromEntries(Object.entries(SERVICE_SCHEMA.migrations).filter(([name]) => name !== '2026120403_replay_store'))}
       const old = await openStoreWith<Database>(place.options, before)
-      await sql`insert into dpop_proofs (jkt, jti, expires_at) values ('jkt-a', 'proof-1', '2026-12-02T12:01:20.000Z'), ('jkt-b', 'proof-1', '2026-12-02T12:01:30.000Z')`.execute(old.db)
+      await sql`insert into dpop_proofs (jkt, jti, expires_at) values ('jkt-a', 'proof-1', '2026-12-02T12:01:20.000Z'), ('jkt-b', 'proof-1', '2026-12-02T12:01:30.000Z')`.execute(
+        old.db,
+      )
       await sql`insert into used_jtis (purpose, client_id, jti, expires_at) values ('client_assertion', 'client-1', 'assertion-1', '2026-12-02T12:05:10.000Z')`.execute(old.db)
       await old.close()
       const store = await openStore(place.options)
