@@ -264,15 +264,14 @@ try {
   const verifyNode = median(d.verify.node)
   const verifyJose = median(d.verify.jose)
   const boundOf = (check) => bearerCpu / (bearerCpu + check)
-  const dpopGoal = boundOf(verifyJose) < 0.5 ? 0.45 : 0.5
   console.log(
-    `token info, DPoP-bound token, a fresh proof each request: ${fmt(rate(d))} req/s  p99 ${median(d.p99)} ms; DPoP / bearer ${fmt(dpopRatio, 2)} (goal >= ${fmt(dpopGoal, 2)})  ${met(dpopRatio >= dpopGoal)}`,
+    `token info, DPoP-bound token, a fresh proof each request: ${fmt(rate(d))} req/s  p99 ${median(d.p99)} ms; DPoP / bearer ${fmt(dpopRatio, 2)} (goal >= 0.50)  ${met(dpopRatio >= 0.5)}`,
   )
   console.log(
     `  one ES256 proof's signature check, same rounds, CPU here: node:crypto verify ${fmt(verifyNode, 3)} ms, jose ${fmt(verifyJose, 3)} ms; bearer in serve ${fmt(bearerCpu, 3)} ms/req; ` +
-      `DPoP / bearer can be at most ${fmt(boundOf(verifyNode), 2)} with node:crypto, ${fmt(boundOf(verifyJose), 2)} with jose` +
-      (dpopGoal < 0.5 ? ' (below 0.50 with jose: the goal is 0.45)' : ''),
+      `so DPoP / bearer is at most ${fmt(boundOf(verifyNode), 2)} with node:crypto, ${fmt(boundOf(verifyJose), 2)} with jose`,
   )
+  console.log(`  where ES256 rules 0.50 out, DPoP / bearer ${fmt(dpopRatio, 2)} (goal >= 0.45)  ${met(dpopRatio >= 0.45)}`)
   console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  ${met(ratio >= 0.5)}; p99 at ${connections} connections ${p99} ms (the ceiling's ${median(b.p99)} ms)`)
   console.log(
     `at ${fmt(pacedRate)} req/s offered (open loop, 3 alternating rounds of 3 s): p99 token info ${fmt(pacedP99.service, 2)} ms, ceiling ${fmt(pacedP99.bare, 2)} ms (goal < 5 ms)  ${met(pacedP99.service < 5)}`,
