@@ -4,6 +4,7 @@ import {spendJti, type Spend} from '../../src/grants/replay.js'
 import {config} from '../../src/config.js'
 import {type Database, openStore, SERVICE_SCHEMA} from '../../src/schema.js'
 import {narrow} from '../../src/store/database.js'
+import type {GrantsDb} from '../../src/grants/tables.js'
 import {openStore as openStoreWith, type Store} from '../../src/store/db.js'
 import {writeStats} from '../../src/store/transactions.js'
 import {emptyStore, openTestStore, reopenableStore} from '../helpers/store.js'
@@ -16,6 +17,9 @@ import {emptyStore, openTestStore, reopenableStore} from '../helpers/store.js'
 const NOW = new Date('2026-12-02T12:00:00Z')
 const spend = (over: Partial<Spend> = {}): Spend => ({kind: 'dpop', issuer: 'jkt-a', jti: 'jti-1', expiresAt: '2026-12-02T12:01:20.000Z', ...over})
 const count = async (store: Store) => Number((await sql<{n: number | string}>`select count(*) as n from spent_jtis`.execute(store.db)).rows[0]!.n)
+
+/** The store as grants' queries see it. */
+const grantsOf = (store: Store): GrantsDb => narrow(store.db)
 
 const stores: Store[] = []
 afterEach(async () => {
@@ -30,7 +34,7 @@ async function fresh(): Promise<Store> {
 describe('spending a jti', () => {
   it('is true once, then false for the same proof, whichever durability', async () => {
     const store = await fresh()
-    const db = narrow(store.db)
+    const db = grantsOf(store)
     expect(await spendJti(db, spend(), NOW, 'relaxed')).toBe(true)
     expect(await spendJti(db, spend(), NOW, 'relaxed')).toBe(false)
     expect(await spendJti(db, spend(), NOW, 'durable')).toBe(false)
@@ -40,7 +44,7 @@ describe('spending a jti', () => {
 
   it('keeps kinds and issuers apart: the same jti of another key or client is another proof', async () => {
     const store = await fresh()
-    const db = narrow(store.db)
+    const db = grantsOf(store)
     const spent = await Promise.all([spend(), spend({issuer: 'jkt-b'}), spend({kind: 'client_assertion', issuer: 'jkt-a'})].map((one) => spendJti(db, one, NOW, 'relaxed')))
     expect(spent).toEqual([true, true, true])
     expect(await count(store)).toBe(3)
@@ -48,7 +52,7 @@ describe('spending a jti', () => {
 
   it('refuses the second copy of a proof spent in the same batch, and writes the batch as one transaction', async () => {
     const store = await fresh()
-    const db = narrow(store.db)
+    const db = grantsOf(store)
     const before = writeStats(store.db).writes
     const spent = await Promise.all([spend(), spend({jti: 'jti-2'}), spend(), spend({jti: 'jti-2'}), spend({jti: 'jti-3'})].map((one) => spendJti(db, one, NOW, 'relaxed')))
     expect(spent).toEqual([true, true, false, false, true])
@@ -63,10 +67,10 @@ describe('spending a jti', () => {
       stores.push(first)
       const second = await openStore(place.options)
       stores.push(second)
-      expect(await spendJti(narrow(first.db), spend(), NOW, 'relaxed')).toBe(true)
-      expect(await spendJti(narrow(second.db), spend(), NOW, 'relaxed')).toBe(false)
-      expect(await spendJti(narrow(second.db), spend({jti: 'jti-2'}), NOW, 'durable')).toBe(true)
-      expect(await spendJti(narrow(first.db), spend({jti: 'jti-2'}), NOW, 'durable')).toBe(false)
+      expect(await spendJti(grantsOf(first), spend(), NOW, 'relaxed')).toBe(true)
+      expect(await spendJti(grantsOf(second), spend(), NOW, 'relaxed')).toBe(false)
+      expect(await spendJti(grantsOf(second), spend({jti: 'jti-2'}), NOW, 'durable')).toBe(true)
+      expect(await spendJti(grantsOf(first), spend({jti: 'jti-2'}), NOW, 'durable')).toBe(false)
     } finally {
       for (const store of stores.splice(0)) await store.close()
       place.drop()
@@ -75,7 +79,7 @@ describe('spending a jti', () => {
 
   it('sweeps the rows past their expiry, of every kind, at most once a sweep interval', async () => {
     const store = await fresh()
-    const db = narrow(store.db)
+    const db = grantsOf(store)
     const early = new Date(NOW.getTime() - 3_600_000)
     expect(await spendJti(db, spend({expiresAt: '2026-12-02T11:00:01.000Z'}), early, 'relaxed')).toBe(true)
     expect(await spendJti(db, spend({kind: 'client_assertion', issuer: 'c', expiresAt: '2026-12-02T11:05:00.000Z'}), early, 'durable')).toBe(true)
@@ -108,7 +112,7 @@ describe('a store written before the replay store (2026120403_replay_store)', ()
         {expires_at: '2026-12-02T12:01:30.000Z', kind: 'dpop', issuer: 'jkt-b', jti: 'proof-1'},
         {expires_at: '2026-12-02T12:05:10.000Z', kind: 'client_assertion', issuer: 'client-1', jti: 'assertion-1'},
       ])
-      const db = narrow(store.db)
+      const db = grantsOf(store)
       expect(await spendJti(db, spend({issuer: 'jkt-b', jti: 'proof-1', expiresAt: '2026-12-02T12:01:30.000Z'}), NOW, 'relaxed')).toBe(false)
       expect(await spendJti(db, spend({kind: 'client_assertion', issuer: 'client-1', jti: 'assertion-1', expiresAt: '2026-12-02T12:05:10.000Z'}), NOW, 'durable')).toBe(false)
       await expect(sql`select count(*) from dpop_proofs`.execute(store.db)).rejects.toThrow()
