@@ -12,10 +12,15 @@
 // demo client, asked for with a proof), each request with a fresh proof, in the same rounds: what
 // checking a proof costs (goal: at least half the bearer rate). Proofs are signed here before each
 // round (one per request, as a client would), so the rounds measure serve, not the signing.
+// Since a proof's ES256 signature check is most of its cost, each round also times, here, the
+// signature check of one proof by node:crypto's verify and by jose (which serve uses: WebCrypto),
+// and prints the bound each puts on DPoP / bearer: bearer's CPU per request in serve over that plus
+// one check. Where the jose bound is below 0.5, the goal is 0.45 (issue 59).
 // --baseline DIR adds another build's serve (a checkout built there) on the same store to the same
 // rounds, and prints this build over it: how a change is shown to cost nothing.
 // Usage: npm run bench:signon [-- --duration 10 --rounds 9 --connections 50 --paced-rate 1000 --store sqlite|postgres --baseline ../medpanel-main]
-import {createHash, generateKeyPairSync, randomUUID, sign} from 'node:crypto'
+import {createHash, generateKeyPairSync, randomUUID, sign, verify} from 'node:crypto'
+import {compactVerify, importJWK} from 'jose'
 import {existsSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {resolve} from 'node:path'
@@ -101,6 +106,30 @@ const proof = (htm, htu, extra = {}) => {
   const input = `${dpopHeader}.${b64({htm, htu, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...extra})}`
   return `${input}.${sign('sha256', Buffer.from(input), {key: dpopKey.privateKey, dsaEncoding: 'ieee-p1363'}).toString('base64url')}`
 }
+/**
+ * CPU per proof, in this process, of checking the signatures of `proofs`: node:crypto's one-shot
+ * verify (synchronous), and jose's compactVerify with the key imported once, 50 at a time as a
+ * loaded serve has them (WebCrypto works on the thread pool: process.cpuUsage counts every thread).
+ */
+const dpopJwk = dpopKey.publicKey.export({format: 'jwk'})
+const joseKey = await importJWK(dpopJwk, 'ES256')
+async function verifyCosts(proofs) {
+  const cpuMs = (from) => {
+    const used = process.cpuUsage(from)
+    return (used.user + used.system) / 1000 / proofs.length
+  }
+  const parts = proofs.map((one) => {
+    const dot = one.lastIndexOf('.')
+    return {input: Buffer.from(one.slice(0, dot)), signature: Buffer.from(one.slice(dot + 1), 'base64url')}
+  })
+  let from = process.cpuUsage()
+  for (const {input, signature} of parts) if (!verify('sha256', input, {key: dpopKey.publicKey, dsaEncoding: 'ieee-p1363'}, signature)) throw new Error('a proof did not verify')
+  const node = cpuMs(from)
+  from = process.cpuUsage()
+  for (let i = 0; i < proofs.length; i += 50) await Promise.all(proofs.slice(i, i + 50).map((one) => compactVerify(one, joseKey, {algorithms: ['ES256']})))
+  return {node, jose: cpuMs(from)}
+}
+
 /** A fresh nonce, as a client learns one: a proof without it is refused with the nonce to use. */
 const nonceFrom = async (base) => {
   const res = await fetch(`${base}/oauth/token`, {
@@ -133,6 +162,7 @@ try {
     htu: `${service.url}${path}`,
     ath: createHash('sha256').update(boundToken).digest('base64url'),
     pool: 20_000,
+    verify: {node: [], jose: []},
   }
   const sides = {
     service: {url: `${service.url}${path}`, headers},
@@ -162,6 +192,12 @@ try {
     const r = await cannon({url: side.url, connections, duration: seconds, headers: side.headers, requests: [{setupRequest}]})
     if (next >= proofs.length) throw new Error(`the DPoP side used all ${proofs.length} proofs made for its round: make more`)
     side.pool = Math.max(side.pool, Math.ceil(next * 1.5))
+    // Just after the round, on proofs of the same key: what one signature check costs, each way.
+    if (proofs.length - next >= 500) {
+      const costs = await verifyCosts(proofs.slice(next, next + 2000))
+      side.verify.node.push(costs.node)
+      side.verify.jose.push(costs.jose)
+    }
     return r
   }
   const check = await fetch(dpopSide.url, {headers: {...dpopSide.headers, dpop: proof('GET', dpopSide.htu, {nonce: await nonceFrom(service.url), ath: dpopSide.ath})}})
@@ -222,10 +258,20 @@ try {
   console.log(
     `framework floor (Hono, one route, same answer): ${fmt(rate(f))} req/s  p99 ${median(f.p99)} ms; floor / ceiling ${fmt(ratioOf(f, b), 2)}, token info / floor ${fmt(ratioOf(a, f), 2)}`,
   )
-  const bound = ratioOf(d, a)
+  const dpopRatio = ratioOf(d, a)
+  // The bound one signature check puts on DPoP / bearer: a DPoP request does all a bearer one does, and checks a signature.
+  const bearerCpu = median(model.service.serve)
+  const verifyNode = median(d.verify.node)
+  const verifyJose = median(d.verify.jose)
+  const boundOf = (check) => bearerCpu / (bearerCpu + check)
   console.log(
-    `token info, DPoP-bound token, a fresh proof each request: ${fmt(rate(d))} req/s  p99 ${median(d.p99)} ms; DPoP / bearer ${fmt(bound, 2)} (goal >= 0.50)  ${met(bound >= 0.5)}`,
+    `token info, DPoP-bound token, a fresh proof each request: ${fmt(rate(d))} req/s  p99 ${median(d.p99)} ms; DPoP / bearer ${fmt(dpopRatio, 2)} (goal >= 0.50)  ${met(dpopRatio >= 0.5)}`,
   )
+  console.log(
+    `  one ES256 proof's signature check, same rounds, CPU here: node:crypto verify ${fmt(verifyNode, 3)} ms, jose ${fmt(verifyJose, 3)} ms; bearer in serve ${fmt(bearerCpu, 3)} ms/req; ` +
+      `so DPoP / bearer is at most ${fmt(boundOf(verifyNode), 2)} with node:crypto, ${fmt(boundOf(verifyJose), 2)} with jose`,
+  )
+  console.log(`  where ES256 rules 0.50 out, DPoP / bearer ${fmt(dpopRatio, 2)} (goal >= 0.45)  ${met(dpopRatio >= 0.45)}`)
   console.log(`ratio ${fmt(ratio, 2)} (goal >= 0.50)  ${met(ratio >= 0.5)}; p99 at ${connections} connections ${p99} ms (the ceiling's ${median(b.p99)} ms)`)
   console.log(
     `at ${fmt(pacedRate)} req/s offered (open loop, 3 alternating rounds of 3 s): p99 token info ${fmt(pacedP99.service, 2)} ms, ceiling ${fmt(pacedP99.bare, 2)} ms (goal < 5 ms)  ${met(pacedP99.service < 5)}`,

@@ -87,7 +87,7 @@ export const RUNTIME_TESTS = [
  */
 
 /*
- * What the PostgreSQL run takes: every test that opens a store in-process (the interfaces, the
+ * What the PostgreSQL run takes: every test that opens a store in-process (the interfaces, grants, the
  * registry, the operator queries, the app, metrics, the store layer), the commands whose
  * PostgreSQL side differs (copying stores, PostgreSQL's refusals and texts, status), and the
  * multi-process and fault tests that only a shared database server can have. The CLI's other
@@ -96,6 +96,7 @@ export const RUNTIME_TESTS = [
  */
 export const ON_POSTGRES = [
   'test/interfaces/',
+  'test/grants/',
   'test/registry/',
   'test/operator/',
   'test/app/',

@@ -77,8 +77,11 @@ export const config = {
      * made more than ten minutes ahead is worthless.
      */
     dpopNonceSeconds: 300,
-    /** Spent proofs past their age are deleted at most this often per process, not at every proof. */
-    dpopSweepEveryMs: 10_000,
+    /**
+     * The replay store's rows (spent DPoP proofs and client assertions) past their age are deleted
+     * at most this often per process, not at every proof.
+     */
+    replaySweepEveryMs: 10_000,
   },
 
   /**
@@ -110,7 +113,11 @@ export const config = {
     clientSecrets: 1_000,
     /** Authorization headers of HTTP Basic parsed lately (http/basic-auth.ts): one or two per client and partner. */
     basicHeaders: 1_000,
-    /** Public keys of DPoP proofs, imported, with their thumbprints: a client signs every proof with one key. */
+    /**
+     * DPoP proofs' headers, each checked once with the key it names imported and its thumbprint (a
+     * client signs every proof with one key, under one header); and, apart, the imported keys by
+     * thumbprint and algorithm.
+     */
     dpopKeys: 10_000,
   },
 

@@ -1,10 +1,10 @@
-import {createHash, createHmac, timingSafeEqual} from 'node:crypto'
-import {calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, type JWK, jwtVerify} from 'jose'
+import {createHmac, timingSafeEqual} from 'node:crypto'
+import {calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK} from 'jose'
 import {config} from '../config.js'
 import {AppError, type Challenge} from '../errors.js'
 import {iso} from '../lib/clock.js'
-import {writeTransaction} from '../store/transactions.js'
 import type {GrantsDb as Db} from './tables.js'
+import {spendJti} from './replay.js'
 import type {StoreParts} from '../store/database.js'
 import {derivedKey, type Keyring} from '../store/secrets.js'
 
@@ -18,18 +18,19 @@ import {derivedKey, type Keyring} from '../store/secrets.js'
  * (`htu`); it was made within the last `config.grants.dpopProofSeconds` (`iat`); it carries a
  * nonce this service handed out lately (§8, §9: so no proof can be made ahead of time); at a
  * resource, the hash of the access token it goes with (`ath`); and its `jti` was never accepted
- * before for the same key, by any `serve` on the store (kept in `dpop_proofs` until the proof
- * is too old anyway).
+ * before for the same key, by any `serve` on the store (kept in the replay store, replay.ts,
+ * until the proof is too old anyway).
  */
 
 /** The algorithms a proof may be signed with (discovery's dpop_signing_alg_values_supported); never `none`, never HMAC. */
 export const DPOP_ALGS = ['ES256', 'PS256', 'RS256'] as const
 
-/** What the request a proof must match: its method and URL, and at a resource the access token it carries. */
+/** What the request a proof must match: its method and URL, and at a resource the hash of the access token it carries. */
 export interface ProofTarget {
   htm: string
   htu: string
-  accessToken?: string
+  /** base64url(SHA-256(access token)): the `ath` a resource's proof must carry (RFC 9449 §4.2). */
+  ath?: string
 }
 
 /** Where a refusal is answered: the token endpoint (400, an OAuth body) or a resource (401 with a DPoP challenge). */
@@ -49,38 +50,59 @@ export function dpopRefusal(site: ProofSite, code: 'invalid_dpop_proof' | 'use_d
  * Checks the proof of a request and spends its jti; answers the JWK thumbprint of its key (the
  * `jkt` a token is bound to). Throws the refusal for `site`: invalid_dpop_proof with the reason,
  * or use_dpop_nonce with a fresh nonce in the DPoP-Nonce header.
+ *
+ * Cheapest first: the header (checked once per distinct header, see signerOf), then the claims as
+ * decoded, then the signature (jose; most of a proof's cost), and last the one write.
  */
 export async function checkProof({db, keys}: Pick<StoreParts<Db>, 'db' | 'keys'>, proof: string, target: ProofTarget, site: ProofSite, now: Date): Promise<string> {
   const refuse = (why: string) => dpopRefusal(site, 'invalid_dpop_proof', `DPoP proof: ${why}`)
-  const {key, jkt} = await proofKey(proof, refuse)
-  let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
+  const signer = await signerOf(proof, refuse)
+  const claims = proofClaims(proof, target, now, refuse)
+  if (typeof claims.nonce !== 'string' || !isCurrentNonce(keys, claims.nonce, now)) {
+    throw dpopRefusal(site, 'use_dpop_nonce', 'DPoP proof: use the nonce in the DPoP-Nonce header of this answer', keys, now)
+  }
   try {
-    ;({payload} = await jwtVerify(proof, key, {typ: 'dpop+jwt', algorithms: [...DPOP_ALGS], currentDate: now, requiredClaims: ['iat', 'jti', 'htm', 'htu']}))
+    await compactVerify(proof, signer.key, {algorithms: [signer.alg]})
   } catch (error) {
     throw refuse(error instanceof errors.JOSEError ? jwtFailure(error) : 'not a signed JWT')
   }
-  if (payload.htm !== target.htm) throw refuse(`htm must be ${target.htm}, the method of this request`)
-  if (typeof payload.htu !== 'string' || withoutQuery(payload.htu) !== target.htu) throw refuse(`htu must be ${target.htu}, the URL of this request`)
-  const seconds = now.getTime() / 1000
-  const iat = payload.iat!
-  const skew = config.grants.dpopClockSkewSeconds
-  if (iat > seconds + skew || iat < seconds - config.grants.dpopProofSeconds - skew) {
-    throw refuse(`iat must be within the last ${config.grants.dpopProofSeconds} seconds (make a new proof for every request)`)
+  const expiresAt = iso(new Date((claims.iat + config.grants.dpopProofSeconds + 2 * config.grants.dpopClockSkewSeconds) * 1000))
+  if (!(await spendJti(db, {kind: 'dpop', issuer: signer.jkt, jti: claims.jti, expiresAt}, now, 'relaxed'))) {
+    throw refuse('this jti was presented before: make a new proof for every request')
   }
-  if (target.accessToken !== undefined && payload.ath !== accessTokenHash(target.accessToken)) throw refuse('ath is not the hash of the access token sent with it')
-  if (typeof payload.nonce !== 'string' || !isCurrentNonce(keys, payload.nonce, now)) {
-    throw dpopRefusal(site, 'use_dpop_nonce', 'DPoP proof: use the nonce in the DPoP-Nonce header of this answer', keys, now)
-  }
-  const jti = payload.jti!
-  if (jti === '' || jti.length > 256) throw refuse('jti must be a string of 1 to 256 characters')
-  const expiresAt = iso(new Date((iat + config.grants.dpopProofSeconds + 2 * skew) * 1000))
-  if (!(await spendProof(db, jkt, jti, expiresAt, now))) throw refuse('this jti was presented before: make a new proof for every request')
-  return jkt
+  return signer.jkt
 }
 
-/** base64url(SHA-256(access token)): the `ath` a resource proof carries (RFC 9449 §4.2). */
-export function accessTokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url')
+/** The claims of a proof checked so far: the ones the rest of the check reads. */
+interface ProofClaims {
+  iat: number
+  jti: string
+  nonce: unknown
+}
+
+/** The proof's claims, as decoded (before its signature is checked): those RFC 9449 §4.3 asks for, but the nonce. */
+function proofClaims(proof: string, target: ProofTarget, now: Date, refuse: (why: string) => AppError): ProofClaims {
+  let payload: ReturnType<typeof decodeJwt>
+  try {
+    payload = decodeJwt(proof)
+  } catch {
+    throw refuse('not a signed JWT')
+  }
+  for (const claim of ['iat', 'jti', 'htm', 'htu'] as const) if (payload[claim] === undefined) throw refuse(`claim ${claim} is missing`)
+  if (payload.htm !== target.htm) throw refuse(`htm must be ${target.htm}, the method of this request`)
+  // The URL as the client wrote it, usually; parsed (and its query dropped) only when it differs.
+  if (payload.htu !== target.htu && (typeof payload.htu !== 'string' || withoutQuery(payload.htu) !== target.htu)) {
+    throw refuse(`htu must be ${target.htu}, the URL of this request`)
+  }
+  const {iat, jti} = payload
+  const seconds = now.getTime() / 1000
+  const skew = config.grants.dpopClockSkewSeconds
+  if (typeof iat !== 'number' || !Number.isFinite(iat) || iat > seconds + skew || iat < seconds - config.grants.dpopProofSeconds - skew) {
+    throw refuse(`iat must be within the last ${config.grants.dpopProofSeconds} seconds (make a new proof for every request)`)
+  }
+  if (target.ath !== undefined && payload.ath !== target.ath) throw refuse('ath is not the hash of the access token sent with it')
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw refuse('jti must be a string of 1 to 256 characters')
+  return {iat, jti, nonce: payload.nonce}
 }
 
 function withoutQuery(url: string): string | undefined {
@@ -93,19 +115,40 @@ function withoutQuery(url: string): string | undefined {
 }
 
 function jwtFailure(error: errors.JOSEError): string {
-  if (error instanceof errors.JWTClaimValidationFailed) return `claim ${error.claim} is missing or not right (${error.message})`
   if (error instanceof errors.JOSEAlgNotAllowed) return `alg must be one of ${DPOP_ALGS.join(', ')}`
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'the signature does not verify under the jwk of its header'
   return error.message
 }
 
-/**
- * The key in a proof's header, and its thumbprint: remembered per key (a client signs every proof
- * with the same one), so a busy client costs one import and one thumbprint in all.
- */
-const keys = new Map<string, {key: CryptoKey | Uint8Array; jkt: string}>()
+/** A proof header's key, checked and imported, with its algorithm and thumbprint. */
+interface Signer {
+  alg: string
+  key: CryptoKey
+  jkt: string
+}
 
-async function proofKey(proof: string, refuse: (why: string) => AppError): Promise<{key: CryptoKey | Uint8Array; jkt: string}> {
+/**
+ * Each distinct header checked once, by its text: a client sends the same header (typ, alg, its
+ * public key) with every proof, so its next proofs cost a map lookup here. The keys themselves are
+ * imported once per thumbprint and algorithm, however their JWK was written. Both maps are bounded
+ * (config.caches.dpopKeys) and emptied when full.
+ */
+const headers = new Map<string, Signer>()
+const importedKeys = new Map<string, CryptoKey>()
+
+async function signerOf(proof: string, refuse: (why: string) => AppError): Promise<Signer> {
+  const dot = proof.indexOf('.')
+  if (dot < 0) throw refuse('not a signed JWT')
+  const text = proof.slice(0, dot)
+  const known = headers.get(text)
+  if (known) return known
+  const signer = await checkHeader(proof, refuse)
+  if (headers.size >= config.caches.dpopKeys) headers.clear()
+  headers.set(text, signer)
+  return signer
+}
+
+async function checkHeader(proof: string, refuse: (why: string) => AppError): Promise<Signer> {
   let header: ReturnType<typeof decodeProtectedHeader>
   try {
     header = decodeProtectedHeader(proof)
@@ -113,48 +156,23 @@ async function proofKey(proof: string, refuse: (why: string) => AppError): Promi
     throw refuse('not a signed JWT')
   }
   if (header.typ !== 'dpop+jwt') throw refuse('the header must say typ dpop+jwt')
-  if (typeof header.alg !== 'string' || !(DPOP_ALGS as readonly string[]).includes(header.alg)) throw refuse(`alg must be one of ${DPOP_ALGS.join(', ')}`)
+  const alg = header.alg
+  if (typeof alg !== 'string' || !(DPOP_ALGS as readonly string[]).includes(alg)) throw refuse(`alg must be one of ${DPOP_ALGS.join(', ')}`)
   const jwk = header.jwk
   if (typeof jwk !== 'object' || jwk === null) throw refuse('the header must carry the public key as jwk')
   if (MEMBERS_OF_PRIVATE_KEYS.some((member) => member in jwk)) throw refuse('the jwk must be a public key (it has private or symmetric members)')
-  const cacheKey = `${header.alg} ${JSON.stringify(jwk)}`
-  let known = keys.get(cacheKey)
-  if (!known) {
-    try {
-      known = {key: await importJWK(jwk as JWK, header.alg), jkt: await calculateJwkThumbprint(jwk as JWK, 'sha256')}
-    } catch {
-      throw refuse(`the jwk is not a usable ${header.alg} public key`)
+  try {
+    const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256')
+    let key = importedKeys.get(`${alg} ${jkt}`)
+    if (!key) {
+      key = (await importJWK(jwk as JWK, alg)) as CryptoKey
+      if (importedKeys.size >= config.caches.dpopKeys) importedKeys.clear()
+      importedKeys.set(`${alg} ${jkt}`, key)
     }
-    if (keys.size >= config.caches.dpopKeys) keys.clear()
-    keys.set(cacheKey, known)
+    return {alg, key, jkt}
+  } catch {
+    throw refuse(`the jwk is not a usable ${alg} public key`)
   }
-  return known
-}
-
-/** When expired proofs were last swept, per store: at most once a sweep interval, not at every proof. */
-const lastSweep = new WeakMap<object, number>()
-
-/**
- * Records a proof's jti for its key; false when it was recorded before, by this process or another
- * on the store. A relaxed write: a request's proof is not worth a sync to disk, and a power cut
- * that took the last records would leave their proofs a minute of life at most, nonce-bound.
- */
-async function spendProof(db: Db, jkt: string, jti: string, expiresAt: string, now: Date): Promise<boolean> {
-  const sweep = now.getTime() - (lastSweep.get(db) ?? 0) >= config.grants.dpopSweepEveryMs
-  if (sweep) lastSweep.set(db, now.getTime())
-  return writeTransaction(
-    db,
-    async (trx) => {
-      if (sweep) await trx.deleteFrom('dpop_proofs').where('expires_at', '<', iso(now)).execute()
-      const result = await trx
-        .insertInto('dpop_proofs')
-        .values({jkt, jti, expires_at: expiresAt})
-        .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst()
-      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
-    },
-    {durability: 'relaxed'},
-  )
 }
 
 /**

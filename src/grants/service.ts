@@ -186,7 +186,8 @@ async function checkPossession(store: StoreParts<Db>, live: LiveToken, presented
   if (live.dpopJkt === null) throw dpopRefusal('resource', 'invalid_token', 'This access token is not bound to a DPoP key: send it with the Bearer scheme')
   if (presented.scheme !== 'DPoP') throw dpopRefusal('resource', 'invalid_token', 'This access token is bound to a DPoP key: send it as "DPoP <token>" with a DPoP proof')
   if (presented.proof === undefined) throw dpopRefusal('resource', 'invalid_dpop_proof', 'A DPoP proof is required with a DPoP-bound access token')
-  const target = {htm: presented.htm, htu: presented.htu, accessToken: presented.token}
+  // The token's digest is the one its lookup just used (remembered): ath is the same SHA-256 in base64url.
+  const target = {htm: presented.htm, htu: presented.htu, ath: Buffer.from(tokenHash(presented.token), 'hex').toString('base64url')}
   const jkt = await checkProof(store, presented.proof, target, 'resource', now)
   if (jkt !== live.dpopJkt) throw dpopRefusal('resource', 'invalid_token', 'The DPoP proof is signed with another key than the one this access token is bound to')
 }

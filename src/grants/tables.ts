@@ -12,8 +12,9 @@ import type {Grant} from './names.js'
  *   in interfaces/signon/migrations/2026112701_openid_connect.ts (nonce, auth_time),
  *   2026120312_backchannel_logout_sessions.ts (sid) and 2026120313_code_dpop_jkt.ts (dpop_jkt), and
  *   in grants/migrations/2026120402_code_resource.ts (resource);
- * refresh_tokens, consents and dpop_proofs were made by grants' own migrations (the signon one of
- * 2026120312 adds refresh_tokens.sid).
+ * refresh_tokens, consents and spent_jtis were made by grants' own migrations (the signon one of
+ * 2026120312 adds refresh_tokens.sid). spent_jtis (2026120403_replay_store) took over the rows of
+ * two tables it dropped: grants' dpop_proofs and sign-on's used_jtis.
  */
 
 export interface AuthorizationCodeTable {
@@ -87,12 +88,23 @@ export interface RefreshTokenTable {
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
-/** The jti of a DPoP proof accepted (RFC 9449 §11.1), kept until the proof is too old to be presented. */
-export interface DpopProofTable {
-  jkt: string
-  jti: string
+/**
+ * The replay store: the jti of every signed proof accepted once (a DPoP proof, RFC 9449 §11.1; a
+ * private_key_jwt client assertion, RFC 7523 §3), kept until the proof could no longer be accepted
+ * anyway. The primary key is (expires_at, kind, issuer, jti): the sweep deletes its front, and a
+ * second insert of the same proof finds its row (grants/replay.ts).
+ */
+export interface SpentJtiTable {
+  /** When the proof stops being acceptable anyway, from its signed claims: the row may go then. */
   expires_at: string
+  kind: SpentKind
+  /** Who signed it: the JWK thumbprint of a DPoP proof's key, a client assertion's client id. */
+  issuer: string
+  jti: string
 }
+
+/** What a spent jti came with. */
+export type SpentKind = 'dpop' | 'client_assertion'
 
 /** What a member allowed a client, remembered so the consent page is not shown again for it. */
 export interface ConsentTable {
@@ -108,7 +120,7 @@ export interface GrantTables {
   access_tokens: AccessTokenTable
   refresh_tokens: RefreshTokenTable
   consents: ConsentTable
-  dpop_proofs: DpopProofTable
+  spent_jtis: SpentJtiTable
 }
 
 export type RefreshTokenRow = Selectable<RefreshTokenTable>

@@ -39,6 +39,7 @@ const SHIPPED = [
   '2026120401_client_registration',
   '2026120401_operator_audit',
   '2026120402_code_resource',
+  '2026120403_replay_store',
 ]
 
 describe('the composed schema', () => {

@@ -7,7 +7,8 @@ import {CLIENT_ASSERTION_ALGS, jwksSchema} from '../../registry/client-keys.js'
 import type {Client} from '../../registry/tables.js'
 import type {SignonDb as Db} from './tables.js'
 import {partnerTransport, type Transport} from '../../http/outbound.js'
-import {spendJti} from './repository.js'
+import {spendJti} from '../../grants/replay.js'
+import {narrow} from '../../store/database.js'
 
 /**
  * private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): the client proves itself with a JWT it
@@ -18,8 +19,8 @@ import {spendJti} from './repository.js'
  * `none`, never HMAC, whatever the header says); `iss` and `sub` the client id; `aud` this
  * issuer or the endpoint called; `exp` not passed (clock skew forgiven) and at most
  * clientAssertionMaxSeconds ahead; `iat`, when present, no further ahead than the clock skew; a
- * `jti` never presented before (kept in the store until the assertion expires, so it holds across
- * every `serve` on the store). Every refusal answers the same (client-auth-failure.ts); its reason
+ * `jti` never presented before (kept in the replay store, grants/replay.ts, until the assertion
+ * expires, so it holds across every `serve` on the store). Every refusal answers the same (client-auth-failure.ts); its reason
  * is for the log, and never quotes the assertion.
  */
 
@@ -74,7 +75,9 @@ export async function verifyClientAssertion(db: Db, client: Client, assertion: P
   if (payload.iat !== undefined && payload.iat > seconds + skew) throw invalid(`iat is more than ${skew} seconds in the future`, client.id)
   const jti = payload.jti!
   if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalid('jti must be a string of 1 to 256 characters', client.id)
-  const fresh = await spendJti(db, {purpose: 'client_assertion', client_id: client.id, jti, expires_at: iso(new Date((payload.exp! + skew) * 1000))}, iso(now))
+  const spend = {kind: 'client_assertion', issuer: client.id, jti, expiresAt: iso(new Date((payload.exp! + skew) * 1000))} as const
+  // Durable: an assertion lives minutes, and nothing else ties it to the moment as DPoP's nonce does.
+  const fresh = await spendJti(narrow(db), spend, now, 'durable')
   if (!fresh) throw invalid('this jti was presented before: an assertion is used once', client.id)
 }
 

@@ -1,6 +1,6 @@
 import type {SignonDb as Db} from './tables.js'
 import {type Insertable, sql} from 'kysely'
-import type {IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow, UsedJtiRow} from './tables.js'
+import type {IdTokenSessionRow, PushedRequestRow, PushedRequestTable, SigninSessionRow, SigningKeyRow} from './tables.js'
 import {iso} from '../../lib/clock.js'
 import {writeTransaction} from '../../store/transactions.js'
 
@@ -206,22 +206,6 @@ export async function deleteUnpublishedKeys(db: Db, now: string): Promise<void> 
 /** A client as the applications page shows it, unless it expired (its grants are then void). */
 export async function applicationClient(db: Db, clientId: string): Promise<{client_id: string; name: string; url: string; logo_url: string} | undefined> {
   return db.selectFrom('clients').select(['id as client_id', 'name', 'url', 'logo_url']).where('id', '=', clientId).where('expired_at', 'is', null).executeTakeFirst()
-}
-
-/**
- * Records a signed proof's jti; false when the same (purpose, client, jti) was recorded before,
- * by this process or any other on the store. Now and then the expired ones go first.
- */
-export async function spendJti(db: Db, row: UsedJtiRow, now: string): Promise<boolean> {
-  return writeTransaction(db, async (trx) => {
-    if (Math.random() < 0.02) await trx.deleteFrom('used_jtis').where('expires_at', '<', now).execute()
-    const result = await trx
-      .insertInto('used_jtis')
-      .values(row)
-      .onConflict((oc) => oc.doNothing())
-      .executeTakeFirst()
-    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
-  })
 }
 
 export async function insertPushedRequest(db: Db, row: Insertable<PushedRequestTable>, now: string): Promise<void> {

@@ -67,15 +67,6 @@ export interface SigningKeyTable {
   publish_until: string | null
 }
 
-/** A signed proof's id, kept until the proof expires so it is never accepted twice (client assertions). */
-export interface UsedJtiTable {
-  /** What kind of proof: `client_assertion`. */
-  purpose: string
-  client_id: string
-  jti: string
-  expires_at: string
-}
-
 /** An authorization request a client pushed (RFC 9126), until it is spent or forgotten. */
 export interface PushedRequestTable {
   /** SHA-256 of the random part of its request_uri. */
@@ -96,7 +87,6 @@ export interface PushedRequestTable {
 export interface SignonTables {
   signin_sessions: SigninSessionTable
   signing_keys: SigningKeyTable
-  used_jtis: UsedJtiTable
   pushed_requests: PushedRequestTable
   id_token_sessions: IdTokenSessionTable
   logout_deliveries: LogoutDeliveryTable
@@ -104,7 +94,6 @@ export interface SignonTables {
 
 export type SigninSessionRow = Selectable<SigninSessionTable>
 export type SigningKeyRow = Selectable<SigningKeyTable>
-export type UsedJtiRow = Selectable<UsedJtiTable>
 export type PushedRequestRow = Selectable<PushedRequestTable>
 export type IdTokenSessionRow = Selectable<IdTokenSessionTable>
 export type LogoutDeliveryRow = Selectable<LogoutDeliveryTable>

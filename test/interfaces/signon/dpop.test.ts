@@ -260,6 +260,17 @@ describe('presenting a DPoP-bound token', () => {
     expect(replay.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof"/)
   })
 
+  it('accepts one of two copies of a proof presented at once (spent in one batch of the writer)', async () => {
+    const {access_token} = await boundToken()
+    const nonce = await learnNonce()
+    const dpop = await proof(alice, {htm: 'GET', htu: `${ORIGIN}${INFO}`, ath: ath(access_token), nonce})
+    const present = () => ctx.app.request(INFO, {headers: {authorization: `DPoP ${access_token}`, dpop}})
+    const answers = await Promise.all([present(), present(), present()])
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 401, 401])
+    const refused = answers.find((res) => res.status === 401)!
+    expect((await errorOf(refused)).error_description).toMatch(/presented before/)
+  })
+
   it('asks for a nonce with use_dpop_nonce and the nonce in DPoP-Nonce', async () => {
     const {access_token} = await boundToken()
     const res = await presentBound(INFO, access_token, alice, {nonce: undefined})
