@@ -12,6 +12,12 @@ export interface StoreContext {
   /** Changes whenever the store's content may have; undefined where the driver cannot tell. */
   version?: () => number | undefined
   /**
+   * SQLite: a mark that moves when another connection commits or a statement through this one may
+   * change the content, read fresh on each call (sqlite/handle.ts storeVersion); for a writer that
+   * keeps rows in memory between its own batches.
+   */
+  epoch?: () => string | undefined
+  /**
    * Runs one statement synchronously on the connection itself, past Kysely's connection queue,
    * and returns its rows (SQLite only). Only for a caller that holds the connection already: a
    * request inside a batch of the group writer (see writer.ts), where nothing else can use it.

@@ -110,6 +110,7 @@ async function createDialect(options: StoreOptions): Promise<{
   where: string
   file?: string
   version?: () => number | undefined
+  epoch?: () => string | undefined
   cacheStats?: () => StatementCacheStats
   direct?: DirectExecutor
   pool?: StoreContext['pool']
@@ -141,6 +142,7 @@ async function createDialect(options: StoreOptions): Promise<{
     where: file,
     file: onDisk,
     version: handle.version,
+    epoch: handle.epoch,
     cacheStats: handle.cacheStats,
     direct: handle.direct,
     ...(handle.serialize ? {serialize: handle.serialize} : {}),
@@ -168,7 +170,7 @@ function postgresKeyring(): Keyring {
  * reference partner keeps its own tables in its own file).
  */
 export async function openStore<DB>(options: StoreOptions, schema: Schema): Promise<Store<DB>> {
-  const {dialect, kind, where, version, file, cacheStats: stats, direct, pool, hosts, cacheVersion, serialize} = await createDialect(options)
+  const {dialect, kind, where, version, epoch, file, cacheStats: stats, direct, pool, hosts, cacheVersion, serialize} = await createDialect(options)
   const db = new Kysely<DB>({dialect})
   recordHandle(db, {cacheStats: stats, image: serialize, file})
   let reader: Kysely<DB> | undefined
@@ -177,7 +179,7 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
   try {
     const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
-    setContext(db, {kind, ...(version ? {version} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(hosts ? {hosts} : {}), ...(writeLanes ? {writeLanes} : {})})
+    setContext(db, {kind, ...(version ? {version} : {}), ...(epoch ? {epoch} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(hosts ? {hosts} : {}), ...(writeLanes ? {writeLanes} : {})})
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)

@@ -97,6 +97,14 @@ export function storeVersion(db: Kysely<any>): number | undefined {
 }
 
 /**
+ * SQLite: the store's epoch as this handle sees it now (StoreContext.epoch); undefined on
+ * PostgreSQL and where the driver cannot tell.
+ */
+export function storeEpoch(db: Kysely<any>): string | undefined {
+  return contextOf(db)?.epoch?.()
+}
+
+/**
  * Where a search that may lag the primary by a moment reads: the store's read replica when it was
  * opened with one (StoreOptions.replicaUrl), else `db` itself.
  */

@@ -4,7 +4,7 @@ import {beginRead, storeKind} from './dialect.js'
 import {onStoreClose} from './handle.js'
 import {config} from '../config.js'
 import {type BatchRunner, postgresSetWriterOf, postgresWriterOf, postgresWriteStats} from './postgres/writer.js'
-import {inBatch, nested, writerOf, type WriterStats} from './writer.js'
+import {inBatch, nested, type SetRunner, setWriterOf, writerOf, type WriterStats} from './writer.js'
 
 /*
  * Transactions on a store, whichever its kind: the one entry for writes (the group writers of
@@ -20,6 +20,16 @@ export {type BatchRunner, savepointRunner} from './postgres/writer.js'
  */
 export function submitToSetWriter<T>(db: Kysely<any>, runner: BatchRunner, input: unknown, lockOrder?: number): Promise<T> {
   return postgresSetWriterOf(db, runner).submit<T>(input, lockOrder)
+}
+
+export type {SetRunner} from './writer.js'
+
+/**
+ * Submits a request to the SQLite writer whose sets `runner` decides and writes together, as one
+ * write transaction of the group writer's batch (writer.ts SetWriter). Only for a SQLite store.
+ */
+export function submitToSqliteSetWriter<T>(db: Kysely<any>, runner: SetRunner, input: unknown): Promise<T> {
+  return setWriterOf(db, runner).submit<T>(input)
 }
 
 /** How writeTransaction runs a transaction. */

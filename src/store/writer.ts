@@ -35,7 +35,7 @@ export type Outcome = {ok: true; value: unknown} | {ok: false; error: unknown}
  * `failed` when the batch did not commit (nothing in it reached the store: nobody may be told
  * otherwise). Both group writers (this one and postgres/writer.ts) end a batch here.
  */
-export function settle(batch: readonly Job[], outcomes: readonly Outcome[] | {failed: unknown}): void {
+export function settle(batch: readonly Pick<Job, 'resolve' | 'reject'>[], outcomes: readonly Outcome[] | {failed: unknown}): void {
   if ('failed' in outcomes) {
     for (const job of batch) job.reject(outcomes.failed)
     return
@@ -79,6 +79,8 @@ export class GroupWriter {
   private queue: Job[] = []
   private running = false
   readonly stats: WriterStats = {writes: 0, commits: 0, reruns: 0}
+  /** Transactions submitted so far: the last one's number (SetWriter keeps the writer's order by it). */
+  tickets = 0
 
   constructor(private readonly db: Kysely<any>) {}
 
@@ -87,6 +89,7 @@ export class GroupWriter {
 
   run<T>(fn: (trx: Kysely<any>) => Promise<T>, relaxed = false): Promise<T> {
     this.stats.writes++
+    this.tickets++
     return new Promise<T>((resolve, reject) => {
       this.queue.push({fn, relaxed, resolve: resolve as (value: unknown) => void, reject})
       if (!this.running) {
@@ -164,6 +167,109 @@ async function runJobs(conn: Kysely<any>, batch: readonly Job[], run: (query: Co
     }
   }
   return outcomes
+}
+
+/**
+ * A kind of write decided and written as a set on SQLite (the ledger's withdrawals): `run` gets
+ * everything queued for it when its turn in the group writer comes, on the batch's connection,
+ * inside the batch's transaction (which holds the write lock), and answers each input. If the
+ * set fails as a whole (a statement failed, or the commit did), `abandon` is told and each input
+ * runs again `alone`, as a write transaction of its own, so one bad request fails alone and
+ * nobody hears of a write that did not commit.
+ */
+export interface SetRunner {
+  /** `db` is the store handle the set was submitted on (what anything kept between sets is kept by). */
+  run(conn: Kysely<any>, inputs: readonly unknown[], db: Kysely<any>): Promise<Outcome[]>
+  abandon(db: Kysely<any>): void
+  alone(db: Kysely<any>, input: unknown): Promise<unknown>
+}
+
+interface Queued {
+  input: unknown
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/** One set: what joined it, and whether its turn in the group writer has come. */
+interface OpenSet {
+  entries: Queued[]
+  /** The group writer's ticket of the set's transaction (GroupWriter.tickets). */
+  ticket: number
+  started: boolean
+}
+
+/**
+ * The queue of one SetRunner on one store (SQLite). A request joins the set waiting for its turn
+ * in the group writer while nothing else was submitted to the writer after that set; otherwise
+ * (or once the set has started, or is full) it opens the next set. So everything that arrives
+ * while a batch commits goes together, and the writer's order holds: a write submitted before a
+ * request is decided before it, one submitted after it is decided after it.
+ */
+class SetWriter {
+  private open: OpenSet | undefined
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly runner: SetRunner,
+  ) {}
+
+  submit<T>(input: unknown): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const writer = writerOf(this.db)
+      const set = this.open
+      const joinable = set !== undefined && !set.started && set.ticket === writer.tickets && set.entries.length < MAX_BATCH
+      ;(joinable ? set : this.start(writer)).entries.push({input, resolve: resolve as (value: unknown) => void, reject})
+    })
+  }
+
+  private start(writer: GroupWriter): OpenSet {
+    const set: OpenSet = {entries: [], ticket: 0, started: false}
+    this.open = set
+    const begin = () => {
+      set.started = true
+      if (this.open === set) this.open = undefined
+    }
+    writer
+      .run<Outcome[]>(async (conn) => {
+        begin()
+        // Counted as the writes they are (WriterStats.writes), not as the one transaction they share.
+        writer.stats.writes += set.entries.length - 1
+        return this.runner.run(
+          conn,
+          set.entries.map((one) => one.input),
+          this.db,
+        )
+      })
+      .then(
+        (outcomes) => settle(set.entries, outcomes),
+        () => {
+          // The set failed whole, or its batch did (then it may never have run): nothing of it
+          // committed. Each request runs again on its own.
+          begin()
+          this.runner.abandon(this.db)
+          for (const one of set.entries) this.runner.alone(this.db, one.input).then(one.resolve, one.reject)
+        },
+      )
+    set.ticket = writer.tickets
+    return set
+  }
+}
+
+const setWriters = new WeakMap<object, Map<SetRunner, SetWriter>>()
+
+/** The SQLite set writer of `runner` on a store handle, made on first use. */
+export function setWriterOf(db: Kysely<any>, runner: SetRunner): SetWriter {
+  let byRunner = setWriters.get(db)
+  if (!byRunner) {
+    byRunner = new Map()
+    setWriters.set(db, byRunner)
+  }
+  let writer = byRunner.get(runner)
+  if (!writer) {
+    writer = new SetWriter(db, runner)
+    byRunner.set(runner, writer)
+  }
+  return writer
 }
 
 const writers = new WeakMap<object, GroupWriter>()

@@ -9,5 +9,12 @@ export const balanceConfig = {
   caches: {
     /** Account holders of interface C: every call resolves one, and a panel has thousands of members. */
     accountHolders: 10_000,
+    /**
+     * What the ledger's writer keeps in memory on SQLite (ledger.ts): accounts (and their holders)
+     * before it starts again empty, and the answers of recent Idempotency-Keys (a key it no longer
+     * holds is read from the store). A few hundred bytes each.
+     */
+    ledgerAccounts: 100_000,
+    ledgerAnswers: 10_000,
   },
 } as const

@@ -2,6 +2,7 @@ import {isPostgres, lockForUpdate} from '../../store/dialect.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {BalanceDb as Db} from './tables.js'
 import {prepared} from '../../store/prepared.js'
+import type {DirectExecutor} from '../../store/context.js'
 import {type Insertable, type Selectable, sql} from 'kysely'
 import {assertFunds, assertWithdrawalWrite, type WithdrawalLines} from './invariants.js'
 import type {AccountRow, BalanceIdempotencyTable, NewTransactionRow, TransactionRow, TransactionUpdate, WithdrawalTypeRow} from './tables.js'
@@ -313,4 +314,56 @@ export async function recordWithdrawals(db: Db, writes: readonly WithdrawalWrite
     from json_to_recordset(${JSON.stringify([...funds.values()])}::json) as f(member_id integer, available text, stamp text)
     where a.member_id = f.member_id
   `.execute(db)
+}
+
+/*
+ * SQLite, the one writer's ledger (ledger.ts): the same reads and writes as above, run straight on
+ * the connection a batch of the group writer holds (StoreContext.direct), synchronously, without
+ * Kysely's executor between. Each text is prepared once by the connection's statement cache.
+ */
+const SQLITE = {
+  account: 'select * from balance_accounts where member_id = ?',
+  holder: 'select id, active, country from members where id = ?',
+  restrictions: 'select type from withdrawal_restrictions where member_id = ?',
+  types: 'select * from withdrawal_types where active = 1',
+  answer: 'select * from balance_idempotency where client_id = ? and key = ?',
+  insertTransaction: `insert into balance_transactions (${TRANSACTION_COLUMNS.join(', ')}) values (${TRANSACTION_COLUMNS.map(() => '?').join(', ')})`,
+  insertAnswer: `insert into balance_idempotency (${IDEMPOTENCY_COLUMNS.join(', ')}) values (${IDEMPOTENCY_COLUMNS.map(() => '?').join(', ')})`,
+  createAccount:
+    "insert into balance_accounts (member_id, currency, available_funds, preferred_status, created_at, updated_at) values (?, ?, '0', 0, ?, ?) on conflict (member_id) do nothing",
+  setFunds: 'update balance_accounts set available_funds = ?, updated_at = ? where member_id = ?',
+} as const
+
+/** The reads the ledger's writer makes when its memory lacks a row, on the batch's connection. */
+export const ledgerReads = {
+  account: (run: DirectExecutor, memberId: number) => run(SQLITE.account, [memberId])[0] as AccountRow | undefined,
+  holder: (run: DirectExecutor, memberId: number) => run(SQLITE.holder, [memberId])[0] as Pick<MemberRow, 'id' | 'active' | 'country'> | undefined,
+  restrictions: (run: DirectExecutor, memberId: number) => (run(SQLITE.restrictions, [memberId]) as {type: string}[]).map((r) => r.type),
+  types: (run: DirectExecutor) => run(SQLITE.types, []) as WithdrawalTypeRow[],
+  answer: (run: DirectExecutor, clientId: string, key: string) => run(SQLITE.answer, [clientId, key])[0] as Selectable<BalanceIdempotencyTable> | undefined,
+}
+
+/**
+ * The writes of a batch of withdrawals on SQLite, in the order given: each one's ledger rows and
+ * remembered answer, then each account's available funds as its last write leaves them (created
+ * first if the account had no row). Every write's invariants are asserted again here.
+ */
+export function writeLedgerBatch(run: DirectExecutor, writes: readonly WithdrawalWrite[], missing: ReadonlySet<number>): void {
+  const funds = new Map<number, WithdrawalWrite>()
+  for (const write of writes) {
+    assertWithdrawalWrite(write)
+    for (const row of write.rows) run(SQLITE.insertTransaction, transactionValues(row))
+    const {remember} = write
+    if (remember)
+      run(
+        SQLITE.insertAnswer,
+        IDEMPOTENCY_COLUMNS.map((c) => remember[c]),
+      )
+    funds.set(write.memberId, write)
+  }
+  for (const [memberId, {available, stamp, rows}] of funds) {
+    assertFunds(available, memberId)
+    if (missing.has(memberId)) run(SQLITE.createAccount, [memberId, rows[0]!.currency, stamp, stamp])
+    run(SQLITE.setFunds, [available, stamp, memberId])
+  }
 }

@@ -5,6 +5,7 @@
  * - queries.ts   account holders, summaries, transactions, withdrawal types (reads)
  * - views.ts     what those answer (in-process types, amounts as Money) and the balance rule (`effect`)
  * - withdraw.ts  createWithdrawal: the transaction (or PostgreSQL's batch) around a decision
+ * - ledger.ts    SQLite: the one writer's memory of the ledger, a batch decided there and written at once
  * - decide.ts    decideWithdrawal, pure: the remembered answer, a refusal, or a grant and its lines
  * - postings.ts  credits, debits, status moves (TRANSITIONS), restrictions, the preferred flag
  * - invariants.ts the ledger's invariants, asserted where a withdrawal is decided and written

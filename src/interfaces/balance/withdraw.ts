@@ -3,11 +3,12 @@ import {iso} from '../../lib/clock.js'
 import {sha256} from '../../lib/hashing.js'
 import type {MemberRow} from '../../registry/tables.js'
 import type {BalanceView as Database} from './tables.js'
-import {type BatchRunner, savepointRunner, submitToSetWriter, writeTransaction} from '../../store/transactions.js'
+import {type BatchRunner, savepointRunner, submitToSetWriter, submitToSqliteSetWriter, writeTransaction} from '../../store/transactions.js'
 import {isRetryableConflict, storeKind} from '../../store/dialect.js'
 import {inBatch, type Outcome} from '../../store/writer.js'
 import {asWithdrawalRequest, requirePlainAmount} from './body.js'
 import {decideWithdrawal, type WithdrawalAsk, type WithdrawalResult} from './decide.js'
+import {ledgerRunner} from './ledger.js'
 import {DEFAULT_CURRENCY} from './money.js'
 import * as repo from './repository.js'
 import type {WithdrawalInput, WithdrawalRequest} from './schema.js'
@@ -32,7 +33,10 @@ export interface WithdrawalOptions {
  *
  * `body` is the edge's request (body.ts), or a caller's object, read here by the same edge.
  * On PostgreSQL the withdrawals of one event-loop turn are decided as a set (withdrawalRunner):
- * one statement locks and reads for all of them, one writes all that were granted.
+ * one statement locks and reads for all of them, one writes all that were granted. On SQLite the
+ * group writer's one writer decides a batch in its memory of the ledger and writes the grants on
+ * the driver (ledger.ts), inside the batch that holds the write lock. Called inside a write
+ * transaction already (a batch's connection), it runs there on its own, reading the store.
  */
 export async function createWithdrawal(
   db: Kysely<Database>,
@@ -54,7 +58,10 @@ export async function createWithdrawal(
     clientId,
     requestHash: idem ? sha256(`${member.id}\n${fingerprint(request)}`) : '',
   }
-  if (storeKind(db) === 'postgres' && !inBatch(db)) return submitToSetWriter<WithdrawalResult>(db, withdrawalRunner, ask, member.id)
+  if (!inBatch(db)) {
+    if (storeKind(db) === 'postgres') return submitToSetWriter<WithdrawalResult>(db, withdrawalRunner, ask, member.id)
+    return submitToSqliteSetWriter<WithdrawalResult>(db, sqliteLedger, ask)
+  }
   return writeTransaction(db, (trx) => withdrawOne(trx, ask), {isolation: 'read committed', lockOrder: member.id})
 }
 
@@ -85,6 +92,9 @@ async function withdrawOne(trx: Kysely<Database>, ask: WithdrawalAsk): Promise<W
   if (decision.write) await repo.recordWithdrawal(trx, decision.write)
   return decision.result
 }
+
+/** SQLite: withdrawals decided as a batch in the writer's memory of the ledger (ledger.ts). */
+const sqliteLedger = ledgerRunner(withdrawOne)
 
 const raw = (text: string) => CompiledQuery.raw(text)
 const UNDO_SET = raw('rollback to batch')

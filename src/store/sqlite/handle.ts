@@ -124,7 +124,7 @@ export interface StatementCacheStats {
 export function withStatementCache(
   handle: SqliteHandle,
   limits: StatementCacheLimits = STATEMENT_CACHE_LIMITS,
-): SqliteHandle & {version: () => number | undefined; cacheStats: () => StatementCacheStats; direct: DirectExecutor} {
+): SqliteHandle & {version: () => number | undefined; epoch: () => string | undefined; cacheStats: () => StatementCacheStats; direct: DirectExecutor} {
   const cache = statementLru(limits)
   const versions = storeVersion(handle)
   let prepared = 0
@@ -133,20 +133,21 @@ export function withStatementCache(
     if (cached) return cached
     prepared++
     const fresh = handle.prepare(text)
-    const statement = /^\s*select\b/i.test(text) ? fresh : countingWrites(fresh, versions.wrote)
+    const statement = /^\s*select\b/i.test(text) ? fresh : countingWrites(fresh, CONTROL.test(text) ? versions.wrote : versions.changed)
     cache.keep(text, statement)
     return statement
   }
   return {
     driver: handle.driver,
     exec: (text) => {
-      versions.wrote()
+      versions.changed()
       return handle.exec(text)
     },
     value: (text) => handle.value(text),
     ...(handle.serialize ? {serialize: () => handle.serialize!()} : {}),
     close: () => handle.close(),
     version: versions.current,
+    epoch: versions.epoch,
     cacheStats: () => ({...cache.stats(), prepared}),
     // What Kysely's SQLite connection does with a query, minus its queue and promises.
     direct(text, parameters) {
@@ -189,21 +190,46 @@ function statementLru(limits: StatementCacheLimits) {
 }
 
 /**
+ * Statements that end, open or mark a transaction, or set how it syncs: they change nothing a
+ * statement on this connection reads (a rollback does, so it is not one of them).
+ */
+const CONTROL = /^\s*(begin|commit|end|savepoint|release|pragma\s+synchronous)\b/i
+
+/**
  * The store's version as this handle sees it. It moves on every statement that may write through
  * this handle (`wrote`), and whenever another connection's commit moved SQLite's data_version.
  * That is looked up once per event-loop turn: a request in this turn sees the store as of the
  * turn's start, as if it had been served a few microseconds earlier.
+ *
+ * `epoch` is a narrower mark for a writer that keeps rows in memory (the ledger's, see
+ * interfaces/balance/ledger.ts): SQLite's data_version read now, and how many statements through
+ * this handle may have changed the content (`changed`: not the transaction's own begin, commit,
+ * savepoints and sync pragma, which every batch runs). Read inside a write transaction, where no
+ * other connection can commit, and again after the writer's own statements, it tells that
+ * writer whether anything but itself has written since.
  */
-function storeVersion(handle: SqliteHandle): {wrote: () => void; current: () => number | undefined} {
+function storeVersion(handle: SqliteHandle): {wrote: () => void; changed: () => void; current: () => number | undefined; epoch: () => string | undefined} {
   const dataVersion = handle.prepare('pragma data_version')
   const readDataVersion = () => Number((dataVersion.all([])[0] as {data_version: number | bigint}).data_version)
   let version = 0
+  let changes = 0
   let external = readDataVersion()
   let checked = false
   const recheck = () => (checked = false)
   return {
     wrote: () => {
       version++
+    },
+    changed: () => {
+      version++
+      changes++
+    },
+    epoch: () => {
+      try {
+        return `${readDataVersion()}:${changes}`
+      } catch {
+        return undefined
+      }
     },
     // Undefined when SQLite cannot say (the handle was closed under a request): callers then read
     // the store, which fails the way a closed store does everywhere else.
