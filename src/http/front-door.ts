@@ -4,6 +4,7 @@ import type {InterfaceLabel, Metrics} from '../metrics/metrics.js'
 import {type AccessLogOptions, requestIdOf, requestLine} from './access-log.js'
 import {allowedAsSpelled} from './allowed-hosts.js'
 import {forwardedCaller, socketPeer} from './client-address.js'
+import {incomingHeader} from './fast.js'
 
 /*
  * The front door: a hot route's common answer given straight on Node's request, before
@@ -77,20 +78,14 @@ export function frontDoor(options: FrontDoorOptions): FrontDoor | undefined {
       answer = undefined
     }
     if (answer === undefined) return false
-    const id = requestIdOf(header(request, 'x-request-id'))
+    const id = requestIdOf(incomingHeader(request, 'x-request-id'))
     response.writeHead(200, {'x-request-id': id, ...answer.headers, 'Content-Length': String(Buffer.byteLength(answer.body))})
     response.end(answer.body)
     const peer = socketPeer(request)
-    const address = forwarded?.(peer, () => header(request, 'x-forwarded-for')) ?? peer
+    const address = forwarded?.(peer, () => incomingHeader(request, 'x-forwarded-for')) ?? peer
     const ms = performance.now() - started
     write(line({method: 'GET', path: url, route: url, status: 200, ms, id, address}))
     metrics?.route(url, label).record(200, ms / 1000)
     return true
   }
-}
-
-/** A request header as the app reads it (http/fast.ts requestHeader): repeated ones joined. */
-function header(request: IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name]
-  return Array.isArray(value) ? value.join(', ') : value
 }
