@@ -1,5 +1,4 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
-import type {Readiness} from '../deps.js'
 import type {InterfaceLabel, Metrics} from '../metrics/metrics.js'
 import {type AccessLogOptions, requestIdOf, requestLine} from './access-log.js'
 import {allowedAsSpelled} from './allowed-hosts.js'
@@ -43,7 +42,8 @@ export interface FrontDoorOptions extends AccessLogOptions {
   metrics: Metrics | undefined
   /** The metrics' interface label of a route template (as httpMetrics is given). */
   label: (template: string) => InterfaceLabel
-  readiness: Readiness | undefined
+  /** serve's Readiness (deps.ts): nothing is answered while it is starting. */
+  readiness: {readonly phase: string} | undefined
   /** The app's allowed hosts; without them there is no front door (the app alone decides what a Host may be). */
   allowedHosts: readonly string[] | undefined
   trustProxy: readonly string[] | undefined
