@@ -58,17 +58,23 @@ describe('the front door', () => {
   const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
     fetch(`${server.url}${path}`, {method, headers: {authorization: `Bearer ${token}`, ...headers}})
   /**
-   * The app's route answers until the token's row is remembered at the store's version: the
-   * first answer notes the token used (a write, which moves the version), so once that write is
-   * through (the writer runs transactions in order) the second reads the row again and keeps it.
-   * Every answer after that, with no write in between, is the front door's.
+   * Asks until the token's row is remembered at the store's version, so that the next answer is
+   * the front door's; answers the first answer (the app's route: nothing was remembered yet) and
+   * the log lines written so far, then starts the counts afresh. On SQLite the first answer notes
+   * the token used (a write, which moves the version): once that write is through (the writer
+   * runs transactions in order) the next reads the row again and keeps it. On PostgreSQL that
+   * write changes nothing cached, and the caches start once the store's listener listens.
    */
   const warm = async (headers: Record<string, string> = {}) => {
     const first = await get(PATH, headers)
+    expect([first.status, answered]).toEqual([200, 0])
     await writeTransaction(store.db, async () => undefined)
-    const second = await get(PATH, headers)
-    expect([first.status, second.status, answered]).toEqual([200, 200, 0])
-    return second
+    for (let asked = 0; answered === 0 && asked < 100; asked++) expect((await get(PATH, headers)).status).toBe(200)
+    expect(answered).toBe(1)
+    await new Promise((done) => setImmediate(done))
+    const logged = lines.splice(0)
+    answered = 0
+    return {first, logged}
   }
   /** The status of token info asked with this Host header (fetch sends its own). */
   const statusWithHost = (host: string) =>
@@ -93,7 +99,7 @@ describe('the front door', () => {
 
     it('answers a remembered token as the route does: status, headers, body and log line', async () => {
       // The first request reads the row (the app's route); the second is answered from memory.
-      const viaApp = await warm({'x-request-id': 'first-1'})
+      const {first: viaApp, logged} = await warm({'x-request-id': 'first-1'})
       const viaDoor = await get(PATH, {'x-request-id': 'second-2'})
       expect(answered).toBe(1)
       expect(viaDoor.status).toBe(200)
@@ -108,10 +114,10 @@ describe('the front door', () => {
       expect(viaDoor.headers.get('x-request-id')).toBe('second-2')
       expect(await viaDoor.text()).toBe(await viaApp.text())
       await new Promise((done) => setImmediate(done))
-      expect(lines).toHaveLength(3)
+      expect(lines).toHaveLength(1)
       const shape = (id: string) => new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z GET /user/oauth/token/info 200 \\d+\\.\\dms id=${id} addr=127\\.0\\.0\\.1$`)
-      expect(lines[1]).toMatch(shape('first-1'))
-      expect(lines[2]).toMatch(shape('second-2'))
+      expect(logged[0]).toMatch(shape('first-1'))
+      expect(lines[0]).toMatch(shape('second-2'))
     })
 
     it('makes a request id when the caller gives none, or none usable', async () => {
@@ -189,21 +195,29 @@ describe('the front door', () => {
   it('counts its answers in the HTTP metrics under the route, as the app does', async () => {
     await start()
     await warm()
+    const counted = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text()
+      const route = 'interface="A",route="/user/oauth/token/info"'
+      const count = (name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels.replace(/[/.]/g, '\\$&')}\\} (\\d+)$`, 'm').exec(text)?.[1])
+      return [count('medpanel_http_requests_total', `${route},status_class="2xx"`), count('medpanel_http_request_duration_seconds_count', route)]
+    }
+    const [requests, timed] = await counted()
+    expect(requests).toBeGreaterThan(1)
+    expect(timed).toBe(requests)
     await get(PATH)
-    expect(answered).toBe(1)
-    const text = await (await fetch(`${server.url}/metrics`)).text()
-    expect(text).toMatch(/medpanel_http_requests_total\{interface="A",route="\/user\/oauth\/token\/info",status_class="2xx"\} 3\n/)
-    expect(text).toMatch(/medpanel_http_request_duration_seconds_count\{interface="A",route="\/user\/oauth\/token\/info"\} 3\n/)
+    await get(PATH)
+    expect(answered).toBe(2)
+    expect(await counted()).toEqual([requests! + 2, requests! + 2])
   })
 
   it('writes the JSON log line the app writes, the caller behind a trusted proxy named', async () => {
     await start({format: 'json', trustProxy: ['127.0.0.1']})
     const forwarded = {'x-forwarded-for': '203.0.113.7', 'x-request-id': 'req-1'}
-    await warm(forwarded)
+    const {logged} = await warm(forwarded)
     await get(PATH, forwarded)
     expect(answered).toBe(1)
     await new Promise((done) => setImmediate(done))
-    const [, viaApp, viaDoor] = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    const [viaApp, viaDoor] = [logged[0], lines[0]].map((line) => JSON.parse(line) as Record<string, unknown>)
     const {time: _a, duration_ms: _b, ...app} = viaApp!
     const {time: _c, duration_ms: _d, ...door} = viaDoor!
     expect(door).toEqual(app)
