@@ -217,7 +217,7 @@ describe('the front door', () => {
     await get(PATH, forwarded)
     expect(answered).toBe(1)
     await new Promise((done) => setImmediate(done))
-    const [viaApp, viaDoor] = [logged[0], lines[0]].map((line) => JSON.parse(line) as Record<string, unknown>)
+    const [viaApp, viaDoor] = [logged[0], lines[0]].map((line) => JSON.parse(line ?? 'null') as Record<string, unknown>)
     const {time: _a, duration_ms: _b, ...app} = viaApp!
     const {time: _c, duration_ms: _d, ...door} = viaDoor!
     expect(door).toEqual(app)
