@@ -30,6 +30,7 @@ import {httpMetrics, type InterfaceLabel} from './http/metrics.js'
 import {pageHeaders} from './http/page-headers.js'
 import {jsonResponse} from './http/fast.js'
 import {PROBE_PATHS} from './http/probes.js'
+import {type FrontDoor, frontDoor} from './http/front-door.js'
 
 export const SERVICE_VERSION = MEDPANEL_VERSION
 
@@ -80,8 +81,9 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<In
   const metrics = metricsSetting === false ? undefined : typeof metricsSetting === 'object' ? metricsSetting : storeMetrics(store, deps.clock)
 
   const logRequests = accessLog(logger.write, {format: logger.format, interfaceOf})
+  const metricLabel = (template: string): InterfaceLabel => interfaceOf(template) ?? 'other'
   // The HTTP metrics wrap the access log in its layer rather than adding one (src/http/metrics.ts).
-  app.use(metrics ? httpMetrics(metrics, (template) => interfaceOf(template) ?? 'other', logRequests) : logRequests)
+  app.use(metrics ? httpMetrics(metrics, metricLabel, logRequests) : logRequests)
   if (deps.trustProxy && deps.trustProxy.length > 0) app.use(forwardedFor(deps.trustProxy))
   // Before any route: a request for a host that is not the service's is answered 421 and logged.
   if (deps.allowedHosts) app.use(hostCheck(deps.allowedHosts))
@@ -103,12 +105,34 @@ export function createApp(deps: AppSettings, served: readonly ServedInterface<In
     metrics,
   }
   for (const one of served) app.route('/', one.routes(routeDeps))
+  const front = frontDoor({
+    routes: served.flatMap((one) => one.front?.(routeDeps) ?? []),
+    write: logger.write,
+    format: logger.format,
+    interfaceOf,
+    metrics,
+    label: metricLabel,
+    readiness: deps.readiness,
+    allowedHosts: deps.allowedHosts,
+    trustProxy: deps.trustProxy,
+  })
+  if (front) frontDoors.set(app, front)
   registerPartnerWebhooks(app)
   app.doc31('/openapi.json', openApiHead(served))
   app.get('/', (c) => c.html(homePage(serviceOrigin(deps.baseUrl, c), deps.demo === true, deps.clock.now()), 200, {'Cache-Control': 'no-store'}))
   swaggerUiRoutes(app)
   answerErrors(app, logger, interfaceOf)
   return app
+}
+
+const frontDoors = new WeakMap<object, FrontDoor>()
+
+/**
+ * The app's front door (http/front-door.ts): what `serve`'s server asks first with each request
+ * on Node; undefined when the app has none (no front routes, or no allowed hosts).
+ */
+export function frontDoorOf(app: object): FrontDoor | undefined {
+  return frontDoors.get(app)
 }
 
 /** The start-up refusal: expected, and said by its access-log line, so it logs no error line. */

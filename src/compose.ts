@@ -1,6 +1,7 @@
 import type {OpenAPIHono} from '@hono/zod-openapi'
 import type {Hono} from 'hono'
-import {type AppSettings, createApp} from './app.js'
+import {type AppSettings, createApp, frontDoorOf} from './app.js'
+import type {FrontDoor} from './http/front-door.js'
 import type {Readiness} from './deps.js'
 import {defaultAllowedHosts} from './http/allowed-hosts.js'
 import type {HttpEnv} from './http/env.js'
@@ -117,12 +118,18 @@ export async function compose(settings: ServeSettings): Promise<ServeProcess> {
   // No request is read before the app exists: it is made straight after the listen callback,
   // before any connection is served.
   let app: OpenAPIHono | undefined
+  let front: FrontDoor | undefined
   const server = await startServer(
-    {fetch: (request: Request, env?: object) => (app ? app.fetch(request, env) : new Response(null, {status: 503, headers: {'Retry-After': '1'}}))},
+    {
+      fetch: (request: Request, env?: object) => (app ? app.fetch(request, env) : new Response(null, {status: 503, headers: {'Retry-After': '1'}})),
+      // Token info's answer from memory, once the app is there (http/front-door.ts).
+      front: (request, response) => front?.(request, response) ?? false,
+    },
     settings.listen,
   )
   const baseUrl = settings.publicBase ?? server.url
   app = createApp(appSettings(settings, {store, baseUrl, readiness, metrics, requestLogger, listening: server.url}))
+  front = frontDoorOf(app)
   const worker = settings.worker ? outboxWorkers(store, settings.clock, baseUrl, settings.logFormat, metrics) : undefined
   return {store, clock: settings.clock, logger, requestLogger, accessLog, metrics, keys, reader: store.reader, notifier, readiness, server, baseUrl, app, worker}
 }

@@ -1,4 +1,5 @@
 import type {SubApp} from './http/env.js'
+import type {FrontRoute} from './http/front-door.js'
 import type {Clock} from './lib/clock.js'
 import type {LogFormat, Logger} from './lib/log.js'
 import type {Metrics} from './metrics/metrics.js'
@@ -101,4 +102,9 @@ export interface ServedInterface<S extends object = object> {
   /** Paths of its HTML pages, which get the page security headers. */
   pagePaths?: readonly string[]
   routes: (deps: RouteDeps<S>) => SubApp
+  /**
+   * Its hot GETs the front door may answer from memory before the app runs (http/front-door.ts);
+   * each must answer exactly as its route in `routes` does, and leave everything else to it.
+   */
+  front?: (deps: RouteDeps<S>) => FrontRoute[]
 }

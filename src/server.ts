@@ -3,6 +3,7 @@ import type {IncomingMessage, Server, ServerResponse} from 'node:http'
 import type {Socket} from 'node:net'
 import {AppError} from './errors.js'
 import {config} from './config.js'
+import type {FrontDoor} from './http/front-door.js'
 
 export interface RunningServer {
   url: string
@@ -27,7 +28,7 @@ export interface RunningServer {
 export const SERVER_LIMITS = config.http.server
 
 /** Listens on host:port (port 0 picks a free one) and resolves once the socket is bound. */
-export function startServer(app: {fetch: (request: Request) => Response | Promise<Response>}, options: {port: number; host: string}): Promise<RunningServer> {
+export function startServer(app: {fetch: (request: Request) => Response | Promise<Response>; front?: FrontDoor}, options: {port: number; host: string}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = nodeServe({
       fetch: app.fetch,
@@ -41,7 +42,7 @@ export function startServer(app: {fetch: (request: Request) => Response | Promis
       },
     }) as Server
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
-    const connections = new ConnectionsClosing(server)
+    const connections = new ConnectionsClosing(server, app.front)
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(listenProblem(error, options) ?? error)
     })
@@ -86,12 +87,14 @@ class ConnectionsClosing {
   /** Connections given their last answer. */
   private readonly ending = new WeakSet<Socket>()
 
-  constructor(server: Server) {
-    // The app's own listener (@hono/node-server's) runs only for requests that will be answered.
+  constructor(server: Server, front: FrontDoor | undefined) {
+    // The app's own listener (@hono/node-server's) runs only for requests that will be answered,
+    // and only for those its front door (http/front-door.ts) leaves to it.
     const app = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[]
     server.removeAllListeners('request')
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (this.admit(request, response)) for (const listener of app) listener.call(server, request, response)
+      if (!this.admit(request, response) || front?.(request, response)) return
+      for (const listener of app) listener.call(server, request, response)
     })
   }
 

@@ -161,6 +161,15 @@ export function findTokenWithOwners(db: Db, tokenHash: string): Promise<TokenWit
   return recentTokens(db, tokenHash, async () => (await tokenLookup(db, tokenHash))[0])
 }
 
+/**
+ * The row findTokenWithOwners would answer, if it is remembered at the store's current version
+ * (the same guarantee: no write since, in this process or another); undefined otherwise, and
+ * nothing is read. For token info's answer from memory (grants/service.ts peekLiveToken).
+ */
+export function peekTokenWithOwners(db: Db, tokenHash: string): TokenWithOwners | undefined {
+  return recentTokens.peek(db, tokenHash)
+}
+
 export async function markTokenUsed(db: Db, tokenHash: string, now: string): Promise<void> {
   await db.updateTable('access_tokens').set({last_used_at: now}).where('token_hash', '=', tokenHash).execute()
 }

@@ -51,7 +51,11 @@ export const MAX_ACCESS_TOKEN_CHARS = 4096
  */
 export async function resolveToken(reader: Db, token: string, now: Date): Promise<LiveToken | {dead: string}> {
   if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_CHARS) return {dead: 'The access token is invalid'}
-  const row = await repo.findTokenWithOwners(reader, tokenHash(token))
+  return liveOrDead(await repo.findTokenWithOwners(reader, tokenHash(token)), now)
+}
+
+/** What a token's row (with its client and member) says of it at `now`: live, or why it is dead. */
+function liveOrDead(row: TokenRow | undefined, now: Date): LiveToken | {dead: string} {
   if (!row) return {dead: 'The access token is invalid'}
   if (row.revoked_at !== null) return {dead: 'The access token was revoked'}
   const grant = grantOf(row)
@@ -175,6 +179,23 @@ export async function presentToken(store: StoreParts<Db>, presented: PresentedTo
   if ('dead' in live) throw presented.scheme === 'DPoP' ? dpopRefusal('resource', 'invalid_token', live.dead) : new AppError('invalid_token', live.dead, {challenge: DEAD_TOKEN})
   if (live.dpopJkt !== null || presented.scheme === 'DPoP') await checkPossession(store, live, presented, now)
   if (live.memberId !== null) noteTokenUse(store.db, presented.token, now)
+  return live
+}
+
+/**
+ * A bearer token presentToken would accept, answered from memory alone: its row remembered at the
+ * store's current version (so no revocation, expiry of its client or change of its member has been
+ * written since, by any process), live at `now`, and not bound to a DPoP key; noted as used as
+ * presentToken notes it. Undefined in every other case, having read nothing: the caller then
+ * takes presentToken's way, which reads the row and answers every refusal.
+ */
+export function peekLiveToken(store: StoreParts<Db>, token: string, now: Date): LiveToken | undefined {
+  if (token.length === 0 || token.length > MAX_ACCESS_TOKEN_CHARS) return undefined
+  const row = repo.peekTokenWithOwners(store.reader, tokenHash(token))
+  if (row === undefined) return undefined
+  const live = liveOrDead(row, now)
+  if ('dead' in live || live.dpopJkt !== null) return undefined
+  if (live.memberId !== null) noteTokenUse(store.db, token, now)
   return live
 }
 

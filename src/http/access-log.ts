@@ -116,6 +116,11 @@ export function logFile(path: string): LogFile {
 /** A caller's own X-Request-Id is kept when it is a sane token; otherwise a new UUID is made. */
 const INCOMING_ID = /^[\w\-.:]{1,128}$/
 
+/** The id of a request: the caller's X-Request-Id when it is a sane token, else a new UUID. */
+export function requestIdOf(incoming: string | undefined): string {
+  return incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
+}
+
 /**
  * The route template Hono matched (`/balance/:key/:id/withdrawals`), never the path with its ids:
  * the last matched route that is not a wildcard middleware (`*`, `/balance/*`). A path no route
@@ -142,6 +147,49 @@ export interface AccessLogOptions {
   interfaceOf?: (routeOrPath: string) => string | null
 }
 
+/** What one access-log line tells of a request. */
+export interface RequestRecord {
+  method: string
+  /** The path exactly as sent (still percent-encoded), without the query. */
+  path: string
+  /** The route template that answered; read only by the JSON format (null: none matched). */
+  route: string | null
+  status: number
+  ms: number
+  id: string
+  /** The caller's address (clientAddress), undefined where the runtime does not tell. */
+  address: string | undefined
+}
+
+/**
+ * The access log's line of a request, in `format`: the one spelling both the app's middleware
+ * (accessLog) and the front door (http/front-door.ts) write.
+ */
+export function requestLine(options: AccessLogOptions = {}): (record: RequestRecord) => string {
+  const interfaceOf = options.interfaceOf ?? (() => null)
+  return options.format === 'json'
+    ? (record) =>
+        JSON.stringify({
+          time: timestamp(),
+          level: record.status >= 500 ? 'error' : 'info',
+          msg: 'request',
+          request_id: record.id,
+          interface: interfaceOf(record.route ?? record.path),
+          route: record.route,
+          method: record.method,
+          status: record.status,
+          duration_ms: Math.round(record.ms * 10) / 10,
+          address: record.address ?? null,
+        })
+    : (record) => {
+        // The raw path as it came (never the decoded one, where %0a would start a forged log line),
+        // with anything unprintable escaped all the same.
+        const raw = record.path
+        const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
+        return `${timestamp()} ${record.method} ${path} ${record.status} ${record.ms.toFixed(1)}ms id=${record.id} addr=${record.address ?? '-'}`
+      }
+}
+
 /**
  * The request id and the access log in one middleware (every middleware layer costs throughput
  * on hot routes): sets `requestId` and the X-Request-Id answer header, then writes one line per
@@ -150,36 +198,11 @@ export interface AccessLogOptions {
  * path gives way to the route template and the interface, so no id in a path reaches the log.
  */
 export function accessLog(write: (line: string) => void = stderrLog, options: AccessLogOptions = {}): MiddlewareHandler<HttpEnv> {
-  const interfaceOf = options.interfaceOf ?? (() => null)
-  const line =
-    options.format === 'json'
-      ? (c: Context, id: string, ms: number): string => {
-          const route = matchedRoute(c)
-          const status = c.res.status
-          return JSON.stringify({
-            time: timestamp(),
-            level: status >= 500 ? 'error' : 'info',
-            msg: 'request',
-            request_id: id,
-            interface: interfaceOf(route ?? rawPath(c.req.url)),
-            route,
-            method: c.req.method,
-            status,
-            duration_ms: Math.round(ms * 10) / 10,
-            address: clientAddress(c) ?? null,
-          })
-        }
-      : (c: Context, id: string, ms: number): string => {
-          // The raw path as it came (never the decoded one, where %0a would start a forged log line),
-          // with anything unprintable escaped all the same.
-          const raw = rawPath(c.req.url)
-          const path = printable(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)
-          return `${timestamp()} ${c.req.method} ${path} ${c.res.status} ${ms.toFixed(1)}ms id=${id} addr=${clientAddress(c) ?? '-'}`
-        }
+  const line = requestLine(options)
+  const json = options.format === 'json'
   return function logRequest(c, next) {
     const started = performance.now()
-    const incoming = requestHeader(c, 'x-request-id')
-    const id = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
+    const id = requestIdOf(requestHeader(c, 'x-request-id'))
     c.set('requestId', id)
     // A plain .then rather than an async function: one promise less on every request.
     return next().then(() => {
@@ -191,7 +214,8 @@ export function accessLog(write: (line: string) => void = stderrLog, options: Ac
           // a response with immutable headers goes out without the id; the log line still has it
         }
       }
-      write(line(c, id, performance.now() - started))
+      const ms = performance.now() - started
+      write(line({method: c.req.method, path: rawPath(c.req.url), route: json ? matchedRoute(c) : null, status: c.res.status, ms, id, address: clientAddress(c)}))
     })
   }
 }

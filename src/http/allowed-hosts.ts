@@ -96,6 +96,28 @@ export function listensOnEveryAddress(host: string): boolean {
 }
 
 /**
+ * Whether an authority (`host:port`, as a request URL spells it: lower case, no port 80) is one of
+ * `entries` exactly as they spell it, with a single set lookup and no parsing: most requests name
+ * the service that way. False says only "not at a glance": hostCheck then parses the URL, and the
+ * front door (http/front-door.ts), which checks the Host header this way, leaves the request to
+ * the app, whose hostCheck decides.
+ */
+export function allowedAsSpelled(entries: readonly string[]): (authority: string) => boolean {
+  const exact = new Set<string>()
+  const anyPort = new Set<string>()
+  for (const rule of entries.map(parseHostEntry)) {
+    if (rule.subdomains) continue
+    if (rule.port === undefined) anyPort.add(rule.hostname)
+    else exact.add(rule.port === 80 ? rule.hostname : `${rule.hostname}:${rule.port}`)
+  }
+  return (authority) => {
+    if (exact.has(authority)) return true
+    const colon = authority.lastIndexOf(':')
+    return anyPort.has(colon > authority.lastIndexOf(']') ? authority.slice(0, colon) : authority)
+  }
+}
+
+/**
  * Answers 421 Misdirected Request, `{"message": …}` (the service's default error shape) and
  * `Cache-Control: no-store`, to a request for a host not in `entries`. The host checked is the
  * one the request URL names: the Host header, or the authority of an absolute request target
@@ -105,25 +127,13 @@ export function listensOnEveryAddress(host: string): boolean {
  */
 export function hostCheck(entries: readonly string[]): MiddlewareHandler {
   const rules = entries.map(parseHostEntry)
-  // Most requests name a host:port exactly as one entry spells it; they are let through with a
-  // single set lookup on the URL's text, no parsing. The rest take the general path once each.
-  const exact = new Set<string>()
-  const anyPort = new Set<string>()
-  for (const rule of rules) {
-    if (rule.subdomains) continue
-    if (rule.port === undefined) anyPort.add(rule.hostname)
-    else exact.add(rule.port === 80 ? rule.hostname : `${rule.hostname}:${rule.port}`)
-  }
+  const spelled = allowedAsSpelled(entries)
   const allowed = (url: string): boolean => {
     const start = url.indexOf('//') + 2
     const end = url.indexOf('/', start)
     const authority = url.slice(start, end === -1 ? undefined : end)
     // An absolute request target may carry user:password@ before the host; that takes the long way.
-    if (!authority.includes('@')) {
-      if (exact.has(authority)) return true
-      const colon = authority.lastIndexOf(':')
-      if (anyPort.has(colon > authority.lastIndexOf(']') ? authority.slice(0, colon) : authority)) return true
-    }
+    if (!authority.includes('@') && spelled(authority)) return true
     let parsed: URL
     try {
       parsed = new URL(url)

@@ -1,3 +1,4 @@
+import type {IncomingMessage} from 'node:http'
 import type {Context, MiddlewareHandler} from 'hono'
 import proxyaddr from 'proxy-addr'
 import {AppError} from '../errors.js'
@@ -11,8 +12,24 @@ import {requestHeader} from './fast.js'
  * IPv4 address); undefined where the runtime does not tell (in-process requests).
  */
 export function peerAddress(c: Context): string | undefined {
-  const peer = nodeIncoming(c)?.socket?.remoteAddress
-  return peer === undefined ? undefined : (normalizeAddress(peer) ?? peer)
+  return socketPeer(nodeIncoming(c))
+}
+
+/** Each connection's normalised peer: it cannot change while the socket lives, so it is worked out once. */
+const peers = new WeakMap<object, string>()
+
+/** peerAddress of Node's request itself (the front door has no Context). */
+export function socketPeer(incoming: IncomingMessage | undefined): string | undefined {
+  const socket = incoming?.socket
+  if (socket === undefined) return undefined
+  let peer = peers.get(socket)
+  if (peer === undefined) {
+    const raw = socket.remoteAddress
+    if (raw === undefined) return undefined
+    peer = normalizeAddress(raw) ?? raw
+    peers.set(socket, peer)
+  }
+  return peer
 }
 
 /**
@@ -59,19 +76,28 @@ export function addressListMatcher(list: readonly string[]): (address: string | 
  * as it was written.
  */
 export function forwardedFor(trusted: readonly string[]): MiddlewareHandler<HttpEnv> {
+  const callerOf = forwardedCaller(trusted)
+  return function takeForwardedAddress(c, next) {
+    const caller = callerOf(peerAddress(c), () => requestHeader(c, 'x-forwarded-for'))
+    if (caller !== undefined) c.set('forwardedFor', caller)
+    return next()
+  }
+}
+
+/**
+ * forwardedFor's decision without a Context: the caller X-Forwarded-For names when `peer` is one
+ * of `trusted` (the header read only then), else undefined (the caller is the peer).
+ */
+export function forwardedCaller(trusted: readonly string[]): (peer: string | undefined, header: () => string | undefined) => string | undefined {
   const trust = proxyaddr.compile([...trusted])
   const trusts = (address: string, hop: number) => {
     const normal = normalizeAddress(address)
     return normal !== undefined && trust(normal, hop)
   }
-  return function takeForwardedAddress(c, next) {
-    const peer = peerAddress(c)
-    if (peer !== undefined && trust(peer, 0)) {
-      const header = requestHeader(c, 'x-forwarded-for')
-      const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header}}
-      const caller = proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trusts)
-      c.set('forwardedFor', normalizeAddress(caller) ?? peer)
-    }
-    return next()
+  return (peer, header) => {
+    if (peer === undefined || !trust(peer, 0)) return undefined
+    const request = {connection: {remoteAddress: peer}, socket: {remoteAddress: peer}, headers: {'x-forwarded-for': header()}}
+    const caller = proxyaddr(request as unknown as Parameters<typeof proxyaddr>[0], trusts)
+    return normalizeAddress(caller) ?? peer
   }
 }

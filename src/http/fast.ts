@@ -13,11 +13,13 @@ import {type HttpEnv, httpVariables} from './env.js'
  */
 export function requestHeader(c: Context, name: string): string | undefined {
   const incoming = nodeIncoming(c)
-  if (incoming) {
-    const value = incoming.headers[name]
-    return Array.isArray(value) ? value.join(', ') : value
-  }
-  return c.req.header(name)
+  return incoming ? incomingHeader(incoming, name) : c.req.header(name)
+}
+
+/** One header of Node's own request (`name` in lower case), as requestHeader reads it: repeated ones joined. */
+export function incomingHeader(incoming: IncomingMessage, name: string): string | undefined {
+  const value = incoming.headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
 }
 
 /**

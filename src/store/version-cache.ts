@@ -10,9 +10,26 @@ import {storeVersion} from './handle.js'
  *
  * `keep` says which results may be kept; the rest are read again every time.
  */
-export function versionCache<K, V>(limit: number, keep: (value: V) => boolean = () => true): (db: Kysely<any>, key: K, load: () => Promise<V>) => Promise<V> {
+export interface VersionCache<K, V> {
+  (db: Kysely<any>, key: K, load: () => Promise<V>): Promise<V>
+  /**
+   * The result kept for `key` if it was read at the store's current version, without reading
+   * anything: undefined when none is kept, the store has moved since, or the store cannot tell
+   * its version. For a hot path that answers at once from memory and otherwise takes the way
+   * that reads (the call above).
+   */
+  peek(db: Kysely<any>, key: K): V | undefined
+}
+
+export function versionCache<K, V>(limit: number, keep: (value: V) => boolean = () => true): VersionCache<K, V> {
   const caches = new WeakMap<object, Map<K, {version: number; value: V}>>()
-  return async (db, key, load) => {
+  const peek = (db: Kysely<any>, key: K): V | undefined => {
+    const version = storeVersion(db)
+    if (version === undefined) return undefined
+    const hit = caches.get(db)?.get(key)
+    return hit && hit.version === version ? hit.value : undefined
+  }
+  const cached = async (db: Kysely<any>, key: K, load: () => Promise<V>): Promise<V> => {
     // The version is read before the query: a write landing in between only costs a re-read.
     const version = storeVersion(db)
     if (version === undefined) return load()
@@ -30,4 +47,5 @@ export function versionCache<K, V>(limit: number, keep: (value: V) => boolean = 
     }
     return value
   }
+  return Object.assign(cached, {peek})
 }

@@ -14,7 +14,7 @@ import {originCheck} from '../../../http/origin-check.js'
 import {schemaHook} from '../../../http/validation.js'
 import {type SignonSettings, signonContext} from './context.js'
 import {demoRoutes} from './demo.js'
-import {INFO_METHODS, infoRoutes} from './info.js'
+import {INFO_METHODS, infoRoutes, tokenInfoFront} from './info.js'
 import {clientCors} from './cors.js'
 import {END_SESSION_PATH, JWKS_PATH, OIDC_JSON_PATHS, OIDC_METHODS, OPENID_CONFIGURATION_PATH, oidcRoutes, USERINFO_PATH} from './oidc.js'
 import {APPLICATIONS_PATH, AUTHORIZE_PATH, isAuthorizeRequestPost, PAGE_METHODS, pageRenderer, pageRoutes} from './pages.js'
@@ -47,6 +47,7 @@ export const signonInterface: ServedInterface<SignonSettings> = {
   prefixes: ['/oauth', '/user/oauth', '/.well-known', '/demo'],
   pagePaths: SIGNON_PAGE_PATHS,
   routes: (deps) => signonRoutes(deps),
+  front: (deps) => [tokenInfoFront(deps)],
 }
 
 export function signonRoutes(deps: RouteDeps<SignonSettings>): OpenAPIHono {

@@ -1,9 +1,11 @@
 import {createRoute, type OpenAPIHono} from '@hono/zod-openapi'
-import {bearerTokenGuard} from '../../../http/bearer-auth.js'
+import type {RouteDeps} from '../../../deps.js'
+import {bearerTokenGuard, presentedCredential} from '../../../http/bearer-auth.js'
+import type {FrontRoute} from '../../../http/front-door.js'
 import {useErrorShape} from '../../../http/error-shape.js'
 import {jsonResponse} from '../../../http/fast.js'
 import {renderOAuthError} from '../../../http/oauth-error.js'
-import {type PresentedToken, presentToken} from '../../../grants/service.js'
+import {type PresentedToken, peekLiveToken, presentToken} from '../../../grants/service.js'
 import {memberInfoResponse, oauthError, tokenInfoResponse} from '../schema.js'
 import {memberInfo, tokenInfo} from '../resources.js'
 import type {SignonContext} from './context.js'
@@ -16,6 +18,9 @@ export const INFO_METHODS: Record<string, string[]> = Object.fromEntries([...TOK
 
 /** Token and member info: RFC 6750 asks no Pragma of resource answers, and these are polled hard. */
 const INFO_NO_STORE = {'cache-control': 'no-store'}
+
+/** The headers jsonResponse writes for token info, after X-Request-Id and in its order: the front door's answer sends the same. */
+const TOKEN_INFO_HEADERS = {'content-type': 'application/json', ...INFO_NO_STORE}
 
 /** Token info takes any live token; member info a member's token with the profile scope. */
 const TOKEN_SECURITY: Record<string, string[]>[] = [{bearer: []}]
@@ -64,5 +69,24 @@ export function infoRoutes(app: OpenAPIHono, ctx: SignonContext): void {
       oauthShape(c)
       return jsonResponse(c, memberInfo(await memberBearer(c)), 200, INFO_NO_STORE)
     })
+  }
+}
+
+/**
+ * Token info from the front door (http/front-door.ts): the route's answer to a bearer token whose
+ * row is remembered at the store's current version and live (grants/service.ts peekLiveToken),
+ * with nothing read and no promise made. Anything else, a DPoP header among it, is the route's.
+ */
+export function tokenInfoFront(deps: Pick<RouteDeps, 'db' | 'reader' | 'keys' | 'clock'>): FrontRoute {
+  return {
+    paths: TOKEN_INFO_PATHS,
+    answer: (request) => {
+      const authorization = request.headers.authorization
+      if (authorization === undefined || request.headers.dpop !== undefined) return undefined
+      const credential = presentedCredential(authorization)
+      if (credential?.scheme !== 'Bearer') return undefined
+      const live = peekLiveToken(deps, credential.token, deps.clock.now())
+      return live && {body: JSON.stringify(tokenInfo(live)), headers: TOKEN_INFO_HEADERS}
+    },
   }
 }
