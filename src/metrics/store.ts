@@ -1,6 +1,5 @@
 import type {Histogram} from 'prom-client'
 import {config} from '../config.js'
-import type {HostSelector} from '../store/postgres/hosts.js'
 import type {MetricKit} from './define.js'
 
 export interface PoolCounts {
@@ -21,7 +20,18 @@ export interface StoreSources {
   /** PostgreSQL stores: whether this process's caches are on (its listener hears the store's changes). */
   pgCachesListening?: () => boolean
   /** PostgreSQL stores on a URL of several hosts: the choice of the primary among them. */
-  pgHosts?: Pick<HostSelector, 'events' | 'secondsWithout'>
+  pgHosts?: PrimaryWatch
+}
+
+/**
+ * What the metrics read of the store's choice among a URL's hosts (store/postgres/hosts.ts's
+ * HostSelector has this shape): declared here, as the metrics layer sits below the store's.
+ */
+export interface PrimaryWatch {
+  /** Told when new connections go to another server (`failover`) and when a primary is found again after `seconds` without one. */
+  events: {failover?: () => void; restored?: (seconds: number) => void}
+  /** Seconds since the last primary was given up: 0 while one is chosen. */
+  secondsWithout(): number
 }
 
 /** What the group writers count into (store/writer.ts, store/postgres/writer.ts). */

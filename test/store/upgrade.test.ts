@@ -64,7 +64,7 @@ const releases = readdirSync(FIXTURES)
 it('keeps a store of every release that changed the schema or how secrets are stored', () => {
   // Without them every check below would silently run for nothing.
   expect(releases).toEqual(
-    expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0', 'store-0.9.0']),
+    expect.arrayContaining(['store-0.1.0', 'store-0.2.0', 'store-0.3.0', 'store-0.4.0', 'store-0.5.0', 'store-0.6.0', 'store-0.7.0', 'store-0.8.0', 'store-0.9.0', 'store-0.10.0']),
   )
 })
 

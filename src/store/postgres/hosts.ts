@@ -237,20 +237,7 @@ export interface Targets {
  */
 export function targetsOf(pg: {Client: ClientClass}, parsed: ParsedTargets, probeTimeoutMs: number): Targets {
   const Base = pg.Client
-  const probe: Probe = async (host) => {
-    // pg takes the connection string's host over a `host` option: the host is set after.
-    const client = new Base({connectionString: parsed.base, connectionTimeoutMillis: probeTimeoutMs}) as PgClient & HostPort
-    client.host = host.host
-    client.port = host.port
-    client.on('error', () => undefined)
-    try {
-      await client.connect()
-      return await roleOf(client)
-    } finally {
-      client.end().catch(() => undefined)
-    }
-  }
-  const selector = new HostSelector(parsed.hosts, parsed.attrs, probe)
+  const selector = new HostSelector(parsed.hosts, parsed.attrs, prober(Base, parsed.base, probeTimeoutMs))
 
   class TargetedClient extends (Base as unknown as new (config: ClientConfig) => PgClient & {host: string; port: number}) {
     #host: HostPort | undefined
@@ -292,23 +279,15 @@ export function targetsOf(pg: {Client: ClientClass}, parsed: ParsedTargets, prob
       this.#host = host
       this.host = host.host
       this.port = host.port
-      try {
-        await super.connect()
-      } catch (error) {
-        selector.forget(host)
-        throw error
-      }
-      const role = await roleOf(this as unknown as PgClient).catch(async (error: unknown) => {
-        this.gone()
-        await this.end().catch(() => undefined)
-        throw error
+      await checkedConnect(selector, host, this as unknown as PgClient, {
+        connect: async () => {
+          await super.connect()
+        },
+        gone: () => this.gone(),
+        stale: () => {
+          this.stale = true
+        },
       })
-      if (!fits(selector.attrs, role)) {
-        selector.forget(host)
-        this.stale = true
-        await this.end().catch(() => undefined)
-        throw new NoTargetError(`the server at ${host.host}:${host.port} is no longer ${describe(selector.attrs)}`)
-      }
     }
 
     override query(...args: unknown[]): any {
@@ -322,4 +301,46 @@ export function targetsOf(pg: {Client: ClientClass}, parsed: ParsedTargets, prob
     }
   }
   return {selector, Client: TargetedClient as unknown as ClientClass, base: parsed.base}
+}
+
+/** Asks one host what it is, on a connection of its own (pg's `Client` class given). */
+function prober(Base: ClientClass, base: string, probeTimeoutMs: number): Probe {
+  return async (host) => {
+    // pg takes the connection string's host over a `host` option: the host is set after.
+    const client = new Base({connectionString: base, connectionTimeoutMillis: probeTimeoutMs}) as unknown as PgClient & HostPort
+    client.host = host.host
+    client.port = host.port
+    client.on('error', () => undefined)
+    try {
+      await client.connect()
+      return await roleOf(client)
+    } finally {
+      client.end().catch(() => undefined)
+    }
+  }
+}
+
+/**
+ * Opens a connection to `host` and checks its server is still of the kind asked for: a host that
+ * does not answer is given up; one that answers as the wrong kind (a demoted primary) too, and the
+ * connection is closed, so the pool tries again.
+ */
+async function checkedConnect(selector: HostSelector, host: HostPort, client: PgClient, on: {connect: () => Promise<void>; gone: () => void; stale: () => void}): Promise<void> {
+  try {
+    await on.connect()
+  } catch (error) {
+    selector.forget(host)
+    throw error
+  }
+  const role = await roleOf(client).catch(async (error: unknown) => {
+    on.gone()
+    await client.end().catch(() => undefined)
+    throw error
+  })
+  if (!fits(selector.attrs, role)) {
+    selector.forget(host)
+    on.stale()
+    await client.end().catch(() => undefined)
+    throw new NoTargetError(`the server at ${host.host}:${host.port} is no longer ${describe(selector.attrs)}`)
+  }
 }
