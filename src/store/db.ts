@@ -179,7 +179,15 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
   try {
     const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
-    setContext(db, {kind, ...(version ? {version} : {}), ...(epoch ? {epoch} : {}), ...(direct ? {direct} : {}), ...(pool ? {pool} : {}), ...(hosts ? {hosts} : {}), ...(writeLanes ? {writeLanes} : {})})
+    setContext(db, {
+      kind,
+      ...(version ? {version} : {}),
+      ...(epoch ? {epoch} : {}),
+      ...(direct ? {direct} : {}),
+      ...(pool ? {pool} : {}),
+      ...(hosts ? {hosts} : {}),
+      ...(writeLanes ? {writeLanes} : {}),
+    })
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)
