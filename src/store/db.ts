@@ -179,15 +179,7 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
   const keyring = () => (keys ??= kind === 'postgres' ? postgresKeyring() : loadKeyring(file))
   try {
     const writeLanes = kind === 'postgres' ? options.writeLanes : undefined
-    setContext(db, {
-      kind,
-      ...(version ? {version} : {}),
-      ...(epoch ? {epoch} : {}),
-      ...(direct ? {direct} : {}),
-      ...(pool ? {pool} : {}),
-      ...(hosts ? {hosts} : {}),
-      ...(writeLanes ? {writeLanes} : {}),
-    })
+    setContext(db, definedOnly({kind, version, epoch, direct, pool, hosts, writeLanes}))
     if (options.inspect) {
       // Looked at as it is: see StoreOptions.inspect.
     } else if (options.readonly) await checkSchema(db, schema, where)
@@ -244,4 +236,9 @@ export async function openStore<DB>(options: StoreOptions, schema: Schema): Prom
       await db.destroy()
     },
   }
+}
+
+/** The context of a handle with only the parts its driver has: an absent (or empty) part is left out, not set to undefined. */
+function definedOnly(parts: {[K in keyof StoreContext]: StoreContext[K] | undefined}): StoreContext {
+  return Object.fromEntries(Object.entries(parts).filter(([, value]) => Boolean(value))) as unknown as StoreContext
 }
