@@ -20,8 +20,9 @@ import {ensureFreshBuild} from './helpers/fresh-build.mjs'
  *   of which starts a process (none in STARTS_PROCESSES, scripts/test-lists.mjs), skips it too:
  *   the build took most of a small file's run after an edit.
  */
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
   const teardowns = [runDirectory(), runDatabases()]
+  await runTemplate()
   if (process.env.MEDPANEL_TEST_BUILT !== '1') {
     if (needsDist(project)) ensureFreshBuild()
     project.onTestsRerun(() => {
@@ -72,7 +73,39 @@ function runDirectory(): () => void {
     if (outer === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = outer
     delete process.env.MEDPANEL_TEST_RUN_DIR
-    rmSync(root, {recursive: true, force: true})
+    // A CLI a test stopped may still be writing its code cache here as it exits: the removal then
+    // meets a directory that filled again (ENOTEMPTY) and tries again, rather than failing the run.
+    rmSync(root, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
+  }
+}
+
+/**
+ * On PostgreSQL, one migrated database for the whole run to copy (MEDPANEL_TEST_PG_TEMPLATE, with
+ * MEDPANEL_TEST_PG_COPY the copy's strategy): every test store and every CLI test's database
+ * starts as a copy of it (test/helpers/store.ts), where each worker migrated a template of its own
+ * and each CLI test's database was migrated by its first command, a second or more of PostgreSQL's
+ * time each. It carries the run's id, so the teardown below drops it with the rest.
+ */
+async function runTemplate(): Promise<void> {
+  const url = process.env.MEDPANEL_TEST_DATABASE_URL
+  const id = process.env.MEDPANEL_TEST_RUN_ID
+  if (!url || !id || process.env.MEDPANEL_TEST_PG_TEMPLATE) return
+  const {default: pg} = await import('pg')
+  const {openStore} = await import('../src/schema.js')
+  const name = `medpanel_template_${id}_run`
+  const admin = new pg.Client({connectionString: url})
+  await admin.connect()
+  try {
+    await admin.query(`create database ${name}`)
+    const version = Number((await admin.query<{v: string}>('show server_version_num')).rows[0]!.v)
+    const target = new URL(url)
+    target.pathname = `/${name}`
+    await (await openStore({url: target.toString()})).close()
+    process.env.MEDPANEL_TEST_PG_TEMPLATE = name
+    // PostgreSQL 15 and later copy a small database's files quicker than they log each page.
+    process.env.MEDPANEL_TEST_PG_COPY = version >= 150000 ? ' strategy file_copy' : ''
+  } finally {
+    await admin.end()
   }
 }
 

@@ -1,6 +1,7 @@
 import {CompiledQuery, sql, type Kysely} from 'kysely'
 import {contextOf, inheritContext} from './context.js'
 import {config} from '../config.js'
+import {perHandleAndKey} from './per-handle.js'
 
 /**
  * Group commit. Every write transaction of this process on one store goes through one writer,
@@ -255,22 +256,8 @@ class SetWriter {
   }
 }
 
-const setWriters = new WeakMap<object, Map<SetRunner, SetWriter>>()
-
 /** The SQLite set writer of `runner` on a store handle, made on first use. */
-export function setWriterOf(db: Kysely<any>, runner: SetRunner): SetWriter {
-  let byRunner = setWriters.get(db)
-  if (!byRunner) {
-    byRunner = new Map()
-    setWriters.set(db, byRunner)
-  }
-  let writer = byRunner.get(runner)
-  if (!writer) {
-    writer = new SetWriter(db, runner)
-    byRunner.set(runner, writer)
-  }
-  return writer
-}
+export const setWriterOf: (db: Kysely<any>, runner: SetRunner) => SetWriter = perHandleAndKey((db, runner) => new SetWriter(db, runner))
 
 const writers = new WeakMap<object, GroupWriter>()
 

@@ -5,7 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {SERVICE_SCHEMA} from '../../src/schema.js'
 import {cli, cliArgv, cliJson, partnerRegistration, startCli, tempDir} from '../helpers/cli.js'
-import {makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
+import {emptyStore, makeStoreFile, onPostgres, storeFlags} from '../helpers/store.js'
 import {specialtyQuotaFile} from '../helpers/partner-input.js'
 
 // `medpanel status`: one read-only look at a store. It never migrates or creates anything, so it
@@ -214,10 +214,11 @@ describe('medpanel status', {timeout: 0}, () => {
   })
 
   it('on a store that has never been migrated: every migration pending, nothing read, nothing created', () => {
-    // SQLite: an empty file (a valid, empty database); PostgreSQL: a new empty database.
+    // SQLite: an empty file (a valid, empty database); PostgreSQL: a new empty database (not the
+    // migrated copy storeFlags gives a CLI test).
     const file = join(tempDir(), 'empty.db')
     if (!onPostgres) writeFileSync(file, '', {mode: 0o600})
-    const db = storeFlags(file)
+    const db = onPostgres ? ['--database-url', emptyStore().options.url!] : storeFlags(file)
     const empty = status(db)
     expect(empty.schema).toEqual({version: 'empty', latest: LATEST, pending: ALL, unknown: []})
     expect(empty).toMatchObject({clients: null, members: null, balance: null, outbox: null, api_keys: null})

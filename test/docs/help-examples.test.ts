@@ -39,6 +39,24 @@ const ORDER = [
   'rotate-client-secret',
 ]
 
+/**
+ * Stops a process group and waits until none of it is left: a server writes its code cache as it
+ * exits, and the run's teardown must not be removing that directory meanwhile.
+ */
+async function stopGroup(pid: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  if (!alive()) return
+  process.kill(-pid, 'SIGTERM')
+  while (alive()) await new Promise((resolve) => setTimeout(resolve, 50))
+}
+
 interface Example {
   command: string
   line: string
@@ -113,14 +131,12 @@ describe.skipIf(onPostgres)('every command --help example', () => {
     new Promise<{url?: unknown} | undefined>((resolve) => {
       const child = spawn('bash', ['-c', script], {cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'ignore']})
       let out = ''
+      let settled = false
       const done = (value: {url?: unknown} | undefined) => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
-        try {
-          process.kill(-child.pid!, 'SIGTERM')
-        } catch {
-          // already gone
-        }
-        resolve(value)
+        stopGroup(child.pid!).then(() => resolve(value))
       }
       const timer = setTimeout(() => done(undefined), 30_000)
       child.stdout!.on('data', (chunk) => {
@@ -182,13 +198,7 @@ describe.skipIf(onPostgres)('every command --help example', () => {
   afterAll(async () => {
     process.chdir(cwd)
     await runner?.close()
-    for (const pid of background) {
-      try {
-        process.kill(-pid)
-      } catch {
-        // already gone
-      }
-    }
+    for (const pid of background) await stopGroup(pid)
   })
 
   // One test per example, in ORDER (later examples use what earlier ones made); the last test

@@ -7,11 +7,13 @@ import pg from 'pg'
 import {openStore} from '../../src/schema.js'
 import type {Store, StoreOptions} from '../../src/store/db.js'
 import {storeImage} from '../../src/store/handle.js'
+import {borrowDatabase, returnDatabase} from './recycled-databases.js'
 
 /*
  * Which store the suites run on. Unset: SQLite (a private in-memory store per test, store files
- * for CLI tests). MEDPANEL_TEST_DATABASE_URL=postgres://…: PostgreSQL, a fresh database per store
- * a test asks for, made from a migrated template and dropped when the store closes. `npm test`
+ * for CLI tests). MEDPANEL_TEST_DATABASE_URL=postgres://…: PostgreSQL, a database per store a
+ * test asks for, made from a migrated template, and reset for the next test when the store
+ * closes (test/helpers/recycled-databases.ts). `npm test`
  * sets it for its PostgreSQL run (scripts/test.mjs); .ci/run starts the cluster.
  */
 export const TEST_DATABASE_URL = process.env.MEDPANEL_TEST_DATABASE_URL || undefined
@@ -56,17 +58,21 @@ async function adminAsync(statement: string): Promise<void> {
   await adminPool.query(statement)
 }
 
-let template: string | undefined
-
-/** A migrated database to copy: migrating once per test process, copying per store. */
-async function templateDatabase(): Promise<string> {
-  if (template) return template
-  const name = databaseName('template')
-  await adminAsync(`create database ${name}`)
-  const store = await openStore({url: urlOf(name)})
-  await store.close()
-  template = name
-  return name
+/**
+ * The migrated database to copy: the run's (test/global-setup.ts), or, where a test process runs
+ * outside such a run, one it migrates itself.
+ */
+let template: Promise<string> | undefined
+function templateDatabase(): Promise<string> {
+  const shared = process.env.MEDPANEL_TEST_PG_TEMPLATE
+  if (shared) return Promise.resolve(shared)
+  template ??= (async () => {
+    const name = databaseName('template')
+    await adminAsync(`create database ${name}`)
+    await (await openStore({url: urlOf(name)})).close()
+    return name
+  })()
+  return template
 }
 
 let copyStrategy: Promise<string> | undefined
@@ -78,6 +84,8 @@ let copyStrategy: Promise<string> | undefined
  * against 55 ms a database on a quiet cluster, 106-190 ms against 190-318 ms on a busy one.
  */
 function strategy(): Promise<string> {
+  const shared = process.env.MEDPANEL_TEST_PG_COPY
+  if (shared !== undefined) return Promise.resolve(shared)
   copyStrategy ??= (async () => {
     adminPool ??= new pg.Pool({connectionString: TEST_DATABASE_URL, max: 1, allowExitOnIdle: true})
     const {rows} = await adminPool.query<{server_version_num: string}>('show server_version_num')
@@ -139,13 +147,15 @@ export async function openTestStore(options: StoreOptions = {}): Promise<Store> 
     const inMemory = (file === undefined || file === ':memory:') && rest.url === undefined && rest.image === undefined
     return inMemory ? openMemoryStore(rest) : openStore({file: ':memory:', ...options})
   }
-  const url = await freshDatabaseUrl()
+  const url = await borrowDatabase(freshDatabaseUrl)
   const store = await openStore({url})
-  // The same Store with a close that also drops its database (a spread would read its keys now).
+  // The same Store with a close that also gives its database back, reset for the next test or
+  // dropped (test/helpers/recycled-databases.ts); a spread would read its keys now.
   const closeStore = store.close
-  store.close = async () => {
-    await closeStore()
-    await adminAsync(dropStatement(databaseOf(url)))
+  let closed: Promise<void> | undefined
+  store.close = () => {
+    closed ??= closeStore().then(() => returnDatabase(url, () => adminAsync(dropStatement(databaseOf(url)))))
+    return closed
   }
   return store
 }
@@ -190,7 +200,10 @@ export function storeFlags(file: string): string[] {
   let url = databaseForFile.get(file)
   if (!url) {
     const name = databaseName('cli')
-    admin(`create database ${name}`)
+    // A copy of the run's migrated template where there is one: the first command then has no
+    // migrations to run, which cost each CLI test a second or more of PostgreSQL's time.
+    const template = process.env.MEDPANEL_TEST_PG_TEMPLATE
+    admin(template ? `create database ${name} template ${template}${process.env.MEDPANEL_TEST_PG_COPY ?? ''}` : `create database ${name}`)
     url = urlOf(name)
     databaseForFile.set(file, url)
   }

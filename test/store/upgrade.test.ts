@@ -27,6 +27,11 @@ import {basicAuth} from '../helpers/http-basic.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 
+function copyOwnersOnly(from: string, to: string): void {
+  copyFileSync(from, to)
+  chmodSync(to, 0o600)
+}
+
 interface Credentials {
   /** From 0.4.0 on: the ID-token signing keys the release made. */
   signing_kids?: string[]
@@ -73,17 +78,31 @@ describe.each(releases)('a store written by %s opens under this release with eve
   let store: Store
   afterEach(async () => store?.close())
 
+  /**
+   * The fixture as this release's first open leaves it: copied (made the owner's only, as medpanel
+   * makes its own: git checks the fixtures out 0644, and a store or key file others can read is
+   * refused), opened once, which runs every migration since its release, and closed. Made on the
+   * first test's call; each test then opens a copy of it, so the migrations run once per release
+   * rather than once per test.
+   */
+  let migrated: Promise<string> | undefined
+  function migratedOnce(): Promise<string> {
+    migrated ??= (async () => {
+      const file = join(tempDir(), 'migrated.db')
+      copyOwnersOnly(join(FIXTURES, `${release}.db`), file)
+      // From 0.2.0 on, partner credentials are sealed under the key kept beside the store.
+      if (existsSync(join(FIXTURES, `${release}.db.key`))) copyOwnersOnly(join(FIXTURES, `${release}.db.key`), `${file}.key`)
+      await (await openStore({file})).close()
+      return file
+    })()
+    return migrated
+  }
+
   async function upgraded(): Promise<{store: Store; app: ReturnType<typeof createApp>; clock: ManualClock}> {
+    const template = await migratedOnce()
     const file = join(tempDir(), 'upgraded.db')
-    copyFileSync(join(FIXTURES, `${release}.db`), file)
-    // Git checks the fixtures out 0644, and a store or key file others can read is refused: the
-    // copies are made the owner's only, as medpanel makes its own.
-    chmodSync(file, 0o600)
-    // From 0.2.0 on, partner credentials are sealed under the key kept beside the store.
-    if (existsSync(join(FIXTURES, `${release}.db.key`))) {
-      copyFileSync(join(FIXTURES, `${release}.db.key`), `${file}.key`)
-      chmodSync(`${file}.key`, 0o600)
-    }
+    // The key the first open made or kept, and any write-ahead log the close left.
+    for (const suffix of ['', '.key', '-wal']) if (existsSync(`${template}${suffix}`)) copyOwnersOnly(`${template}${suffix}`, `${file}${suffix}`)
     store = await openStore({file})
     // Tokens are checked against the fixture's own time, so its one-year tokens are still live.
     const clock = new ManualClock(new Date('2026-11-25T00:00:00Z'))

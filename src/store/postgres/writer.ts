@@ -3,6 +3,7 @@ import {contextOf, inheritContext} from '../context.js'
 import {isRetryableConflict} from '../dialect.js'
 import {type Job, markWriting, type Outcome, settle, type WriterStats} from '../writer.js'
 import {config} from '../../config.js'
+import {perHandleAndKey} from '../per-handle.js'
 
 /**
  * Group commit on PostgreSQL: what SQLite's writer (../writer.ts) does, adapted. The write
@@ -284,26 +285,14 @@ function writersOf(db: Kysely<any>) {
   return entry
 }
 
-const setWriters = new WeakMap<object, Map<BatchRunner, PostgresWriter>>()
-
 /**
  * A read-committed writer of a handle whose batches `runner` runs as a set (made on first use; its
  * counts join the handle's): for a kind of request whose batch can be locked, read and written in
  * a few statements whatever its size, where the savepoint runner pays round trips per request.
  */
-export function postgresSetWriterOf(db: Kysely<any>, runner: BatchRunner): PostgresWriter {
-  let byRunner = setWriters.get(db)
-  if (!byRunner) {
-    byRunner = new Map()
-    setWriters.set(db, byRunner)
-  }
-  let writer = byRunner.get(runner)
-  if (!writer) {
-    writer = new PostgresWriter(db, 'read committed', writersOf(db).stats, lanesOf(db), runner)
-    byRunner.set(runner, writer)
-  }
-  return writer
-}
+export const postgresSetWriterOf: (db: Kysely<any>, runner: BatchRunner) => PostgresWriter = perHandleAndKey(
+  (db, runner) => new PostgresWriter(db, 'read committed', writersOf(db).stats, lanesOf(db), runner),
+)
 
 /** The writer of a PostgreSQL store handle for one isolation level, made on first use. */
 export function postgresWriterOf(db: Kysely<any>, isolation: Isolation): PostgresWriter {
