@@ -197,7 +197,8 @@ try {
   // The empty calls' own key (a summary key's bucket holds 100 calls and earns one a second, and
   // the summaries above use theirs), and a member's token for the token-info calls beside them.
   const {api_key: emptyKey} = medpanel(['issue-api-key', client.client_id, '--methods', 'summary'])
-  medpanel(['demo'])
+  // --force: the store already holds the client above, which the demo would otherwise refuse to seed beside.
+  medpanel(['demo', '--force'])
   const {access_token: token} = medpanel(['issue-token', '--member', '1', '--client', 'demo-client'])
 
   // --- the same posts on PostgreSQL: seed-posts is deterministic for a given --seed, so the two
